@@ -1,0 +1,50 @@
+package sdk
+
+import (
+	"context"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// ProtocolVersion is bumped when the Family service changes incompatibly.
+const ProtocolVersion = 1
+
+// PluginKey names the one plugin every family binary dispenses.
+const PluginKey = "family"
+
+// EngineSocketEnv carries the engine's unix socket path from host to plugin.
+const EngineSocketEnv = "AI_MEMORY_ENGINE_SOCKET"
+
+// Handshake is shared by host and plugins. The cookie only stops a plugin
+// binary from being run by hand by mistake; it is not a security boundary.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "AI_MEMORY_PLUGIN",
+	MagicCookieValue: "family-v1-6f1c2a",
+}
+
+// GRPCFamily adapts a FamilyServer to go-plugin. The host uses it with a nil
+// Impl to obtain a FamilyClient.
+type GRPCFamily struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl aimemoryv1.FamilyServer
+}
+
+// GRPCServer registers the family service on the plugin's gRPC server.
+func (p *GRPCFamily) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	aimemoryv1.RegisterFamilyServer(s, p.Impl)
+	return nil
+}
+
+// GRPCClient returns an aimemoryv1.FamilyClient for the host.
+func (p *GRPCFamily) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return aimemoryv1.NewFamilyClient(c), nil
+}
+
+// PluginSet is the go-plugin plugin map shared by host and plugins.
+func PluginSet(impl aimemoryv1.FamilyServer) plugin.PluginSet {
+	return plugin.PluginSet{PluginKey: &GRPCFamily{Impl: impl}}
+}

@@ -1,0 +1,305 @@
+// Package record holds the rules of the memory record that every writer
+// must keep: limits, tiers, sources, scopes, namespaces and agent ids
+// (data-model §2–§6). The engine enforces them on every write; plugins use
+// them to answer bad arguments before a round trip.
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits from data-model §3.
+const (
+	MaxTitleChars    = 512
+	MaxContentBytes  = 65536
+	MaxNamespaceLen  = 512
+	MaxNamespaceSegs = 8
+	MaxTags          = 50
+	MaxTagBytes      = 128
+	MaxMetadataBytes = 65536
+	MaxMetadataDepth = 32
+	MaxIDBytes       = 128
+	MaxAgentIDBytes  = 128
+	MaxSourceBytes   = 64
+	MinPriority      = 1
+	MaxPriority      = 10
+	DefaultPriority  = 5
+	DefaultNamespace = "global"
+	DefaultTier      = "mid"
+	DefaultSource    = "claude"
+)
+
+// Tiers in rank order.
+var Tiers = []string{"short", "mid", "long"}
+
+// TierRank orders tiers: short 0 < mid 1 < long 2; -1 for an unknown tier.
+func TierRank(tier string) int {
+	for i, t := range Tiers {
+		if t == tier {
+			return i
+		}
+	}
+	return -1
+}
+
+// Sources accepted for a memory's source.
+var Sources = []string{"user", "claude", "hook", "api", "cli", "import", "consolidation", "system", "chaos", "notify"}
+
+// Scopes of data-model §5.1, in widening order.
+var Scopes = []string{"private", "team", "unit", "org", "collective"}
+
+// FieldError says which field broke which rule.
+type FieldError struct {
+	Field string
+	Rule  string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Rule }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Rule: fmt.Sprintf(format, args...)}
+}
+
+// hasBadControl reports control characters other than \n and \t.
+func hasBadControl(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateTitle: non-empty after trim, ≤ 512 characters, no control characters but \n and \t.
+func ValidateTitle(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return fieldErr("title", "must not be empty")
+	case !utf8.ValidString(s):
+		return fieldErr("title", "must be valid UTF-8")
+	case utf8.RuneCountInString(s) > MaxTitleChars:
+		return fieldErr("title", "must be at most %d characters (got %d)", MaxTitleChars, utf8.RuneCountInString(s))
+	case hasBadControl(s):
+		return fieldErr("title", "must not contain control characters other than newline and tab")
+	}
+	return nil
+}
+
+// ValidateContent: non-empty after trim, ≤ 65,536 bytes, same control rule as the title (so no \r).
+func ValidateContent(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return fieldErr("content", "must not be empty")
+	case len(s) > MaxContentBytes:
+		return fieldErr("content", "must be at most %d bytes (got %d)", MaxContentBytes, len(s))
+	case !utf8.ValidString(s):
+		return fieldErr("content", "must be valid UTF-8")
+	case hasBadControl(s):
+		return fieldErr("content", "must not contain control characters other than newline and tab (\\r included: use \\n line endings)")
+	}
+	return nil
+}
+
+// ValidateNamespace applies data-model §3 to a namespace value of field.
+func ValidateNamespace(field, ns string) error {
+	switch {
+	case strings.TrimSpace(ns) == "":
+		return fieldErr(field, "must not be empty")
+	case !utf8.ValidString(ns):
+		return fieldErr(field, "must be valid UTF-8")
+	case utf8.RuneCountInString(ns) > MaxNamespaceLen:
+		return fieldErr(field, "must be at most %d characters", MaxNamespaceLen)
+	case strings.HasPrefix(ns, "/") || strings.HasSuffix(ns, "/"):
+		return fieldErr(field, "must not start or end with '/'")
+	}
+	for _, r := range ns {
+		if r == ' ' || r == '\\' || r == 0 || unicode.IsControl(r) || unicode.IsSpace(r) {
+			return fieldErr(field, "must not contain spaces, backslashes or control characters")
+		}
+	}
+	segs := strings.Split(ns, "/")
+	if len(segs) > MaxNamespaceSegs {
+		return fieldErr(field, "must have at most %d '/'-separated segments (got %d)", MaxNamespaceSegs, len(segs))
+	}
+	for _, s := range segs {
+		switch s {
+		case "":
+			return fieldErr(field, "must not contain an empty segment ('//')")
+		case ".", "..":
+			return fieldErr(field, "must not contain a '.' or '..' segment")
+		}
+	}
+	return nil
+}
+
+// ValidateTags: ≤ 50 entries, each non-empty after trim, ≤ 128 bytes, no control characters.
+func ValidateTags(field string, tags []string) error {
+	if len(tags) > MaxTags {
+		return fieldErr(field, "must have at most %d entries (got %d)", MaxTags, len(tags))
+	}
+	for i, t := range tags {
+		switch {
+		case strings.TrimSpace(t) == "":
+			return fieldErr(fmt.Sprintf("%s[%d]", field, i), "must not be empty")
+		case len(t) > MaxTagBytes:
+			return fieldErr(fmt.Sprintf("%s[%d]", field, i), "must be at most %d bytes", MaxTagBytes)
+		case !utf8.ValidString(t) || hasBadControl(t):
+			return fieldErr(fmt.Sprintf("%s[%d]", field, i), "must be valid UTF-8 without control characters")
+		}
+	}
+	return nil
+}
+
+// ValidatePriority: integer 1–10.
+func ValidatePriority(p int64) error {
+	if p < MinPriority || p > MaxPriority {
+		return fieldErr("priority", "must be an integer from %d to %d (got %d)", MinPriority, MaxPriority, p)
+	}
+	return nil
+}
+
+// ValidateConfidence: finite, 0.0–1.0.
+func ValidateConfidence(c float64) error {
+	if math.IsNaN(c) || math.IsInf(c, 0) || c < 0 || c > 1 {
+		return fieldErr("confidence", "must be a number from 0.0 to 1.0 (got %v)", c)
+	}
+	return nil
+}
+
+// ValidateTier: one of short, mid, long (case-sensitive).
+func ValidateTier(field, tier string) error {
+	if TierRank(tier) < 0 {
+		return fieldErr(field, "must be one of short, mid, long (got %q)", tier)
+	}
+	return nil
+}
+
+// ValidateSource: one of Sources.
+func ValidateSource(s string) error {
+	for _, v := range Sources {
+		if s == v {
+			return nil
+		}
+	}
+	return fieldErr("source", "must be one of %s (got %q)", strings.Join(Sources, ", "), s)
+}
+
+// ValidateScope: one of Scopes.
+func ValidateScope(s string) error {
+	for _, v := range Scopes {
+		if s == v {
+			return nil
+		}
+	}
+	return fieldErr("scope", "must be one of %s (got %q)", strings.Join(Scopes, ", "), s)
+}
+
+// ValidateID: non-empty after trim, ≤ 128 bytes, no control characters.
+func ValidateID(field, id string) error {
+	switch {
+	case strings.TrimSpace(id) == "":
+		return fieldErr(field, "must not be empty")
+	case len(id) > MaxIDBytes:
+		return fieldErr(field, "must be at most %d bytes", MaxIDBytes)
+	case !utf8.ValidString(id) || hasBadControl(id) || strings.ContainsAny(id, "\n\t"):
+		return fieldErr(field, "must not contain control characters")
+	}
+	return nil
+}
+
+// ValidateAgentID: 1–128 bytes of ASCII letters, digits and _ - : @ . /
+func ValidateAgentID(field, id string) error {
+	if id == "" || len(id) > MaxAgentIDBytes {
+		return fieldErr(field, "must be 1 to %d bytes (got %d)", MaxAgentIDBytes, len(id))
+	}
+	for _, r := range id {
+		ok := r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-:@./", r))
+		if !ok {
+			return fieldErr(field, "may contain only ASCII letters, digits and _ - : @ . / (got %q)", id)
+		}
+	}
+	return nil
+}
+
+// ValidateMetadata: a JSON object, ≤ 65,536 bytes serialised, nesting ≤ 32.
+func ValidateMetadata(raw []byte) error {
+	if len(raw) > MaxMetadataBytes {
+		return fieldErr("metadata", "must serialise to at most %d bytes (got %d)", MaxMetadataBytes, len(raw))
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fieldErr("metadata", "must be valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fieldErr("metadata", "must be a JSON object")
+	}
+	if depth(v) > MaxMetadataDepth {
+		return fieldErr("metadata", "must nest at most %d levels deep", MaxMetadataDepth)
+	}
+	return nil
+}
+
+func depth(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		d := 0
+		for _, c := range x {
+			d = max(d, depth(c))
+		}
+		return d + 1
+	case []any:
+		d := 0
+		for _, c := range x {
+			d = max(d, depth(c))
+		}
+		return d + 1
+	}
+	return 0
+}
+
+// Ancestors returns ns, its parent, grandparent … (self first).
+func Ancestors(ns string) []string {
+	out := []string{ns}
+	for {
+		i := strings.LastIndexByte(ns, '/')
+		if i <= 0 {
+			return out
+		}
+		ns = ns[:i]
+		out = append(out, ns)
+	}
+}
+
+// Depth is the number of non-empty '/'-segments of ns.
+func Depth(ns string) int {
+	n := 0
+	for _, s := range strings.Split(ns, "/") {
+		if s != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// FormatTime renders Unix nanoseconds as RFC 3339 in UTC; "" for 0 (absent).
+func FormatTime(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+}
+
+// ParseTime reads an RFC 3339 timestamp of field into Unix nanoseconds, UTC.
+func ParseTime(field, s string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		return 0, fieldErr(field, "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z (got %q)", s)
+	}
+	return t.UnixNano(), nil
+}

@@ -1,0 +1,40 @@
+package sdk
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+)
+
+// Serve runs a family plugin binary until its host goes away. It never
+// returns normally. Logs go to stderr, which the host relays.
+func Serve(name, version string, families ...Family) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("plugin", name)
+	impl, err := NewFamilyServer(name, version, families, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+	go exitWhenOrphaned(os.Getppid())
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         PluginSet(impl),
+		GRPCServer:      plugin.DefaultGRPCServer,
+		Logger:          hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Warn}),
+	})
+}
+
+// exitWhenOrphaned ends the plugin once its host is gone. The host also asks
+// the kernel for a parent-death signal, but that follows the spawning thread;
+// this check holds whatever happened to it.
+func exitWhenOrphaned(parent int) {
+	for range time.Tick(500 * time.Millisecond) {
+		if os.Getppid() != parent {
+			os.Exit(0)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// familyServer implements aimemoryv1.FamilyServer over declared families.
+type familyServer struct {
+	aimemoryv1.UnimplementedFamilyServer
+	name     string
+	version  string
+	families []Family
+	tools    map[string]Tool
+	log      *slog.Logger
+}
+
+// NewFamilyServer builds the Family service for a plugin's families. It is
+// what Serve runs; tests use it in-process.
+func NewFamilyServer(name, version string, families []Family, log *slog.Logger) (aimemoryv1.FamilyServer, error) {
+	s := &familyServer{name: name, version: version, families: families, tools: map[string]Tool{}, log: log}
+	for _, f := range families {
+		for _, t := range f.Tools {
+			if _, dup := s.tools[t.Name]; dup {
+				return nil, fmt.Errorf("tool %q declared twice", t.Name)
+			}
+			if !json.Valid(t.Schema) {
+				return nil, fmt.Errorf("tool %q: schema is not valid JSON", t.Name)
+			}
+			s.tools[t.Name] = t
+		}
+	}
+	return s, nil
+}
+
+func (s *familyServer) Describe(context.Context, *aimemoryv1.DescribeRequest) (*aimemoryv1.DescribeResponse, error) {
+	resp := &aimemoryv1.DescribeResponse{PluginName: s.name, PluginVersion: s.version, ProtocolVersion: ProtocolVersion}
+	for _, f := range s.families {
+		fd := &aimemoryv1.FamilyDescription{Name: f.Name}
+		for _, t := range f.Tools {
+			fd.Tools = append(fd.Tools, t.definition())
+		}
+		resp.Families = append(resp.Families, fd)
+	}
+	return resp, nil
+}
+
+func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (resp *aimemoryv1.CallResponse, err error) {
+	t, ok := s.tools[req.GetTool()]
+	if !ok {
+		return &aimemoryv1.CallResponse{IsError: true, Text: fmt.Sprintf("tool %q is not served by plugin %s", req.GetTool(), s.name)}, nil
+	}
+	// No input may crash the plugin: a panicking handler is an error result.
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("tool panicked", "tool", req.GetTool(), "panic", r, "stack", string(debug.Stack()))
+			resp, err = &aimemoryv1.CallResponse{IsError: true, Text: fmt.Sprintf("internal error in %s; the call changed nothing it had not committed", req.GetTool())}, nil
+		}
+	}()
+	args := json.RawMessage(req.GetArgumentsJson())
+	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		args = json.RawMessage("{}")
+	}
+	cc := req.GetContext()
+	if cc == nil {
+		cc = &aimemoryv1.CallContext{}
+	}
+	out, herr := t.Handler(ctx, Call{Tool: t.Name, Arguments: args, Context: cc})
+	if herr != nil {
+		return &aimemoryv1.CallResponse{IsError: true, Text: herr.Error()}, nil
+	}
+	text, merr := MarshalCompact(out)
+	if merr != nil {
+		return &aimemoryv1.CallResponse{IsError: true, Text: "could not encode result: " + merr.Error()}, nil
+	}
+	return &aimemoryv1.CallResponse{Text: string(text)}, nil
+}
+
+// MarshalCompact encodes v as compact JSON without HTML escaping, which
+// would cost tokens and mangle text such as <name>.
+func MarshalCompact(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
