@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -34,7 +36,16 @@ func DialEngine() (*EngineConn, error) {
 // DialEngineAt connects to an engine listening on a unix socket path.
 func DialEngineAt(socketPath string) (*EngineConn, error) {
 	conn, err := grpc.NewClient("unix://"+socketPath,
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// The engine may be restarting (its host respawns it): wait for it
+		// within the caller's deadline instead of failing at once, and
+		// retry the socket quickly so a respawn is noticed in milliseconds.
+		// A list of 200 memories of 64 KiB content and metadata exceeds gRPC's 4 MiB default.
+		grpc.WithDefaultCallOptions(grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(64<<20)),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
+			MinConnectTimeout: time.Second,
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("dial engine at %s: %w", socketPath, err)
 	}

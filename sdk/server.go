@@ -75,6 +75,9 @@ func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (r
 	if herr != nil {
 		return &aimemoryv1.CallResponse{IsError: true, Text: herr.Error()}, nil
 	}
+	if t, ok := out.(Text); ok {
+		return &aimemoryv1.CallResponse{Text: string(t)}, nil
+	}
 	text, merr := MarshalCompact(out)
 	if merr != nil {
 		return &aimemoryv1.CallResponse{IsError: true, Text: "could not encode result: " + merr.Error()}, nil

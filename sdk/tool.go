@@ -18,9 +18,13 @@ type Call struct {
 }
 
 // Handler runs a tool. It returns a value marshalled as the tool's compact
-// JSON result, or an error: a *ToolError (or any error) becomes an isError
-// result carrying its message.
+// JSON result (a Text is sent as it is), or an error: a *ToolError (or any
+// error) becomes an isError result carrying its message.
 type Handler func(ctx context.Context, call Call) (any, error)
+
+// Text is a tool result sent as plain text, not JSON-encoded (for example
+// a TOON listing).
+type Text string
 
 // Hints are the truthful MCP annotations of a tool. Nil says nothing.
 type Hints struct {

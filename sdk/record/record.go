@@ -295,11 +295,31 @@ func FormatTime(ns int64) string {
 	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 }
 
+// ParseTimeBound reads an RFC 3339 timestamp used as a range bound (since,
+// until): a time beyond what Unix nanoseconds hold (years 1678–2261) is an
+// open bound on that side, not an error.
+func ParseTimeBound(field, s string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		return ParseTime(field, s)
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64, nil
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64, nil
+	}
+	return t.UnixNano(), nil
+}
+
 // ParseTime reads an RFC 3339 timestamp of field into Unix nanoseconds, UTC.
 func ParseTime(field, s string) (int64, error) {
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 	if err != nil {
 		return 0, fieldErr(field, "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z (got %q)", s)
+	}
+	// Unix nanoseconds cover 1678–2262; outside that UnixNano is undefined.
+	if y := t.UTC().Year(); y < 1678 || y > 2261 {
+		return 0, fieldErr(field, "must be between the years 1678 and 2261 (got %q)", s)
 	}
 	return t.UnixNano(), nil
 }

@@ -2092,6 +2092,423 @@ func (x *Event) GetAt() int64 {
 	return 0
 }
 
+type AuditRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// seq, at, prev_hash and hash are assigned by the engine.
+	Seq           uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	At            int64  `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"`
+	AgentId       string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Event         string `protobuf:"bytes,4,opt,name=event,proto3" json:"event,omitempty"` // capability_expansion | call_denied
+	Family        string `protobuf:"bytes,5,opt,name=family,proto3" json:"family,omitempty"`
+	Tool          string `protobuf:"bytes,6,opt,name=tool,proto3" json:"tool,omitempty"`
+	Granted       bool   `protobuf:"varint,7,opt,name=granted,proto3" json:"granted,omitempty"`
+	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	PrevHash      string `protobuf:"bytes,9,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"` // hex SHA-256 of the previous record; "" for the first
+	Hash          string `protobuf:"bytes,10,opt,name=hash,proto3" json:"hash,omitempty"`                        // hex SHA-256 over prev_hash and this record's fields
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRecord) Reset() {
+	*x = AuditRecord{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRecord) ProtoMessage() {}
+
+func (x *AuditRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
+func (*AuditRecord) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *AuditRecord) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *AuditRecord) GetAt() int64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
+func (x *AuditRecord) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetFamily() string {
+	if x != nil {
+		return x.Family
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetGranted() bool {
+	if x != nil {
+		return x.Granted
+	}
+	return false
+}
+
+func (x *AuditRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetPrevHash() string {
+	if x != nil {
+		return x.PrevHash
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+type AppendAuditRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Record        *AuditRecord           `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendAuditRequest) Reset() {
+	*x = AppendAuditRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendAuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendAuditRequest) ProtoMessage() {}
+
+func (x *AppendAuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendAuditRequest.ProtoReflect.Descriptor instead.
+func (*AppendAuditRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *AppendAuditRequest) GetRecord() *AuditRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+type AppendAuditResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Record        *AuditRecord           `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendAuditResponse) Reset() {
+	*x = AppendAuditResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendAuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendAuditResponse) ProtoMessage() {}
+
+func (x *AppendAuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendAuditResponse.ProtoReflect.Descriptor instead.
+func (*AppendAuditResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *AppendAuditResponse) GetRecord() *AuditRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+type ListAuditRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Exact match; empty = every agent.
+	AgentId       string `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditRequest) Reset() {
+	*x = ListAuditRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditRequest) ProtoMessage() {}
+
+func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ListAuditRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ListAuditRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListAuditResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Records       []*AuditRecord `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditResponse) Reset() {
+	*x = ListAuditResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditResponse) ProtoMessage() {}
+
+func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ListAuditResponse) GetRecords() []*AuditRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+type VerifyAuditRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyAuditRequest) Reset() {
+	*x = VerifyAuditRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyAuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyAuditRequest) ProtoMessage() {}
+
+func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyAuditRequest.ProtoReflect.Descriptor instead.
+func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{34}
+}
+
+type VerifyAuditResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Ok    bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	Count uint64                 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// Hash of the last record: pin it with the count to notice truncation.
+	HeadHash string `protobuf:"bytes,3,opt,name=head_hash,json=headHash,proto3" json:"head_hash,omitempty"`
+	// When not ok: the first record that breaks the chain, and how.
+	FirstBadSeq   uint64 `protobuf:"varint,4,opt,name=first_bad_seq,json=firstBadSeq,proto3" json:"first_bad_seq,omitempty"`
+	Problem       string `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyAuditResponse) Reset() {
+	*x = VerifyAuditResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyAuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyAuditResponse) ProtoMessage() {}
+
+func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyAuditResponse.ProtoReflect.Descriptor instead.
+func (*VerifyAuditResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *VerifyAuditResponse) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *VerifyAuditResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetHeadHash() string {
+	if x != nil {
+		return x.HeadHash
+	}
+	return ""
+}
+
+func (x *VerifyAuditResponse) GetFirstBadSeq() uint64 {
+	if x != nil {
+		return x.FirstBadSeq
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
 var File_aimemory_v1_engine_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_engine_proto_rawDesc = "" +
@@ -2246,7 +2663,35 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x12\x1c\n" +
 	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x12\x19\n" +
 	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12\x0e\n" +
-	"\x02at\x18\x05 \x01(\x03R\x02at*\x84\x01\n" +
+	"\x02at\x18\x05 \x01(\x03R\x02at\"\xef\x01\n" +
+	"\vAuditRecord\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\x03R\x02at\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\x12\x14\n" +
+	"\x05event\x18\x04 \x01(\tR\x05event\x12\x16\n" +
+	"\x06family\x18\x05 \x01(\tR\x06family\x12\x12\n" +
+	"\x04tool\x18\x06 \x01(\tR\x04tool\x12\x18\n" +
+	"\agranted\x18\a \x01(\bR\agranted\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x12\x1b\n" +
+	"\tprev_hash\x18\t \x01(\tR\bprevHash\x12\x12\n" +
+	"\x04hash\x18\n" +
+	" \x01(\tR\x04hash\"F\n" +
+	"\x12AppendAuditRequest\x120\n" +
+	"\x06record\x18\x01 \x01(\v2\x18.aimemory.v1.AuditRecordR\x06record\"G\n" +
+	"\x13AppendAuditResponse\x120\n" +
+	"\x06record\x18\x01 \x01(\v2\x18.aimemory.v1.AuditRecordR\x06record\"C\n" +
+	"\x10ListAuditRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\"G\n" +
+	"\x11ListAuditResponse\x122\n" +
+	"\arecords\x18\x01 \x03(\v2\x18.aimemory.v1.AuditRecordR\arecords\"\x14\n" +
+	"\x12VerifyAuditRequest\"\x96\x01\n" +
+	"\x13VerifyAuditResponse\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\x12\x1b\n" +
+	"\thead_hash\x18\x03 \x01(\tR\bheadHash\x12\"\n" +
+	"\rfirst_bad_seq\x18\x04 \x01(\x04R\vfirstBadSeq\x12\x18\n" +
+	"\aproblem\x18\x05 \x01(\tR\aproblem*\x84\x01\n" +
 	"\x0eConflictPolicy\x12\x1f\n" +
 	"\x1bCONFLICT_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONFLICT_POLICY_ERROR\x10\x01\x12\x19\n" +
@@ -2268,7 +2713,7 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\x15DIRECTION_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDIRECTION_OUT\x10\x01\x12\x10\n" +
 	"\fDIRECTION_IN\x10\x02\x12\x12\n" +
-	"\x0eDIRECTION_BOTH\x10\x032\xd1\a\n" +
+	"\x0eDIRECTION_BOTH\x10\x032\xc1\t\n" +
 	"\x06Engine\x12A\n" +
 	"\x06Health\x12\x1a.aimemory.v1.HealthRequest\x1a\x1b.aimemory.v1.HealthResponse\x12P\n" +
 	"\vStoreMemory\x12\x1f.aimemory.v1.StoreMemoryRequest\x1a .aimemory.v1.StoreMemoryResponse\x12P\n" +
@@ -2280,7 +2725,10 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\x0eDeleteMemories\x12\".aimemory.v1.DeleteMemoriesRequest\x1a#.aimemory.v1.DeleteMemoriesResponse\x12Y\n" +
 	"\x0eCollectGarbage\x12\".aimemory.v1.CollectGarbageRequest\x1a#.aimemory.v1.CollectGarbageResponse\x12>\n" +
 	"\x05Stats\x12\x19.aimemory.v1.StatsRequest\x1a\x1a.aimemory.v1.StatsResponse\x12G\n" +
-	"\bGetLinks\x12\x1c.aimemory.v1.GetLinksRequest\x1a\x1d.aimemory.v1.GetLinksResponse\x12D\n" +
+	"\bGetLinks\x12\x1c.aimemory.v1.GetLinksRequest\x1a\x1d.aimemory.v1.GetLinksResponse\x12P\n" +
+	"\vAppendAudit\x12\x1f.aimemory.v1.AppendAuditRequest\x1a .aimemory.v1.AppendAuditResponse\x12J\n" +
+	"\tListAudit\x12\x1d.aimemory.v1.ListAuditRequest\x1a\x1e.aimemory.v1.ListAuditResponse\x12P\n" +
+	"\vVerifyAudit\x12\x1f.aimemory.v1.VerifyAuditRequest\x1a .aimemory.v1.VerifyAuditResponse\x12D\n" +
 	"\vWatchEvents\x12\x1f.aimemory.v1.WatchEventsRequest\x1a\x12.aimemory.v1.Event0\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
@@ -2296,7 +2744,7 @@ func file_aimemory_v1_engine_proto_rawDescGZIP() []byte {
 }
 
 var file_aimemory_v1_engine_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_aimemory_v1_engine_proto_goTypes = []any{
 	(ConflictPolicy)(0),            // 0: aimemory.v1.ConflictPolicy
 	(StoreOutcome)(0),              // 1: aimemory.v1.StoreOutcome
@@ -2332,6 +2780,13 @@ var file_aimemory_v1_engine_proto_goTypes = []any{
 	(*GetLinksResponse)(nil),       // 31: aimemory.v1.GetLinksResponse
 	(*WatchEventsRequest)(nil),     // 32: aimemory.v1.WatchEventsRequest
 	(*Event)(nil),                  // 33: aimemory.v1.Event
+	(*AuditRecord)(nil),            // 34: aimemory.v1.AuditRecord
+	(*AppendAuditRequest)(nil),     // 35: aimemory.v1.AppendAuditRequest
+	(*AppendAuditResponse)(nil),    // 36: aimemory.v1.AppendAuditResponse
+	(*ListAuditRequest)(nil),       // 37: aimemory.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),      // 38: aimemory.v1.ListAuditResponse
+	(*VerifyAuditRequest)(nil),     // 39: aimemory.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),    // 40: aimemory.v1.VerifyAuditResponse
 }
 var file_aimemory_v1_engine_proto_depIdxs = []int32{
 	7,  // 0: aimemory.v1.StoreMemoryRequest.memory:type_name -> aimemory.v1.Memory
@@ -2353,35 +2808,44 @@ var file_aimemory_v1_engine_proto_depIdxs = []int32{
 	27, // 16: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
 	4,  // 17: aimemory.v1.GetLinksRequest.direction:type_name -> aimemory.v1.Direction
 	29, // 18: aimemory.v1.GetLinksResponse.links:type_name -> aimemory.v1.Link
-	5,  // 19: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
-	8,  // 20: aimemory.v1.Engine.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
-	10, // 21: aimemory.v1.Engine.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
-	13, // 22: aimemory.v1.Engine.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
-	15, // 23: aimemory.v1.Engine.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
-	18, // 24: aimemory.v1.Engine.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
-	20, // 25: aimemory.v1.Engine.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
-	22, // 26: aimemory.v1.Engine.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
-	24, // 27: aimemory.v1.Engine.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
-	26, // 28: aimemory.v1.Engine.Stats:input_type -> aimemory.v1.StatsRequest
-	30, // 29: aimemory.v1.Engine.GetLinks:input_type -> aimemory.v1.GetLinksRequest
-	32, // 30: aimemory.v1.Engine.WatchEvents:input_type -> aimemory.v1.WatchEventsRequest
-	6,  // 31: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
-	9,  // 32: aimemory.v1.Engine.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
-	11, // 33: aimemory.v1.Engine.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
-	14, // 34: aimemory.v1.Engine.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
-	17, // 35: aimemory.v1.Engine.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
-	19, // 36: aimemory.v1.Engine.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
-	21, // 37: aimemory.v1.Engine.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
-	23, // 38: aimemory.v1.Engine.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
-	25, // 39: aimemory.v1.Engine.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
-	28, // 40: aimemory.v1.Engine.Stats:output_type -> aimemory.v1.StatsResponse
-	31, // 41: aimemory.v1.Engine.GetLinks:output_type -> aimemory.v1.GetLinksResponse
-	33, // 42: aimemory.v1.Engine.WatchEvents:output_type -> aimemory.v1.Event
-	31, // [31:43] is the sub-list for method output_type
-	19, // [19:31] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	34, // 19: aimemory.v1.AppendAuditRequest.record:type_name -> aimemory.v1.AuditRecord
+	34, // 20: aimemory.v1.AppendAuditResponse.record:type_name -> aimemory.v1.AuditRecord
+	34, // 21: aimemory.v1.ListAuditResponse.records:type_name -> aimemory.v1.AuditRecord
+	5,  // 22: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
+	8,  // 23: aimemory.v1.Engine.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
+	10, // 24: aimemory.v1.Engine.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
+	13, // 25: aimemory.v1.Engine.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
+	15, // 26: aimemory.v1.Engine.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
+	18, // 27: aimemory.v1.Engine.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
+	20, // 28: aimemory.v1.Engine.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
+	22, // 29: aimemory.v1.Engine.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
+	24, // 30: aimemory.v1.Engine.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
+	26, // 31: aimemory.v1.Engine.Stats:input_type -> aimemory.v1.StatsRequest
+	30, // 32: aimemory.v1.Engine.GetLinks:input_type -> aimemory.v1.GetLinksRequest
+	35, // 33: aimemory.v1.Engine.AppendAudit:input_type -> aimemory.v1.AppendAuditRequest
+	37, // 34: aimemory.v1.Engine.ListAudit:input_type -> aimemory.v1.ListAuditRequest
+	39, // 35: aimemory.v1.Engine.VerifyAudit:input_type -> aimemory.v1.VerifyAuditRequest
+	32, // 36: aimemory.v1.Engine.WatchEvents:input_type -> aimemory.v1.WatchEventsRequest
+	6,  // 37: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
+	9,  // 38: aimemory.v1.Engine.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
+	11, // 39: aimemory.v1.Engine.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
+	14, // 40: aimemory.v1.Engine.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
+	17, // 41: aimemory.v1.Engine.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
+	19, // 42: aimemory.v1.Engine.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
+	21, // 43: aimemory.v1.Engine.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
+	23, // 44: aimemory.v1.Engine.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
+	25, // 45: aimemory.v1.Engine.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
+	28, // 46: aimemory.v1.Engine.Stats:output_type -> aimemory.v1.StatsResponse
+	31, // 47: aimemory.v1.Engine.GetLinks:output_type -> aimemory.v1.GetLinksResponse
+	36, // 48: aimemory.v1.Engine.AppendAudit:output_type -> aimemory.v1.AppendAuditResponse
+	38, // 49: aimemory.v1.Engine.ListAudit:output_type -> aimemory.v1.ListAuditResponse
+	40, // 50: aimemory.v1.Engine.VerifyAudit:output_type -> aimemory.v1.VerifyAuditResponse
+	33, // 51: aimemory.v1.Engine.WatchEvents:output_type -> aimemory.v1.Event
+	37, // [37:52] is the sub-list for method output_type
+	22, // [22:37] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_engine_proto_init() }
@@ -2396,7 +2860,7 @@ func file_aimemory_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_engine_proto_rawDesc), len(file_aimemory_v1_engine_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   29,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

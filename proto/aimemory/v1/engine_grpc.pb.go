@@ -30,6 +30,9 @@ const (
 	Engine_CollectGarbage_FullMethodName = "/aimemory.v1.Engine/CollectGarbage"
 	Engine_Stats_FullMethodName          = "/aimemory.v1.Engine/Stats"
 	Engine_GetLinks_FullMethodName       = "/aimemory.v1.Engine/GetLinks"
+	Engine_AppendAudit_FullMethodName    = "/aimemory.v1.Engine/AppendAudit"
+	Engine_ListAudit_FullMethodName      = "/aimemory.v1.Engine/ListAudit"
+	Engine_VerifyAudit_FullMethodName    = "/aimemory.v1.Engine/VerifyAudit"
 	Engine_WatchEvents_FullMethodName    = "/aimemory.v1.Engine/WatchEvents"
 )
 
@@ -57,6 +60,11 @@ type EngineClient interface {
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
 	// Links of a set of memories in one call (a traversal of depth d costs d calls).
 	GetLinks(ctx context.Context, in *GetLinksRequest, opts ...grpc.CallOption) (*GetLinksResponse, error)
+	// Audit log: append-only and hash-chained; each record carries the hash
+	// of the one before, so an edited or removed record breaks the chain.
+	AppendAudit(ctx context.Context, in *AppendAuditRequest, opts ...grpc.CallOption) (*AppendAuditResponse, error)
+	ListAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (*ListAuditResponse, error)
+	VerifyAudit(ctx context.Context, in *VerifyAuditRequest, opts ...grpc.CallOption) (*VerifyAuditResponse, error)
 	// Events committed from now on (store, update, delete, gc, ...): the seam
 	// that subscriptions and webhooks consume.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Event], error)
@@ -180,6 +188,36 @@ func (c *engineClient) GetLinks(ctx context.Context, in *GetLinksRequest, opts .
 	return out, nil
 }
 
+func (c *engineClient) AppendAudit(ctx context.Context, in *AppendAuditRequest, opts ...grpc.CallOption) (*AppendAuditResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendAuditResponse)
+	err := c.cc.Invoke(ctx, Engine_AppendAudit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *engineClient) ListAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (*ListAuditResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAuditResponse)
+	err := c.cc.Invoke(ctx, Engine_ListAudit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *engineClient) VerifyAudit(ctx context.Context, in *VerifyAuditRequest, opts ...grpc.CallOption) (*VerifyAuditResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyAuditResponse)
+	err := c.cc.Invoke(ctx, Engine_VerifyAudit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *engineClient) WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Event], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Engine_ServiceDesc.Streams[0], Engine_WatchEvents_FullMethodName, cOpts...)
@@ -223,6 +261,11 @@ type EngineServer interface {
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
 	// Links of a set of memories in one call (a traversal of depth d costs d calls).
 	GetLinks(context.Context, *GetLinksRequest) (*GetLinksResponse, error)
+	// Audit log: append-only and hash-chained; each record carries the hash
+	// of the one before, so an edited or removed record breaks the chain.
+	AppendAudit(context.Context, *AppendAuditRequest) (*AppendAuditResponse, error)
+	ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error)
+	VerifyAudit(context.Context, *VerifyAuditRequest) (*VerifyAuditResponse, error)
 	// Events committed from now on (store, update, delete, gc, ...): the seam
 	// that subscriptions and webhooks consume.
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[Event]) error
@@ -268,6 +311,15 @@ func (UnimplementedEngineServer) Stats(context.Context, *StatsRequest) (*StatsRe
 }
 func (UnimplementedEngineServer) GetLinks(context.Context, *GetLinksRequest) (*GetLinksResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetLinks not implemented")
+}
+func (UnimplementedEngineServer) AppendAudit(context.Context, *AppendAuditRequest) (*AppendAuditResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AppendAudit not implemented")
+}
+func (UnimplementedEngineServer) ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListAudit not implemented")
+}
+func (UnimplementedEngineServer) VerifyAudit(context.Context, *VerifyAuditRequest) (*VerifyAuditResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method VerifyAudit not implemented")
 }
 func (UnimplementedEngineServer) WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[Event]) error {
 	return status.Errorf(codes.Unimplemented, "method WatchEvents not implemented")
@@ -491,6 +543,60 @@ func _Engine_GetLinks_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Engine_AppendAudit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendAuditRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).AppendAudit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_AppendAudit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).AppendAudit(ctx, req.(*AppendAuditRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Engine_ListAudit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAuditRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).ListAudit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_ListAudit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).ListAudit(ctx, req.(*ListAuditRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Engine_VerifyAudit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyAuditRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).VerifyAudit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_VerifyAudit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).VerifyAudit(ctx, req.(*VerifyAuditRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Engine_WatchEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchEventsRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -552,6 +658,18 @@ var Engine_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetLinks",
 			Handler:    _Engine_GetLinks_Handler,
+		},
+		{
+			MethodName: "AppendAudit",
+			Handler:    _Engine_AppendAudit_Handler,
+		},
+		{
+			MethodName: "ListAudit",
+			Handler:    _Engine_ListAudit_Handler,
+		},
+		{
+			MethodName: "VerifyAudit",
+			Handler:    _Engine_VerifyAudit_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,44 @@
+package sdktest
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+func TestStartEngine(t *testing.T) {
+	ctx := context.Background()
+	eng := StartEngine(t)
+	h, err := eng.Health(ctx, &aimemoryv1.HealthRequest{})
+	if err != nil || h.Version != "sdktest" || h.MemoryCount != 0 {
+		t.Fatalf("health = %v, %v", h, err)
+	}
+	r, err := eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "Deploy", Content: "runs on Fridays", Confidence: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := eng.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "run", Limit: 5})
+	if err != nil || len(s.Results) != 1 || s.Results[0].Memory.Id != r.Memory.Id {
+		t.Fatalf("search = %v, %v", s, err)
+	}
+	_, err = eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "", Content: "x"}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("invalid store: %v", err)
+	}
+}
+
+// Each call gets its own engine and data.
+func TestEnginesAreIsolated(t *testing.T) {
+	ctx := context.Background()
+	a, b := StartEngine(t), StartEngine(t)
+	if _, err := a.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := b.Health(ctx, &aimemoryv1.HealthRequest{}); h.GetMemoryCount() != 0 {
+		t.Errorf("second engine sees %d memories", h.GetMemoryCount())
+	}
+}
