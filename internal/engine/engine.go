@@ -1,0 +1,170 @@
+// Package engine runs the engine process of a data dir: the one owner of
+// its bbolt file, serving the Engine gRPC API on a unix socket to every
+// host and plugin using that data dir (DESIGN "Processes").
+//
+// The CLI runs it as `ai-memory engine --data-dir D --idle-timeout 30s`
+// (flags map to Options.DataDir and Options.IdleTimeout) and exits 0 on
+// ErrAlreadyRunning. Hosts start it through package launcher.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/ai-memory/ai-memory/internal/engine/events"
+	"github.com/ai-memory/ai-memory/internal/engine/server"
+	"github.com/ai-memory/ai-memory/internal/engine/store"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Files in the data dir.
+const (
+	LockFile   = "engine.lock" // flock held by the running engine
+	SocketFile = "engine.sock" // its gRPC unix socket
+	DBFile     = "memory.db"   // the bbolt file
+	LogFile    = "engine.log"  // stderr of a launcher-started engine
+)
+
+// DefaultIdleTimeout is how long an engine without clients stays up.
+const DefaultIdleTimeout = 30 * time.Second
+
+// maxSocketPath is the room in sockaddr_un.sun_path (108 on Linux, with NUL).
+const maxSocketPath = 107
+
+// ErrAlreadyRunning: another engine holds the data dir's lock and serves it.
+var ErrAlreadyRunning = errors.New("an engine is already running for this data dir")
+
+// SocketPath is where the engine of dataDir listens.
+func SocketPath(dataDir string) string { return filepath.Join(dataDir, SocketFile) }
+
+// Options configure an engine.
+type Options struct {
+	// DataDir holds the lock, socket and database; created 0700 if missing.
+	DataDir string
+	// IdleTimeout: exit after this long with no client connection.
+	// 0 means DefaultIdleTimeout; negative means never exit for idleness.
+	IdleTimeout time.Duration
+	// Logger receives the engine's logs; nil means text on stderr.
+	Logger *slog.Logger
+	// TTL per tier; the zero value means store.DefaultTTL().
+	TTL store.TTL
+	// Policy is consulted by every store, update and delete; nil allows all.
+	Policy store.WritePolicy
+	// Version is reported by Health; "" means "dev".
+	Version string
+	// OpenTimeout bounds the wait for the database file's lock; 0 means 5 s.
+	OpenTimeout time.Duration
+}
+
+// Run is the engine process: Serve, also stopping on SIGTERM or SIGINT.
+func Run(ctx context.Context, opts Options) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return Serve(ctx, opts)
+}
+
+// Serve takes the data dir's lock (ErrAlreadyRunning if another engine has
+// it), opens the database, and serves gRPC on the socket until ctx ends or
+// no client has been connected for IdleTimeout. It then stops, closes the
+// database, removes the socket and releases the lock, in that order, so a
+// successor that takes the lock never has its fresh socket removed.
+func Serve(ctx context.Context, opts Options) error {
+	if opts.DataDir == "" {
+		return errors.New("engine: no data dir")
+	}
+	dir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return fmt.Errorf("engine: data dir: %w", err)
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	sock := SocketPath(dir)
+	if len(sock) > maxSocketPath {
+		return fmt.Errorf("engine: socket path %s is %d bytes, over the %d a unix socket allows: use a shorter data dir", sock, len(sock), maxSocketPath)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
+	unlock, err := lockDataDir(filepath.Join(dir, LockFile))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	ev := &events.Broadcaster{}
+	st, err := store.Open(ctx, filepath.Join(dir, DBFile), store.Options{
+		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
+	})
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	defer st.Close()
+
+	// Only the lock holder touches the socket: one left by a crashed engine
+	// is stale by now.
+	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("engine: remove stale socket: %w", err)
+	}
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("engine: listen: %w", err)
+	}
+	defer os.Remove(sock)
+	if err := os.Chmod(sock, 0o600); err != nil {
+		lis.Close()
+		return fmt.Errorf("engine: %w", err)
+	}
+
+	conns := newConnTracker(opts.IdleTimeout)
+	g := grpc.NewServer(append(server.Recover(log), grpc.StatsHandler(conns))...)
+	aimemoryv1.RegisterEngineServer(g, server.New(st, ev, opts.Version, dir, log))
+	served := make(chan error, 1)
+	go func() { served <- g.Serve(lis) }()
+	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
+
+	select {
+	case <-ctx.Done():
+		log.Info("engine stopping", "reason", context.Cause(ctx))
+	case <-conns.idle():
+		log.Info("engine stopping", "reason", "idle", "after", opts.IdleTimeout)
+	case err := <-served:
+		return fmt.Errorf("engine: serve: %w", err)
+	}
+	stopGracefully(g, 2*time.Second)
+	return nil
+}
+
+// stopGracefully lets running calls finish for up to grace (watch streams
+// would never end by themselves), then cuts the rest.
+func stopGracefully(g *grpc.Server, grace time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		g.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		g.Stop()
+		<-done
+	}
+}

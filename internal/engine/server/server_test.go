@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/events"
+	"github.com/ai-memory/ai-memory/internal/engine/store"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+type denyNS string
+
+func (d denyNS) CheckWrite(_ context.Context, op store.Op, ns string, _ *aimemoryv1.Memory) error {
+	if ns == string(d) {
+		return fmt.Errorf("%s denied by governance", op)
+	}
+	return nil
+}
+
+// serve runs srv on an in-memory listener and returns a client.
+func serve(t testing.TB, srv aimemoryv1.EngineServer) aimemoryv1.EngineClient {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	g := grpc.NewServer(Recover(nil)...)
+	aimemoryv1.RegisterEngineServer(g, srv)
+	go g.Serve(lis)
+	t.Cleanup(g.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return aimemoryv1.NewEngineClient(conn)
+}
+
+func newServer(t testing.TB) (aimemoryv1.EngineClient, *events.Broadcaster) {
+	t.Helper()
+	ev := &events.Broadcaster{}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), store.Options{Events: ev, Policy: denyNS("locked")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return serve(t, New(st, ev, "test", "/data", nil)), ev
+}
+
+func TestStatusCodes(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newServer(t)
+	m := func(title string) *aimemoryv1.Memory {
+		return &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}
+	}
+	a, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m("a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough memories that some share a one-character id prefix.
+	for i := range 20 {
+		c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m(fmt.Sprint("n", i))})
+	}
+	tests := []struct {
+		name string
+		call func() error
+		code codes.Code
+		msg  string
+	}{
+		{"field rule", func() error {
+			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "x", Priority: 42}})
+			return err
+		}, codes.InvalidArgument, "priority: must be an integer from 1 to 10 (got 42)"},
+		{"missing memory", func() error { _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{}); return err },
+			codes.InvalidArgument, "memory: is required"},
+		{"not found", func() error {
+			_, err := c.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: "nope", Content: proto.String("y")})
+			return err
+		}, codes.NotFound, "memory not found: nope"},
+		{"conflict", func() error {
+			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m("a"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
+			return err
+		}, codes.AlreadyExists, "CONFLICT: memory with title 'a' already exists in namespace 'global' (existing id: " + a.Memory.Id + ")"},
+		{"ambiguous", func() error {
+			var err error
+			for _, p := range "0123456789abcdef" {
+				if _, err = c.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{string(p)}, AllowPrefix: true}); err != nil {
+					return err
+				}
+			}
+			return err
+		}, codes.FailedPrecondition, "ambiguous ID prefix"},
+		{"denied", func() error {
+			mm := m("b")
+			mm.Namespace = "locked"
+			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
+			return err
+		}, codes.PermissionDenied, "store denied by governance"},
+	}
+	for _, tc := range tests {
+		err := tc.call()
+		if s, _ := status.FromError(err); s.Code() != tc.code || !strings.HasPrefix(s.Message(), tc.msg) {
+			t.Errorf("%s: %v, want %v %q", tc.name, err, tc.code, tc.msg)
+		}
+	}
+	h, err := c.Health(ctx, &aimemoryv1.HealthRequest{})
+	if err != nil || h.MemoryCount != 21 || h.SchemaVersion != store.SchemaVersion || h.Version != "test" || h.Pid == 0 {
+		t.Errorf("health = %v, %v", h, err)
+	}
+}
+
+func TestPanicIsInternal(t *testing.T) {
+	c := serve(t, New(nil, nil, "test", "", nil)) // no store: every call panics
+	_, err := c.ListMemories(context.Background(), &aimemoryv1.ListMemoriesRequest{Limit: 1})
+	if status.Code(err) != codes.Internal {
+		t.Errorf("panic surfaced as %v", err)
+	}
+	if _, err := c.Health(context.Background(), &aimemoryv1.HealthRequest{}); status.Code(err) != codes.Internal {
+		t.Errorf("second call: %v", err)
+	}
+}
+
+func TestWatchEvents(t *testing.T) {
+	c, ev := newServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stream, err := c.WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Events are for writes after the subscription: wait for it.
+	for ev.Subscribers() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := stream.Recv()
+	if err != nil || e.Type != "memory_store" || e.MemoryId != r.Memory.Id {
+		t.Errorf("event = %v, %v", e, err)
+	}
+}
+
+// FuzzStoreRequest decodes arbitrary bytes as a store request: the engine
+// must answer every one with a result or a client error, never Internal.
+func FuzzStoreRequest(f *testing.F) {
+	seed, _ := proto.Marshal(&aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "c", Tags: []string{"x"}, MetadataJson: []byte(`{"scope":"team"}`)}})
+	f.Add(seed)
+	f.Add([]byte{})
+	ev := &events.Broadcaster{}
+	st, err := store.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), store.Options{Events: ev})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { st.Close() })
+	srv := New(st, ev, "fuzz", "", nil)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		req := &aimemoryv1.StoreMemoryRequest{}
+		if proto.Unmarshal(raw, req) != nil {
+			return
+		}
+		resp, err := srv.StoreMemory(context.Background(), req)
+		if code := status.Code(err); code == codes.Internal || code == codes.Unknown {
+			t.Fatalf("store %v: %v", req, err)
+		}
+		if err == nil {
+			q := &aimemoryv1.SearchMemoriesRequest{Query: resp.Memory.Title, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 5}
+			if _, err := srv.SearchMemories(context.Background(), q); err != nil {
+				t.Fatalf("search %q: %v", q.Query, err)
+			}
+		}
+	})
+}
