@@ -1,0 +1,145 @@
+package corefamily
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+func TestCutContent(t *testing.T) {
+	if got := cutContent("id1", "short"); got != "short" {
+		t.Errorf("short content changed: %q", got)
+	}
+	exact := strings.Repeat("a", contentCut)
+	if got := cutContent("id1", exact); got != exact {
+		t.Error("content of exactly contentCut bytes must stay whole")
+	}
+	// 'é' is 2 bytes: 1999 ASCII bytes then 'é' straddles the cut.
+	long := strings.Repeat("a", contentCut-1) + "é" + strings.Repeat("b", 500)
+	got := cutContent("id1", long)
+	want := strings.Repeat("a", contentCut-1) + "…[502 more bytes; memory_get id1]"
+	if got != want {
+		t.Errorf("cut = …%q, want …%q", got[contentCut-10:], want[contentCut-10:])
+	}
+	if !utf8.ValidString(got) {
+		t.Error("cut split a UTF-8 sequence")
+	}
+}
+
+func TestEscapeTOON(t *testing.T) {
+	tests := map[string]string{
+		"plain":       "plain",
+		"a|b":         `a\|b`,
+		"k:v":         "k:v", // a colon cannot break a row
+		`back\slash`:  `back\\slash`,
+		"two\nlines":  `two\nlines`,
+		"cr\r":        `cr\r`,
+		`\|` + "\n:":  `\\\|\n:`,
+		"unicode ✓ é": "unicode ✓ é",
+	}
+	for in, want := range tests {
+		if got := escapeTOON(in); got != want {
+			t.Errorf("escapeTOON(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := tagsCell([]string{"a,b", "c|d", "e"}); got != `a\,b,c\|d,e` {
+		t.Errorf("tagsCell = %q", got)
+	}
+}
+
+func sampleMemories() []*aimemoryv1.Memory {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).UnixNano()
+	return []*aimemoryv1.Memory{
+		{
+			Id: "11111111-aaaa", Title: "Pipes | colons: here", Tier: "long", Namespace: "org/team",
+			Content: "line one\nline two", Tags: []string{"db", "x,y"}, Priority: 9, Confidence: 0.5,
+			Source: "user", AccessCount: 3, CreatedAt: at, UpdatedAt: at,
+			MetadataJson: []byte(`{"agent_id":"alice","scope":"team"}`),
+		},
+		{
+			Id: "22222222-bbbb", Title: "Plain", Tier: "mid", Namespace: "global",
+			Content: strings.Repeat("z", contentCut+10), Priority: 5, Confidence: 1,
+			Source: "claude", CreatedAt: at, UpdatedAt: at, MetadataJson: []byte(`{}`),
+		},
+	}
+}
+
+func TestTOONCompact(t *testing.T) {
+	l := listing{
+		meta:   []pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}, {"budget_overflow", true}},
+		key:    "memories",
+		mems:   sampleMemories(),
+		scores: []float64{7.12345, 2},
+	}
+	got := l.toon(true)
+	want := strings.Join([]string{
+		"count:2|mode:keyword|tokens_used:12|budget_overflow:1",
+		"memories[id|title|tier|namespace|priority|score|tags|agent_id|content]:",
+		`11111111-aaaa|Pipes \| colons: here|long|org/team|9|7.123|db,x\,y|alice|line one\nline two`,
+		`22222222-bbbb|Plain|mid|global|5|2|||` + strings.Repeat("z", contentCut) + `…[10 more bytes; memory_get 22222222-bbbb]`,
+	}, "\n")
+	if got != want {
+		t.Errorf("toon_compact:\n%s\nwant:\n%s", got, want)
+	}
+	// Each row has exactly as many unescaped separators as the header.
+	for _, row := range strings.Split(got, "\n")[2:] {
+		if n := strings.Count(strings.ReplaceAll(row, `\|`, ""), "|"); n != 8 {
+			t.Errorf("row has %d separators, want 8: %s", n, row)
+		}
+	}
+}
+
+func TestTOONFullWithoutScore(t *testing.T) {
+	l := listing{meta: []pair{{"count", 1}}, key: "results", mems: sampleMemories()[:1]}
+	got := l.toon(false)
+	want := "count:1\n" +
+		"memories[id|title|tier|namespace|priority|confidence|access_count|tags|source|created_at|updated_at|metadata|content]:\n" +
+		`11111111-aaaa|Pipes \| colons: here|long|org/team|9|0.5|3|db,x\,y|user|2026-03-04T05:06:07Z|2026-03-04T05:06:07Z|{"agent_id":"alice","scope":"team"}|line one\nline two`
+	if got != want {
+		t.Errorf("toon:\n%s\nwant:\n%s", got, want)
+	}
+	empty := listing{meta: []pair{{"count", 0}}, key: "memories"}.toon(true)
+	if empty != "count:0\nmemories[id|title|tier|namespace|priority|tags|agent_id|content]:" {
+		t.Errorf("empty toon = %q", empty)
+	}
+}
+
+func TestJSONListing(t *testing.T) {
+	l := listing{meta: []pair{{"count", 2}}, key: "results", mems: sampleMemories()}
+	out, err := l.render(formatJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := sdk.MarshalCompact(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(text), `{"count":2,"results":[{"id":"11111111-aaaa","title":"Pipes | colons: here","tier":"long","namespace":"org/team","priority":9,"confidence":0.5,"access_count":3,"tags":["db","x,y"],"source":"user","created_at":"2026-03-04T05:06:07Z","updated_at":"2026-03-04T05:06:07Z","metadata":{"agent_id":"alice","scope":"team"},"content":"line one\nline two"},`) {
+		t.Errorf("json = %s", text)
+	}
+	var res struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(text, &res); err != nil {
+		t.Fatal(err)
+	}
+	second := res.Results[1]
+	for _, absent := range []string{"score", "tags", "metadata", "access_count", "expires_at", "last_accessed_at"} {
+		if _, ok := second[absent]; ok {
+			t.Errorf("empty field %s present: %v", absent, second)
+		}
+	}
+	if c := second["content"].(string); !strings.HasSuffix(c, "…[10 more bytes; memory_get 22222222-bbbb]") {
+		t.Errorf("content not cut: …%s", c[len(c)-40:])
+	}
+
+	out, _ = listing{meta: []pair{{"count", 0}}, key: "memories"}.render(formatJSON)
+	if text, _ := sdk.MarshalCompact(out); string(text) != `{"count":0}` {
+		t.Errorf("empty json = %s", text)
+	}
+}

@@ -1,0 +1,62 @@
+package corefamily
+
+import (
+	"context"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+var listArgs = argNames(listSchema)
+
+const (
+	listDefaultLimit = 20
+	listMaxLimit     = 200
+)
+
+// listQuery is a validated memory_list call.
+type listQuery struct {
+	req    aimemoryv1.ListMemoriesRequest
+	format string
+}
+
+func parseList(raw []byte) (*listQuery, error) {
+	a, err := parseArgs(raw, listArgs)
+	if err != nil {
+		return nil, err
+	}
+	q := &listQuery{req: aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{}}}
+	f := q.req.Filter
+	if f.Namespace, err = namespaceArg(a, "namespace"); err != nil {
+		return nil, err
+	}
+	if f.Tier, err = tierArg(a); err != nil {
+		return nil, err
+	}
+	if q.req.Limit, err = limitArg(a, listDefaultLimit, listMaxLimit); err != nil {
+		return nil, err
+	}
+	if f.AgentId, err = agentArg(a); err != nil {
+		return nil, err
+	}
+	if q.format, err = formatArg(a); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
+	q, err := parseList(call.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	var mems []*aimemoryv1.Memory
+	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
+		resp, err := s.eng.ListMemories(ctx, &q.req)
+		if err != nil {
+			return nil, engineError(err)
+		}
+		mems = resp.GetMemories()
+	}
+	return listing{meta: []pair{{"count", len(mems)}}, key: "memories", mems: mems}.render(q.format)
+}

@@ -1,0 +1,62 @@
+package corefamily
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+type listJSON struct {
+	Count    int      `json:"count"`
+	Memories []memory `json:"memories"`
+}
+
+func TestList(t *testing.T) {
+	h := newHarness(t)
+	low := h.store("Low", "c", `{"priority":2,"namespace":"a"}`)
+	high := h.store("High", "c", `{"priority":9,"namespace":"a","tier":"long"}`)
+	h.agent = "bob"
+	other := h.store("Other", "c", `{"priority":5,"namespace":"b/c","tags":["x"]}`)
+
+	tests := []struct {
+		args string
+		want []string
+	}{
+		{`{"format":"json"}`, []string{high, other, low}},
+		{`{"format":"json","namespace":"a"}`, []string{high, low}},
+		{`{"format":"json","namespace":"b"}`, nil}, // exact, not a prefix
+		{`{"format":"json","tier":"long"}`, []string{high}},
+		{`{"format":"json","agent_id":"bob"}`, []string{other}},
+		{`{"format":"json","limit":2}`, []string{high, other}},
+		{`{"format":"json","limit":0}`, nil},
+	}
+	for _, tc := range tests {
+		var res listJSON
+		h.okJSON("memory_list", tc.args, &res)
+		if got := ids(res.Memories); res.Count != len(tc.want) || !slices.Equal(got, tc.want) {
+			t.Errorf("list %s = %d %v, want %v", tc.args, res.Count, got, tc.want)
+		}
+	}
+
+	// Listing touches nothing.
+	if m := h.get(high); m.AccessCount != 0 || m.LastAccessedAt != "" {
+		t.Errorf("list touched a memory: %+v", m)
+	}
+
+	// The default format is toon_compact, with no score column.
+	toon := h.toon("memory_list", `{"namespace":"b/c"}`)
+	want := "count:1\nmemories[id|title|tier|namespace|priority|tags|agent_id|content]:\n" + other + "|Other|mid|b/c|5|x|bob|c"
+	if toon != want {
+		t.Errorf("toon_compact =\n%s\nwant\n%s", toon, want)
+	}
+	full := h.toon("memory_list", `{"namespace":"b/c","format":"toon"}`)
+	if lines := strings.Split(full, "\n"); len(lines) != 3 ||
+		lines[1] != "memories[id|title|tier|namespace|priority|confidence|access_count|tags|source|created_at|updated_at|metadata|content]:" ||
+		!strings.HasSuffix(lines[2], `|{"agent_id":"bob"}|c`) {
+		t.Errorf("toon =\n%s", full)
+	}
+
+	h.fails("memory_list", `{"limit":201}`, "limit: must be an integer from 0 to 200 (got 201)")
+	h.fails("memory_list", `{"tier":"archived"}`, `tier: must be one of short, mid, long (got "archived")`)
+	h.fails("memory_list", `{"format":"csv"}`, `format: must be one of toon_compact, toon, json (got "csv")`)
+}

@@ -1,0 +1,260 @@
+package corefamily
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// context_tokens is accepted but not advertised: it only steers semantic
+// recall, which this build does not have, so showing it would cost every
+// agent tokens for nothing.
+var recallArgs = argNames(recallSchema, "context_tokens")
+
+const (
+	recallDefaultLimit = 10
+	recallMaxLimit     = 50
+	maxBudgetTokens    = math.MaxInt32
+)
+
+// recallQuery is a validated memory_recall call.
+type recallQuery struct {
+	context   string
+	filter    aimemoryv1.Filter
+	limit     uint32
+	budget    int64
+	hasBudget bool
+	format    string
+}
+
+func parseRecall(raw []byte) (*recallQuery, error) {
+	a, err := parseArgs(raw, recallArgs)
+	if err != nil {
+		return nil, err
+	}
+	q := &recallQuery{}
+	if q.context, err = a.required("context"); err != nil {
+		return nil, err
+	}
+	f := &q.filter
+	if f.Namespace, err = namespaceArg(a, "namespace"); err != nil {
+		return nil, err
+	}
+	// Recall's hierarchy rule: a nested namespace also reaches its ancestors.
+	f.NamespaceAncestors = strings.Contains(f.Namespace, "/")
+	if q.limit, err = limitArg(a, recallDefaultLimit, recallMaxLimit); err != nil {
+		return nil, err
+	}
+	if f.Tag, err = tagArg(a); err != nil {
+		return nil, err
+	}
+	if f.CreatedSince, err = timeArg(a, "since"); err != nil {
+		return nil, err
+	}
+	if f.CreatedUntil, err = timeArg(a, "until"); err != nil {
+		return nil, err
+	}
+	if f.CreatedSince != 0 && f.CreatedUntil != 0 && f.CreatedSince > f.CreatedUntil {
+		return nil, sdk.Errorf("since: must not be after until")
+	}
+	if f.AsAgent, err = namespaceArg(a, "as_agent"); err != nil {
+		return nil, err
+	}
+	_, q.hasBudget = a.value("budget_tokens")
+	if q.budget, err = a.integer("budget_tokens", 0, 0, maxBudgetTokens); err != nil {
+		return nil, err
+	}
+	// context_tokens steer semantic recall only; keyword mode checks and ignores them.
+	if _, err = a.stringList("context_tokens"); err != nil {
+		return nil, err
+	}
+	if q.format, err = formatArg(a); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// tagArg reads recall's one tag (a string, not an array).
+func tagArg(a *args) (string, error) {
+	tag, err := a.str("tags", "")
+	if err != nil || tag == "" {
+		return "", err
+	}
+	if err := record.ValidateTags("tags", []string{tag}); err != nil {
+		var fe *record.FieldError
+		if errors.As(err, &fe) {
+			return "", &record.FieldError{Field: "tags", Rule: fe.Rule}
+		}
+		return "", err
+	}
+	return tag, nil
+}
+
+// timeArg reads an optional RFC 3339 time as Unix nanoseconds (0 = absent),
+// so it is compared as a time, not as text.
+func timeArg(a *args, name string) (int64, error) {
+	s, err := a.str(name, "")
+	if err != nil || s == "" {
+		return 0, err
+	}
+	return record.ParseTimeBound(name, s)
+}
+
+func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
+	q, err := parseRecall(call.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	var hits []scored
+	if q.limit > 0 {
+		if hits, err = s.rank(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	fill, err := s.fillBudget(q, hits)
+	if err != nil {
+		return nil, err
+	}
+	hits = hits[:fill.taken]
+	if hits, err = s.touch(ctx, hits); err != nil {
+		return nil, err
+	}
+
+	meta := []pair{{"count", len(hits)}, {"mode", "keyword"}, {"tokens_used", fill.used}}
+	if q.hasBudget {
+		meta = append(meta, pair{"budget_tokens", q.budget})
+		if fill.overflow {
+			meta = append(meta, pair{"budget_overflow", true})
+		}
+		if fill.dropped > 0 {
+			meta = append(meta, pair{"memories_dropped", fill.dropped})
+		}
+	}
+	l := listing{meta: meta, key: "memories", scores: []float64{}}
+	for _, h := range hits {
+		l.mems = append(l.mems, h.mem)
+		l.scores = append(l.scores, h.score)
+	}
+	return l.render(q.format)
+}
+
+// rank collects expired memories, then asks for the best matches of any
+// context word and applies the hierarchy proximity boost.
+func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
+	if _, err := s.eng.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+		return nil, engineError(err)
+	}
+	resp, err := s.eng.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{
+		Query:  q.context,
+		Match:  aimemoryv1.MatchMode_MATCH_MODE_ANY,
+		Rank:   aimemoryv1.RankMode_RANK_MODE_RECALL,
+		Filter: &q.filter,
+		Limit:  q.limit,
+	})
+	if err != nil {
+		return nil, engineError(err)
+	}
+	hits := make([]scored, 0, len(resp.GetResults()))
+	for _, r := range resp.GetResults() {
+		hits = append(hits, scored{mem: r.GetMemory(), score: r.GetScore()})
+	}
+	if q.filter.NamespaceAncestors {
+		applyProximity(hits, q.filter.Namespace)
+	}
+	return hits, nil
+}
+
+// applyProximity favours memories nearer the query namespace (data-model
+// §9.4): score × 1/(1+0.3·d), d = how many levels above it a memory sits.
+// It runs after the limit cut, so it only re-orders the survivors.
+func applyProximity(hits []scored, ns string) {
+	depth := record.Depth(ns)
+	for i := range hits {
+		d := max(depth-record.Depth(hits[i].mem.GetNamespace()), 0)
+		hits[i].score /= 1 + 0.3*float64(d)
+	}
+	slices.SortStableFunc(hits, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+}
+
+// budgetFill is the outcome of the token budget (data-model §9.5).
+type budgetFill struct {
+	taken    int // how many of the ranked hits survive
+	used     int // tokens_used
+	overflow bool
+	dropped  int
+}
+
+// fillBudget takes hits in rank order until the next would exceed the
+// budget; the top hit is kept even alone over budget (overflow), except
+// with a budget of 0. Tokens are counted on the content as the result
+// carries it (cut at contentCut): that is what the agent pays for.
+// Without a budget, tokens_used is the cheap estimate bytes/4.
+func (s *service) fillBudget(q *recallQuery, hits []scored) (budgetFill, error) {
+	if !q.hasBudget {
+		bytes := 0
+		for _, h := range hits {
+			bytes += len(cutContent(h.mem.GetId(), h.mem.GetContent()))
+		}
+		return budgetFill{taken: len(hits), used: bytes / 4}, nil
+	}
+	fill := budgetFill{}
+	for _, h := range hits {
+		if q.budget == 0 {
+			break
+		}
+		n, err := s.tokens.count(cutContent(h.mem.GetId(), h.mem.GetContent()))
+		if err != nil {
+			return budgetFill{}, sdk.Errorf("counting tokens: %v", err)
+		}
+		if int64(fill.used+n) > q.budget {
+			if fill.taken == 0 {
+				fill.taken, fill.used, fill.overflow = 1, n, true
+			}
+			break
+		}
+		fill.taken++
+		fill.used += n
+	}
+	fill.dropped = len(hits) - fill.taken
+	return fill, nil
+}
+
+// touch records the access of every returned memory and answers with the
+// touched records (access count, expiry, tier after auto-promotion).
+func (s *service) touch(ctx context.Context, hits []scored) ([]scored, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.mem.GetId()
+	}
+	resp, err := s.eng.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: ids})
+	if err != nil {
+		return nil, engineError(err)
+	}
+	touched := make(map[string]*aimemoryv1.Memory, len(resp.GetMemories()))
+	for _, m := range resp.GetMemories() {
+		touched[m.GetId()] = m
+	}
+	for i, h := range hits {
+		if m, ok := touched[h.mem.GetId()]; ok {
+			hits[i].mem = m
+		}
+	}
+	return hits, nil
+}

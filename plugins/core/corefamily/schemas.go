@@ -1,0 +1,97 @@
+package corefamily
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// Tool descriptions and input schemas. Every client pays for these on every
+// request, so each word must earn its place; the arguments each handler
+// accepts are exactly the properties listed here (plus format on store/get).
+
+const (
+	storeDesc  = "Store a memory."
+	recallDesc = "Find memories relevant to context (any word), best first. Marks them accessed."
+	listDesc   = "List memories, highest priority first."
+	getDesc    = "Get a memory in full, with its links."
+	searchDesc = "Find memories containing every query word."
+)
+
+// Enumerations are spelled out in descriptions rather than as "enum": it
+// costs fewer tokens, and a wrong value gets an error listing the valid ones.
+
+const formatProp = `"format":{"type":"string","description":"toon_compact (default), toon or json"}`
+
+const storeSchema = `{"type":"object","properties":{
+"title":{"type":"string","description":"Unique per namespace"},
+"content":{"type":"string","description":"Text"},
+"tier":{"type":"string","description":"short, mid (default) or long"},
+"namespace":{"type":"string","description":"Default global; a/b nests"},
+"tags":{"type":"array","items":{"type":"string"},"description":"Labels"},
+"priority":{"type":"integer","description":"1-10, default 5"},
+"confidence":{"type":"number","description":"0-1, default 1"},
+"source":{"type":"string","description":"Origin, default claude"},
+"metadata":{"type":"object","description":"Any JSON"},
+"agent_id":{"type":"string","description":"Author, default you"},
+"scope":{"type":"string","description":"private (default), team, unit, org or collective"},
+"on_conflict":{"type":"string","description":"Title taken: merge (default), version or error"}
+},"required":["title","content"]}`
+
+const recallSchema = `{"type":"object","properties":{
+"context":{"type":"string","description":"What to recall"},
+"namespace":{"type":"string","description":"Exact; a/b also matches a"},
+"limit":{"type":"integer","description":"0-50, default 10"},
+"tags":{"type":"string","description":"One tag"},
+"since":{"type":"string","description":"Min created_at, RFC 3339"},
+"until":{"type":"string","description":"Max created_at, RFC 3339"},
+"as_agent":{"type":"string","description":"Your namespace, for scopes"},
+"budget_tokens":{"type":"integer","description":"Max content tokens"},
+` + formatProp + `
+},"required":["context"]}`
+
+const listSchema = `{"type":"object","properties":{
+"namespace":{"type":"string","description":"Exact"},
+"tier":{"type":"string","description":"short, mid or long"},
+"limit":{"type":"integer","description":"0-200, default 20"},
+"agent_id":{"type":"string","description":"Author"},
+` + formatProp + `
+}}`
+
+const getSchema = `{"type":"object","properties":{
+"id":{"type":"string","description":"Id or unique prefix"}
+},"required":["id"]}`
+
+const searchSchema = `{"type":"object","properties":{
+"query":{"type":"string","description":"Words"},
+"namespace":{"type":"string","description":"Exact"},
+"tier":{"type":"string","description":"short, mid or long"},
+"limit":{"type":"integer","description":"0-200, default 20"},
+"agent_id":{"type":"string","description":"Author"},
+"as_agent":{"type":"string","description":"Your namespace, for scopes"},
+` + formatProp + `
+},"required":["query"]}`
+
+// schema compacts a schema literal: the newlines above are for people only.
+// An invalid literal is left as is for NewFamilyServer to refuse loudly.
+func schema(s string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return json.RawMessage(s)
+	}
+	return b.Bytes()
+}
+
+// argNames lists a schema's properties: the arguments its handler accepts.
+func argNames(s string, extra ...string) []string {
+	var v struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal([]byte(s), &v) // a bad literal fails the schema test
+	names := slices.Clone(extra)
+	for name := range v.Properties {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,200 @@
+package corefamily
+
+import (
+	"context"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// store and get always answer JSON; a format argument is accepted (agents
+// pass it out of habit) but must still be a known one.
+var storeArgs = argNames(storeSchema, "format")
+
+var conflictPolicies = map[string]aimemoryv1.ConflictPolicy{
+	"merge":   aimemoryv1.ConflictPolicy_CONFLICT_POLICY_MERGE,
+	"version": aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
+	"error":   aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR,
+}
+
+// storeResult is memory_store's answer; empty fields are left out.
+type storeResult struct {
+	ID                      string   `json:"id"`
+	Tier                    string   `json:"tier"`
+	Title                   string   `json:"title"`
+	Namespace               string   `json:"namespace"`
+	AgentID                 string   `json:"agent_id,omitempty"`
+	Duplicate               bool     `json:"duplicate,omitempty"`
+	Action                  string   `json:"action,omitempty"`
+	PotentialContradictions []string `json:"potential_contradictions,omitempty"`
+}
+
+func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := storeRequest(call)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.eng.StoreMemory(ctx, req)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	m := resp.GetMemory()
+	out := storeResult{
+		ID:                      m.GetId(),
+		Tier:                    m.GetTier(), // the stored tier: a merge never downgrades it
+		Title:                   m.GetTitle(),
+		Namespace:               m.GetNamespace(),
+		AgentID:                 metadataString(m.GetMetadataJson(), "agent_id"),
+		PotentialContradictions: resp.GetPotentialContradictions(),
+	}
+	if resp.GetOutcome() == aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED {
+		out.Duplicate, out.Action = true, "updated existing memory"
+	}
+	return out, nil
+}
+
+// storeRequest validates every argument in the spec's order, so nothing is
+// written unless all of them are good.
+func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
+	a, err := parseArgs(call.Arguments, storeArgs)
+	if err != nil {
+		return nil, err
+	}
+	title, err := a.required("title")
+	if err != nil {
+		return nil, err
+	}
+	content, err := a.required("content")
+	if err != nil {
+		return nil, err
+	}
+	tier, err := a.str("tier", record.DefaultTier)
+	if err != nil {
+		return nil, err
+	}
+	if err := record.ValidateTier("tier", tier); err != nil {
+		return nil, err
+	}
+	if err := record.ValidateTitle(title); err != nil {
+		return nil, err
+	}
+	if err := record.ValidateContent(content); err != nil {
+		return nil, err
+	}
+	ns, err := a.str("namespace", record.DefaultNamespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := record.ValidateNamespace("namespace", ns); err != nil {
+		return nil, err
+	}
+	source, err := a.str("source", record.DefaultSource)
+	if err != nil {
+		return nil, err
+	}
+	if err := record.ValidateSource(source); err != nil {
+		return nil, err
+	}
+	tags, err := a.stringList("tags")
+	if err != nil {
+		return nil, err
+	}
+	if err := record.ValidateTags("tags", tags); err != nil {
+		return nil, err
+	}
+	priority, err := a.integer("priority", record.DefaultPriority, record.MinPriority, record.MaxPriority)
+	if err != nil {
+		return nil, err
+	}
+	if err := record.ValidatePriority(priority); err != nil {
+		return nil, err
+	}
+	confidence, err := a.number("confidence", 1.0)
+	if err != nil {
+		return nil, err
+	}
+	if err := record.ValidateConfidence(confidence); err != nil {
+		return nil, err
+	}
+	metadata, err := storeMetadata(a, call.Context)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := a.oneOf("on_conflict", "merge", "merge", "version", "error")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := formatArg(a); err != nil {
+		return nil, err
+	}
+	return &aimemoryv1.StoreMemoryRequest{
+		Memory: &aimemoryv1.Memory{
+			Title: title, Content: content, Tier: tier, Namespace: ns,
+			Tags: tags, Priority: int32(priority), Confidence: confidence,
+			Source: source, MetadataJson: metadata,
+		},
+		OnConflict: conflictPolicies[policy],
+	}, nil
+}
+
+// storeMetadata builds the metadata object: the caller's, stamped with the
+// author (agent_id argument > metadata.agent_id > session identity >
+// anonymous) and the validated scope (argument > metadata.scope).
+func storeMetadata(a *args, cc *aimemoryv1.CallContext) ([]byte, error) {
+	meta, err := a.object("metadata")
+	if err != nil {
+		return nil, err
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	agent, field := "anonymous", "agent_id"
+	if id := cc.GetAgentId(); id != "" {
+		agent, field = id, "session agent id"
+	}
+	if v, ok := meta["agent_id"]; ok {
+		id, isStr := v.(string)
+		if !isStr {
+			return nil, sdk.Errorf("metadata.agent_id: must be a string")
+		}
+		agent, field = id, "metadata.agent_id"
+	}
+	if _, ok := a.value("agent_id"); ok {
+		if agent, err = a.str("agent_id", ""); err != nil {
+			return nil, err
+		}
+		field = "agent_id"
+	}
+	if err := record.ValidateAgentID(field, agent); err != nil {
+		return nil, err
+	}
+	meta["agent_id"] = agent
+
+	scope, hasScope := meta["scope"]
+	if _, ok := a.value("scope"); ok {
+		if scope, err = a.str("scope", ""); err != nil {
+			return nil, err
+		}
+		hasScope = true
+	}
+	if hasScope {
+		sc, isStr := scope.(string)
+		if !isStr {
+			return nil, sdk.Errorf("metadata.scope: must be a string")
+		}
+		if err := record.ValidateScope(sc); err != nil {
+			return nil, err
+		}
+		meta["scope"] = sc
+	}
+
+	raw, err := sdk.MarshalCompact(meta)
+	if err != nil {
+		return nil, sdk.Errorf("metadata: %v", err)
+	}
+	if err := record.ValidateMetadata(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}

@@ -1,0 +1,104 @@
+package corefamily
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestStore(t *testing.T) {
+	h := newHarness(t)
+
+	var res map[string]any
+	h.okJSON("memory_store", `{"title":"Postgres config","content":"max_connections=200"}`, &res)
+	id, _ := res["id"].(string)
+	want := map[string]any{"id": id, "tier": "mid", "title": "Postgres config", "namespace": "global", "agent_id": "ai:test"}
+	if len(id) != 36 || !equalJSON(res, want) {
+		t.Fatalf("store result = %v, want %v (no empty fields)", res, want)
+	}
+
+	// Every argument lands in the record.
+	id2 := h.store("Redis", "cache ttl 60s", `{"tier":"long","namespace":"infra/cache","tags":["redis","cache"],"priority":8,"confidence":0.75,"source":"user","metadata":{"ticket":"OPS-1","n":12345678901234567890},"agent_id":"alice","scope":"team"}`)
+	m := h.get(id2)
+	if m.Tier != "long" || m.Namespace != "infra/cache" || strings.Join(m.Tags, ",") != "redis,cache" ||
+		m.Priority != 8 || m.Confidence != 0.75 || m.Source != "user" || m.ExpiresAt != "" {
+		t.Errorf("stored memory = %+v", m)
+	}
+	if m.Metadata["agent_id"] != "alice" || m.Metadata["scope"] != "team" || m.Metadata["ticket"] != "OPS-1" {
+		t.Errorf("metadata = %v", m.Metadata)
+	}
+	if raw := h.ok("memory_get", `{"id":"`+id2+`"}`); !strings.Contains(raw, `"n":12345678901234567890`) {
+		t.Errorf("large metadata number not kept exactly: %s", raw)
+	}
+
+	// A title word shared in the namespace is a potential contradiction.
+	h.okJSON("memory_store", `{"title":"Postgres tuning","content":"work_mem=64MB"}`, &res)
+	if pc, _ := res["potential_contradictions"].([]any); len(pc) != 1 || pc[0] != id {
+		t.Errorf("potential_contradictions = %v, want [%s]", res["potential_contradictions"], id)
+	}
+}
+
+func TestStoreConflicts(t *testing.T) {
+	h := newHarness(t)
+	h.agent = "alice"
+	id := h.store("Deploy", "v1", `{"tier":"long","tags":["a"]}`)
+
+	// merge (the default): same id, content replaced, tier kept at long,
+	// the original author kept.
+	h.agent = "bob"
+	var res map[string]any
+	h.okJSON("memory_store", `{"title":"Deploy","content":"v2","tier":"short","priority":9}`, &res)
+	want := map[string]any{"id": id, "tier": "long", "title": "Deploy", "namespace": "global", "agent_id": "alice",
+		"duplicate": true, "action": "updated existing memory"}
+	if !equalJSON(res, want) {
+		t.Errorf("merge result = %v, want %v", res, want)
+	}
+	if m := h.get(id); m.Content != "v2" || m.Priority != 9 || m.Tier != "long" || len(m.Tags) != 0 || m.Metadata["agent_id"] != "alice" {
+		t.Errorf("merged memory = %+v", m)
+	}
+
+	// version: a new memory titled "Deploy (2)".
+	res = nil
+	h.okJSON("memory_store", `{"title":"Deploy","content":"v3","on_conflict":"version"}`, &res)
+	if res["title"] != "Deploy (2)" || res["id"] == id || res["duplicate"] != nil {
+		t.Errorf("version result = %v", res)
+	}
+
+	// error: refused, naming the existing id; nothing written.
+	h.fails("memory_store", `{"title":"Deploy","content":"v4","on_conflict":"error"}`, "CONFLICT: memory with title 'Deploy' already exists in namespace 'global' (existing id: "+id+")")
+	if m := h.get(id); m.Content != "v2" {
+		t.Errorf("content after refused store = %q", m.Content)
+	}
+}
+
+// TestStoreWritesNothingOnBadArgument: a bad argument anywhere stops the call
+// before the engine.
+func TestStoreWritesNothingOnBadArgument(t *testing.T) {
+	h := newHarness(t)
+	bad := []struct{ args, want string }{
+		{`{"title":"A","content":"c","priority":11}`, "priority: must be an integer from 1 to 10 (got 11)"},
+		{`{"title":"A","content":"c","tags":["x",2]}`, "tags[1]: must be a string (got number)"},
+		{`{"title":"A","content":"c","metadata":"x"}`, "metadata: must be a JSON object (got string)"},
+		{`{"title":"A","content":"c","scope":"world"}`, "scope: must be one of"},
+		{`{"title":"A","content":"c","agent_id":""}`, "agent_id: must be 1 to 128 bytes"},
+		{`{"title":"A","content":"c","on_conflict":"overwrite"}`, "on_conflict: must be one of merge, version, error"},
+		{`{"title":"A","content":"c","tier":"forever"}`, "tier: must be one of short, mid, long"},
+		{`{"title":"A","content":"` + strings.Repeat("x", 65537) + `"}`, "content: must be at most 65536 bytes"},
+		{`{"title":"A","content":"c","extra":1}`, `unknown argument "extra"`},
+	}
+	for _, b := range bad {
+		h.fails("memory_store", b.args, b.want)
+	}
+	var list struct{ Count int }
+	h.okJSON("memory_list", `{"format":"json"}`, &list)
+	if list.Count != 0 {
+		t.Errorf("%d memories written by rejected calls", list.Count)
+	}
+}
+
+// equalJSON compares a decoded result with want through their JSON.
+func equalJSON(got, want map[string]any) bool {
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	return string(a) == string(b)
+}

@@ -1,0 +1,109 @@
+package corefamily
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// contentCut is how many bytes of content recall, search and list carry:
+// an agent recalls in order to read, yet one long memory must not flood
+// the context. memory_get returns the rest.
+const contentCut = 2000
+
+// cutContent shortens content to contentCut bytes on a UTF-8 boundary and
+// says how much is left and how to get it.
+func cutContent(id, content string) string {
+	if len(content) <= contentCut {
+		return content
+	}
+	n := contentCut
+	for n > 0 && !utf8.RuneStart(content[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s…[%d more bytes; memory_get %s]", content[:n], len(content)-n, id)
+}
+
+// memoryView is one memory as a JSON result shows it: RFC 3339 times, the
+// metadata object, and no empty or zero fields. Priority and confidence are
+// always shown: 0 confidence is a value, not an absence.
+type memoryView struct {
+	ID             string          `json:"id"`
+	Title          string          `json:"title"`
+	Tier           string          `json:"tier"`
+	Namespace      string          `json:"namespace"`
+	Priority       int32           `json:"priority"`
+	Confidence     float64         `json:"confidence"`
+	Score          *float64        `json:"score,omitempty"`
+	AccessCount    int64           `json:"access_count,omitempty"`
+	Tags           []string        `json:"tags,omitempty"`
+	Source         string          `json:"source,omitempty"`
+	CreatedAt      string          `json:"created_at,omitempty"`
+	UpdatedAt      string          `json:"updated_at,omitempty"`
+	LastAccessedAt string          `json:"last_accessed_at,omitempty"`
+	ExpiresAt      string          `json:"expires_at,omitempty"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	Content        string          `json:"content,omitempty"`
+}
+
+// newView renders m; cut shortens its content for list-like results.
+func newView(m *aimemoryv1.Memory, cut bool) memoryView {
+	content := m.GetContent()
+	if cut {
+		content = cutContent(m.GetId(), content)
+	}
+	return memoryView{
+		ID:             m.GetId(),
+		Title:          m.GetTitle(),
+		Tier:           m.GetTier(),
+		Namespace:      m.GetNamespace(),
+		Priority:       m.GetPriority(),
+		Confidence:     m.GetConfidence(),
+		AccessCount:    m.GetAccessCount(),
+		Tags:           m.GetTags(),
+		Source:         m.GetSource(),
+		CreatedAt:      record.FormatTime(m.GetCreatedAt()),
+		UpdatedAt:      record.FormatTime(m.GetUpdatedAt()),
+		LastAccessedAt: record.FormatTime(m.GetLastAccessedAt()),
+		ExpiresAt:      record.FormatTime(m.GetExpiresAt()),
+		Metadata:       metadataJSON(m.GetMetadataJson()),
+		Content:        content,
+	}
+}
+
+// metadataJSON returns compact metadata, or nil when it is empty or not a
+// valid object (which the engine never stores, but a result must still encode).
+func metadataJSON(raw []byte) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil || buf.Len() == 0 || buf.String() == "{}" || buf.Bytes()[0] != '{' {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// metadataString returns the string value of key in metadata, "" if absent.
+func metadataString(raw []byte, key string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m[key], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// round3 rounds a score to 3 decimal places, as results show it.
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// scored is a memory with its recall score.
+type scored struct {
+	mem   *aimemoryv1.Memory
+	score float64
+}
