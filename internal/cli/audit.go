@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/engine/launcher"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+type auditCmd struct {
+	List   auditListCmd   `cmd:"" help:"Show audit records, newest first."`
+	Verify auditVerifyCmd `cmd:"" help:"Recompute the hash chain; report its head hash and record count."`
+}
+
+type auditListCmd struct {
+	AgentID string `help:"Only this agent id (exact)."`
+	Limit   uint32 `help:"At most this many records (1-10000)." default:"50"`
+	JSON    bool   `help:"Print JSON."`
+}
+
+type auditVerifyCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+// engineClient connects to the data dir's engine, starting it if needed.
+func engineClient(root *rootCmd) (*sdk.EngineConn, error) {
+	dataDir := config.DataDir(root.DataDir)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	socket, err := launcher.EnsureRunning(ctx, selfPath(), dataDir, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return sdk.DialEngineAt(socket)
+}
+
+func (c *auditListCmd) Run(root *rootCmd) error {
+	if c.Limit < 1 || c.Limit > 10000 {
+		return &exitError{code: 2, msg: "ai-memory audit list: --limit must be from 1 to 10000"}
+	}
+	conn, err := engineClient(root)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	resp, err := conn.ListAudit(context.Background(), &aimemoryv1.ListAuditRequest{AgentId: c.AgentID, Limit: c.Limit})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		rows := make([]map[string]any, 0, len(resp.GetRecords()))
+		for _, r := range resp.GetRecords() {
+			rows = append(rows, map[string]any{"seq": r.GetSeq(), "timestamp": record.FormatTime(r.GetAt()), "agent_id": r.GetAgentId(),
+				"event_type": r.GetEvent(), "family": r.GetFamily(), "tool": r.GetTool(), "granted": r.GetGranted(),
+				"reason": r.GetReason(), "hash": r.GetHash()})
+		}
+		out, _ := json.MarshalIndent(rows, "", "  ")
+		fmt.Println(string(out))
+		return nil
+	}
+	if len(resp.GetRecords()) == 0 {
+		fmt.Println("no audit records")
+		return nil
+	}
+	for _, r := range resp.GetRecords() {
+		verdict := "DENY "
+		if r.GetGranted() {
+			verdict = "ALLOW"
+		}
+		target := r.GetFamily()
+		if r.GetTool() != "" {
+			target += "/" + r.GetTool()
+		}
+		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), r.GetReason())
+	}
+	return nil
+}
+
+func (c *auditVerifyCmd) Run(root *rootCmd) error {
+	conn, err := engineClient(root)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	v, err := conn.VerifyAudit(context.Background(), &aimemoryv1.VerifyAuditRequest{})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		out, _ := json.MarshalIndent(map[string]any{"ok": v.GetOk(), "count": v.GetCount(), "head_hash": v.GetHeadHash(),
+			"first_bad_seq": v.GetFirstBadSeq(), "problem": v.GetProblem()}, "", "  ")
+		fmt.Println(string(out))
+	} else if v.GetOk() {
+		fmt.Printf("audit chain intact: %d records, head %s\n", v.GetCount(), v.GetHeadHash())
+	} else {
+		fmt.Printf("audit chain BROKEN at record %d: %s (%d records read, head %s)\n", v.GetFirstBadSeq(), v.GetProblem(), v.GetCount(), v.GetHeadHash())
+	}
+	if !v.GetOk() {
+		return &exitError{code: 1, msg: "ai-memory audit verify: the audit log was altered"}
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+// Package cli is the ai-memory command line: `mcp` serves MCP on stdio,
+// `engine` (hidden) owns a data dir's bbolt file, `doctor` checks an
+// installation. Output for people goes to stderr when stdout is MCP's.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// Version is set at build time (-ldflags "-X ...cli.Version=...").
+var Version = "0.1.0-dev"
+
+type rootCmd struct {
+	Config  string `help:"config.toml path (default: $$AI_MEMORY_CONFIG, else $$XDG_CONFIG_HOME/ai-memory/config.toml)." type:"path"`
+	DataDir string `help:"data directory (default: $$AI_MEMORY_DATA_DIR, else $$XDG_DATA_HOME/ai-memory)." type:"path"`
+
+	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
+	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
+	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
+	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Version versionCmd `cmd:"" help:"Print the version."`
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run() error {
+	fmt.Println("ai-memory", Version)
+	return nil
+}
+
+// exitError ends the process with a code after printing its message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// Main runs the CLI and returns the process exit code.
+func Main(args []string) int {
+	var root rootCmd
+	parser, err := kong.New(&root,
+		kong.Name("ai-memory"),
+		kong.Description("Persistent memory for AI coding agents, over MCP."),
+		kong.UsageOnError(),
+		kong.Exit(func(code int) { os.Exit(code) }),
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, err := parser.Parse(args)
+	if err != nil {
+		parser.FatalIfErrorf(err)
+	}
+	if err := ctx.Run(&root); err != nil {
+		var e *exitError
+		if errors.As(err, &e) {
+			fmt.Fprintln(os.Stderr, e.msg)
+			return e.code
+		}
+		fmt.Fprintf(os.Stderr, "ai-memory %s: %v\n", ctx.Command(), err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/supervisor"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+type doctorCmd struct {
+	Tokens   bool   `help:"Report what each tool, family and profile costs in cl100k_base tokens."`
+	Profile  string `help:"With --tokens: the profile to measure (default core)."`
+	JSON     bool   `help:"Print the report as JSON."`
+	RawTable bool   `help:"With --tokens: JSON including the per-tool table."`
+}
+
+type check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Run reports on the installation without changing anything: it does not
+// start an engine, only looks for a running one.
+func (c *doctorCmd) Run(root *rootCmd) error {
+	if c.Tokens || c.RawTable {
+		r, err := tokensReport(root, c.Profile)
+		if err != nil {
+			return err
+		}
+		printTokens(r, c.JSON, c.RawTable)
+		return nil
+	}
+	var checks []check
+	add := func(name string, err error, detail string) {
+		if err != nil {
+			detail = err.Error()
+		}
+		checks = append(checks, check{Name: name, OK: err == nil, Detail: detail})
+	}
+
+	cfgPath := config.Path(root.Config)
+	cfg, err := config.Load(cfgPath)
+	add("config", err, cfgPath)
+	profile, source, err := config.ResolveProfile("", cfg)
+	add("profile", err, fmt.Sprintf("%s (from %s)", profile.Label(), source))
+
+	dataDir := config.DataDir(root.DataDir)
+	add("data dir", nil, dataDir)
+	add("engine", engineHealth(filepath.Join(dataDir, "engine.sock")), "running, socket "+filepath.Join(dataDir, "engine.sock"))
+
+	dir := pluginDir()
+	bins, err := supervisor.Discover(dir, cfg.Plugins)
+	if err == nil && len(bins) == 0 {
+		err = fmt.Errorf("no plugins listed in %s (run make build)", filepath.Join(dir, supervisor.ManifestName))
+	}
+	add("plugins", err, fmt.Sprintf("%d found in %s", len(bins), dir))
+	for _, b := range bins {
+		add("plugin "+b.Name, supervisor.Verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
+	}
+
+	healthy := true
+	for _, ch := range checks {
+		healthy = healthy && (ch.OK || ch.Name == "engine") // an engine that is not running is normal
+	}
+	if c.JSON {
+		out, _ := json.MarshalIndent(map[string]any{"healthy": healthy, "checks": checks}, "", "  ")
+		fmt.Println(string(out))
+	} else {
+		for _, ch := range checks {
+			mark := "ok  "
+			if !ch.OK {
+				mark = "FAIL"
+				if ch.Name == "engine" {
+					mark = "idle"
+				}
+			}
+			fmt.Printf("%s %-22s %s\n", mark, ch.Name, ch.Detail)
+		}
+	}
+	if !healthy {
+		return &exitError{code: 1, msg: "ai-memory doctor: problems found"}
+	}
+	return nil
+}
+
+func engineHealth(socket string) error {
+	if _, err := os.Stat(socket); err != nil {
+		return fmt.Errorf("not running (no socket at %s); a host starts it on demand", socket)
+	}
+	conn, err := sdk.DialEngineAt(socket)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	h, err := conn.Health(ctx, &aimemoryv1.HealthRequest{}, grpc.WaitForReady(false))
+	if err != nil {
+		return fmt.Errorf("not answering: %v", err)
+	}
+	_ = h
+	return nil
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ai-memory/ai-memory/internal/auditlog"
+	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/guard"
+	"github.com/ai-memory/ai-memory/internal/keeper"
+	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/supervisor"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+type mcpCmd struct {
+	Profile     string        `help:"Tool profile: core, graph, admin, power, full, or a comma list of families (default: $$AI_MEMORY_PROFILE, else config [mcp].profile, else core)."`
+	AgentID     string        `help:"Session identity (default: $$AI_MEMORY_AGENT_ID, else ai:<client name>)." env:"AI_MEMORY_AGENT_ID"`
+	EngineIdle  time.Duration `help:"How long a spawned engine waits without clients before it exits." default:"30s" env:"AI_MEMORY_ENGINE_IDLE_TIMEOUT"`
+	AutoProfile bool          `help:"Log profile suggestions from observed calls (observe only)."`
+}
+
+func (c *mcpCmd) Run(root *rootCmd) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfgPath := config.Path(root.Config)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: " + err.Error()}
+	}
+	profile, source, err := config.ResolveProfile(c.Profile, cfg)
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: invalid profile: " + err.Error()}
+	}
+	allow, err := guard.NewAllowlist(cfg.MCP.Allowlist)
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: config " + cfgPath + ": " + err.Error()}
+	}
+	interval, err := cfg.ExpansionInterval()
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: config " + cfgPath + ": " + err.Error()}
+	}
+	if c.AgentID != "" {
+		if err := record.ValidateAgentID("--agent-id", c.AgentID); err != nil {
+			return &exitError{code: 2, msg: "ai-memory mcp: " + err.Error()}
+		}
+	}
+	dataDir := config.DataDir(root.DataDir)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	engine := keeper.Start(ctx, selfPath(), dataDir, c.EngineIdle, log)
+
+	binaries, err := supervisor.Discover(pluginDir(), cfg.Plugins)
+	if err != nil {
+		return err
+	}
+	sup := supervisor.New(supervisor.Options{
+		Binaries:     binaries,
+		CacheDir:     filepath.Join(dataDir, "plugin-cache"),
+		EngineSocket: filepath.Join(dataDir, "engine.sock"),
+		Logger:       log,
+	})
+	defer sup.Close()
+
+	engineConn, err := sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"))
+	if err != nil {
+		return err
+	}
+	defer engineConn.Close()
+
+	host := mcphost.New(mcphost.Options{
+		Version:     Version,
+		Profile:     profile,
+		AgentID:     c.AgentID,
+		SessionID:   uuid.NewString(),
+		Plugins:     sup,
+		EngineReady: engine.Ready(),
+		EngineErr:   engine.Err,
+		Logger:      log,
+
+		Allowlist:         allow,
+		RateLimit:         guard.NewRateLimit(interval, nil),
+		RedactedDiscovery: cfg.MCP.RedactedDiscovery,
+		AutoProfile:       c.AutoProfile,
+		Audit:             auditlog.Recorder{Engine: engineConn},
+	})
+	loaded := host.LoadedFamilies()
+	log.Info("ai-memory mcp ready", "profile", profile.Label(), "profile_source", source,
+		"families", fmt.Sprintf("%d families (%s)", len(loaded), strings.Join(loaded, ", ")),
+		"expected_tool_count", host.ExpectedTools(), "data_dir", dataDir)
+	return host.ServeStdio(ctx, os.Stdin, os.Stdout)
+}

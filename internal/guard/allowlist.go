@@ -1,0 +1,105 @@
+// Package guard decides which families a session identity may use: the
+// per-agent allowlist of config.toml [mcp.allowlist] and the rate limit on
+// mid-session expansion.
+package guard
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ai-memory/ai-memory/internal/catalog"
+)
+
+// Allowlist maps agent-id patterns to the families they may use. The zero
+// value (no table) allows everything: a single operator needs no gate.
+type Allowlist struct {
+	rows map[string][]string // pattern → expanded families
+	keys []string            // non-"*" patterns, longest first
+}
+
+// NewAllowlist validates a table: each value is a list of profile and family
+// names ("full" = all, "admin" = core+lifecycle+governance). Unknown names
+// are an error naming the row, so a typo never silently denies or allows.
+func NewAllowlist(table map[string][]string) (Allowlist, error) {
+	a := Allowlist{rows: map[string][]string{}}
+	for pattern, names := range table {
+		fams, err := expand(names)
+		if err != nil {
+			return Allowlist{}, fmt.Errorf("[mcp.allowlist] %q: %w", pattern, err)
+		}
+		a.rows[pattern] = fams
+		if pattern != "*" {
+			a.keys = append(a.keys, pattern)
+		}
+	}
+	sort.Slice(a.keys, func(i, j int) bool { return len(a.keys[i]) > len(a.keys[j]) })
+	return a, nil
+}
+
+// expand turns profile and family names into families, without adding core
+// the way a profile does: a row that lists only graph allows only graph.
+func expand(names []string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if catalog.IsFamily(n) {
+			out = append(out, n)
+			continue
+		}
+		p, err := catalog.ParseProfile(n)
+		if err != nil || n == "" {
+			return nil, fmt.Errorf("unknown name %q: use families (%s) or profiles (%s)",
+				n, strings.Join(catalog.Families, ", "), strings.Join(catalog.ProfileNames, ", "))
+		}
+		out = append(out, p.Families()...)
+	}
+	return out, nil
+}
+
+// Enabled reports whether a table is configured.
+func (a Allowlist) Enabled() bool { return len(a.rows) > 0 }
+
+// Decision is the outcome for one identity and family, and the row that decided it.
+type Decision struct {
+	Allowed bool
+	Rule    string // the matching pattern, "*", "" (no table) or "none"
+}
+
+// Decide applies: no table → allow; exact key; else the longest key that is
+// a plain prefix of the identity; else "*"; else deny.
+func (a Allowlist) Decide(agentID, family string) Decision {
+	if !a.Enabled() {
+		return Decision{Allowed: true}
+	}
+	rule := ""
+	if _, ok := a.rows[agentID]; ok {
+		rule = agentID
+	} else {
+		for _, k := range a.keys {
+			if strings.HasPrefix(agentID, k) {
+				rule = k
+				break
+			}
+		}
+	}
+	if rule == "" {
+		if _, ok := a.rows["*"]; !ok {
+			return Decision{Allowed: false, Rule: "none"}
+		}
+		rule = "*"
+	}
+	return Decision{Allowed: slices.Contains(a.rows[rule], family), Rule: rule}
+}
+
+// Allowed lists the families an identity is cleared for, in canonical order.
+func (a Allowlist) Allowed(agentID string) []string {
+	var out []string
+	for _, f := range catalog.Families {
+		if a.Decide(agentID, f).Allowed {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package mcphost
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/identity"
+)
+
+// AuditEntry is one guarded decision: an expansion attempt or a denied call.
+type AuditEntry struct {
+	AgentID string
+	Event   string // capability_expansion | call_denied
+	Family  string
+	Tool    string
+	Granted bool
+	Reason  string // allowlist rule, rate_limited, …
+}
+
+// Auditor records guarded decisions (the engine's hash-chained audit log).
+type Auditor interface {
+	Record(ctx context.Context, e AuditEntry) error
+}
+
+// identity is the session's resolved agent id. A per-call agent_id
+// argument never changes it: it only records provenance.
+func (h *Host) identity() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return identity.Resolve(h.opts.AgentID, h.clientName)
+}
+
+func (h *Host) audit(ctx context.Context, e AuditEntry) {
+	if h.opts.Audit == nil {
+		return
+	}
+	if err := h.opts.Audit.Record(ctx, e); err != nil {
+		h.log.Error("audit write failed", "event", e.Event, "family", e.Family, "agent_id", e.AgentID, "err", err)
+	}
+}
+
+// permitCall checks the allowlist for a call of tool in family and audits a denial.
+func (h *Host) permitCall(ctx context.Context, family, tool string) error {
+	agent := h.identity()
+	d := h.opts.Allowlist.Decide(agent, family)
+	if d.Allowed {
+		return nil
+	}
+	h.audit(ctx, AuditEntry{AgentID: agent, Event: "call_denied", Family: family, Tool: tool, Reason: "allowlist rule " + ruleName(d.Rule)})
+	return deniedError(agent, family, d.Rule)
+}
+
+func deniedError(agent, family, rule string) error {
+	return fmt.Errorf("agent %s is not cleared for the %s family (allowlist rule %s); ask an operator to add it to [mcp.allowlist] in config.toml",
+		agent, family, ruleName(rule))
+}
+
+func ruleName(rule string) string {
+	if rule == "none" {
+		return "none matched, and there is no \"*\" row"
+	}
+	return fmt.Sprintf("%q", rule)
+}
+
+// restrictToAllowlist unloads the profile's families this session's
+// identity is not cleared for, once initialize told us who it is.
+func (h *Host) restrictToAllowlist() {
+	if !h.opts.Allowlist.Enabled() {
+		return
+	}
+	agent := h.identity()
+	for _, f := range h.loadedFamilies() {
+		if !h.opts.Allowlist.Decide(agent, f).Allowed {
+			h.unload(f)
+		}
+	}
+}
+
+// visibleFamilies is what discovery shows: every family, or with redacted
+// discovery only those the identity is cleared for.
+func (h *Host) visibleFamilies() []string {
+	if !h.opts.RedactedDiscovery || !h.opts.Allowlist.Enabled() {
+		return catalog.Families
+	}
+	return h.opts.Allowlist.Allowed(h.identity())
+}
+
+func (h *Host) visible(family string) bool {
+	for _, f := range h.visibleFamilies() {
+		if f == family {
+			return true
+		}
+	}
+	return false
+}
+
+// familyOfTool finds the family of a tool among installed plugins and the contract.
+func (h *Host) familyOfTool(tool string) string {
+	for _, f := range catalog.Families {
+		for _, name := range h.toolNames(f) {
+			if name == tool {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// howToLoad tells how to make family callable.
+func howToLoad(family string) string {
+	return fmt.Sprintf("Load it now with memory_capabilities {\"family\":\"%s\",\"include_schema\":true} (its tools become callable at once; clients that do not refresh their tool list can run them through memory_capabilities {\"tool\":...,\"arguments\":{...}}), or restart the server with --profile core,%s.",
+		family, family)
+}
+
+// unloadedToolMessage answers a call of a known tool whose family this
+// session has not loaded: which family, and how to load it (or why not).
+func (h *Host) unloadedToolMessage(ctx context.Context, tool string) (string, bool) {
+	family := h.familyOfTool(tool)
+	if family == "" || h.isLoaded(family) || catalog.IsAlwaysOn(tool) {
+		return "", false
+	}
+	h.suggestUnloaded(tool, family)
+	if !h.visible(family) {
+		return "", false // redacted: behave as for an unknown tool
+	}
+	if len(h.opts.Plugins.Tools(family)) == 0 {
+		return fmt.Sprintf("%s belongs to the %s family, which no installed plugin provides yet.", tool, family), true
+	}
+	if err := h.permitCall(ctx, family, tool); err != nil {
+		return err.Error(), true
+	}
+	return fmt.Sprintf("%s belongs to the %s family, which is not loaded in this session. %s", tool, family, howToLoad(family)), true
+}

@@ -1,0 +1,298 @@
+// Package mcphost is the MCP face of ai-memory: it registers the tools of
+// the session's families with mcp-go, routes each call to the plugin that
+// owns it with the resolved call context, and serves memory_capabilities.
+package mcphost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/guard"
+	"github.com/ai-memory/ai-memory/internal/identity"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Plugins is what the host needs from the plugin supervisor.
+type Plugins interface {
+	Tools(family string) []*aimemoryv1.ToolDefinition
+	Start(family string) error
+	Call(ctx context.Context, family string, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error)
+}
+
+// Options configure a Host.
+type Options struct {
+	Version   string
+	Profile   catalog.Profile
+	AgentID   string // --agent-id / AI_MEMORY_AGENT_ID, already validated; "" = derive
+	SessionID string
+	Plugins   Plugins
+	// EngineReady is closed once the engine answers; calls wait for it.
+	EngineReady <-chan struct{}
+	EngineErr   func() error // why the engine is not ready, once EngineReady is closed
+	CallTimeout time.Duration
+	Logger      *slog.Logger
+
+	// Guardrails (zero values: no allowlist, no limit, full discovery, no audit).
+	Allowlist         guard.Allowlist
+	RateLimit         *guard.RateLimit
+	RedactedDiscovery bool
+	Audit             Auditor
+	// AutoProfile logs profile suggestions (observe only).
+	AutoProfile bool
+}
+
+const instructions = "Persistent memory across sessions. Recall with memory_recall before work; store decisions, facts and preferences with memory_store. More tool families (lifecycle, graph, governance, power, meta, archive, other): memory_capabilities."
+
+// Host is one MCP server session over the plugins.
+type Host struct {
+	opts Options
+	log  *slog.Logger
+	srv  *server.MCPServer
+
+	mu         sync.Mutex
+	clientName string
+	loaded     map[string]bool // families whose tools are registered
+	suggest    suggestions
+}
+
+// New builds the MCP server with the profile's families registered.
+func New(opts Options) *Host {
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = 60 * time.Second
+	}
+	h := &Host{opts: opts, log: opts.Logger, loaded: map[string]bool{}, suggest: newSuggestions()}
+	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest, _ *mcp.InitializeResult) {
+		h.learnClient(req.Params.ClientInfo.Name)
+	})
+	// Clients of protocol 2026-07-28 skip initialize and name themselves in
+	// every request's _meta; mcp-go keeps that on the session.
+	hooks.AddBeforeAny(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any) {
+		if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+			h.learnClient(s.GetClientInfo().Name)
+		}
+	})
+	h.srv = server.NewMCPServer("ai-memory", opts.Version,
+		server.WithToolCapabilities(true),
+		server.WithInstructions(instructions),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+	)
+	h.srv.AddTool(capabilitiesTool(), h.capabilities)
+	for _, f := range opts.Profile.Families() {
+		if err := h.load(f); err != nil {
+			h.log.Warn("family in profile is not available", "family", f, "err", err)
+		}
+	}
+	return h
+}
+
+// learnClient records the client's name (the source of the session
+// identity) and applies the allowlist to the profile's families for it.
+func (h *Host) learnClient(name string) {
+	h.mu.Lock()
+	changed := name != "" && name != h.clientName
+	if changed {
+		h.clientName = name
+	}
+	h.mu.Unlock()
+	if changed {
+		h.restrictToAllowlist()
+	}
+}
+
+// Server exposes the mcp-go server (for transports).
+func (h *Host) Server() *server.MCPServer { return h.srv }
+
+// isLoaded reports whether a family's tools are registered in this session.
+func (h *Host) isLoaded(family string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.loaded[family]
+}
+
+// load registers a family's tools (mcp-go then notifies clients with
+// tools/list_changed). The plugin is started in the background so the
+// first call finds it warm.
+func (h *Host) load(family string) (err error) {
+	defs := h.opts.Plugins.Tools(family)
+	if len(defs) == 0 {
+		return fmt.Errorf("no installed plugin serves the %s family", family)
+	}
+	h.mu.Lock()
+	if h.loaded[family] {
+		h.mu.Unlock()
+		return nil
+	}
+	h.loaded[family] = true
+	h.mu.Unlock()
+	tools := make([]server.ServerTool, 0, len(defs))
+	for _, d := range defs {
+		tools = append(tools, server.ServerTool{Tool: wireTool(d), Handler: h.route(family)})
+	}
+	// mcp-go panics on a malformed tool; a third-party plugin must not take the host down.
+	defer func() {
+		if r := recover(); r != nil {
+			h.mu.Lock()
+			delete(h.loaded, family)
+			h.mu.Unlock()
+			err = fmt.Errorf("family %s has a malformed tool definition: %v", family, r)
+		}
+	}()
+	h.srv.AddTools(tools...)
+	go func() {
+		if err := h.opts.Plugins.Start(family); err != nil {
+			h.log.Error("plugin start failed", "family", family, "err", err)
+		}
+	}()
+	return nil
+}
+
+// unload removes a family's tools from this session (clients are notified).
+func (h *Host) unload(family string) {
+	h.mu.Lock()
+	if !h.loaded[family] {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.loaded, family)
+	h.mu.Unlock()
+	var names []string
+	for _, d := range h.opts.Plugins.Tools(family) {
+		names = append(names, d.GetName())
+	}
+	h.srv.DeleteTools(names...)
+}
+
+// wireTool turns a plugin's definition into the tool clients see.
+func wireTool(d *aimemoryv1.ToolDefinition) mcp.Tool {
+	t := mcp.NewToolWithRawSchema(d.GetName(), d.GetDescription(), d.GetInputSchemaJson())
+	if a := d.GetAnnotations(); a != nil {
+		t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: a.ReadOnly, DestructiveHint: a.Destructive, IdempotentHint: a.Idempotent, OpenWorldHint: a.OpenWorld}
+	}
+	if d.GetAlwaysLoad() {
+		t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
+	}
+	return t
+}
+
+// callContext is who is calling, as the host resolved it.
+func (h *Host) callContext() *aimemoryv1.CallContext {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return &aimemoryv1.CallContext{
+		AgentId:    identity.Resolve(h.opts.AgentID, h.clientName),
+		SessionId:  h.opts.SessionID,
+		ClientName: h.clientName,
+	}
+}
+
+// route forwards a direct tool call to the plugin serving family.
+func (h *Host) route(family string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := rawArguments(req)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return h.run(ctx, family, req.Params.Name, args), nil
+	}
+}
+
+// run executes a tool of a loaded family for this session: the one path
+// shared by direct calls and the memory_capabilities bridge.
+func (h *Host) run(ctx context.Context, family, tool string, args []byte) *mcp.CallToolResult {
+	if err := h.permitCall(ctx, family, tool); err != nil {
+		return mcp.NewToolResultError(err.Error())
+	}
+	h.observeCall(tool, args)
+	if err := h.waitEngine(ctx); err != nil {
+		return mcp.NewToolResultError(err.Error())
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
+	defer cancel()
+	resp, err := h.opts.Plugins.Call(ctx, family, &aimemoryv1.CallRequest{
+		Tool: tool, ArgumentsJson: args, Context: h.callContext(),
+	})
+	if err != nil {
+		h.log.Error("tool call failed", "tool", tool, "err", err)
+		return mcp.NewToolResultError(err.Error())
+	}
+	if resp.GetIsError() {
+		return mcp.NewToolResultError(resp.GetText())
+	}
+	return mcp.NewToolResultText(resp.GetText())
+}
+
+// rawArguments returns the call's arguments as the client sent them; they
+// must be a JSON object (absent counts as {}).
+func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
+	var raw []byte
+	switch a := req.GetRawArguments().(type) {
+	case json.RawMessage:
+		raw = a
+	case nil:
+		return []byte("{}"), nil
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("arguments: %v", err)
+		}
+		raw = b
+	}
+	var obj map[string]json.RawMessage
+	if string(raw) == "null" {
+		return []byte("{}"), nil
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("arguments: must be a JSON object")
+	}
+	return raw, nil
+}
+
+func (h *Host) waitEngine(ctx context.Context) error {
+	select {
+	case <-h.opts.EngineReady:
+		if h.opts.EngineErr != nil {
+			if err := h.opts.EngineErr(); err != nil {
+				return fmt.Errorf("memory engine is not available: %v", err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loadedFamilies lists the session's loaded families in canonical order.
+func (h *Host) loadedFamilies() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, f := range catalog.Families {
+		if h.loaded[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ExpectedTools is the number of family tools the session registered.
+func (h *Host) ExpectedTools() int {
+	n := 0
+	for _, f := range h.loadedFamilies() {
+		n += len(h.opts.Plugins.Tools(f))
+	}
+	return n
+}
+
+// LoadedFamilies is the session's loaded families in canonical order.
+func (h *Host) LoadedFamilies() []string { return slices.Clone(h.loadedFamilies()) }

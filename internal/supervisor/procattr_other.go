@@ -1,0 +1,9 @@
+//go:build !linux
+
+package supervisor
+
+import "os/exec"
+
+// dieWithParent has no kernel support here; the plugin's parent watch
+// (sdk.Serve) ends it once the host is gone.
+func dieWithParent(*exec.Cmd) {}
