@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkInitialize measures spawn → initialize answered under core.
+// warm: the engine runs and the plugin descriptions are cached.
+// cold: a fresh data dir, so nothing runs and nothing is cached.
+func BenchmarkInitialize(b *testing.B) {
+	for _, mode := range []string{"warm", "cold"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newEnv(b)
+			if mode == "warm" {
+				keep := e.startRaw() // keeps the engine up and the cache filled
+				keep.request("tools/call", map[string]any{"name": "memory_list", "arguments": map[string]any{}})
+			}
+			var samples []time.Duration
+			for b.Loop() {
+				if mode == "cold" {
+					e.dataDir = filepath.Join(b.TempDir(), "d")
+				}
+				start := time.Now()
+				s := e.startRaw()
+				samples = append(samples, time.Since(start))
+				s.in.Close()
+				s.cmd.Process.Kill()
+				s.cmd.Wait()
+			}
+			reportPercentiles(b, samples, "init")
+		})
+	}
+}
+
+// BenchmarkStoreOverMCP measures memory_store end to end: client → host →
+// plugin → engine (one fsynced bbolt commit) → back.
+func BenchmarkStoreOverMCP(b *testing.B) {
+	e := newEnv(b)
+	s := e.startRaw()
+	var samples []time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		start := time.Now()
+		resp := s.request("tools/call", map[string]any{"name": "memory_store", "arguments": map[string]any{
+			"title": fmt.Sprintf("bench %d", i), "content": "a benchmark memory about deploy pipelines and friday releases"}})
+		samples = append(samples, time.Since(start))
+		if _, isErr := toolResult(resp); isErr {
+			b.Fatalf("store failed: %v", resp)
+		}
+	}
+	reportPercentiles(b, samples, "store")
+	reportRSS(b, e, s.cmd.Process.Pid)
+}
+
+// BenchmarkRecallOverMCP measures recall and search end to end on 10k memories.
+func BenchmarkRecallOverMCP(b *testing.B) {
+	e := newEnv(b)
+	s := e.startRaw()
+	words := strings.Fields("deploy pipeline release friday build cache test flaky database index query latency memory agent session token budget schema profile plugin engine socket")
+	for i := range 10000 {
+		content := fmt.Sprintf("%s %s %s note %d about %s", words[i%len(words)], words[(i*7)%len(words)], words[(i*13)%len(words)], i, words[(i*3)%len(words)])
+		resp := s.request("tools/call", map[string]any{"name": "memory_store", "arguments": map[string]any{"title": fmt.Sprintf("n%d", i), "content": content, "namespace": fmt.Sprintf("p%d", i%10)}})
+		if _, isErr := toolResult(resp); isErr {
+			b.Fatalf("seed: %v", resp)
+		}
+	}
+	for _, tool := range []string{"memory_recall", "memory_search"} {
+		b.Run(tool, func(b *testing.B) {
+			var samples []time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				args := map[string]any{"limit": 10}
+				q := words[i%len(words)] + " " + words[(i*5)%len(words)]
+				if tool == "memory_recall" {
+					args["context"] = q
+				} else {
+					args["query"] = q
+				}
+				start := time.Now()
+				resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
+				samples = append(samples, time.Since(start))
+				if _, isErr := toolResult(resp); isErr {
+					b.Fatalf("%s: %v", tool, resp)
+				}
+			}
+			reportPercentiles(b, samples, "call")
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, samples []time.Duration, name string) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	at := func(p float64) float64 {
+		return float64(samples[min(len(samples)-1, int(p*float64(len(samples))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), name+"-p50-ms")
+	b.ReportMetric(at(0.95), name+"-p95-ms")
+	b.ReportMetric(at(0.99), name+"-p99-ms")
+}
+
+// reportRSS reports the resident memory of the host, its plugins and the engine.
+func reportRSS(b *testing.B, e *env, hostPid int) {
+	pids := map[string][]int{"host": {hostPid}, "plugins": childrenOf(hostPid, "ai-memory"), "engine": e.enginePids()}
+	total := 0.0
+	for name, list := range pids {
+		mb := 0.0
+		for _, pid := range list {
+			mb += rssMB(pid)
+		}
+		total += mb
+		b.ReportMetric(mb, name+"-rss-MB")
+	}
+	b.ReportMetric(total, "all-rss-MB")
+}
+
+func rssMB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
