@@ -28,9 +28,9 @@ func TestCapabilitiesOverview(t *testing.T) {
 			if row["loaded"] != false || !slices.Contains(toStrings(row["tools"]), "test_echo") {
 				t.Errorf("other row = %v", row)
 			}
-		case "graph":
-			if row["installed"] != false || !slices.Contains(toStrings(row["tools"]), "memory_kg_query") {
-				t.Errorf("graph row = %v", row)
+		case "lifecycle":
+			if row["installed"] != false || !slices.Contains(toStrings(row["tools"]), "memory_promote") {
+				t.Errorf("lifecycle row = %v", row)
 			}
 		}
 	}

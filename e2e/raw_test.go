@@ -108,9 +108,9 @@ func TestWireErrors(t *testing.T) {
 	}
 
 	// A tool of the contract whose family has no installed plugin yet.
-	resp = s.request("tools/call", map[string]any{"name": "memory_link", "arguments": map[string]any{}})
+	resp = s.request("tools/call", map[string]any{"name": "memory_update", "arguments": map[string]any{}})
 	text, isErr = toolResult(resp)
-	if !isErr || !contains(text, "graph family") {
+	if !isErr || !contains(text, "lifecycle family") {
 		t.Fatalf("uninstalled family: got %v", resp)
 	}
 

@@ -230,6 +230,11 @@ func (h *Host) expand(ctx context.Context, family string) (any, error) {
 				agent, h.opts.RateLimit.Interval(), wait.Round(1e9), family))
 		}
 	}
+	// Start the plugin before granting, so a refused or broken binary is
+	// reported here and the tools are callable the moment they are listed.
+	if err := h.opts.Plugins.Start(family); err != nil {
+		return deny("unavailable", fmt.Errorf("family: %s could not be started: %v", family, err))
+	}
 	if err := h.load(family); err != nil {
 		return deny("unavailable", fmt.Errorf("family: %v", err))
 	}

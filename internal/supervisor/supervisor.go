@@ -31,6 +31,9 @@ type Options struct {
 	CacheDir     string // Describe answers, one file per checksum
 	EngineSocket string // handed to every plugin
 	Logger       *slog.Logger
+	// AutoMTLS turns on go-plugin's mutual TLS between host and plugin. Off
+	// by default: see docs/ARCHITECTURE.md for the measured cost and why.
+	AutoMTLS bool
 }
 
 // Supervisor owns the plugin processes of one host.
@@ -199,6 +202,7 @@ func (s *Supervisor) launch(b Binary) (*plugin.Client, aimemoryv1.FamilyClient, 
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		AutoMTLS:         s.opts.AutoMTLS,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: b.Name, Output: os.Stderr, Level: hclog.Warn}),
 	})
 	rpc, err := client.Client()
