@@ -110,74 +110,38 @@ func reportPercentiles(b *testing.B, samples []time.Duration, name string) {
 	b.ReportMetric(at(0.99), name+"-p99-ms")
 }
 
-// reportRSS reports the resident memory of the host, its plugins and the engine.
+// reportRSS reports the memory of the host, its plugins and the engine as
+// PSS (shared pages, such as the binary the host and engine both map, are
+// split between the processes sharing them) and as private anonymous RSS.
 func reportRSS(b *testing.B, e *env, hostPid int) {
-	pids := map[string][]int{"host": {hostPid}, "plugins": childrenOf(hostPid, "ai-memory"), "engine": e.enginePids()}
-	total := 0.0
+	// Plugin binaries are named ai-memory-<family>; the engine ("ai-memory engine") is a child of the host too.
+	pids := map[string][]int{"host": {hostPid}, "plugins": childrenOf(hostPid, "ai-memory-"), "engine": e.enginePids()}
+	totalPss, totalAnon := 0.0, 0.0
 	for name, list := range pids {
-		mb := 0.0
+		pss, anon := 0.0, 0.0
 		for _, pid := range list {
-			mb += rssMB(pid)
+			pss += procKB(pid, "smaps_rollup", "Pss:") / 1024
+			anon += procKB(pid, "status", "RssAnon:") / 1024
 		}
-		total += mb
-		b.ReportMetric(mb, name+"-rss-MB")
+		totalPss += pss
+		totalAnon += anon
+		b.ReportMetric(pss, name+"-pss-MB")
 	}
-	b.ReportMetric(total, "all-rss-MB")
+	b.ReportMetric(totalPss, "all-pss-MB")
+	b.ReportMetric(totalAnon, "all-anon-MB")
 }
 
-func rssMB(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// procKB reads a "<key> <n> kB" line of /proc/<pid>/<file>.
+func procKB(pid int, file, key string) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == key {
 			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
+			return kb
 		}
 	}
 	return 0
-}
-
-// BenchmarkExpansion measures memory_capabilities {family, include_schema}
-// from call to reply. cold: the family's plugin is not running (a fresh
-// host), so the reply includes starting it; warm: it already runs.
-func BenchmarkExpansion(b *testing.B) {
-	expand := map[string]any{"name": "memory_capabilities", "arguments": map[string]any{"family": "other", "include_schema": true}}
-	b.Run("cold", func(b *testing.B) {
-		e := newEnv(b)
-		e.startRaw().request("tools/call", expand) // fill the description cache once
-		var samples []time.Duration
-		for b.Loop() {
-			b.StopTimer()
-			s := e.startRaw()
-			b.StartTimer()
-			start := time.Now()
-			resp := s.request("tools/call", expand)
-			samples = append(samples, time.Since(start))
-			if _, isErr := toolResult(resp); isErr {
-				b.Fatalf("expansion failed: %v", resp)
-			}
-			b.StopTimer()
-			s.in.Close()
-			s.cmd.Process.Kill()
-			s.cmd.Wait()
-			b.StartTimer()
-		}
-		reportPercentiles(b, samples, "expand")
-	})
-	b.Run("warm", func(b *testing.B) {
-		s := newEnv(b).startRaw()
-		s.request("tools/call", expand)
-		var samples []time.Duration
-		for b.Loop() {
-			start := time.Now()
-			resp := s.request("tools/call", expand)
-			samples = append(samples, time.Since(start))
-			if _, isErr := toolResult(resp); isErr {
-				b.Fatalf("expansion failed: %v", resp)
-			}
-		}
-		reportPercentiles(b, samples, "expand")
-	})
 }

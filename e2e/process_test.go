@@ -130,7 +130,7 @@ func TestNothingOutlivesKilledHosts(t *testing.T) {
 	a, b := e.startHost(nil), e.startHost([]string{"--profile", "full"})
 	a.ok("memory_store", map[string]any{"title": "t", "content": "c"})
 	b.ok("test_echo", map[string]any{})
-	pluginPids := append(append(childrenOf(a.pid(), "ai-memory"), childrenOf(b.pid(), "ai-memory")...), childrenOf(b.pid(), "testplugin")...)
+	pluginPids := append(append(childrenOf(a.pid(), "ai-memory-"), childrenOf(b.pid(), "ai-memory-")...), childrenOf(b.pid(), "testplugin")...)
 	if len(pluginPids) < 3 {
 		t.Fatalf("expected core plugins of both hosts and the test plugin, got %v", pluginPids)
 	}
