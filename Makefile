@@ -22,7 +22,13 @@ build: ## Host at $(BIN)/ai-memory, plugins beside it, and their SHA-256 manifes
 run: build ## Serve MCP on stdio with the default data dir and profile.
 	@exec ./$(BIN)/ai-memory mcp
 
-test: build ## Vet, then every unit and end-to-end test.
+TSCLIENT := e2e/tsclient/node_modules/.package-lock.json
+
+$(TSCLIENT): e2e/tsclient/package-lock.json ## The official MCP TypeScript client for one e2e test.
+	@if command -v npm >/dev/null; then npm ci --prefix e2e/tsclient --no-audit --no-fund --silent; \
+	else echo "npm not found: the TypeScript SDK client test will be skipped" >&2; fi
+
+test: build $(TSCLIENT) ## Vet, then every unit and end-to-end test.
 	go vet ./...
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...
 
