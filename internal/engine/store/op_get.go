@@ -48,7 +48,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 		}
 		for _, m := range resp.Memories {
 			var err error
-			if resp.Links, err = linksOf(tx, m.Id, aimemoryv1.Direction_DIRECTION_BOTH, seen, resp.Links); err != nil {
+			if resp.Links, err = linksOf(tx, m.Id, aimemoryv1.Direction_DIRECTION_BOTH, nil, seen, resp.Links); err != nil {
 				return err
 			}
 		}

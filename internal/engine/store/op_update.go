@@ -46,6 +46,9 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 				return err
 			}
 		}
+		if err := w.moveEntity(old, m); err != nil {
+			return err
+		}
 		resp.Memory = m
 		return w.put(old, m, "memory_update")
 	})

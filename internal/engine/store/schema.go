@@ -21,11 +21,16 @@ var (
 	bucketLinksOut = []byte("links_out") // source NUL target NUL relation → Link
 	bucketLinksIn  = []byte("links_in")  // target NUL source NUL relation → ""
 	bucketArchive  = []byte("archive")   // id → archived memory
+
+	// Entities (graph_entities.go).
+	bucketAliases       = []byte("aliases")        // fold(alias) NUL namespace → entity id
+	bucketEntityAliases = []byte("entity_aliases") // entity id NUL fold(alias) → alias row
 )
 
 var allBuckets = [][]byte{
 	bucketMeta, bucketMemories, bucketTitles, bucketTerms,
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
+	bucketAliases, bucketEntityAliases,
 }
 
 var keySchemaVersion = []byte("schema_version")

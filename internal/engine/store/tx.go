@@ -127,7 +127,8 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 	return nil
 }
 
-// remove deletes m, its index entries and every link touching it.
+// remove deletes m, its index entries, every link touching it and, for an
+// entity, its aliases.
 func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	id := []byte(m.GetId())
 	if err := w.tx.Bucket(bucketMemories).Delete(id); err != nil {
@@ -154,6 +155,9 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 		return err
 	}
 	if err := deleteLinks(w.tx, m.GetId()); err != nil {
+		return err
+	}
+	if err := w.removeEntity(m); err != nil {
 		return err
 	}
 	w.changes = append(w.changes, change{id: m.GetId(), oldTerms: oldTerms})

@@ -273,6 +273,62 @@ func (Direction) EnumDescriptor() ([]byte, []int) {
 	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{4}
 }
 
+type PutLinkOutcome int32
+
+const (
+	PutLinkOutcome_PUT_LINK_OUTCOME_UNSPECIFIED PutLinkOutcome = 0
+	PutLinkOutcome_PUT_LINK_OUTCOME_CREATED     PutLinkOutcome = 1
+	// It was invalidated: a new interval starts now (the closed one goes to
+	// history), or, when its valid_until was still in the future, that end
+	// is cleared and the current interval goes on.
+	PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED PutLinkOutcome = 2
+	// It was valid with no end: nothing was written.
+	PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED PutLinkOutcome = 3
+)
+
+// Enum value maps for PutLinkOutcome.
+var (
+	PutLinkOutcome_name = map[int32]string{
+		0: "PUT_LINK_OUTCOME_UNSPECIFIED",
+		1: "PUT_LINK_OUTCOME_CREATED",
+		2: "PUT_LINK_OUTCOME_REVIVED",
+		3: "PUT_LINK_OUTCOME_UNCHANGED",
+	}
+	PutLinkOutcome_value = map[string]int32{
+		"PUT_LINK_OUTCOME_UNSPECIFIED": 0,
+		"PUT_LINK_OUTCOME_CREATED":     1,
+		"PUT_LINK_OUTCOME_REVIVED":     2,
+		"PUT_LINK_OUTCOME_UNCHANGED":   3,
+	}
+)
+
+func (x PutLinkOutcome) Enum() *PutLinkOutcome {
+	p := new(PutLinkOutcome)
+	*p = x
+	return p
+}
+
+func (x PutLinkOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PutLinkOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_aimemory_v1_engine_proto_enumTypes[5].Descriptor()
+}
+
+func (PutLinkOutcome) Type() protoreflect.EnumType {
+	return &file_aimemory_v1_engine_proto_enumTypes[5]
+}
+
+func (x PutLinkOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PutLinkOutcome.Descriptor instead.
+func (PutLinkOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{5}
+}
+
 type HealthRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1784,16 +1840,25 @@ func (x *StatsResponse) GetDbSizeBytes() int64 {
 	return 0
 }
 
+// A directed, typed edge; (source_id, target_id, relation) is its identity.
+// valid_from..valid_until is its current validity interval (start
+// inclusive, end exclusive; valid_until 0 = still valid). Earlier intervals
+// of a link that was invalidated and revived are kept in history.
 type Link struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SourceId      string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
-	TargetId      string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
-	Relation      string                 `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
-	CreatedAt     int64                  `protobuf:"varint,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	ValidFrom     int64                  `protobuf:"varint,5,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
-	ValidUntil    int64                  `protobuf:"varint,6,opt,name=valid_until,json=validUntil,proto3" json:"valid_until,omitempty"`
-	ObservedBy    string                 `protobuf:"bytes,7,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
-	InvalidatedBy string                 `protobuf:"bytes,8,opt,name=invalidated_by,json=invalidatedBy,proto3" json:"invalidated_by,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SourceId   string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	TargetId   string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	Relation   string                 `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
+	CreatedAt  int64                  `protobuf:"varint,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ValidFrom  int64                  `protobuf:"varint,5,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
+	ValidUntil int64                  `protobuf:"varint,6,opt,name=valid_until,json=validUntil,proto3" json:"valid_until,omitempty"`
+	// Who asserted the link (the session identity of the caller).
+	ObservedBy string `protobuf:"bytes,7,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
+	// Who invalidated it, and when that was recorded.
+	InvalidatedBy string `protobuf:"bytes,8,opt,name=invalidated_by,json=invalidatedBy,proto3" json:"invalidated_by,omitempty"`
+	InvalidatedAt int64  `protobuf:"varint,9,opt,name=invalidated_at,json=invalidatedAt,proto3" json:"invalidated_at,omitempty"`
+	// Closed earlier validity intervals, oldest first (at most 32 are kept).
+	History       []*LinkValidity `protobuf:"bytes,10,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1884,10 +1949,37 @@ func (x *Link) GetInvalidatedBy() string {
 	return ""
 }
 
+func (x *Link) GetInvalidatedAt() int64 {
+	if x != nil {
+		return x.InvalidatedAt
+	}
+	return 0
+}
+
+func (x *Link) GetHistory() []*LinkValidity {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
 type GetLinksRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ids           []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
-	Direction     Direction              `protobuf:"varint,2,opt,name=direction,proto3,enum=aimemory.v1.Direction" json:"direction,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Ids       []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	Direction Direction              `protobuf:"varint,2,opt,name=direction,proto3,enum=aimemory.v1.Direction" json:"direction,omitempty"`
+	// Graph filters (unset = no filter), applied to every link returned.
+	// One of the four relations.
+	Relation string `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
+	// Only links valid at this instant (Unix nanos) in their current or an
+	// earlier interval; such a link is returned with that interval's fields
+	// in place of the current ones.
+	ValidAt int64 `protobuf:"varint,4,opt,name=valid_at,json=validAt,proto3" json:"valid_at,omitempty"`
+	// Only links whose (matching) interval was observed by one of these
+	// agents; present but empty = none.
+	ObservedBy *AgentSet `protobuf:"bytes,5,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
+	// Also return the title and namespace of the memories at the far end of
+	// the returned links (those not among ids), each once.
+	IncludeNodes  bool `protobuf:"varint,6,opt,name=include_nodes,json=includeNodes,proto3" json:"include_nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1936,9 +2028,40 @@ func (x *GetLinksRequest) GetDirection() Direction {
 	return Direction_DIRECTION_UNSPECIFIED
 }
 
+func (x *GetLinksRequest) GetRelation() string {
+	if x != nil {
+		return x.Relation
+	}
+	return ""
+}
+
+func (x *GetLinksRequest) GetValidAt() int64 {
+	if x != nil {
+		return x.ValidAt
+	}
+	return 0
+}
+
+func (x *GetLinksRequest) GetObservedBy() *AgentSet {
+	if x != nil {
+		return x.ObservedBy
+	}
+	return nil
+}
+
+func (x *GetLinksRequest) GetIncludeNodes() bool {
+	if x != nil {
+		return x.IncludeNodes
+	}
+	return false
+}
+
 type GetLinksResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Links         []*Link                `protobuf:"bytes,1,rep,name=links,proto3" json:"links,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Links []*Link                `protobuf:"bytes,1,rep,name=links,proto3" json:"links,omitempty"`
+	Nodes []*NodeSummary         `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// Requested ids that name no memory.
+	NotFound      []string `protobuf:"bytes,3,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1980,6 +2103,20 @@ func (x *GetLinksResponse) GetLinks() []*Link {
 	return nil
 }
 
+func (x *GetLinksResponse) GetNodes() []*NodeSummary {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *GetLinksResponse) GetNotFound() []string {
+	if x != nil {
+		return x.NotFound
+	}
+	return nil
+}
+
 type WatchEventsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2017,12 +2154,14 @@ func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
 }
 
 type Event struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"` // memory_store, memory_update, memory_delete, memory_gc, memory_touch
-	MemoryId      string                 `protobuf:"bytes,2,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
-	Namespace     string                 `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	AgentId       string                 `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	At            int64                  `protobuf:"varint,5,opt,name=at,proto3" json:"at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// memory_store, memory_update, memory_delete, memory_gc, memory_touch,
+	// memory_link_created, memory_link_invalidated (memory_id: the source)
+	Type          string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	MemoryId      string `protobuf:"bytes,2,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
+	Namespace     string `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	AgentId       string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	At            int64  `protobuf:"varint,5,opt,name=at,proto3" json:"at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2509,6 +2648,1108 @@ func (x *VerifyAuditResponse) GetProblem() string {
 	return ""
 }
 
+// An earlier validity interval of a link, closed by an invalidation.
+type LinkValidity struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ValidFrom     int64                  `protobuf:"varint,1,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
+	ValidUntil    int64                  `protobuf:"varint,2,opt,name=valid_until,json=validUntil,proto3" json:"valid_until,omitempty"`
+	ObservedBy    string                 `protobuf:"bytes,3,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
+	InvalidatedBy string                 `protobuf:"bytes,4,opt,name=invalidated_by,json=invalidatedBy,proto3" json:"invalidated_by,omitempty"`
+	InvalidatedAt int64                  `protobuf:"varint,5,opt,name=invalidated_at,json=invalidatedAt,proto3" json:"invalidated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkValidity) Reset() {
+	*x = LinkValidity{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkValidity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkValidity) ProtoMessage() {}
+
+func (x *LinkValidity) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkValidity.ProtoReflect.Descriptor instead.
+func (*LinkValidity) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *LinkValidity) GetValidFrom() int64 {
+	if x != nil {
+		return x.ValidFrom
+	}
+	return 0
+}
+
+func (x *LinkValidity) GetValidUntil() int64 {
+	if x != nil {
+		return x.ValidUntil
+	}
+	return 0
+}
+
+func (x *LinkValidity) GetObservedBy() string {
+	if x != nil {
+		return x.ObservedBy
+	}
+	return ""
+}
+
+func (x *LinkValidity) GetInvalidatedBy() string {
+	if x != nil {
+		return x.InvalidatedBy
+	}
+	return ""
+}
+
+func (x *LinkValidity) GetInvalidatedAt() int64 {
+	if x != nil {
+		return x.InvalidatedAt
+	}
+	return 0
+}
+
+type AgentSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ids           []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentSet) Reset() {
+	*x = AgentSet{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentSet) ProtoMessage() {}
+
+func (x *AgentSet) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentSet.ProtoReflect.Descriptor instead.
+func (*AgentSet) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AgentSet) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+// What a graph result shows of a memory.
+type NodeSummary struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Title         string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Namespace     string                 `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeSummary) Reset() {
+	*x = NodeSummary{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeSummary) ProtoMessage() {}
+
+func (x *NodeSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeSummary.ProtoReflect.Descriptor instead.
+func (*NodeSummary) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *NodeSummary) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *NodeSummary) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *NodeSummary) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+type PutLinkRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	SourceId string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	TargetId string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	// "" = related_to.
+	Relation string `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
+	// The caller's identity as the host resolved it (CallContext.agent_id),
+	// never a tool argument.
+	ObservedBy    string `protobuf:"bytes,4,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutLinkRequest) Reset() {
+	*x = PutLinkRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutLinkRequest) ProtoMessage() {}
+
+func (x *PutLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutLinkRequest.ProtoReflect.Descriptor instead.
+func (*PutLinkRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *PutLinkRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *PutLinkRequest) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *PutLinkRequest) GetRelation() string {
+	if x != nil {
+		return x.Relation
+	}
+	return ""
+}
+
+func (x *PutLinkRequest) GetObservedBy() string {
+	if x != nil {
+		return x.ObservedBy
+	}
+	return ""
+}
+
+type PutLinkResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Link          *Link                  `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	Outcome       PutLinkOutcome         `protobuf:"varint,2,opt,name=outcome,proto3,enum=aimemory.v1.PutLinkOutcome" json:"outcome,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutLinkResponse) Reset() {
+	*x = PutLinkResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutLinkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutLinkResponse) ProtoMessage() {}
+
+func (x *PutLinkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutLinkResponse.ProtoReflect.Descriptor instead.
+func (*PutLinkResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *PutLinkResponse) GetLink() *Link {
+	if x != nil {
+		return x.Link
+	}
+	return nil
+}
+
+func (x *PutLinkResponse) GetOutcome() PutLinkOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return PutLinkOutcome_PUT_LINK_OUTCOME_UNSPECIFIED
+}
+
+type InvalidateLinkRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	SourceId string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	TargetId string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	Relation string                 `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
+	// Unix nanos, past or future; absent = now.
+	ValidUntil *int64 `protobuf:"varint,4,opt,name=valid_until,json=validUntil,proto3,oneof" json:"valid_until,omitempty"`
+	// The caller's identity (CallContext.agent_id).
+	InvalidatedBy string `protobuf:"bytes,5,opt,name=invalidated_by,json=invalidatedBy,proto3" json:"invalidated_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvalidateLinkRequest) Reset() {
+	*x = InvalidateLinkRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvalidateLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvalidateLinkRequest) ProtoMessage() {}
+
+func (x *InvalidateLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvalidateLinkRequest.ProtoReflect.Descriptor instead.
+func (*InvalidateLinkRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *InvalidateLinkRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *InvalidateLinkRequest) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *InvalidateLinkRequest) GetRelation() string {
+	if x != nil {
+		return x.Relation
+	}
+	return ""
+}
+
+func (x *InvalidateLinkRequest) GetValidUntil() int64 {
+	if x != nil && x.ValidUntil != nil {
+		return *x.ValidUntil
+	}
+	return 0
+}
+
+func (x *InvalidateLinkRequest) GetInvalidatedBy() string {
+	if x != nil {
+		return x.InvalidatedBy
+	}
+	return ""
+}
+
+type InvalidateLinkResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when both memories exist but no such link does.
+	Found bool  `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	Link  *Link `protobuf:"bytes,2,opt,name=link,proto3" json:"link,omitempty"`
+	// The end it had before (0 = none).
+	PreviousValidUntil int64 `protobuf:"varint,3,opt,name=previous_valid_until,json=previousValidUntil,proto3" json:"previous_valid_until,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *InvalidateLinkResponse) Reset() {
+	*x = InvalidateLinkResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvalidateLinkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvalidateLinkResponse) ProtoMessage() {}
+
+func (x *InvalidateLinkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvalidateLinkResponse.ProtoReflect.Descriptor instead.
+func (*InvalidateLinkResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *InvalidateLinkResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *InvalidateLinkResponse) GetLink() *Link {
+	if x != nil {
+		return x.Link
+	}
+	return nil
+}
+
+func (x *InvalidateLinkResponse) GetPreviousValidUntil() int64 {
+	if x != nil {
+		return x.PreviousValidUntil
+	}
+	return 0
+}
+
+type LinkTimelineRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	SourceId string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	// Window on valid_from, both ends inclusive; 0 = open.
+	Since int64 `protobuf:"varint,2,opt,name=since,proto3" json:"since,omitempty"`
+	Until int64 `protobuf:"varint,3,opt,name=until,proto3" json:"until,omitempty"`
+	// 0 = 200; at most 1000.
+	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkTimelineRequest) Reset() {
+	*x = LinkTimelineRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkTimelineRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkTimelineRequest) ProtoMessage() {}
+
+func (x *LinkTimelineRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkTimelineRequest.ProtoReflect.Descriptor instead.
+func (*LinkTimelineRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *LinkTimelineRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *LinkTimelineRequest) GetSince() int64 {
+	if x != nil {
+		return x.Since
+	}
+	return 0
+}
+
+func (x *LinkTimelineRequest) GetUntil() int64 {
+	if x != nil {
+		return x.Until
+	}
+	return 0
+}
+
+func (x *LinkTimelineRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type TimelineEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The link during one validity interval (history left empty).
+	Link          *Link        `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	Target        *NodeSummary `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimelineEvent) Reset() {
+	*x = TimelineEvent{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimelineEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimelineEvent) ProtoMessage() {}
+
+func (x *TimelineEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimelineEvent.ProtoReflect.Descriptor instead.
+func (*TimelineEvent) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *TimelineEvent) GetLink() *Link {
+	if x != nil {
+		return x.Link
+	}
+	return nil
+}
+
+func (x *TimelineEvent) GetTarget() *NodeSummary {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+type LinkTimelineResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// valid_from asc, then created_at, target id, relation.
+	Events []*TimelineEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// Events in the window before the limit.
+	Total         uint32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkTimelineResponse) Reset() {
+	*x = LinkTimelineResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkTimelineResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkTimelineResponse) ProtoMessage() {}
+
+func (x *LinkTimelineResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkTimelineResponse.ProtoReflect.Descriptor instead.
+func (*LinkTimelineResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *LinkTimelineResponse) GetEvents() []*TimelineEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *LinkTimelineResponse) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+type EntityAlias struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Alias         string                 `protobuf:"bytes,1,opt,name=alias,proto3" json:"alias,omitempty"`
+	AddedAt       int64                  `protobuf:"varint,2,opt,name=added_at,json=addedAt,proto3" json:"added_at,omitempty"`
+	AddedBy       string                 `protobuf:"bytes,3,opt,name=added_by,json=addedBy,proto3" json:"added_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EntityAlias) Reset() {
+	*x = EntityAlias{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EntityAlias) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EntityAlias) ProtoMessage() {}
+
+func (x *EntityAlias) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EntityAlias.ProtoReflect.Descriptor instead.
+func (*EntityAlias) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *EntityAlias) GetAlias() string {
+	if x != nil {
+		return x.Alias
+	}
+	return ""
+}
+
+func (x *EntityAlias) GetAddedAt() int64 {
+	if x != nil {
+		return x.AddedAt
+	}
+	return 0
+}
+
+func (x *EntityAlias) GetAddedBy() string {
+	if x != nil {
+		return x.AddedBy
+	}
+	return ""
+}
+
+// An entity is a long-tier memory (title = content = canonical name, tag
+// "entity", metadata.kind "entity") with aliases. The canonical name is
+// one of its aliases. An alias is unique within a namespace, compared with
+// Unicode case folding.
+type Entity struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	CanonicalName string                 `protobuf:"bytes,2,opt,name=canonical_name,json=canonicalName,proto3" json:"canonical_name,omitempty"`
+	Namespace     string                 `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// In the order they were added, then alphabetically.
+	Aliases       []*EntityAlias `protobuf:"bytes,4,rep,name=aliases,proto3" json:"aliases,omitempty"`
+	CreatedAt     int64          `protobuf:"varint,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Entity) Reset() {
+	*x = Entity{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Entity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Entity) ProtoMessage() {}
+
+func (x *Entity) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Entity.ProtoReflect.Descriptor instead.
+func (*Entity) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *Entity) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Entity) GetCanonicalName() string {
+	if x != nil {
+		return x.CanonicalName
+	}
+	return ""
+}
+
+func (x *Entity) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *Entity) GetAliases() []*EntityAlias {
+	if x != nil {
+		return x.Aliases
+	}
+	return nil
+}
+
+func (x *Entity) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
+type RegisterEntityRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CanonicalName string                 `protobuf:"bytes,1,opt,name=canonical_name,json=canonicalName,proto3" json:"canonical_name,omitempty"`
+	Namespace     string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Aliases       []string               `protobuf:"bytes,3,rep,name=aliases,proto3" json:"aliases,omitempty"`
+	// Metadata of a new entity (kind is set to "entity"); an existing
+	// entity's metadata is left as it is.
+	MetadataJson []byte `protobuf:"bytes,4,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	// The caller's identity (CallContext.agent_id), recorded on each alias
+	// it adds.
+	RegisteredBy  string `protobuf:"bytes,5,opt,name=registered_by,json=registeredBy,proto3" json:"registered_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterEntityRequest) Reset() {
+	*x = RegisterEntityRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterEntityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterEntityRequest) ProtoMessage() {}
+
+func (x *RegisterEntityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterEntityRequest.ProtoReflect.Descriptor instead.
+func (*RegisterEntityRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *RegisterEntityRequest) GetCanonicalName() string {
+	if x != nil {
+		return x.CanonicalName
+	}
+	return ""
+}
+
+func (x *RegisterEntityRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *RegisterEntityRequest) GetAliases() []string {
+	if x != nil {
+		return x.Aliases
+	}
+	return nil
+}
+
+func (x *RegisterEntityRequest) GetMetadataJson() []byte {
+	if x != nil {
+		return x.MetadataJson
+	}
+	return nil
+}
+
+func (x *RegisterEntityRequest) GetRegisteredBy() string {
+	if x != nil {
+		return x.RegisteredBy
+	}
+	return ""
+}
+
+type RegisterEntityResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entity        *Entity                `protobuf:"bytes,1,opt,name=entity,proto3" json:"entity,omitempty"`
+	Created       bool                   `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterEntityResponse) Reset() {
+	*x = RegisterEntityResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterEntityResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterEntityResponse) ProtoMessage() {}
+
+func (x *RegisterEntityResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterEntityResponse.ProtoReflect.Descriptor instead.
+func (*RegisterEntityResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *RegisterEntityResponse) GetEntity() *Entity {
+	if x != nil {
+		return x.Entity
+	}
+	return nil
+}
+
+func (x *RegisterEntityResponse) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+type GetEntityByAliasRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Alias string                 `protobuf:"bytes,1,opt,name=alias,proto3" json:"alias,omitempty"`
+	// "" = every namespace; the most recently created entity wins.
+	Namespace     string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEntityByAliasRequest) Reset() {
+	*x = GetEntityByAliasRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEntityByAliasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEntityByAliasRequest) ProtoMessage() {}
+
+func (x *GetEntityByAliasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEntityByAliasRequest.ProtoReflect.Descriptor instead.
+func (*GetEntityByAliasRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *GetEntityByAliasRequest) GetAlias() string {
+	if x != nil {
+		return x.Alias
+	}
+	return ""
+}
+
+func (x *GetEntityByAliasRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+type GetEntityByAliasResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Absent when no entity holds the alias.
+	Entity        *Entity `protobuf:"bytes,1,opt,name=entity,proto3" json:"entity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEntityByAliasResponse) Reset() {
+	*x = GetEntityByAliasResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEntityByAliasResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEntityByAliasResponse) ProtoMessage() {}
+
+func (x *GetEntityByAliasResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEntityByAliasResponse.ProtoReflect.Descriptor instead.
+func (*GetEntityByAliasResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *GetEntityByAliasResponse) GetEntity() *Entity {
+	if x != nil {
+		return x.Entity
+	}
+	return nil
+}
+
+type CountNamespacesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "" = every namespace; else the namespace itself and those under
+	// prefix + "/" (literal, case-sensitive).
+	Prefix string `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// Groups kept, densest first; 0 = all.
+	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountNamespacesRequest) Reset() {
+	*x = CountNamespacesRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountNamespacesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountNamespacesRequest) ProtoMessage() {}
+
+func (x *CountNamespacesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountNamespacesRequest.ProtoReflect.Descriptor instead.
+func (*CountNamespacesRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *CountNamespacesRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *CountNamespacesRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type CountNamespacesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Live memories per exact namespace: count desc, then namespace asc.
+	Namespaces []*CountByKey `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// Live memories in scope, whatever the limit.
+	Total         uint64 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountNamespacesResponse) Reset() {
+	*x = CountNamespacesResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountNamespacesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountNamespacesResponse) ProtoMessage() {}
+
+func (x *CountNamespacesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountNamespacesResponse.ProtoReflect.Descriptor instead.
+func (*CountNamespacesResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *CountNamespacesResponse) GetNamespaces() []*CountByKey {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+func (x *CountNamespacesResponse) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 var File_aimemory_v1_engine_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_engine_proto_rawDesc = "" +
@@ -2638,7 +3879,7 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\rexpiring_soon\x18\x04 \x01(\x04R\fexpiringSoon\x12\x14\n" +
 	"\x05links\x18\x05 \x01(\x04R\x05links\x12\x1a\n" +
 	"\barchived\x18\x06 \x01(\x04R\barchived\x12\"\n" +
-	"\rdb_size_bytes\x18\a \x01(\x03R\vdbSizeBytes\"\x83\x02\n" +
+	"\rdb_size_bytes\x18\a \x01(\x03R\vdbSizeBytes\"\xdf\x02\n" +
 	"\x04Link\x12\x1b\n" +
 	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1b\n" +
 	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1a\n" +
@@ -2651,12 +3892,22 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"validUntil\x12\x1f\n" +
 	"\vobserved_by\x18\a \x01(\tR\n" +
 	"observedBy\x12%\n" +
-	"\x0einvalidated_by\x18\b \x01(\tR\rinvalidatedBy\"Y\n" +
+	"\x0einvalidated_by\x18\b \x01(\tR\rinvalidatedBy\x12%\n" +
+	"\x0einvalidated_at\x18\t \x01(\x03R\rinvalidatedAt\x123\n" +
+	"\ahistory\x18\n" +
+	" \x03(\v2\x19.aimemory.v1.LinkValidityR\ahistory\"\xed\x01\n" +
 	"\x0fGetLinksRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\x124\n" +
-	"\tdirection\x18\x02 \x01(\x0e2\x16.aimemory.v1.DirectionR\tdirection\";\n" +
+	"\tdirection\x18\x02 \x01(\x0e2\x16.aimemory.v1.DirectionR\tdirection\x12\x1a\n" +
+	"\brelation\x18\x03 \x01(\tR\brelation\x12\x19\n" +
+	"\bvalid_at\x18\x04 \x01(\x03R\avalidAt\x126\n" +
+	"\vobserved_by\x18\x05 \x01(\v2\x15.aimemory.v1.AgentSetR\n" +
+	"observedBy\x12#\n" +
+	"\rinclude_nodes\x18\x06 \x01(\bR\fincludeNodes\"\x88\x01\n" +
 	"\x10GetLinksResponse\x12'\n" +
-	"\x05links\x18\x01 \x03(\v2\x11.aimemory.v1.LinkR\x05links\"\x14\n" +
+	"\x05links\x18\x01 \x03(\v2\x11.aimemory.v1.LinkR\x05links\x12.\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x18.aimemory.v1.NodeSummaryR\x05nodes\x12\x1b\n" +
+	"\tnot_found\x18\x03 \x03(\tR\bnotFound\"\x14\n" +
 	"\x12WatchEventsRequest\"\x81\x01\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1b\n" +
@@ -2691,7 +3942,87 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\x05count\x18\x02 \x01(\x04R\x05count\x12\x1b\n" +
 	"\thead_hash\x18\x03 \x01(\tR\bheadHash\x12\"\n" +
 	"\rfirst_bad_seq\x18\x04 \x01(\x04R\vfirstBadSeq\x12\x18\n" +
-	"\aproblem\x18\x05 \x01(\tR\aproblem*\x84\x01\n" +
+	"\aproblem\x18\x05 \x01(\tR\aproblem\"\xbd\x01\n" +
+	"\fLinkValidity\x12\x1d\n" +
+	"\n" +
+	"valid_from\x18\x01 \x01(\x03R\tvalidFrom\x12\x1f\n" +
+	"\vvalid_until\x18\x02 \x01(\x03R\n" +
+	"validUntil\x12\x1f\n" +
+	"\vobserved_by\x18\x03 \x01(\tR\n" +
+	"observedBy\x12%\n" +
+	"\x0einvalidated_by\x18\x04 \x01(\tR\rinvalidatedBy\x12%\n" +
+	"\x0einvalidated_at\x18\x05 \x01(\x03R\rinvalidatedAt\"\x1c\n" +
+	"\bAgentSet\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\"Q\n" +
+	"\vNodeSummary\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1c\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\"\x87\x01\n" +
+	"\x0ePutLinkRequest\x12\x1b\n" +
+	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1b\n" +
+	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1a\n" +
+	"\brelation\x18\x03 \x01(\tR\brelation\x12\x1f\n" +
+	"\vobserved_by\x18\x04 \x01(\tR\n" +
+	"observedBy\"o\n" +
+	"\x0fPutLinkResponse\x12%\n" +
+	"\x04link\x18\x01 \x01(\v2\x11.aimemory.v1.LinkR\x04link\x125\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2\x1b.aimemory.v1.PutLinkOutcomeR\aoutcome\"\xca\x01\n" +
+	"\x15InvalidateLinkRequest\x12\x1b\n" +
+	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1b\n" +
+	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1a\n" +
+	"\brelation\x18\x03 \x01(\tR\brelation\x12$\n" +
+	"\vvalid_until\x18\x04 \x01(\x03H\x00R\n" +
+	"validUntil\x88\x01\x01\x12%\n" +
+	"\x0einvalidated_by\x18\x05 \x01(\tR\rinvalidatedByB\x0e\n" +
+	"\f_valid_until\"\x87\x01\n" +
+	"\x16InvalidateLinkResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12%\n" +
+	"\x04link\x18\x02 \x01(\v2\x11.aimemory.v1.LinkR\x04link\x120\n" +
+	"\x14previous_valid_until\x18\x03 \x01(\x03R\x12previousValidUntil\"t\n" +
+	"\x13LinkTimelineRequest\x12\x1b\n" +
+	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x14\n" +
+	"\x05since\x18\x02 \x01(\x03R\x05since\x12\x14\n" +
+	"\x05until\x18\x03 \x01(\x03R\x05until\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\"h\n" +
+	"\rTimelineEvent\x12%\n" +
+	"\x04link\x18\x01 \x01(\v2\x11.aimemory.v1.LinkR\x04link\x120\n" +
+	"\x06target\x18\x02 \x01(\v2\x18.aimemory.v1.NodeSummaryR\x06target\"`\n" +
+	"\x14LinkTimelineResponse\x122\n" +
+	"\x06events\x18\x01 \x03(\v2\x1a.aimemory.v1.TimelineEventR\x06events\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\rR\x05total\"Y\n" +
+	"\vEntityAlias\x12\x14\n" +
+	"\x05alias\x18\x01 \x01(\tR\x05alias\x12\x19\n" +
+	"\badded_at\x18\x02 \x01(\x03R\aaddedAt\x12\x19\n" +
+	"\badded_by\x18\x03 \x01(\tR\aaddedBy\"\xb0\x01\n" +
+	"\x06Entity\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
+	"\x0ecanonical_name\x18\x02 \x01(\tR\rcanonicalName\x12\x1c\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x122\n" +
+	"\aaliases\x18\x04 \x03(\v2\x18.aimemory.v1.EntityAliasR\aaliases\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\x03R\tcreatedAt\"\xc0\x01\n" +
+	"\x15RegisterEntityRequest\x12%\n" +
+	"\x0ecanonical_name\x18\x01 \x01(\tR\rcanonicalName\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x18\n" +
+	"\aaliases\x18\x03 \x03(\tR\aaliases\x12#\n" +
+	"\rmetadata_json\x18\x04 \x01(\fR\fmetadataJson\x12#\n" +
+	"\rregistered_by\x18\x05 \x01(\tR\fregisteredBy\"_\n" +
+	"\x16RegisterEntityResponse\x12+\n" +
+	"\x06entity\x18\x01 \x01(\v2\x13.aimemory.v1.EntityR\x06entity\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\"M\n" +
+	"\x17GetEntityByAliasRequest\x12\x14\n" +
+	"\x05alias\x18\x01 \x01(\tR\x05alias\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\"G\n" +
+	"\x18GetEntityByAliasResponse\x12+\n" +
+	"\x06entity\x18\x01 \x01(\v2\x13.aimemory.v1.EntityR\x06entity\"F\n" +
+	"\x16CountNamespacesRequest\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\"h\n" +
+	"\x17CountNamespacesResponse\x127\n" +
+	"\n" +
+	"namespaces\x18\x01 \x03(\v2\x17.aimemory.v1.CountByKeyR\n" +
+	"namespaces\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x04R\x05total*\x84\x01\n" +
 	"\x0eConflictPolicy\x12\x1f\n" +
 	"\x1bCONFLICT_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONFLICT_POLICY_ERROR\x10\x01\x12\x19\n" +
@@ -2713,7 +4044,12 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\x15DIRECTION_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDIRECTION_OUT\x10\x01\x12\x10\n" +
 	"\fDIRECTION_IN\x10\x02\x12\x12\n" +
-	"\x0eDIRECTION_BOTH\x10\x032\xc1\t\n" +
+	"\x0eDIRECTION_BOTH\x10\x03*\x8e\x01\n" +
+	"\x0ePutLinkOutcome\x12 \n" +
+	"\x1cPUT_LINK_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18PUT_LINK_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
+	"\x18PUT_LINK_OUTCOME_REVIVED\x10\x02\x12\x1e\n" +
+	"\x1aPUT_LINK_OUTCOME_UNCHANGED\x10\x032\xd1\r\n" +
 	"\x06Engine\x12A\n" +
 	"\x06Health\x12\x1a.aimemory.v1.HealthRequest\x1a\x1b.aimemory.v1.HealthResponse\x12P\n" +
 	"\vStoreMemory\x12\x1f.aimemory.v1.StoreMemoryRequest\x1a .aimemory.v1.StoreMemoryResponse\x12P\n" +
@@ -2729,7 +4065,13 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\vAppendAudit\x12\x1f.aimemory.v1.AppendAuditRequest\x1a .aimemory.v1.AppendAuditResponse\x12J\n" +
 	"\tListAudit\x12\x1d.aimemory.v1.ListAuditRequest\x1a\x1e.aimemory.v1.ListAuditResponse\x12P\n" +
 	"\vVerifyAudit\x12\x1f.aimemory.v1.VerifyAuditRequest\x1a .aimemory.v1.VerifyAuditResponse\x12D\n" +
-	"\vWatchEvents\x12\x1f.aimemory.v1.WatchEventsRequest\x1a\x12.aimemory.v1.Event0\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\vWatchEvents\x12\x1f.aimemory.v1.WatchEventsRequest\x1a\x12.aimemory.v1.Event0\x01\x12D\n" +
+	"\aPutLink\x12\x1b.aimemory.v1.PutLinkRequest\x1a\x1c.aimemory.v1.PutLinkResponse\x12Y\n" +
+	"\x0eInvalidateLink\x12\".aimemory.v1.InvalidateLinkRequest\x1a#.aimemory.v1.InvalidateLinkResponse\x12S\n" +
+	"\fLinkTimeline\x12 .aimemory.v1.LinkTimelineRequest\x1a!.aimemory.v1.LinkTimelineResponse\x12Y\n" +
+	"\x0eRegisterEntity\x12\".aimemory.v1.RegisterEntityRequest\x1a#.aimemory.v1.RegisterEntityResponse\x12_\n" +
+	"\x10GetEntityByAlias\x12$.aimemory.v1.GetEntityByAliasRequest\x1a%.aimemory.v1.GetEntityByAliasResponse\x12\\\n" +
+	"\x0fCountNamespaces\x12#.aimemory.v1.CountNamespacesRequest\x1a$.aimemory.v1.CountNamespacesResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_engine_proto_rawDescOnce sync.Once
@@ -2743,109 +4085,153 @@ func file_aimemory_v1_engine_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_engine_proto_rawDescData
 }
 
-var file_aimemory_v1_engine_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_aimemory_v1_engine_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_aimemory_v1_engine_proto_goTypes = []any{
-	(ConflictPolicy)(0),            // 0: aimemory.v1.ConflictPolicy
-	(StoreOutcome)(0),              // 1: aimemory.v1.StoreOutcome
-	(MatchMode)(0),                 // 2: aimemory.v1.MatchMode
-	(RankMode)(0),                  // 3: aimemory.v1.RankMode
-	(Direction)(0),                 // 4: aimemory.v1.Direction
-	(*HealthRequest)(nil),          // 5: aimemory.v1.HealthRequest
-	(*HealthResponse)(nil),         // 6: aimemory.v1.HealthResponse
-	(*Memory)(nil),                 // 7: aimemory.v1.Memory
-	(*StoreMemoryRequest)(nil),     // 8: aimemory.v1.StoreMemoryRequest
-	(*StoreMemoryResponse)(nil),    // 9: aimemory.v1.StoreMemoryResponse
-	(*GetMemoriesRequest)(nil),     // 10: aimemory.v1.GetMemoriesRequest
-	(*GetMemoriesResponse)(nil),    // 11: aimemory.v1.GetMemoriesResponse
-	(*Filter)(nil),                 // 12: aimemory.v1.Filter
-	(*ListMemoriesRequest)(nil),    // 13: aimemory.v1.ListMemoriesRequest
-	(*ListMemoriesResponse)(nil),   // 14: aimemory.v1.ListMemoriesResponse
-	(*SearchMemoriesRequest)(nil),  // 15: aimemory.v1.SearchMemoriesRequest
-	(*ScoredMemory)(nil),           // 16: aimemory.v1.ScoredMemory
-	(*SearchMemoriesResponse)(nil), // 17: aimemory.v1.SearchMemoriesResponse
-	(*TouchMemoriesRequest)(nil),   // 18: aimemory.v1.TouchMemoriesRequest
-	(*TouchMemoriesResponse)(nil),  // 19: aimemory.v1.TouchMemoriesResponse
-	(*UpdateMemoryRequest)(nil),    // 20: aimemory.v1.UpdateMemoryRequest
-	(*UpdateMemoryResponse)(nil),   // 21: aimemory.v1.UpdateMemoryResponse
-	(*DeleteMemoriesRequest)(nil),  // 22: aimemory.v1.DeleteMemoriesRequest
-	(*DeleteMemoriesResponse)(nil), // 23: aimemory.v1.DeleteMemoriesResponse
-	(*CollectGarbageRequest)(nil),  // 24: aimemory.v1.CollectGarbageRequest
-	(*CollectGarbageResponse)(nil), // 25: aimemory.v1.CollectGarbageResponse
-	(*StatsRequest)(nil),           // 26: aimemory.v1.StatsRequest
-	(*CountByKey)(nil),             // 27: aimemory.v1.CountByKey
-	(*StatsResponse)(nil),          // 28: aimemory.v1.StatsResponse
-	(*Link)(nil),                   // 29: aimemory.v1.Link
-	(*GetLinksRequest)(nil),        // 30: aimemory.v1.GetLinksRequest
-	(*GetLinksResponse)(nil),       // 31: aimemory.v1.GetLinksResponse
-	(*WatchEventsRequest)(nil),     // 32: aimemory.v1.WatchEventsRequest
-	(*Event)(nil),                  // 33: aimemory.v1.Event
-	(*AuditRecord)(nil),            // 34: aimemory.v1.AuditRecord
-	(*AppendAuditRequest)(nil),     // 35: aimemory.v1.AppendAuditRequest
-	(*AppendAuditResponse)(nil),    // 36: aimemory.v1.AppendAuditResponse
-	(*ListAuditRequest)(nil),       // 37: aimemory.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),      // 38: aimemory.v1.ListAuditResponse
-	(*VerifyAuditRequest)(nil),     // 39: aimemory.v1.VerifyAuditRequest
-	(*VerifyAuditResponse)(nil),    // 40: aimemory.v1.VerifyAuditResponse
+	(ConflictPolicy)(0),              // 0: aimemory.v1.ConflictPolicy
+	(StoreOutcome)(0),                // 1: aimemory.v1.StoreOutcome
+	(MatchMode)(0),                   // 2: aimemory.v1.MatchMode
+	(RankMode)(0),                    // 3: aimemory.v1.RankMode
+	(Direction)(0),                   // 4: aimemory.v1.Direction
+	(PutLinkOutcome)(0),              // 5: aimemory.v1.PutLinkOutcome
+	(*HealthRequest)(nil),            // 6: aimemory.v1.HealthRequest
+	(*HealthResponse)(nil),           // 7: aimemory.v1.HealthResponse
+	(*Memory)(nil),                   // 8: aimemory.v1.Memory
+	(*StoreMemoryRequest)(nil),       // 9: aimemory.v1.StoreMemoryRequest
+	(*StoreMemoryResponse)(nil),      // 10: aimemory.v1.StoreMemoryResponse
+	(*GetMemoriesRequest)(nil),       // 11: aimemory.v1.GetMemoriesRequest
+	(*GetMemoriesResponse)(nil),      // 12: aimemory.v1.GetMemoriesResponse
+	(*Filter)(nil),                   // 13: aimemory.v1.Filter
+	(*ListMemoriesRequest)(nil),      // 14: aimemory.v1.ListMemoriesRequest
+	(*ListMemoriesResponse)(nil),     // 15: aimemory.v1.ListMemoriesResponse
+	(*SearchMemoriesRequest)(nil),    // 16: aimemory.v1.SearchMemoriesRequest
+	(*ScoredMemory)(nil),             // 17: aimemory.v1.ScoredMemory
+	(*SearchMemoriesResponse)(nil),   // 18: aimemory.v1.SearchMemoriesResponse
+	(*TouchMemoriesRequest)(nil),     // 19: aimemory.v1.TouchMemoriesRequest
+	(*TouchMemoriesResponse)(nil),    // 20: aimemory.v1.TouchMemoriesResponse
+	(*UpdateMemoryRequest)(nil),      // 21: aimemory.v1.UpdateMemoryRequest
+	(*UpdateMemoryResponse)(nil),     // 22: aimemory.v1.UpdateMemoryResponse
+	(*DeleteMemoriesRequest)(nil),    // 23: aimemory.v1.DeleteMemoriesRequest
+	(*DeleteMemoriesResponse)(nil),   // 24: aimemory.v1.DeleteMemoriesResponse
+	(*CollectGarbageRequest)(nil),    // 25: aimemory.v1.CollectGarbageRequest
+	(*CollectGarbageResponse)(nil),   // 26: aimemory.v1.CollectGarbageResponse
+	(*StatsRequest)(nil),             // 27: aimemory.v1.StatsRequest
+	(*CountByKey)(nil),               // 28: aimemory.v1.CountByKey
+	(*StatsResponse)(nil),            // 29: aimemory.v1.StatsResponse
+	(*Link)(nil),                     // 30: aimemory.v1.Link
+	(*GetLinksRequest)(nil),          // 31: aimemory.v1.GetLinksRequest
+	(*GetLinksResponse)(nil),         // 32: aimemory.v1.GetLinksResponse
+	(*WatchEventsRequest)(nil),       // 33: aimemory.v1.WatchEventsRequest
+	(*Event)(nil),                    // 34: aimemory.v1.Event
+	(*AuditRecord)(nil),              // 35: aimemory.v1.AuditRecord
+	(*AppendAuditRequest)(nil),       // 36: aimemory.v1.AppendAuditRequest
+	(*AppendAuditResponse)(nil),      // 37: aimemory.v1.AppendAuditResponse
+	(*ListAuditRequest)(nil),         // 38: aimemory.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),        // 39: aimemory.v1.ListAuditResponse
+	(*VerifyAuditRequest)(nil),       // 40: aimemory.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),      // 41: aimemory.v1.VerifyAuditResponse
+	(*LinkValidity)(nil),             // 42: aimemory.v1.LinkValidity
+	(*AgentSet)(nil),                 // 43: aimemory.v1.AgentSet
+	(*NodeSummary)(nil),              // 44: aimemory.v1.NodeSummary
+	(*PutLinkRequest)(nil),           // 45: aimemory.v1.PutLinkRequest
+	(*PutLinkResponse)(nil),          // 46: aimemory.v1.PutLinkResponse
+	(*InvalidateLinkRequest)(nil),    // 47: aimemory.v1.InvalidateLinkRequest
+	(*InvalidateLinkResponse)(nil),   // 48: aimemory.v1.InvalidateLinkResponse
+	(*LinkTimelineRequest)(nil),      // 49: aimemory.v1.LinkTimelineRequest
+	(*TimelineEvent)(nil),            // 50: aimemory.v1.TimelineEvent
+	(*LinkTimelineResponse)(nil),     // 51: aimemory.v1.LinkTimelineResponse
+	(*EntityAlias)(nil),              // 52: aimemory.v1.EntityAlias
+	(*Entity)(nil),                   // 53: aimemory.v1.Entity
+	(*RegisterEntityRequest)(nil),    // 54: aimemory.v1.RegisterEntityRequest
+	(*RegisterEntityResponse)(nil),   // 55: aimemory.v1.RegisterEntityResponse
+	(*GetEntityByAliasRequest)(nil),  // 56: aimemory.v1.GetEntityByAliasRequest
+	(*GetEntityByAliasResponse)(nil), // 57: aimemory.v1.GetEntityByAliasResponse
+	(*CountNamespacesRequest)(nil),   // 58: aimemory.v1.CountNamespacesRequest
+	(*CountNamespacesResponse)(nil),  // 59: aimemory.v1.CountNamespacesResponse
 }
 var file_aimemory_v1_engine_proto_depIdxs = []int32{
-	7,  // 0: aimemory.v1.StoreMemoryRequest.memory:type_name -> aimemory.v1.Memory
+	8,  // 0: aimemory.v1.StoreMemoryRequest.memory:type_name -> aimemory.v1.Memory
 	0,  // 1: aimemory.v1.StoreMemoryRequest.on_conflict:type_name -> aimemory.v1.ConflictPolicy
-	7,  // 2: aimemory.v1.StoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	8,  // 2: aimemory.v1.StoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
 	1,  // 3: aimemory.v1.StoreMemoryResponse.outcome:type_name -> aimemory.v1.StoreOutcome
-	7,  // 4: aimemory.v1.GetMemoriesResponse.memories:type_name -> aimemory.v1.Memory
-	29, // 5: aimemory.v1.GetMemoriesResponse.links:type_name -> aimemory.v1.Link
-	12, // 6: aimemory.v1.ListMemoriesRequest.filter:type_name -> aimemory.v1.Filter
-	7,  // 7: aimemory.v1.ListMemoriesResponse.memories:type_name -> aimemory.v1.Memory
+	8,  // 4: aimemory.v1.GetMemoriesResponse.memories:type_name -> aimemory.v1.Memory
+	30, // 5: aimemory.v1.GetMemoriesResponse.links:type_name -> aimemory.v1.Link
+	13, // 6: aimemory.v1.ListMemoriesRequest.filter:type_name -> aimemory.v1.Filter
+	8,  // 7: aimemory.v1.ListMemoriesResponse.memories:type_name -> aimemory.v1.Memory
 	2,  // 8: aimemory.v1.SearchMemoriesRequest.match:type_name -> aimemory.v1.MatchMode
 	3,  // 9: aimemory.v1.SearchMemoriesRequest.rank:type_name -> aimemory.v1.RankMode
-	12, // 10: aimemory.v1.SearchMemoriesRequest.filter:type_name -> aimemory.v1.Filter
-	7,  // 11: aimemory.v1.ScoredMemory.memory:type_name -> aimemory.v1.Memory
-	16, // 12: aimemory.v1.SearchMemoriesResponse.results:type_name -> aimemory.v1.ScoredMemory
-	7,  // 13: aimemory.v1.TouchMemoriesResponse.memories:type_name -> aimemory.v1.Memory
-	7,  // 14: aimemory.v1.UpdateMemoryResponse.memory:type_name -> aimemory.v1.Memory
-	27, // 15: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
-	27, // 16: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
-	4,  // 17: aimemory.v1.GetLinksRequest.direction:type_name -> aimemory.v1.Direction
-	29, // 18: aimemory.v1.GetLinksResponse.links:type_name -> aimemory.v1.Link
-	34, // 19: aimemory.v1.AppendAuditRequest.record:type_name -> aimemory.v1.AuditRecord
-	34, // 20: aimemory.v1.AppendAuditResponse.record:type_name -> aimemory.v1.AuditRecord
-	34, // 21: aimemory.v1.ListAuditResponse.records:type_name -> aimemory.v1.AuditRecord
-	5,  // 22: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
-	8,  // 23: aimemory.v1.Engine.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
-	10, // 24: aimemory.v1.Engine.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
-	13, // 25: aimemory.v1.Engine.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
-	15, // 26: aimemory.v1.Engine.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
-	18, // 27: aimemory.v1.Engine.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
-	20, // 28: aimemory.v1.Engine.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
-	22, // 29: aimemory.v1.Engine.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
-	24, // 30: aimemory.v1.Engine.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
-	26, // 31: aimemory.v1.Engine.Stats:input_type -> aimemory.v1.StatsRequest
-	30, // 32: aimemory.v1.Engine.GetLinks:input_type -> aimemory.v1.GetLinksRequest
-	35, // 33: aimemory.v1.Engine.AppendAudit:input_type -> aimemory.v1.AppendAuditRequest
-	37, // 34: aimemory.v1.Engine.ListAudit:input_type -> aimemory.v1.ListAuditRequest
-	39, // 35: aimemory.v1.Engine.VerifyAudit:input_type -> aimemory.v1.VerifyAuditRequest
-	32, // 36: aimemory.v1.Engine.WatchEvents:input_type -> aimemory.v1.WatchEventsRequest
-	6,  // 37: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
-	9,  // 38: aimemory.v1.Engine.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
-	11, // 39: aimemory.v1.Engine.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
-	14, // 40: aimemory.v1.Engine.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
-	17, // 41: aimemory.v1.Engine.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
-	19, // 42: aimemory.v1.Engine.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
-	21, // 43: aimemory.v1.Engine.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
-	23, // 44: aimemory.v1.Engine.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
-	25, // 45: aimemory.v1.Engine.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
-	28, // 46: aimemory.v1.Engine.Stats:output_type -> aimemory.v1.StatsResponse
-	31, // 47: aimemory.v1.Engine.GetLinks:output_type -> aimemory.v1.GetLinksResponse
-	36, // 48: aimemory.v1.Engine.AppendAudit:output_type -> aimemory.v1.AppendAuditResponse
-	38, // 49: aimemory.v1.Engine.ListAudit:output_type -> aimemory.v1.ListAuditResponse
-	40, // 50: aimemory.v1.Engine.VerifyAudit:output_type -> aimemory.v1.VerifyAuditResponse
-	33, // 51: aimemory.v1.Engine.WatchEvents:output_type -> aimemory.v1.Event
-	37, // [37:52] is the sub-list for method output_type
-	22, // [22:37] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	13, // 10: aimemory.v1.SearchMemoriesRequest.filter:type_name -> aimemory.v1.Filter
+	8,  // 11: aimemory.v1.ScoredMemory.memory:type_name -> aimemory.v1.Memory
+	17, // 12: aimemory.v1.SearchMemoriesResponse.results:type_name -> aimemory.v1.ScoredMemory
+	8,  // 13: aimemory.v1.TouchMemoriesResponse.memories:type_name -> aimemory.v1.Memory
+	8,  // 14: aimemory.v1.UpdateMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	28, // 15: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
+	28, // 16: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
+	42, // 17: aimemory.v1.Link.history:type_name -> aimemory.v1.LinkValidity
+	4,  // 18: aimemory.v1.GetLinksRequest.direction:type_name -> aimemory.v1.Direction
+	43, // 19: aimemory.v1.GetLinksRequest.observed_by:type_name -> aimemory.v1.AgentSet
+	30, // 20: aimemory.v1.GetLinksResponse.links:type_name -> aimemory.v1.Link
+	44, // 21: aimemory.v1.GetLinksResponse.nodes:type_name -> aimemory.v1.NodeSummary
+	35, // 22: aimemory.v1.AppendAuditRequest.record:type_name -> aimemory.v1.AuditRecord
+	35, // 23: aimemory.v1.AppendAuditResponse.record:type_name -> aimemory.v1.AuditRecord
+	35, // 24: aimemory.v1.ListAuditResponse.records:type_name -> aimemory.v1.AuditRecord
+	30, // 25: aimemory.v1.PutLinkResponse.link:type_name -> aimemory.v1.Link
+	5,  // 26: aimemory.v1.PutLinkResponse.outcome:type_name -> aimemory.v1.PutLinkOutcome
+	30, // 27: aimemory.v1.InvalidateLinkResponse.link:type_name -> aimemory.v1.Link
+	30, // 28: aimemory.v1.TimelineEvent.link:type_name -> aimemory.v1.Link
+	44, // 29: aimemory.v1.TimelineEvent.target:type_name -> aimemory.v1.NodeSummary
+	50, // 30: aimemory.v1.LinkTimelineResponse.events:type_name -> aimemory.v1.TimelineEvent
+	52, // 31: aimemory.v1.Entity.aliases:type_name -> aimemory.v1.EntityAlias
+	53, // 32: aimemory.v1.RegisterEntityResponse.entity:type_name -> aimemory.v1.Entity
+	53, // 33: aimemory.v1.GetEntityByAliasResponse.entity:type_name -> aimemory.v1.Entity
+	28, // 34: aimemory.v1.CountNamespacesResponse.namespaces:type_name -> aimemory.v1.CountByKey
+	6,  // 35: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
+	9,  // 36: aimemory.v1.Engine.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
+	11, // 37: aimemory.v1.Engine.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
+	14, // 38: aimemory.v1.Engine.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
+	16, // 39: aimemory.v1.Engine.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
+	19, // 40: aimemory.v1.Engine.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
+	21, // 41: aimemory.v1.Engine.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
+	23, // 42: aimemory.v1.Engine.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
+	25, // 43: aimemory.v1.Engine.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
+	27, // 44: aimemory.v1.Engine.Stats:input_type -> aimemory.v1.StatsRequest
+	31, // 45: aimemory.v1.Engine.GetLinks:input_type -> aimemory.v1.GetLinksRequest
+	36, // 46: aimemory.v1.Engine.AppendAudit:input_type -> aimemory.v1.AppendAuditRequest
+	38, // 47: aimemory.v1.Engine.ListAudit:input_type -> aimemory.v1.ListAuditRequest
+	40, // 48: aimemory.v1.Engine.VerifyAudit:input_type -> aimemory.v1.VerifyAuditRequest
+	33, // 49: aimemory.v1.Engine.WatchEvents:input_type -> aimemory.v1.WatchEventsRequest
+	45, // 50: aimemory.v1.Engine.PutLink:input_type -> aimemory.v1.PutLinkRequest
+	47, // 51: aimemory.v1.Engine.InvalidateLink:input_type -> aimemory.v1.InvalidateLinkRequest
+	49, // 52: aimemory.v1.Engine.LinkTimeline:input_type -> aimemory.v1.LinkTimelineRequest
+	54, // 53: aimemory.v1.Engine.RegisterEntity:input_type -> aimemory.v1.RegisterEntityRequest
+	56, // 54: aimemory.v1.Engine.GetEntityByAlias:input_type -> aimemory.v1.GetEntityByAliasRequest
+	58, // 55: aimemory.v1.Engine.CountNamespaces:input_type -> aimemory.v1.CountNamespacesRequest
+	7,  // 56: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
+	10, // 57: aimemory.v1.Engine.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
+	12, // 58: aimemory.v1.Engine.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
+	15, // 59: aimemory.v1.Engine.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
+	18, // 60: aimemory.v1.Engine.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
+	20, // 61: aimemory.v1.Engine.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
+	22, // 62: aimemory.v1.Engine.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
+	24, // 63: aimemory.v1.Engine.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
+	26, // 64: aimemory.v1.Engine.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
+	29, // 65: aimemory.v1.Engine.Stats:output_type -> aimemory.v1.StatsResponse
+	32, // 66: aimemory.v1.Engine.GetLinks:output_type -> aimemory.v1.GetLinksResponse
+	37, // 67: aimemory.v1.Engine.AppendAudit:output_type -> aimemory.v1.AppendAuditResponse
+	39, // 68: aimemory.v1.Engine.ListAudit:output_type -> aimemory.v1.ListAuditResponse
+	41, // 69: aimemory.v1.Engine.VerifyAudit:output_type -> aimemory.v1.VerifyAuditResponse
+	34, // 70: aimemory.v1.Engine.WatchEvents:output_type -> aimemory.v1.Event
+	46, // 71: aimemory.v1.Engine.PutLink:output_type -> aimemory.v1.PutLinkResponse
+	48, // 72: aimemory.v1.Engine.InvalidateLink:output_type -> aimemory.v1.InvalidateLinkResponse
+	51, // 73: aimemory.v1.Engine.LinkTimeline:output_type -> aimemory.v1.LinkTimelineResponse
+	55, // 74: aimemory.v1.Engine.RegisterEntity:output_type -> aimemory.v1.RegisterEntityResponse
+	57, // 75: aimemory.v1.Engine.GetEntityByAlias:output_type -> aimemory.v1.GetEntityByAliasResponse
+	59, // 76: aimemory.v1.Engine.CountNamespaces:output_type -> aimemory.v1.CountNamespacesResponse
+	56, // [56:77] is the sub-list for method output_type
+	35, // [35:56] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_engine_proto_init() }
@@ -2854,13 +4240,14 @@ func file_aimemory_v1_engine_proto_init() {
 		return
 	}
 	file_aimemory_v1_engine_proto_msgTypes[15].OneofWrappers = []any{}
+	file_aimemory_v1_engine_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_engine_proto_rawDesc), len(file_aimemory_v1_engine_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   36,
+			NumEnums:      6,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,21 +19,27 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Engine_Health_FullMethodName         = "/aimemory.v1.Engine/Health"
-	Engine_StoreMemory_FullMethodName    = "/aimemory.v1.Engine/StoreMemory"
-	Engine_GetMemories_FullMethodName    = "/aimemory.v1.Engine/GetMemories"
-	Engine_ListMemories_FullMethodName   = "/aimemory.v1.Engine/ListMemories"
-	Engine_SearchMemories_FullMethodName = "/aimemory.v1.Engine/SearchMemories"
-	Engine_TouchMemories_FullMethodName  = "/aimemory.v1.Engine/TouchMemories"
-	Engine_UpdateMemory_FullMethodName   = "/aimemory.v1.Engine/UpdateMemory"
-	Engine_DeleteMemories_FullMethodName = "/aimemory.v1.Engine/DeleteMemories"
-	Engine_CollectGarbage_FullMethodName = "/aimemory.v1.Engine/CollectGarbage"
-	Engine_Stats_FullMethodName          = "/aimemory.v1.Engine/Stats"
-	Engine_GetLinks_FullMethodName       = "/aimemory.v1.Engine/GetLinks"
-	Engine_AppendAudit_FullMethodName    = "/aimemory.v1.Engine/AppendAudit"
-	Engine_ListAudit_FullMethodName      = "/aimemory.v1.Engine/ListAudit"
-	Engine_VerifyAudit_FullMethodName    = "/aimemory.v1.Engine/VerifyAudit"
-	Engine_WatchEvents_FullMethodName    = "/aimemory.v1.Engine/WatchEvents"
+	Engine_Health_FullMethodName           = "/aimemory.v1.Engine/Health"
+	Engine_StoreMemory_FullMethodName      = "/aimemory.v1.Engine/StoreMemory"
+	Engine_GetMemories_FullMethodName      = "/aimemory.v1.Engine/GetMemories"
+	Engine_ListMemories_FullMethodName     = "/aimemory.v1.Engine/ListMemories"
+	Engine_SearchMemories_FullMethodName   = "/aimemory.v1.Engine/SearchMemories"
+	Engine_TouchMemories_FullMethodName    = "/aimemory.v1.Engine/TouchMemories"
+	Engine_UpdateMemory_FullMethodName     = "/aimemory.v1.Engine/UpdateMemory"
+	Engine_DeleteMemories_FullMethodName   = "/aimemory.v1.Engine/DeleteMemories"
+	Engine_CollectGarbage_FullMethodName   = "/aimemory.v1.Engine/CollectGarbage"
+	Engine_Stats_FullMethodName            = "/aimemory.v1.Engine/Stats"
+	Engine_GetLinks_FullMethodName         = "/aimemory.v1.Engine/GetLinks"
+	Engine_AppendAudit_FullMethodName      = "/aimemory.v1.Engine/AppendAudit"
+	Engine_ListAudit_FullMethodName        = "/aimemory.v1.Engine/ListAudit"
+	Engine_VerifyAudit_FullMethodName      = "/aimemory.v1.Engine/VerifyAudit"
+	Engine_WatchEvents_FullMethodName      = "/aimemory.v1.Engine/WatchEvents"
+	Engine_PutLink_FullMethodName          = "/aimemory.v1.Engine/PutLink"
+	Engine_InvalidateLink_FullMethodName   = "/aimemory.v1.Engine/InvalidateLink"
+	Engine_LinkTimeline_FullMethodName     = "/aimemory.v1.Engine/LinkTimeline"
+	Engine_RegisterEntity_FullMethodName   = "/aimemory.v1.Engine/RegisterEntity"
+	Engine_GetEntityByAlias_FullMethodName = "/aimemory.v1.Engine/GetEntityByAlias"
+	Engine_CountNamespaces_FullMethodName  = "/aimemory.v1.Engine/CountNamespaces"
 )
 
 // EngineClient is the client API for Engine service.
@@ -68,6 +74,20 @@ type EngineClient interface {
 	// Events committed from now on (store, update, delete, gc, ...): the seam
 	// that subscriptions and webhooks consume.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Event], error)
+	// Create a link, or revive an invalidated one. Both memories must exist;
+	// no self-links; relation is one of related_to, supersedes, contradicts,
+	// derived_from.
+	PutLink(ctx context.Context, in *PutLinkRequest, opts ...grpc.CallOption) (*PutLinkResponse, error)
+	// Close a link's current validity interval; nothing is deleted.
+	InvalidateLink(ctx context.Context, in *InvalidateLinkRequest, opts ...grpc.CallOption) (*InvalidateLinkResponse, error)
+	// One memory's outbound links in validity order, one event per validity
+	// interval, with each target's title and namespace.
+	LinkTimeline(ctx context.Context, in *LinkTimelineRequest, opts ...grpc.CallOption) (*LinkTimelineResponse, error)
+	// Create or reuse an entity (a memory with a canonical name and aliases).
+	RegisterEntity(ctx context.Context, in *RegisterEntityRequest, opts ...grpc.CallOption) (*RegisterEntityResponse, error)
+	GetEntityByAlias(ctx context.Context, in *GetEntityByAliasRequest, opts ...grpc.CallOption) (*GetEntityByAliasResponse, error)
+	// Live memories per namespace at or under a prefix.
+	CountNamespaces(ctx context.Context, in *CountNamespacesRequest, opts ...grpc.CallOption) (*CountNamespacesResponse, error)
 }
 
 type engineClient struct {
@@ -237,6 +257,66 @@ func (c *engineClient) WatchEvents(ctx context.Context, in *WatchEventsRequest, 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Engine_WatchEventsClient = grpc.ServerStreamingClient[Event]
 
+func (c *engineClient) PutLink(ctx context.Context, in *PutLinkRequest, opts ...grpc.CallOption) (*PutLinkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutLinkResponse)
+	err := c.cc.Invoke(ctx, Engine_PutLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *engineClient) InvalidateLink(ctx context.Context, in *InvalidateLinkRequest, opts ...grpc.CallOption) (*InvalidateLinkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InvalidateLinkResponse)
+	err := c.cc.Invoke(ctx, Engine_InvalidateLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *engineClient) LinkTimeline(ctx context.Context, in *LinkTimelineRequest, opts ...grpc.CallOption) (*LinkTimelineResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LinkTimelineResponse)
+	err := c.cc.Invoke(ctx, Engine_LinkTimeline_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *engineClient) RegisterEntity(ctx context.Context, in *RegisterEntityRequest, opts ...grpc.CallOption) (*RegisterEntityResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RegisterEntityResponse)
+	err := c.cc.Invoke(ctx, Engine_RegisterEntity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *engineClient) GetEntityByAlias(ctx context.Context, in *GetEntityByAliasRequest, opts ...grpc.CallOption) (*GetEntityByAliasResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetEntityByAliasResponse)
+	err := c.cc.Invoke(ctx, Engine_GetEntityByAlias_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *engineClient) CountNamespaces(ctx context.Context, in *CountNamespacesRequest, opts ...grpc.CallOption) (*CountNamespacesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CountNamespacesResponse)
+	err := c.cc.Invoke(ctx, Engine_CountNamespaces_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EngineServer is the server API for Engine service.
 // All implementations must embed UnimplementedEngineServer
 // for forward compatibility.
@@ -269,6 +349,20 @@ type EngineServer interface {
 	// Events committed from now on (store, update, delete, gc, ...): the seam
 	// that subscriptions and webhooks consume.
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[Event]) error
+	// Create a link, or revive an invalidated one. Both memories must exist;
+	// no self-links; relation is one of related_to, supersedes, contradicts,
+	// derived_from.
+	PutLink(context.Context, *PutLinkRequest) (*PutLinkResponse, error)
+	// Close a link's current validity interval; nothing is deleted.
+	InvalidateLink(context.Context, *InvalidateLinkRequest) (*InvalidateLinkResponse, error)
+	// One memory's outbound links in validity order, one event per validity
+	// interval, with each target's title and namespace.
+	LinkTimeline(context.Context, *LinkTimelineRequest) (*LinkTimelineResponse, error)
+	// Create or reuse an entity (a memory with a canonical name and aliases).
+	RegisterEntity(context.Context, *RegisterEntityRequest) (*RegisterEntityResponse, error)
+	GetEntityByAlias(context.Context, *GetEntityByAliasRequest) (*GetEntityByAliasResponse, error)
+	// Live memories per namespace at or under a prefix.
+	CountNamespaces(context.Context, *CountNamespacesRequest) (*CountNamespacesResponse, error)
 	mustEmbedUnimplementedEngineServer()
 }
 
@@ -323,6 +417,24 @@ func (UnimplementedEngineServer) VerifyAudit(context.Context, *VerifyAuditReques
 }
 func (UnimplementedEngineServer) WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[Event]) error {
 	return status.Errorf(codes.Unimplemented, "method WatchEvents not implemented")
+}
+func (UnimplementedEngineServer) PutLink(context.Context, *PutLinkRequest) (*PutLinkResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PutLink not implemented")
+}
+func (UnimplementedEngineServer) InvalidateLink(context.Context, *InvalidateLinkRequest) (*InvalidateLinkResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method InvalidateLink not implemented")
+}
+func (UnimplementedEngineServer) LinkTimeline(context.Context, *LinkTimelineRequest) (*LinkTimelineResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method LinkTimeline not implemented")
+}
+func (UnimplementedEngineServer) RegisterEntity(context.Context, *RegisterEntityRequest) (*RegisterEntityResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RegisterEntity not implemented")
+}
+func (UnimplementedEngineServer) GetEntityByAlias(context.Context, *GetEntityByAliasRequest) (*GetEntityByAliasResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetEntityByAlias not implemented")
+}
+func (UnimplementedEngineServer) CountNamespaces(context.Context, *CountNamespacesRequest) (*CountNamespacesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CountNamespaces not implemented")
 }
 func (UnimplementedEngineServer) mustEmbedUnimplementedEngineServer() {}
 func (UnimplementedEngineServer) testEmbeddedByValue()                {}
@@ -608,6 +720,114 @@ func _Engine_WatchEvents_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Engine_WatchEventsServer = grpc.ServerStreamingServer[Event]
 
+func _Engine_PutLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).PutLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_PutLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).PutLink(ctx, req.(*PutLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Engine_InvalidateLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InvalidateLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).InvalidateLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_InvalidateLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).InvalidateLink(ctx, req.(*InvalidateLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Engine_LinkTimeline_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LinkTimelineRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).LinkTimeline(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_LinkTimeline_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).LinkTimeline(ctx, req.(*LinkTimelineRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Engine_RegisterEntity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterEntityRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).RegisterEntity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_RegisterEntity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).RegisterEntity(ctx, req.(*RegisterEntityRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Engine_GetEntityByAlias_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEntityByAliasRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).GetEntityByAlias(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_GetEntityByAlias_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).GetEntityByAlias(ctx, req.(*GetEntityByAliasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Engine_CountNamespaces_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CountNamespacesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).CountNamespaces(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_CountNamespaces_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).CountNamespaces(ctx, req.(*CountNamespacesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Engine_ServiceDesc is the grpc.ServiceDesc for Engine service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -670,6 +890,30 @@ var Engine_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyAudit",
 			Handler:    _Engine_VerifyAudit_Handler,
+		},
+		{
+			MethodName: "PutLink",
+			Handler:    _Engine_PutLink_Handler,
+		},
+		{
+			MethodName: "InvalidateLink",
+			Handler:    _Engine_InvalidateLink_Handler,
+		},
+		{
+			MethodName: "LinkTimeline",
+			Handler:    _Engine_LinkTimeline_Handler,
+		},
+		{
+			MethodName: "RegisterEntity",
+			Handler:    _Engine_RegisterEntity_Handler,
+		},
+		{
+			MethodName: "GetEntityByAlias",
+			Handler:    _Engine_GetEntityByAlias_Handler,
+		},
+		{
+			MethodName: "CountNamespaces",
+			Handler:    _Engine_CountNamespaces_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
