@@ -1,0 +1,218 @@
+package graphfamily
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+// args is one call's arguments, read strictly: every getter checks the JSON
+// type, and names the tool does not know are refused up front. The reference
+// silently dropped wrong-typed values; we answer with the field and the rule.
+// (The same decoder as plugins/core/corefamily/args.go: a plugin imports
+// only proto/ and the SDK, so it carries its own copy.)
+type args struct {
+	raw map[string]json.RawMessage
+}
+
+// parseArgs decodes a JSON object and rejects any argument not in known, so
+// a typo ("namspace") is an error instead of a silently ignored filter.
+func parseArgs(data []byte, known []string) (*args, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
+		return &args{raw: map[string]json.RawMessage{}}, nil
+	}
+	if data[0] != '{' {
+		return nil, sdk.Errorf("arguments: must be a JSON object (got %s)", jsonType(data))
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, sdk.Errorf("arguments: invalid JSON: %v", err)
+	}
+	names := make([]string, 0, len(raw))
+	for name := range raw {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the same unknown name is reported on every run
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			return nil, sdk.Errorf("unknown argument %q; valid: %s", name, strings.Join(known, ", "))
+		}
+	}
+	return &args{raw: raw}, nil
+}
+
+// jsonType names the JSON type of a raw value for error messages.
+func jsonType(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// value returns the raw value of name; null counts as absent because some
+// clients send null for every optional argument they leave unset.
+func (a *args) value(name string) (json.RawMessage, bool) {
+	v, ok := a.raw[name]
+	if !ok || jsonType(v) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+func typeErr(name, want string, raw []byte) error {
+	return sdk.Errorf("%s: must be %s (got %s)", name, want, jsonType(raw))
+}
+
+// str returns an optional string argument, or def when it is absent.
+func (a *args) str(name, def string) (string, error) {
+	v, ok := a.value(name)
+	if !ok {
+		return def, nil
+	}
+	if jsonType(v) != "string" {
+		return "", typeErr(name, "a string", v)
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", sdk.Errorf("%s: invalid string: %v", name, err)
+	}
+	return s, nil
+}
+
+// required returns a string argument that must be present and not blank.
+func (a *args) required(name string) (string, error) {
+	if _, ok := a.value(name); !ok {
+		return "", sdk.Errorf("%s is required", name)
+	}
+	s, err := a.str(name, "")
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", sdk.Errorf("%s: must not be empty", name)
+	}
+	return s, nil
+}
+
+// oneOf returns an optional string argument that must be one of values.
+func (a *args) oneOf(name, def string, values ...string) (string, error) {
+	s, err := a.str(name, def)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(values, s) {
+		return "", sdk.Errorf("%s: must be one of %s (got %q)", name, strings.Join(values, ", "), s)
+	}
+	return s, nil
+}
+
+// integer returns an optional integer argument within [lo, hi]. A fraction
+// is an error, never truncated; a value beyond int64 is a range error, never
+// an overflow.
+func (a *args) integer(name string, def, lo, hi int64) (int64, error) {
+	v, ok := a.value(name)
+	if !ok {
+		return def, nil
+	}
+	if jsonType(v) != "number" {
+		return 0, typeErr(name, "an integer", v)
+	}
+	text := string(v)
+	rangeErr := sdk.Errorf("%s: must be an integer from %d to %d (got %s)", name, lo, hi, text)
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+		if n < lo || n > hi {
+			return 0, rangeErr
+		}
+		return n, nil
+	} else if errors.Is(err, strconv.ErrRange) {
+		return 0, rangeErr
+	}
+	// Fraction or exponent: 1e2 is the integer 100, 5.5 is no integer.
+	f, err := strconv.ParseFloat(text, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, rangeErr
+	case err != nil:
+		return 0, sdk.Errorf("%s: must be an integer (got %s)", name, text)
+	case f != math.Trunc(f) || (f == 0 && hasNonZeroMantissa(text)):
+		return 0, sdk.Errorf("%s: must be an integer (got %s)", name, text)
+	case f < float64(lo) || f > float64(hi):
+		return 0, rangeErr
+	}
+	return int64(f), nil
+}
+
+// hasNonZeroMantissa catches values like 1e-400 that ParseFloat rounds to 0.
+func hasNonZeroMantissa(num string) bool {
+	if i := strings.IndexAny(num, "eE"); i >= 0 {
+		num = num[:i]
+	}
+	return strings.ContainsAny(num, "123456789")
+}
+
+// stringList returns an optional array-of-strings argument; any other element
+// is an error naming its index.
+func (a *args) stringList(name string) ([]string, error) {
+	v, ok := a.value(name)
+	if !ok {
+		return nil, nil
+	}
+	if jsonType(v) != "array" {
+		return nil, typeErr(name, "an array of strings", v)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(v, &items); err != nil {
+		return nil, sdk.Errorf("%s: invalid array: %v", name, err)
+	}
+	out := make([]string, 0, len(items))
+	for i, item := range items {
+		if jsonType(item) != "string" {
+			return nil, typeErr(fmt.Sprintf("%s[%d]", name, i), "a string", item)
+		}
+		var s string
+		if err := json.Unmarshal(item, &s); err != nil {
+			return nil, sdk.Errorf("%s[%d]: invalid string: %v", name, i, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// object returns an optional JSON object argument, numbers kept exact.
+func (a *args) object(name string) (map[string]any, error) {
+	v, ok := a.value(name)
+	if !ok {
+		return nil, nil
+	}
+	if jsonType(v) != "object" {
+		return nil, typeErr(name, "a JSON object", v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, sdk.Errorf("%s: invalid object: %v", name, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,189 @@
+package graphfamily
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+var (
+	registerArgs = argNames(registerSchema)
+	byAliasArgs  = argNames(byAliasSchema)
+)
+
+// registerResult: the entity, whether this call created it, and its full
+// alias set, canonical name included, in the order they were added.
+type registerResult struct {
+	EntityID string   `json:"entity_id"`
+	Created  bool     `json:"created"`
+	Aliases  []string `json:"aliases"`
+}
+
+// byAliasResult is {"found":false} when no entity holds the alias.
+type byAliasResult struct {
+	Found         bool     `json:"found"`
+	EntityID      string   `json:"entity_id,omitempty"`
+	CanonicalName string   `json:"canonical_name,omitempty"`
+	Namespace     string   `json:"namespace,omitempty"`
+	Aliases       []string `json:"aliases,omitempty"`
+}
+
+func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
+	a, err := parseArgs(call.Arguments, registerArgs)
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.required("canonical_name")
+	if err != nil {
+		return nil, err
+	}
+	name = strings.TrimSpace(name)
+	if err := record.ValidateAlias("canonical_name", name); err != nil {
+		return nil, err
+	}
+	ns, err := a.required("namespace")
+	if err != nil {
+		return nil, err
+	}
+	ns = strings.TrimSpace(ns)
+	if err := record.ValidateNamespace("namespace", ns); err != nil {
+		return nil, err
+	}
+	aliases, err := a.stringList("aliases")
+	if err != nil {
+		return nil, err
+	}
+	if len(aliases) > record.MaxAliasesPerOp {
+		return nil, sdk.Errorf("aliases: must have at most %d entries (got %d)", record.MaxAliasesPerOp, len(aliases))
+	}
+	for i, al := range aliases {
+		aliases[i] = strings.TrimSpace(al)
+		if err := record.ValidateAlias(fmt.Sprintf("aliases[%d]", i), aliases[i]); err != nil {
+			return nil, err
+		}
+	}
+	meta, err := entityMetadata(a, call)
+	if err != nil {
+		return nil, err
+	}
+	by := caller(call)
+	if err := record.ValidateAgentID("session agent id", by); err != nil {
+		return nil, err
+	}
+	return &aimemoryv1.RegisterEntityRequest{
+		CanonicalName: name, Namespace: ns, Aliases: aliases, MetadataJson: meta, RegisteredBy: by,
+	}, nil
+}
+
+// entityMetadata is the metadata of a new entity: the caller's object
+// with its author (agent_id argument > metadata.agent_id > session
+// identity), provenance only. The engine sets kind.
+func entityMetadata(a *args, call sdk.Call) ([]byte, error) {
+	meta, err := a.object("metadata")
+	if err != nil {
+		return nil, err
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	agent, field := caller(call), "session agent id"
+	if v, ok := meta["agent_id"]; ok {
+		id, isStr := v.(string)
+		if !isStr {
+			return nil, sdk.Errorf("metadata.agent_id: must be a string")
+		}
+		agent, field = id, "metadata.agent_id"
+	}
+	if _, ok := a.value("agent_id"); ok {
+		if agent, err = a.str("agent_id", ""); err != nil {
+			return nil, err
+		}
+		field = "agent_id"
+	}
+	if err := record.ValidateAgentID(field, agent); err != nil {
+		return nil, err
+	}
+	meta["agent_id"] = agent
+	if v, ok := meta["scope"]; ok {
+		sc, isStr := v.(string)
+		if !isStr {
+			return nil, sdk.Errorf("metadata.scope: must be a string")
+		}
+		if err := record.ValidateScope(sc); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := sdk.MarshalCompact(meta)
+	if err != nil {
+		return nil, sdk.Errorf("metadata: %v", err)
+	}
+	if err := record.ValidateMetadata(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+func (s *service) register(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := parseRegister(call)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.eng.RegisterEntity(ctx, req)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	return registerResult{EntityID: resp.GetEntity().GetId(), Created: resp.GetCreated(), Aliases: aliasTexts(resp.GetEntity())}, nil
+}
+
+func aliasTexts(e *aimemoryv1.Entity) []string {
+	out := make([]string, 0, len(e.GetAliases()))
+	for _, a := range e.GetAliases() {
+		out = append(out, a.GetAlias())
+	}
+	return out
+}
+
+func parseByAlias(raw []byte) (*aimemoryv1.GetEntityByAliasRequest, error) {
+	a, err := parseArgs(raw, byAliasArgs)
+	if err != nil {
+		return nil, err
+	}
+	alias, err := a.required("alias")
+	if err != nil {
+		return nil, err
+	}
+	alias = strings.TrimSpace(alias)
+	if err := record.ValidateAlias("alias", alias); err != nil {
+		return nil, err
+	}
+	ns, err := a.str("namespace", "")
+	if err != nil {
+		return nil, err
+	}
+	if ns = strings.TrimSpace(ns); ns != "" {
+		if err := record.ValidateNamespace("namespace", ns); err != nil {
+			return nil, err
+		}
+	}
+	return &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: ns}, nil
+}
+
+func (s *service) byAlias(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := parseByAlias(call.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.eng.GetEntityByAlias(ctx, req)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	e := resp.GetEntity()
+	if e == nil {
+		return byAliasResult{}, nil
+	}
+	return byAliasResult{Found: true, EntityID: e.GetId(), CanonicalName: e.GetCanonicalName(), Namespace: e.GetNamespace(), Aliases: aliasTexts(e)}, nil
+}

@@ -1,0 +1,102 @@
+package graphfamily
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// Tool descriptions and input schemas. Every client pays for these on every
+// request (family-graph.md: the reference's eight cost 1,694 cl100k
+// tokens), so each word must earn its place; a handler accepts exactly the
+// properties listed here. Enumerations are spelled out in descriptions, not
+// as "enum": it costs fewer tokens, and a wrong value gets an error listing
+// the valid ones.
+
+const (
+	linkDesc       = "Link two memories (directed). Linking an invalidated link again revives it."
+	getLinksDesc   = "Links from and to a memory."
+	queryDesc      = "Memories reachable from source_id, each once, nearest first, with depth and the ids it was reached via."
+	timelineDesc   = "Links from source_id in the order they became valid."
+	invalidateDesc = "End a link's validity; it stays queryable as history."
+	registerDesc   = "Register an entity: a canonical name plus aliases, unique per namespace. Reuses an existing one."
+	byAliasDesc    = "Find an entity by name or alias (case-insensitive)."
+	taxonomyDesc   = "Namespace tree with counts of live memories."
+)
+
+const linkSchema = `{"type":"object","properties":{
+"source_id":{"type":"string","description":"From memory id"},
+"target_id":{"type":"string","description":"To memory id"},
+"relation":{"type":"string","description":"related_to (default), supersedes, contradicts or derived_from"}
+},"required":["source_id","target_id"]}`
+
+const getLinksSchema = `{"type":"object","properties":{
+"id":{"type":"string","description":"Memory id"}
+},"required":["id"]}`
+
+const querySchema = `{"type":"object","properties":{
+"source_id":{"type":"string","description":"Start memory id"},
+"max_depth":{"type":"integer","description":"Hops, 1-5, default 1"},
+"direction":{"type":"string","description":"out (default), in or both"},
+"relation":{"type":"string","description":"Follow only this relation"},
+"valid_at":{"type":"string","description":"Only links valid then, RFC 3339"},
+"allowed_agents":{"type":"array","items":{"type":"string"},"description":"Only links observed by these agents"},
+"limit":{"type":"integer","description":"1-1000, default 200"}
+},"required":["source_id"]}`
+
+const timelineSchema = `{"type":"object","properties":{
+"source_id":{"type":"string","description":"Memory id"},
+"since":{"type":"string","description":"Min valid_from, RFC 3339"},
+"until":{"type":"string","description":"Max valid_from, RFC 3339"},
+"limit":{"type":"integer","description":"1-1000, default 200"}
+},"required":["source_id"]}`
+
+const invalidateSchema = `{"type":"object","properties":{
+"source_id":{"type":"string","description":"From memory id"},
+"target_id":{"type":"string","description":"To memory id"},
+"relation":{"type":"string","description":"The link's relation"},
+"valid_until":{"type":"string","description":"RFC 3339, default now"}
+},"required":["source_id","target_id","relation"]}`
+
+const registerSchema = `{"type":"object","properties":{
+"canonical_name":{"type":"string","description":"Name"},
+"namespace":{"type":"string","description":"Namespace"},
+"aliases":{"type":"array","items":{"type":"string"},"description":"Other names"},
+"metadata":{"type":"object","description":"Any JSON, new entity only"},
+"agent_id":{"type":"string","description":"Author, default you"}
+},"required":["canonical_name","namespace"]}`
+
+const byAliasSchema = `{"type":"object","properties":{
+"alias":{"type":"string","description":"Name or alias"},
+"namespace":{"type":"string","description":"Exact; default any, newest wins"}
+},"required":["alias"]}`
+
+const taxonomySchema = `{"type":"object","properties":{
+"namespace_prefix":{"type":"string","description":"Subtree root"},
+"depth":{"type":"integer","description":"0-8, default 8"},
+"limit":{"type":"integer","description":"Max namespaces, 1-10000, default 1000"}
+}}`
+
+// schema compacts a schema literal: the newlines above are for people only.
+// An invalid literal is left as is for NewFamilyServer to refuse loudly.
+func schema(s string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return json.RawMessage(s)
+	}
+	return b.Bytes()
+}
+
+// argNames lists a schema's properties: the arguments its handler accepts.
+func argNames(s string) []string {
+	var v struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal([]byte(s), &v) // a bad literal fails the describe test
+	var names []string
+	for name := range v.Properties {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}

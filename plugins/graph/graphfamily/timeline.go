@@ -1,0 +1,75 @@
+package graphfamily
+
+import (
+	"context"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+// Timeline limits (family-graph §5).
+const (
+	defaultTimelineLimit = 200
+	maxTimelineLimit     = 1000
+)
+
+var timelineArgs = argNames(timelineSchema)
+
+// timelineResult lists a memory's outbound links by valid_from, one event
+// per validity interval (a link invalidated and linked again appears
+// twice). total is given when the limit cut the list.
+type timelineResult struct {
+	Count  int       `json:"count"`
+	Events []linkRow `json:"events,omitempty"`
+	Total  uint32    `json:"total,omitempty"`
+}
+
+func parseTimeline(raw []byte) (*aimemoryv1.LinkTimelineRequest, error) {
+	a, err := parseArgs(raw, timelineArgs)
+	if err != nil {
+		return nil, err
+	}
+	req := &aimemoryv1.LinkTimelineRequest{}
+	if req.SourceId, err = memoryID(a, "source_id"); err != nil {
+		return nil, err
+	}
+	since, ok, err := timeArg(a, "since", true)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		req.Since = notZero(since)
+	}
+	until, ok, err := timeArg(a, "until", true)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		req.Until = notZero(until)
+	}
+	limit, err := a.integer("limit", defaultTimelineLimit, 1, maxTimelineLimit)
+	if err != nil {
+		return nil, err
+	}
+	req.Limit = uint32(limit)
+	return req, nil
+}
+
+func (s *service) timeline(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := parseTimeline(call.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.eng.LinkTimeline(ctx, req)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	out := timelineResult{Count: len(resp.GetEvents())}
+	for _, e := range resp.GetEvents() {
+		out.Events = append(out.Events, newRow(e.GetLink(), e.GetLink().GetTargetId(), e.GetTarget()))
+	}
+	if int(resp.GetTotal()) > out.Count {
+		out.Total = resp.GetTotal()
+	}
+	return out, nil
+}

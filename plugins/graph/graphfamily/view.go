@@ -1,0 +1,105 @@
+package graphfamily
+
+import (
+	"strings"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// linkRow is a link as every graph result shows it, seen from a memory
+// the caller named: id is the memory at the other end. Empty fields are
+// left out; created_at only when it differs from valid_from (a revived
+// link).
+type linkRow struct {
+	ID            string   `json:"id"`
+	Depth         int      `json:"depth,omitempty"`
+	Relation      string   `json:"relation"`
+	Dir           string   `json:"dir,omitempty"`
+	Title         string   `json:"title,omitempty"`
+	Namespace     string   `json:"namespace,omitempty"`
+	Via           []string `json:"via,omitempty"`
+	ValidFrom     string   `json:"valid_from,omitempty"`
+	ValidUntil    string   `json:"valid_until,omitempty"`
+	ObservedBy    string   `json:"observed_by,omitempty"`
+	InvalidatedBy string   `json:"invalidated_by,omitempty"`
+	InvalidatedAt string   `json:"invalidated_at,omitempty"`
+	CreatedAt     string   `json:"created_at,omitempty"`
+}
+
+// newRow shows l from the end that is not other, with other's summary.
+func newRow(l *aimemoryv1.Link, other string, n *aimemoryv1.NodeSummary) linkRow {
+	r := linkRow{
+		ID:            other,
+		Relation:      l.GetRelation(),
+		Title:         n.GetTitle(),
+		Namespace:     n.GetNamespace(),
+		ValidFrom:     record.FormatTime(l.GetValidFrom()),
+		ValidUntil:    record.FormatTime(l.GetValidUntil()),
+		ObservedBy:    l.GetObservedBy(),
+		InvalidatedBy: l.GetInvalidatedBy(),
+	}
+	if l.GetCreatedAt() != l.GetValidFrom() {
+		r.CreatedAt = record.FormatTime(l.GetCreatedAt())
+	}
+	if l.GetInvalidatedAt() != l.GetValidUntil() {
+		r.InvalidatedAt = record.FormatTime(l.GetInvalidatedAt())
+	}
+	return r
+}
+
+// caller is the session identity the host resolved: it stamps who
+// observed, invalidated or registered something, whatever the arguments.
+func caller(call sdk.Call) string {
+	if id := call.Context.GetAgentId(); id != "" {
+		return id
+	}
+	return "anonymous"
+}
+
+// memoryID reads a required id argument.
+func memoryID(a *args, name string) (string, error) {
+	id, err := a.required(name)
+	if err != nil {
+		return "", err
+	}
+	if err := record.ValidateID(name, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// relation reads an optional relation argument ("" when absent and def is "").
+func relation(a *args, def string) (string, error) {
+	rel, err := a.str("relation", def)
+	if err != nil || (rel == "" && def == "") {
+		return rel, err
+	}
+	return rel, record.ValidateRelation("relation", rel)
+}
+
+// timeArg reads an optional RFC 3339 argument as Unix nanoseconds; ok is
+// false when it is absent or blank.
+func timeArg(a *args, name string, bound bool) (ns int64, ok bool, err error) {
+	s, err := a.str(name, "")
+	if err != nil || strings.TrimSpace(s) == "" {
+		return 0, false, err
+	}
+	if bound {
+		ns, err = record.ParseTimeBound(name, s)
+	} else {
+		ns, err = record.ParseTime(name, s)
+	}
+	return ns, err == nil, err
+}
+
+// notZero keeps an instant from meaning "absent" in an engine filter:
+// 1970-01-01T00:00:00Z itself becomes 1 ns earlier, which selects the
+// same links (every link starts after it).
+func notZero(ns int64) int64 {
+	if ns == 0 {
+		return -1
+	}
+	return ns
+}
