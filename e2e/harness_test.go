@@ -56,14 +56,19 @@ func setup() (int, error) {
 		if err := goBuild(filepath.Join(bins, "ai-memory"), "./cmd/host"); err != nil {
 			return 1, err
 		}
-		if err := goBuild(filepath.Join(bins, "ai-memory-core"), "./plugins/core"); err != nil {
-			return 1, err
+		var manifest strings.Builder
+		for _, p := range []string{"core", "graph"} {
+			name := "ai-memory-" + p
+			if err := goBuild(filepath.Join(bins, name), "./plugins/"+p); err != nil {
+				return 1, err
+			}
+			sum, err := sha256File(filepath.Join(bins, name))
+			if err != nil {
+				return 1, err
+			}
+			manifest.WriteString(sum + "  " + name + "\n")
 		}
-		sum, err := sha256File(filepath.Join(bins, "ai-memory-core"))
-		if err != nil {
-			return 1, err
-		}
-		if err := os.WriteFile(filepath.Join(bins, "plugins.sha256"), []byte(sum+"  ai-memory-core\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(bins, "plugins.sha256"), []byte(manifest.String()), 0o644); err != nil {
 			return 1, err
 		}
 	}

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkGraphOverMCP measures the graph tools end to end: client → host
+// → graph plugin → engine (one call a traversal level) → back, on 10k
+// memories with 50k random links (out-degree 5 on average, cycles
+// everywhere) and a hub with 1k outbound links. The graph is seeded over
+// MCP by four hosts at once (one engine), then one host answers the calls.
+func BenchmarkGraphOverMCP(b *testing.B) {
+	const memories, links, hubLinks = 10_000, 50_000, 1_000
+	e := newEnv(b)
+	start := time.Now()
+	const writers = 4
+	sessions := make([]*rawSession, writers)
+	for i := range sessions {
+		sessions[i] = e.startRaw("--profile", "graph")
+	}
+	var failed sync.Once
+	var failure string
+	call := func(s *rawSession, tool string, args map[string]any) map[string]any {
+		resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
+		if text, isErr := toolResult(resp); isErr || text == "" {
+			failed.Do(func() { failure = fmt.Sprintf("%s %v: %v", tool, args, resp) })
+		}
+		return resp
+	}
+	check := func() {
+		if failure != "" {
+			b.Fatal(failure)
+		}
+	}
+	ids := make([]string, memories)
+	parallel := func(n int, f func(s *rawSession, i int)) {
+		var wg sync.WaitGroup
+		for w, s := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < n; i += writers {
+					f(s, i)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	parallel(memories, func(s *rawSession, i int) {
+		resp := call(s, "memory_store", map[string]any{"title": fmt.Sprintf("node %d", i),
+			"content": fmt.Sprintf("memory number %d of the graph benchmark", i), "namespace": fmt.Sprintf("bench/p%d", i%20), "tier": "long"})
+		ids[i] = jsonField(resp, "id")
+	})
+	check()
+	r := rand.New(rand.NewPCG(7, 7))
+	relations := []string{"related_to", "supersedes", "contradicts", "derived_from"}
+	type edge struct{ a, b, rel int }
+	var edges []edge
+	for len(edges) < links {
+		if a, c := r.IntN(memories), r.IntN(memories); a != c {
+			edges = append(edges, edge{a, c, r.IntN(4)})
+		}
+	}
+	for i := range hubLinks {
+		edges = append(edges, edge{0, 1 + i, 0})
+	}
+	parallel(len(edges), func(s *rawSession, i int) {
+		call(s, "memory_link", map[string]any{"source_id": ids[edges[i].a], "target_id": ids[edges[i].b], "relation": relations[edges[i].rel]})
+	})
+	check()
+	b.Logf("seeded %d memories and %d links over MCP in %v", memories, len(edges), time.Since(start))
+	for _, w := range sessions[1:] { // only one client while measuring
+		w.in.Close()
+		w.cmd.Process.Kill()
+		w.cmd.Wait()
+	}
+	s := sessions[0]
+
+	bench := func(name string, args func(r *rand.Rand) map[string]any, tool string) {
+		b.Run(name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			var samples []time.Duration
+			for b.Loop() {
+				a := args(r)
+				t0 := time.Now()
+				call(s, tool, a)
+				samples = append(samples, time.Since(t0))
+			}
+			check()
+			reportPercentiles(b, samples, "call")
+		})
+	}
+	for _, depth := range []int{1, 3, 5} {
+		bench(fmt.Sprintf("kg_query/depth%d", depth), func(r *rand.Rand) map[string]any {
+			return map[string]any{"source_id": ids[r.IntN(memories)], "max_depth": depth}
+		}, "memory_kg_query")
+	}
+	bench("kg_timeline/1k", func(*rand.Rand) map[string]any {
+		return map[string]any{"source_id": ids[0]}
+	}, "memory_kg_timeline")
+}
+
+// jsonField reads a string field of a tool's JSON result.
+func jsonField(resp map[string]any, key string) string {
+	text, _ := toolResult(resp)
+	var v map[string]any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return ""
+	}
+	s, _ := v[key].(string)
+	return s
+}
