@@ -32,9 +32,9 @@ func TestEngineError(t *testing.T) {
 		{errors.New("boom"), "memory engine error: boom"},
 	}
 	for _, tc := range tests {
-		got := engineError(tc.err)
+		got := sdk.EngineError(tc.err)
 		if got.Error() != tc.want || !sdk.IsToolError(got) {
-			t.Errorf("engineError(%v) = %q, want tool error %q", tc.err, got, tc.want)
+			t.Errorf("sdk.EngineError(%v) = %q, want tool error %q", tc.err, got, tc.want)
 		}
 	}
 }

@@ -1,14 +1,17 @@
 package corefamily
 
-import "github.com/ai-memory/ai-memory/sdk/record"
+import (
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
 
 // Filter arguments shared by recall, list and search. Each is validated
 // with the record rule it will be compared against: a value that can match
 // nothing is an error, never a silently empty (or silently unfiltered) result.
 
 // namespaceArg reads an optional namespace filter ("" = all).
-func namespaceArg(a *args, name string) (string, error) {
-	ns, err := a.str(name, "")
+func namespaceArg(a *sdk.Args, name string) (string, error) {
+	ns, err := a.Str(name, "")
 	if err != nil || ns == "" {
 		return "", err
 	}
@@ -17,8 +20,8 @@ func namespaceArg(a *args, name string) (string, error) {
 
 // tierArg reads an optional tier filter ("" = all). Unlike the reference,
 // an unknown tier is an error, not a dropped filter.
-func tierArg(a *args) (string, error) {
-	tier, err := a.str("tier", "")
+func tierArg(a *sdk.Args) (string, error) {
+	tier, err := a.Str("tier", "")
 	if err != nil || tier == "" {
 		return "", err
 	}
@@ -26,8 +29,8 @@ func tierArg(a *args) (string, error) {
 }
 
 // agentArg reads an optional author filter ("" = all).
-func agentArg(a *args) (string, error) {
-	id, err := a.str("agent_id", "")
+func agentArg(a *sdk.Args) (string, error) {
+	id, err := a.Str("agent_id", "")
 	if err != nil || id == "" {
 		return "", err
 	}
@@ -36,7 +39,7 @@ func agentArg(a *args) (string, error) {
 
 // limitArg reads limit: 0 is allowed (an empty result); above max is an
 // error that says the max, never a silent cap.
-func limitArg(a *args, def, maxLimit int64) (uint32, error) {
-	n, err := a.integer("limit", def, 0, maxLimit)
+func limitArg(a *sdk.Args, def, maxLimit int64) (uint32, error) {
+	n, err := a.Integer("limit", def, 0, maxLimit)
 	return uint32(n), err
 }

@@ -19,8 +19,8 @@ const (
 )
 
 // formatArg reads the format argument; the default is the cheapest form.
-func formatArg(a *args) (string, error) {
-	return a.oneOf("format", formatTOONCompact, formatTOONCompact, formatTOON, formatJSON)
+func formatArg(a *sdk.Args) (string, error) {
+	return a.OneOf("format", formatTOONCompact, formatTOONCompact, formatTOON, formatJSON)
 }
 
 // pair is one key of a result's header, in output order.

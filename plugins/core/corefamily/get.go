@@ -29,11 +29,11 @@ type getResult struct {
 
 // parseGet returns the validated id (or unique prefix) of a memory_get call.
 func parseGet(raw []byte) (string, error) {
-	a, err := parseArgs(raw, getArgs)
+	a, err := sdk.ParseArgs(raw, getArgs)
 	if err != nil {
 		return "", err
 	}
-	id, err := a.required("id")
+	id, err := a.Required("id")
 	if err != nil {
 		return "", err
 	}
@@ -58,7 +58,7 @@ func (s *service) get(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, sdk.Errorf("memory not found: %s", id)
 	}
 	if err != nil {
-		return nil, engineError(err) // an ambiguous prefix lists its candidates
+		return nil, sdk.EngineError(err) // an ambiguous prefix lists its candidates
 	}
 	out := getResult{memoryView: newView(resp.GetMemories()[0], false)}
 	for _, l := range resp.GetLinks() {

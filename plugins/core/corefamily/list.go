@@ -21,7 +21,7 @@ type listQuery struct {
 }
 
 func parseList(raw []byte) (*listQuery, error) {
-	a, err := parseArgs(raw, listArgs)
+	a, err := sdk.ParseArgs(raw, listArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
 	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
 		resp, err := s.eng.ListMemories(ctx, &q.req)
 		if err != nil {
-			return nil, engineError(err)
+			return nil, sdk.EngineError(err)
 		}
 		mems = resp.GetMemories()
 	}

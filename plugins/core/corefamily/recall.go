@@ -34,12 +34,12 @@ type recallQuery struct {
 }
 
 func parseRecall(raw []byte) (*recallQuery, error) {
-	a, err := parseArgs(raw, recallArgs)
+	a, err := sdk.ParseArgs(raw, recallArgs)
 	if err != nil {
 		return nil, err
 	}
 	q := &recallQuery{}
-	if q.context, err = a.required("context"); err != nil {
+	if q.context, err = a.Required("context"); err != nil {
 		return nil, err
 	}
 	f := &q.filter
@@ -66,12 +66,12 @@ func parseRecall(raw []byte) (*recallQuery, error) {
 	if f.AsAgent, err = namespaceArg(a, "as_agent"); err != nil {
 		return nil, err
 	}
-	_, q.hasBudget = a.value("budget_tokens")
-	if q.budget, err = a.integer("budget_tokens", 0, 0, maxBudgetTokens); err != nil {
+	_, q.hasBudget = a.Value("budget_tokens")
+	if q.budget, err = a.Integer("budget_tokens", 0, 0, maxBudgetTokens); err != nil {
 		return nil, err
 	}
 	// context_tokens steer semantic recall only; keyword mode checks and ignores them.
-	if _, err = a.stringList("context_tokens"); err != nil {
+	if _, err = a.StringList("context_tokens"); err != nil {
 		return nil, err
 	}
 	if q.format, err = formatArg(a); err != nil {
@@ -81,8 +81,8 @@ func parseRecall(raw []byte) (*recallQuery, error) {
 }
 
 // tagArg reads recall's one tag (a string, not an array).
-func tagArg(a *args) (string, error) {
-	tag, err := a.str("tags", "")
+func tagArg(a *sdk.Args) (string, error) {
+	tag, err := a.Str("tags", "")
 	if err != nil || tag == "" {
 		return "", err
 	}
@@ -98,8 +98,8 @@ func tagArg(a *args) (string, error) {
 
 // timeArg reads an optional RFC 3339 time as Unix nanoseconds (0 = absent),
 // so it is compared as a time, not as text.
-func timeArg(a *args, name string) (int64, error) {
-	s, err := a.str(name, "")
+func timeArg(a *sdk.Args, name string) (int64, error) {
+	s, err := a.Str(name, "")
 	if err != nil || s == "" {
 		return 0, err
 	}
@@ -148,7 +148,7 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 // context word and applies the hierarchy proximity boost.
 func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
 	if _, err := s.eng.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	resp, err := s.eng.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{
 		Query:  q.context,
@@ -158,7 +158,7 @@ func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
 		Limit:  q.limit,
 	})
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	hits := make([]scored, 0, len(resp.GetResults()))
 	for _, r := range resp.GetResults() {
@@ -245,7 +245,7 @@ func (s *service) touch(ctx context.Context, hits []scored) ([]scored, error) {
 	}
 	resp, err := s.eng.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: ids})
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	touched := make(map[string]*aimemoryv1.Memory, len(resp.GetMemories()))
 	for _, m := range resp.GetMemories() {

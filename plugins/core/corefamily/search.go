@@ -22,7 +22,7 @@ type searchQuery struct {
 }
 
 func parseSearch(raw []byte) (*searchQuery, error) {
-	a, err := parseArgs(raw, searchArgs)
+	a, err := sdk.ParseArgs(raw, searchArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func parseSearch(raw []byte) (*searchQuery, error) {
 		Filter: &aimemoryv1.Filter{},
 	}}
 	f := q.req.Filter
-	if q.req.Query, err = a.required("query"); err != nil {
+	if q.req.Query, err = a.Required("query"); err != nil {
 		return nil, err
 	}
 	if f.Namespace, err = namespaceArg(a, "namespace"); err != nil {
@@ -65,7 +65,7 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
 		resp, err := s.eng.SearchMemories(ctx, &q.req)
 		if err != nil {
-			return nil, engineError(err)
+			return nil, sdk.EngineError(err)
 		}
 		for _, r := range resp.GetResults() {
 			mems = append(mems, r.GetMemory())

@@ -37,7 +37,7 @@ func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	resp, err := s.eng.StoreMemory(ctx, req)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	m := resp.GetMemory()
 	out := storeResult{
@@ -57,19 +57,19 @@ func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
 // storeRequest validates every argument in the spec's order, so nothing is
 // written unless all of them are good.
 func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
-	a, err := parseArgs(call.Arguments, storeArgs)
+	a, err := sdk.ParseArgs(call.Arguments, storeArgs)
 	if err != nil {
 		return nil, err
 	}
-	title, err := a.required("title")
+	title, err := a.Required("title")
 	if err != nil {
 		return nil, err
 	}
-	content, err := a.required("content")
+	content, err := a.Required("content")
 	if err != nil {
 		return nil, err
 	}
-	tier, err := a.str("tier", record.DefaultTier)
+	tier, err := a.Str("tier", record.DefaultTier)
 	if err != nil {
 		return nil, err
 	}
@@ -82,35 +82,35 @@ func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
 	if err := record.ValidateContent(content); err != nil {
 		return nil, err
 	}
-	ns, err := a.str("namespace", record.DefaultNamespace)
+	ns, err := a.Str("namespace", record.DefaultNamespace)
 	if err != nil {
 		return nil, err
 	}
 	if err := record.ValidateNamespace("namespace", ns); err != nil {
 		return nil, err
 	}
-	source, err := a.str("source", record.DefaultSource)
+	source, err := a.Str("source", record.DefaultSource)
 	if err != nil {
 		return nil, err
 	}
 	if err := record.ValidateSource(source); err != nil {
 		return nil, err
 	}
-	tags, err := a.stringList("tags")
+	tags, err := a.StringList("tags")
 	if err != nil {
 		return nil, err
 	}
 	if err := record.ValidateTags("tags", tags); err != nil {
 		return nil, err
 	}
-	priority, err := a.integer("priority", record.DefaultPriority, record.MinPriority, record.MaxPriority)
+	priority, err := a.Integer("priority", record.DefaultPriority, record.MinPriority, record.MaxPriority)
 	if err != nil {
 		return nil, err
 	}
 	if err := record.ValidatePriority(priority); err != nil {
 		return nil, err
 	}
-	confidence, err := a.number("confidence", 1.0)
+	confidence, err := a.Number("confidence", 1.0)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := a.oneOf("on_conflict", "merge", "merge", "version", "error")
+	policy, err := a.OneOf("on_conflict", "merge", "merge", "version", "error")
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +141,8 @@ func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
 // storeMetadata builds the metadata object: the caller's, stamped with the
 // author (agent_id argument > metadata.agent_id > session identity >
 // anonymous) and the validated scope (argument > metadata.scope).
-func storeMetadata(a *args, cc *aimemoryv1.CallContext) ([]byte, error) {
-	meta, err := a.object("metadata")
+func storeMetadata(a *sdk.Args, cc *aimemoryv1.CallContext) ([]byte, error) {
+	meta, err := a.Object("metadata")
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +160,8 @@ func storeMetadata(a *args, cc *aimemoryv1.CallContext) ([]byte, error) {
 		}
 		agent, field = id, "metadata.agent_id"
 	}
-	if _, ok := a.value("agent_id"); ok {
-		if agent, err = a.str("agent_id", ""); err != nil {
+	if _, ok := a.Value("agent_id"); ok {
+		if agent, err = a.Str("agent_id", ""); err != nil {
 			return nil, err
 		}
 		field = "agent_id"
@@ -172,8 +172,8 @@ func storeMetadata(a *args, cc *aimemoryv1.CallContext) ([]byte, error) {
 	meta["agent_id"] = agent
 
 	scope, hasScope := meta["scope"]
-	if _, ok := a.value("scope"); ok {
-		if scope, err = a.str("scope", ""); err != nil {
+	if _, ok := a.Value("scope"); ok {
+		if scope, err = a.Str("scope", ""); err != nil {
 			return nil, err
 		}
 		hasScope = true

@@ -33,11 +33,11 @@ type byAliasResult struct {
 }
 
 func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
-	a, err := parseArgs(call.Arguments, registerArgs)
+	a, err := sdk.ParseArgs(call.Arguments, registerArgs)
 	if err != nil {
 		return nil, err
 	}
-	name, err := a.required("canonical_name")
+	name, err := a.Required("canonical_name")
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 	if err := record.ValidateAlias("canonical_name", name); err != nil {
 		return nil, err
 	}
-	ns, err := a.required("namespace")
+	ns, err := a.Required("namespace")
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 	if err := record.ValidateNamespace("namespace", ns); err != nil {
 		return nil, err
 	}
-	aliases, err := a.stringList("aliases")
+	aliases, err := a.StringList("aliases")
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +82,8 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 // entityMetadata is the metadata of a new entity: the caller's object
 // with its author (agent_id argument > metadata.agent_id > session
 // identity), provenance only. The engine sets kind.
-func entityMetadata(a *args, call sdk.Call) ([]byte, error) {
-	meta, err := a.object("metadata")
+func entityMetadata(a *sdk.Args, call sdk.Call) ([]byte, error) {
+	meta, err := a.Object("metadata")
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +98,8 @@ func entityMetadata(a *args, call sdk.Call) ([]byte, error) {
 		}
 		agent, field = id, "metadata.agent_id"
 	}
-	if _, ok := a.value("agent_id"); ok {
-		if agent, err = a.str("agent_id", ""); err != nil {
+	if _, ok := a.Value("agent_id"); ok {
+		if agent, err = a.Str("agent_id", ""); err != nil {
 			return nil, err
 		}
 		field = "agent_id"
@@ -134,7 +134,7 @@ func (s *service) register(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	resp, err := s.eng.RegisterEntity(ctx, req)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	return registerResult{EntityID: resp.GetEntity().GetId(), Created: resp.GetCreated(), Aliases: aliasTexts(resp.GetEntity())}, nil
 }
@@ -148,11 +148,11 @@ func aliasTexts(e *aimemoryv1.Entity) []string {
 }
 
 func parseByAlias(raw []byte) (*aimemoryv1.GetEntityByAliasRequest, error) {
-	a, err := parseArgs(raw, byAliasArgs)
+	a, err := sdk.ParseArgs(raw, byAliasArgs)
 	if err != nil {
 		return nil, err
 	}
-	alias, err := a.required("alias")
+	alias, err := a.Required("alias")
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func parseByAlias(raw []byte) (*aimemoryv1.GetEntityByAliasRequest, error) {
 	if err := record.ValidateAlias("alias", alias); err != nil {
 		return nil, err
 	}
-	ns, err := a.str("namespace", "")
+	ns, err := a.Str("namespace", "")
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (s *service) byAlias(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	resp, err := s.eng.GetEntityByAlias(ctx, req)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	e := resp.GetEntity()
 	if e == nil {

@@ -28,7 +28,7 @@ type linkResult struct {
 }
 
 func parseLink(call sdk.Call) (*aimemoryv1.PutLinkRequest, error) {
-	a, err := parseArgs(call.Arguments, linkArgs)
+	a, err := sdk.ParseArgs(call.Arguments, linkArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (s *service) link(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	resp, err := s.eng.PutLink(ctx, req)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	l := resp.GetLink()
 	return linkResult{
@@ -82,7 +82,7 @@ type invalidateResult struct {
 }
 
 func parseInvalidate(call sdk.Call) (*aimemoryv1.InvalidateLinkRequest, error) {
-	a, err := parseArgs(call.Arguments, invalidateArgs)
+	a, err := sdk.ParseArgs(call.Arguments, invalidateArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func parseInvalidate(call sdk.Call) (*aimemoryv1.InvalidateLinkRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := a.value("relation"); !ok {
+	if _, ok := a.Value("relation"); !ok {
 		return nil, sdk.Errorf("relation is required")
 	}
 	rel, err := relation(a, "")
@@ -125,7 +125,7 @@ func (s *service) invalidate(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	resp, err := s.eng.InvalidateLink(ctx, req)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	if !resp.GetFound() {
 		return invalidateResult{}, nil
@@ -146,7 +146,7 @@ type getLinksResult struct {
 }
 
 func parseGetLinks(raw []byte) (string, error) {
-	a, err := parseArgs(raw, getLinksArgs)
+	a, err := sdk.ParseArgs(raw, getLinksArgs)
 	if err != nil {
 		return "", err
 	}
@@ -162,7 +162,7 @@ func (s *service) getLinks(ctx context.Context, call sdk.Call) (any, error) {
 		Ids: []string{id}, Direction: aimemoryv1.Direction_DIRECTION_BOTH, IncludeNodes: true,
 	})
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	if len(resp.GetNotFound()) > 0 {
 		return nil, sdk.Errorf("id: memory not found: %s", id)

@@ -40,7 +40,7 @@ type queryParams struct {
 }
 
 func parseQuery(raw []byte) (*queryParams, error) {
-	a, err := parseArgs(raw, queryArgs)
+	a, err := sdk.ParseArgs(raw, queryArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -48,12 +48,12 @@ func parseQuery(raw []byte) (*queryParams, error) {
 	if p.source, err = memoryID(a, "source_id"); err != nil {
 		return nil, err
 	}
-	depth, err := a.integer("max_depth", defaultQueryDepth, 1, maxQueryDepth)
+	depth, err := a.Integer("max_depth", defaultQueryDepth, 1, maxQueryDepth)
 	if err != nil {
 		return nil, err
 	}
 	p.maxDepth = int(depth)
-	dir, err := a.oneOf("direction", "out", "out", "in", "both")
+	dir, err := a.OneOf("direction", "out", "out", "in", "both")
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +68,8 @@ func parseQuery(raw []byte) (*queryParams, error) {
 	if ok {
 		p.validAt = notZero(at)
 	}
-	if _, present := a.value("allowed_agents"); present {
-		agents, err := a.stringList("allowed_agents")
+	if _, present := a.Value("allowed_agents"); present {
+		agents, err := a.StringList("allowed_agents")
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func parseQuery(raw []byte) (*queryParams, error) {
 			p.observers.Ids = append(p.observers.Ids, id)
 		}
 	}
-	limit, err := a.integer("limit", defaultQueryLimit, 1, maxQueryLimit)
+	limit, err := a.Integer("limit", defaultQueryLimit, 1, maxQueryLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func traverse(ctx context.Context, eng aimemoryv1.EngineClient, p *queryParams) 
 			ValidAt: p.validAt, ObservedBy: p.observers, IncludeNodes: true,
 		})
 		if err != nil {
-			return nil, engineError(err)
+			return nil, sdk.EngineError(err)
 		}
 		if depth == 1 && len(resp.GetNotFound()) > 0 {
 			return nil, sdk.Errorf("source_id: memory not found: %s", p.source)

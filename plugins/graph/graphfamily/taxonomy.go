@@ -46,12 +46,12 @@ type taxonomyResult struct {
 }
 
 func parseTaxonomy(raw []byte) (*taxonomyParams, error) {
-	a, err := parseArgs(raw, taxonomyArgs)
+	a, err := sdk.ParseArgs(raw, taxonomyArgs)
 	if err != nil {
 		return nil, err
 	}
 	p := &taxonomyParams{}
-	prefix, err := a.str("namespace_prefix", "")
+	prefix, err := a.Str("namespace_prefix", "")
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +62,11 @@ func parseTaxonomy(raw []byte) (*taxonomyParams, error) {
 			return nil, err
 		}
 	}
-	depth, err := a.integer("depth", defaultTaxonomyDepth, 0, record.MaxNamespaceSegs)
+	depth, err := a.Integer("depth", defaultTaxonomyDepth, 0, record.MaxNamespaceSegs)
 	if err != nil {
 		return nil, err
 	}
-	limit, err := a.integer("limit", defaultTaxonomyLimit, 1, maxTaxonomyLimit)
+	limit, err := a.Integer("limit", defaultTaxonomyLimit, 1, maxTaxonomyLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (s *service) taxonomy(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	resp, err := s.eng.CountNamespaces(ctx, &aimemoryv1.CountNamespacesRequest{Prefix: p.prefix, Limit: uint32(p.limit)})
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	return buildTree(p, resp), nil
 }

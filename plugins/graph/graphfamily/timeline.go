@@ -25,7 +25,7 @@ type timelineResult struct {
 }
 
 func parseTimeline(raw []byte) (*aimemoryv1.LinkTimelineRequest, error) {
-	a, err := parseArgs(raw, timelineArgs)
+	a, err := sdk.ParseArgs(raw, timelineArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func parseTimeline(raw []byte) (*aimemoryv1.LinkTimelineRequest, error) {
 	if ok {
 		req.Until = notZero(until)
 	}
-	limit, err := a.integer("limit", defaultTimelineLimit, 1, maxTimelineLimit)
+	limit, err := a.Integer("limit", defaultTimelineLimit, 1, maxTimelineLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *service) timeline(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	resp, err := s.eng.LinkTimeline(ctx, req)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, sdk.EngineError(err)
 	}
 	out := timelineResult{Count: len(resp.GetEvents())}
 	for _, e := range resp.GetEvents() {

@@ -59,8 +59,8 @@ func caller(call sdk.Call) string {
 }
 
 // memoryID reads a required id argument.
-func memoryID(a *args, name string) (string, error) {
-	id, err := a.required(name)
+func memoryID(a *sdk.Args, name string) (string, error) {
+	id, err := a.Required(name)
 	if err != nil {
 		return "", err
 	}
@@ -71,8 +71,8 @@ func memoryID(a *args, name string) (string, error) {
 }
 
 // relation reads an optional relation argument ("" when absent and def is "").
-func relation(a *args, def string) (string, error) {
-	rel, err := a.str("relation", def)
+func relation(a *sdk.Args, def string) (string, error) {
+	rel, err := a.Str("relation", def)
 	if err != nil || (rel == "" && def == "") {
 		return rel, err
 	}
@@ -81,8 +81,8 @@ func relation(a *args, def string) (string, error) {
 
 // timeArg reads an optional RFC 3339 argument as Unix nanoseconds; ok is
 // false when it is absent or blank.
-func timeArg(a *args, name string, bound bool) (ns int64, ok bool, err error) {
-	s, err := a.str(name, "")
+func timeArg(a *sdk.Args, name string, bound bool) (ns int64, ok bool, err error) {
+	s, err := a.Str(name, "")
 	if err != nil || strings.TrimSpace(s) == "" {
 		return 0, false, err
 	}

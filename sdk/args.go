@@ -1,4 +1,4 @@
-package corefamily
+package sdk
 
 import (
 	"bytes"
@@ -9,30 +9,28 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ai-memory/ai-memory/sdk"
 )
 
-// args is one call's arguments, read strictly: every getter checks the JSON
+// Args is one call's arguments, read strictly: every getter checks the JSON
 // type, and names the tool does not know are refused up front. The reference
 // silently dropped wrong-typed values; we answer with the field and the rule.
-type args struct {
+type Args struct {
 	raw map[string]json.RawMessage
 }
 
-// parseArgs decodes a JSON object and rejects any argument not in known, so
+// ParseArgs decodes a JSON object and rejects any argument not in known, so
 // a typo ("namspace") is an error instead of a silently ignored filter.
-func parseArgs(data []byte, known []string) (*args, error) {
+func ParseArgs(data []byte, known []string) (*Args, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
-		return &args{raw: map[string]json.RawMessage{}}, nil
+		return &Args{raw: map[string]json.RawMessage{}}, nil
 	}
 	if data[0] != '{' {
-		return nil, sdk.Errorf("arguments: must be a JSON object (got %s)", jsonType(data))
+		return nil, Errorf("arguments: must be a JSON object (got %s)", jsonType(data))
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, sdk.Errorf("arguments: invalid JSON: %v", err)
+		return nil, Errorf("arguments: invalid JSON: %v", err)
 	}
 	names := make([]string, 0, len(raw))
 	for name := range raw {
@@ -41,10 +39,10 @@ func parseArgs(data []byte, known []string) (*args, error) {
 	slices.Sort(names) // the same unknown name is reported on every run
 	for _, name := range names {
 		if !slices.Contains(known, name) {
-			return nil, sdk.Errorf("unknown argument %q; valid: %s", name, strings.Join(known, ", "))
+			return nil, Errorf("unknown argument %q; valid: %s", name, strings.Join(known, ", "))
 		}
 	}
-	return &args{raw: raw}, nil
+	return &Args{raw: raw}, nil
 }
 
 // jsonType names the JSON type of a raw value for error messages.
@@ -68,9 +66,9 @@ func jsonType(raw []byte) string {
 	return "number"
 }
 
-// value returns the raw value of name; null counts as absent because some
+// Value returns the raw value of name; null counts as absent because some
 // clients send null for every optional argument they leave unset.
-func (a *args) value(name string) (json.RawMessage, bool) {
+func (a *Args) Value(name string) (json.RawMessage, bool) {
 	v, ok := a.raw[name]
 	if !ok || jsonType(v) == "null" {
 		return nil, false
@@ -79,12 +77,12 @@ func (a *args) value(name string) (json.RawMessage, bool) {
 }
 
 func typeErr(name, want string, raw []byte) error {
-	return sdk.Errorf("%s: must be %s (got %s)", name, want, jsonType(raw))
+	return Errorf("%s: must be %s (got %s)", name, want, jsonType(raw))
 }
 
-// str returns an optional string argument, or def when it is absent.
-func (a *args) str(name, def string) (string, error) {
-	v, ok := a.value(name)
+// Str returns an optional string argument, or def when it is absent.
+func (a *Args) Str(name, def string) (string, error) {
+	v, ok := a.Value(name)
 	if !ok {
 		return def, nil
 	}
@@ -93,43 +91,43 @@ func (a *args) str(name, def string) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
-		return "", sdk.Errorf("%s: invalid string: %v", name, err)
+		return "", Errorf("%s: invalid string: %v", name, err)
 	}
 	return s, nil
 }
 
-// required returns a string argument that must be present and not blank.
-func (a *args) required(name string) (string, error) {
-	if _, ok := a.value(name); !ok {
-		return "", sdk.Errorf("%s is required", name)
+// Required returns a string argument that must be present and not blank.
+func (a *Args) Required(name string) (string, error) {
+	if _, ok := a.Value(name); !ok {
+		return "", Errorf("%s is required", name)
 	}
-	s, err := a.str(name, "")
+	s, err := a.Str(name, "")
 	if err != nil {
 		return "", err
 	}
 	if strings.TrimSpace(s) == "" {
-		return "", sdk.Errorf("%s: must not be empty", name)
+		return "", Errorf("%s: must not be empty", name)
 	}
 	return s, nil
 }
 
-// oneOf returns an optional string argument that must be one of values.
-func (a *args) oneOf(name, def string, values ...string) (string, error) {
-	s, err := a.str(name, def)
+// OneOf returns an optional string argument that must be one of values.
+func (a *Args) OneOf(name, def string, values ...string) (string, error) {
+	s, err := a.Str(name, def)
 	if err != nil {
 		return "", err
 	}
 	if !slices.Contains(values, s) {
-		return "", sdk.Errorf("%s: must be one of %s (got %q)", name, strings.Join(values, ", "), s)
+		return "", Errorf("%s: must be one of %s (got %q)", name, strings.Join(values, ", "), s)
 	}
 	return s, nil
 }
 
-// integer returns an optional integer argument within [lo, hi]. A fraction
+// Integer returns an optional integer argument within [lo, hi]. A fraction
 // is an error, never truncated; a value beyond int64 is a range error, never
 // an overflow.
-func (a *args) integer(name string, def, lo, hi int64) (int64, error) {
-	v, ok := a.value(name)
+func (a *Args) Integer(name string, def, lo, hi int64) (int64, error) {
+	v, ok := a.Value(name)
 	if !ok {
 		return def, nil
 	}
@@ -137,7 +135,7 @@ func (a *args) integer(name string, def, lo, hi int64) (int64, error) {
 		return 0, typeErr(name, "an integer", v)
 	}
 	text := string(v)
-	rangeErr := sdk.Errorf("%s: must be an integer from %d to %d (got %s)", name, lo, hi, text)
+	rangeErr := Errorf("%s: must be an integer from %d to %d (got %s)", name, lo, hi, text)
 	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 		if n < lo || n > hi {
 			return 0, rangeErr
@@ -152,9 +150,9 @@ func (a *args) integer(name string, def, lo, hi int64) (int64, error) {
 	case errors.Is(err, strconv.ErrRange):
 		return 0, rangeErr
 	case err != nil:
-		return 0, sdk.Errorf("%s: must be an integer (got %s)", name, text)
+		return 0, Errorf("%s: must be an integer (got %s)", name, text)
 	case f != math.Trunc(f) || (f == 0 && hasNonZeroMantissa(text)):
-		return 0, sdk.Errorf("%s: must be an integer (got %s)", name, text)
+		return 0, Errorf("%s: must be an integer (got %s)", name, text)
 	case f < float64(lo) || f > float64(hi):
 		return 0, rangeErr
 	}
@@ -169,9 +167,9 @@ func hasNonZeroMantissa(num string) bool {
 	return strings.ContainsAny(num, "123456789")
 }
 
-// number returns an optional JSON number argument.
-func (a *args) number(name string, def float64) (float64, error) {
-	v, ok := a.value(name)
+// Number returns an optional JSON number argument.
+func (a *Args) Number(name string, def float64) (float64, error) {
+	v, ok := a.Value(name)
 	if !ok {
 		return def, nil
 	}
@@ -180,15 +178,15 @@ func (a *args) number(name string, def float64) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, sdk.Errorf("%s: must be a number (got %s)", name, v)
+		return 0, Errorf("%s: must be a number (got %s)", name, v)
 	}
 	return f, nil // ±Inf from ErrRange is left to the caller's range rule
 }
 
-// stringList returns an optional array-of-strings argument; any other element
+// StringList returns an optional array-of-strings argument; any other element
 // is an error naming its index.
-func (a *args) stringList(name string) ([]string, error) {
-	v, ok := a.value(name)
+func (a *Args) StringList(name string) ([]string, error) {
+	v, ok := a.Value(name)
 	if !ok {
 		return nil, nil
 	}
@@ -197,7 +195,7 @@ func (a *args) stringList(name string) ([]string, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(v, &items); err != nil {
-		return nil, sdk.Errorf("%s: invalid array: %v", name, err)
+		return nil, Errorf("%s: invalid array: %v", name, err)
 	}
 	out := make([]string, 0, len(items))
 	for i, item := range items {
@@ -206,16 +204,16 @@ func (a *args) stringList(name string) ([]string, error) {
 		}
 		var s string
 		if err := json.Unmarshal(item, &s); err != nil {
-			return nil, sdk.Errorf("%s[%d]: invalid string: %v", name, i, err)
+			return nil, Errorf("%s[%d]: invalid string: %v", name, i, err)
 		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-// object returns an optional JSON object argument, numbers kept exact.
-func (a *args) object(name string) (map[string]any, error) {
-	v, ok := a.value(name)
+// Object returns an optional JSON object argument, numbers kept exact.
+func (a *Args) Object(name string) (map[string]any, error) {
+	v, ok := a.Value(name)
 	if !ok {
 		return nil, nil
 	}
@@ -226,7 +224,7 @@ func (a *args) object(name string) (map[string]any, error) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, sdk.Errorf("%s: invalid object: %v", name, err)
+		return nil, Errorf("%s: invalid object: %v", name, err)
 	}
 	return m, nil
 }
