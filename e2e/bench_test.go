@@ -145,3 +145,46 @@ func procKB(pid int, file, key string) float64 {
 	}
 	return 0
 }
+
+// BenchmarkExpansion measures memory_capabilities {family, include_schema}
+// from call to reply. cold: the family's plugin is not running (a fresh
+// host), so the reply includes starting it; warm: it already runs.
+func BenchmarkExpansion(b *testing.B) {
+	expand := map[string]any{"name": "memory_capabilities", "arguments": map[string]any{"family": "graph", "include_schema": true}}
+	b.Run("cold", func(b *testing.B) {
+		e := newEnv(b)
+		e.startRaw().request("tools/call", expand) // fill the description cache once
+		var samples []time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			s := e.startRaw()
+			b.StartTimer()
+			start := time.Now()
+			resp := s.request("tools/call", expand)
+			samples = append(samples, time.Since(start))
+			if _, isErr := toolResult(resp); isErr {
+				b.Fatalf("expansion failed: %v", resp)
+			}
+			b.StopTimer()
+			s.in.Close()
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+			b.StartTimer()
+		}
+		reportPercentiles(b, samples, "expand")
+	})
+	b.Run("warm", func(b *testing.B) {
+		s := newEnv(b).startRaw()
+		s.request("tools/call", expand)
+		var samples []time.Duration
+		for b.Loop() {
+			start := time.Now()
+			resp := s.request("tools/call", expand)
+			samples = append(samples, time.Since(start))
+			if _, isErr := toolResult(resp); isErr {
+				b.Fatalf("expansion failed: %v", resp)
+			}
+		}
+		reportPercentiles(b, samples, "expand")
+	})
+}
