@@ -24,7 +24,7 @@ func TestGet(t *testing.T) {
 	}
 
 	// Absent and zero fields are left out, not null.
-	raw := h.ok("memory_get", `{"id":"`+id+`"}`)
+	raw := h.OK("memory_get", `{"id":"`+id+`"}`, nil)
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &fields); err != nil {
 		t.Fatal(err)
@@ -39,9 +39,9 @@ func TestGet(t *testing.T) {
 	if got := h.get(id[:8]); got.ID != id {
 		t.Errorf("get by prefix = %s, want %s", got.ID, id)
 	}
-	h.fails("memory_get", `{"id":"ffffffff-0000-0000-0000-000000000000"}`, "memory not found: ffffffff-0000-0000-0000-000000000000")
-	h.fails("memory_get", `{"id":""}`, "id: must not be empty")
-	h.fails("memory_get", `{"id":"x","with_links":true}`, `unknown argument "with_links"`)
+	h.Fails("memory_get", `{"id":"ffffffff-0000-0000-0000-000000000000"}`, "memory not found: ffffffff-0000-0000-0000-000000000000")
+	h.Fails("memory_get", `{"id":""}`, "id: must not be empty")
+	h.Fails("memory_get", `{"id":"x","with_links":true}`, `unknown argument "with_links"`)
 }
 
 func TestGetAmbiguousPrefix(t *testing.T) {
@@ -54,7 +54,7 @@ func TestGetAmbiguousPrefix(t *testing.T) {
 	}
 	for c, group := range first {
 		if len(group) > 1 {
-			h.fails("memory_get", `{"id":"`+string(c)+`"}`, "ambiguous ID prefix '"+string(c)+"'")
+			h.Fails("memory_get", `{"id":"`+string(c)+`"}`, "ambiguous ID prefix '"+string(c)+"'")
 			return
 		}
 	}

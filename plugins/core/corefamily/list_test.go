@@ -15,7 +15,7 @@ func TestList(t *testing.T) {
 	h := newHarness(t)
 	low := h.store("Low", "c", `{"priority":2,"namespace":"a"}`)
 	high := h.store("High", "c", `{"priority":9,"namespace":"a","tier":"long"}`)
-	h.agent = "bob"
+	h.AgentID = "bob"
 	other := h.store("Other", "c", `{"priority":5,"namespace":"b/c","tags":["x"]}`)
 
 	tests := []struct {
@@ -32,7 +32,7 @@ func TestList(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var res listJSON
-		h.okJSON("memory_list", tc.args, &res)
+		h.OK("memory_list", tc.args, &res)
 		if got := ids(res.Memories); res.Count != len(tc.want) || !slices.Equal(got, tc.want) {
 			t.Errorf("list %s = %d %v, want %v", tc.args, res.Count, got, tc.want)
 		}
@@ -44,19 +44,19 @@ func TestList(t *testing.T) {
 	}
 
 	// The default format is toon_compact, with no score column.
-	toon := h.toon("memory_list", `{"namespace":"b/c"}`)
+	toon := h.OK("memory_list", `{"namespace":"b/c"}`, nil)
 	want := "count:1\nmemories[id|title|tier|namespace|priority|tags|agent_id|content]:\n" + other + "|Other|mid|b/c|5|x|bob|c"
 	if toon != want {
 		t.Errorf("toon_compact =\n%s\nwant\n%s", toon, want)
 	}
-	full := h.toon("memory_list", `{"namespace":"b/c","format":"toon"}`)
+	full := h.OK("memory_list", `{"namespace":"b/c","format":"toon"}`, nil)
 	if lines := strings.Split(full, "\n"); len(lines) != 3 ||
 		lines[1] != "memories[id|title|tier|namespace|priority|confidence|access_count|tags|source|created_at|updated_at|metadata|content]:" ||
 		!strings.HasSuffix(lines[2], `|{"agent_id":"bob"}|c`) {
 		t.Errorf("toon =\n%s", full)
 	}
 
-	h.fails("memory_list", `{"limit":201}`, "limit: must be an integer from 0 to 200 (got 201)")
-	h.fails("memory_list", `{"tier":"archived"}`, `tier: must be one of short, mid, long (got "archived")`)
-	h.fails("memory_list", `{"format":"csv"}`, `format: must be one of toon_compact, toon, json (got "csv")`)
+	h.Fails("memory_list", `{"limit":201}`, "limit: must be an integer from 0 to 200 (got 201)")
+	h.Fails("memory_list", `{"tier":"archived"}`, `tier: must be one of short, mid, long (got "archived")`)
+	h.Fails("memory_list", `{"format":"csv"}`, `format: must be one of toon_compact, toon, json (got "csv")`)
 }

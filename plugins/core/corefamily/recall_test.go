@@ -24,7 +24,7 @@ type recallJSON struct {
 func (h *harness) recall(args string) recallJSON {
 	h.t.Helper()
 	var res recallJSON
-	h.okJSON("memory_recall", args, &res)
+	h.OK("memory_recall", args, &res)
 	return res
 }
 
@@ -76,8 +76,8 @@ func TestRecall(t *testing.T) {
 	if res := h.recall(`{"context":"kubernetes","format":"json"}`); res.Count != 0 {
 		t.Errorf("no match: %+v", res)
 	}
-	h.fails("memory_recall", `{"context":"x","limit":51}`, "limit: must be an integer from 0 to 50 (got 51)")
-	h.fails("memory_recall", `{"context":"x","limit":10.5}`, "limit: must be an integer (got 10.5)")
+	h.Fails("memory_recall", `{"context":"x","limit":51}`, "limit: must be an integer from 0 to 50 (got 51)")
+	h.Fails("memory_recall", `{"context":"x","limit":10.5}`, "limit: must be an integer (got 10.5)")
 }
 
 func TestRecallTOON(t *testing.T) {
@@ -85,7 +85,7 @@ func TestRecallTOON(t *testing.T) {
 	body := "a|b:c\nd " + strings.Repeat("é", 1500) // 3000+ bytes, cut on a rune boundary
 	id := h.store("Pipe | title", body, `{"tags":["t1","t2"],"tier":"long"}`)
 
-	toon := h.toon("memory_recall", `{"context":"pipe"}`)
+	toon := h.OK("memory_recall", `{"context":"pipe"}`, nil)
 	lines := strings.Split(toon, "\n")
 	if len(lines) != 3 {
 		t.Fatalf("toon_compact =\n%s", toon)
@@ -106,12 +106,12 @@ func TestRecallTOON(t *testing.T) {
 		t.Errorf("row ends %q, want %q", lines[2][len(lines[2])-80:], want)
 	}
 
-	full := h.toon("memory_recall", `{"context":"pipe","format":"toon","budget_tokens":100000}`)
+	full := h.OK("memory_recall", `{"context":"pipe","format":"toon","budget_tokens":100000}`, nil)
 	if !strings.HasPrefix(full, "count:1|mode:keyword|tokens_used:") || !strings.Contains(full, "|budget_tokens:100000\n") ||
 		!strings.Contains(full, "memories[id|title|tier|namespace|priority|confidence|score|access_count|tags|source|created_at|updated_at|metadata|content]:") {
 		t.Errorf("toon =\n%.400s", full)
 	}
-	h.fails("memory_recall", `{"context":"pipe","format":"yaml"}`, `format: must be one of toon_compact, toon, json (got "yaml")`)
+	h.Fails("memory_recall", `{"context":"pipe","format":"yaml"}`, `format: must be one of toon_compact, toon, json (got "yaml")`)
 }
 
 func TestRecallBudget(t *testing.T) {
@@ -166,11 +166,11 @@ func TestRecallBudget(t *testing.T) {
 		})
 	}
 
-	raw := h.ok("memory_recall", `{"context":"alpha","budget_tokens":0,"format":"json"}`)
+	raw := h.OK("memory_recall", `{"context":"alpha","budget_tokens":0,"format":"json"}`, nil)
 	if raw != `{"count":0,"mode":"keyword","tokens_used":0,"budget_tokens":0,"memories_dropped":3}` {
 		t.Errorf("budget 0 json = %s", raw)
 	}
-	h.fails("memory_recall", `{"context":"alpha","budget_tokens":-5}`, "budget_tokens: must be an integer from 0 to")
+	h.Fails("memory_recall", `{"context":"alpha","budget_tokens":-5}`, "budget_tokens: must be an integer from 0 to")
 }
 
 // TestRecallProximity: a nested namespace reaches its ancestors, not its
@@ -238,9 +238,9 @@ func TestRecallTimeWindow(t *testing.T) {
 			t.Errorf("%s: count %d, want %d", tc.args, res.Count, tc.want)
 		}
 	}
-	h.fails("memory_recall", `{"context":"launch","since":"last week"}`, `since: must be an RFC 3339 timestamp`)
-	h.fails("memory_recall", `{"context":"launch","until":"2026-01-01"}`, `until: must be an RFC 3339 timestamp`)
-	h.fails("memory_recall", `{"context":"launch","since":"`+inZone(future)+`","until":"`+inZone(past)+`"}`, "since: must not be after until")
+	h.Fails("memory_recall", `{"context":"launch","since":"last week"}`, `since: must be an RFC 3339 timestamp`)
+	h.Fails("memory_recall", `{"context":"launch","until":"2026-01-01"}`, `until: must be an RFC 3339 timestamp`)
+	h.Fails("memory_recall", `{"context":"launch","since":"`+inZone(future)+`","until":"`+inZone(past)+`"}`, "since: must not be after until")
 }
 
 // TestRecallPromotes: recall is the access path, so five recalls promote a

@@ -15,7 +15,7 @@ func TestSearch(t *testing.T) {
 	h := newHarness(t)
 	both := h.store("Postgres replication", "streaming replicas lag", `{"namespace":"db"}`)
 	one := h.store("Postgres backup", "nightly dumps", `{"namespace":"db","tier":"short"}`)
-	h.agent = "bob"
+	h.AgentID = "bob"
 	h.store("Redis replication", "replicas", `{"namespace":"cache"}`)
 
 	tests := []struct {
@@ -31,7 +31,7 @@ func TestSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var res searchJSON
-		h.okJSON("memory_search", tc.args, &res)
+		h.OK("memory_search", tc.args, &res)
 		got := ids(res.Results)
 		slices.Sort(got)
 		slices.Sort(tc.want)
@@ -46,7 +46,7 @@ func TestSearch(t *testing.T) {
 	}
 
 	// Search touches nothing; its TOON rows are headed "memories", no score.
-	toon := h.toon("memory_search", `{"query":"backup"}`)
+	toon := h.OK("memory_search", `{"query":"backup"}`, nil)
 	if want := "count:1\nmemories[id|title|tier|namespace|priority|tags|agent_id|content]:\n" + one + "|Postgres backup|short|db|5||ai:test|nightly dumps"; toon != want {
 		t.Errorf("toon =\n%s\nwant\n%s", toon, want)
 	}
@@ -54,9 +54,9 @@ func TestSearch(t *testing.T) {
 		t.Errorf("search touched a memory: %+v", m)
 	}
 
-	h.fails("memory_search", `{"query":"x","limit":201}`, "limit: must be an integer from 0 to 200 (got 201)")
-	h.fails("memory_search", `{"query":"x","as_agent":"a//b"}`, "as_agent: must not contain an empty segment")
-	h.fails("memory_search", `{"query":"x","agent_id":"no spaces allowed"}`, "agent_id: may contain only")
+	h.Fails("memory_search", `{"query":"x","limit":201}`, "limit: must be an integer from 0 to 200 (got 201)")
+	h.Fails("memory_search", `{"query":"x","as_agent":"a//b"}`, "as_agent: must not contain an empty segment")
+	h.Fails("memory_search", `{"query":"x","agent_id":"no spaces allowed"}`, "agent_id: may contain only")
 }
 
 // TestSearchScopes: with as_agent, a private memory is seen only from its
@@ -78,7 +78,7 @@ func TestSearchScopes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var res searchJSON
-		h.okJSON("memory_search", `{"query":"plan","format":"json","as_agent":"`+tc.asAgent+`"}`, &res)
+		h.OK("memory_search", `{"query":"plan","format":"json","as_agent":"`+tc.asAgent+`"}`, &res)
 		got := ids(res.Results)
 		slices.Sort(got)
 		slices.Sort(tc.want)
@@ -86,7 +86,7 @@ func TestSearchScopes(t *testing.T) {
 			t.Errorf("as_agent %s: %v, want %v", tc.asAgent, got, tc.want)
 		}
 	}
-	if toon := h.toon("memory_search", `{"query":"plan","as_agent":"other/place","format":"toon_compact"}`); !strings.HasPrefix(toon, "count:1\n") {
+	if toon := h.OK("memory_search", `{"query":"plan","as_agent":"other/place","format":"toon_compact"}`, nil); !strings.HasPrefix(toon, "count:1\n") {
 		t.Errorf("toon = %s", toon)
 	}
 }

@@ -149,27 +149,9 @@ func storeMetadata(a *sdk.Args, cc *aimemoryv1.CallContext) ([]byte, error) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	agent, field := "anonymous", "agent_id"
-	if id := cc.GetAgentId(); id != "" {
-		agent, field = id, "session agent id"
-	}
-	if v, ok := meta["agent_id"]; ok {
-		id, isStr := v.(string)
-		if !isStr {
-			return nil, sdk.Errorf("metadata.agent_id: must be a string")
-		}
-		agent, field = id, "metadata.agent_id"
-	}
-	if _, ok := a.Value("agent_id"); ok {
-		if agent, err = a.Str("agent_id", ""); err != nil {
-			return nil, err
-		}
-		field = "agent_id"
-	}
-	if err := record.ValidateAgentID(field, agent); err != nil {
+	if err := sdk.StampAuthor(a, meta, cc); err != nil {
 		return nil, err
 	}
-	meta["agent_id"] = agent
 
 	scope, hasScope := meta["scope"]
 	if _, ok := a.Value("scope"); ok {

@@ -10,7 +10,7 @@ func TestStore(t *testing.T) {
 	h := newHarness(t)
 
 	var res map[string]any
-	h.okJSON("memory_store", `{"title":"Postgres config","content":"max_connections=200"}`, &res)
+	h.OK("memory_store", `{"title":"Postgres config","content":"max_connections=200"}`, &res)
 	id, _ := res["id"].(string)
 	want := map[string]any{"id": id, "tier": "mid", "title": "Postgres config", "namespace": "global", "agent_id": "ai:test"}
 	if len(id) != 36 || !equalJSON(res, want) {
@@ -27,12 +27,12 @@ func TestStore(t *testing.T) {
 	if m.Metadata["agent_id"] != "alice" || m.Metadata["scope"] != "team" || m.Metadata["ticket"] != "OPS-1" {
 		t.Errorf("metadata = %v", m.Metadata)
 	}
-	if raw := h.ok("memory_get", `{"id":"`+id2+`"}`); !strings.Contains(raw, `"n":12345678901234567890`) {
+	if raw := h.OK("memory_get", `{"id":"`+id2+`"}`, nil); !strings.Contains(raw, `"n":12345678901234567890`) {
 		t.Errorf("large metadata number not kept exactly: %s", raw)
 	}
 
 	// A title word shared in the namespace is a potential contradiction.
-	h.okJSON("memory_store", `{"title":"Postgres tuning","content":"work_mem=64MB"}`, &res)
+	h.OK("memory_store", `{"title":"Postgres tuning","content":"work_mem=64MB"}`, &res)
 	if pc, _ := res["potential_contradictions"].([]any); len(pc) != 1 || pc[0] != id {
 		t.Errorf("potential_contradictions = %v, want [%s]", res["potential_contradictions"], id)
 	}
@@ -40,14 +40,14 @@ func TestStore(t *testing.T) {
 
 func TestStoreConflicts(t *testing.T) {
 	h := newHarness(t)
-	h.agent = "alice"
+	h.AgentID = "alice"
 	id := h.store("Deploy", "v1", `{"tier":"long","tags":["a"]}`)
 
 	// merge (the default): same id, content replaced, tier kept at long,
 	// the original author kept.
-	h.agent = "bob"
+	h.AgentID = "bob"
 	var res map[string]any
-	h.okJSON("memory_store", `{"title":"Deploy","content":"v2","tier":"short","priority":9}`, &res)
+	h.OK("memory_store", `{"title":"Deploy","content":"v2","tier":"short","priority":9}`, &res)
 	want := map[string]any{"id": id, "tier": "long", "title": "Deploy", "namespace": "global", "agent_id": "alice",
 		"duplicate": true, "action": "updated existing memory"}
 	if !equalJSON(res, want) {
@@ -59,13 +59,13 @@ func TestStoreConflicts(t *testing.T) {
 
 	// version: a new memory titled "Deploy (2)".
 	res = nil
-	h.okJSON("memory_store", `{"title":"Deploy","content":"v3","on_conflict":"version"}`, &res)
+	h.OK("memory_store", `{"title":"Deploy","content":"v3","on_conflict":"version"}`, &res)
 	if res["title"] != "Deploy (2)" || res["id"] == id || res["duplicate"] != nil {
 		t.Errorf("version result = %v", res)
 	}
 
 	// error: refused, naming the existing id; nothing written.
-	h.fails("memory_store", `{"title":"Deploy","content":"v4","on_conflict":"error"}`, "CONFLICT: memory with title 'Deploy' already exists in namespace 'global' (existing id: "+id+")")
+	h.Fails("memory_store", `{"title":"Deploy","content":"v4","on_conflict":"error"}`, "CONFLICT: memory with title 'Deploy' already exists in namespace 'global' (existing id: "+id+")")
 	if m := h.get(id); m.Content != "v2" {
 		t.Errorf("content after refused store = %q", m.Content)
 	}
@@ -87,10 +87,10 @@ func TestStoreWritesNothingOnBadArgument(t *testing.T) {
 		{`{"title":"A","content":"c","extra":1}`, `unknown argument "extra"`},
 	}
 	for _, b := range bad {
-		h.fails("memory_store", b.args, b.want)
+		h.Fails("memory_store", b.args, b.want)
 	}
 	var list struct{ Count int }
-	h.okJSON("memory_list", `{"format":"json"}`, &list)
+	h.OK("memory_list", `{"format":"json"}`, &list)
 	if list.Count != 0 {
 		t.Errorf("%d memories written by rejected calls", list.Count)
 	}

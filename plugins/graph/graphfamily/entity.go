@@ -70,7 +70,7 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	by := caller(call)
+	by := sdk.Caller(call.Context)
 	if err := record.ValidateAgentID("session agent id", by); err != nil {
 		return nil, err
 	}
@@ -90,24 +90,9 @@ func entityMetadata(a *sdk.Args, call sdk.Call) ([]byte, error) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	agent, field := caller(call), "session agent id"
-	if v, ok := meta["agent_id"]; ok {
-		id, isStr := v.(string)
-		if !isStr {
-			return nil, sdk.Errorf("metadata.agent_id: must be a string")
-		}
-		agent, field = id, "metadata.agent_id"
-	}
-	if _, ok := a.Value("agent_id"); ok {
-		if agent, err = a.Str("agent_id", ""); err != nil {
-			return nil, err
-		}
-		field = "agent_id"
-	}
-	if err := record.ValidateAgentID(field, agent); err != nil {
+	if err := sdk.StampAuthor(a, meta, call.Context); err != nil {
 		return nil, err
 	}
-	meta["agent_id"] = agent
 	if v, ok := meta["scope"]; ok {
 		sc, isStr := v.(string)
 		if !isStr {

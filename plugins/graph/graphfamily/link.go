@@ -47,7 +47,7 @@ func parseLink(call sdk.Call) (*aimemoryv1.PutLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	by := caller(call)
+	by := sdk.Caller(call.Context)
 	if err := record.ValidateAgentID("session agent id", by); err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func parseInvalidate(call sdk.Call) (*aimemoryv1.InvalidateLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel, InvalidatedBy: caller(call)}
+	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel, InvalidatedBy: sdk.Caller(call.Context)}
 	if err := record.ValidateAgentID("session agent id", req.InvalidatedBy); err != nil {
 		return nil, err
 	}

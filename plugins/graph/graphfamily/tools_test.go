@@ -12,25 +12,25 @@ import (
 func TestLinkAndGetLinks(t *testing.T) {
 	h := newHarness(t)
 	a, b, c := h.memory("a", "n"), h.memory("b", "n/x"), h.memory("c", "n")
-	text := h.ok("memory_link", jsonArgs("source_id", a, "target_id", b), nil)
+	text := h.OK("memory_link", jsonArgs("source_id", a, "target_id", b), nil)
 	if !strings.HasPrefix(text, `{"linked":true,"relation":"related_to","valid_from":"`) {
 		t.Fatalf("link = %s", text)
 	}
 	var again linkResult
-	h.ok("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "related_to"), &again)
+	h.OK("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "related_to"), &again)
 	if !again.Unchanged || again.Revived {
 		t.Fatalf("link again = %+v", again)
 	}
-	h.ok("memory_link", jsonArgs("source_id", c, "target_id", a, "relation", "contradicts"), nil)
-	h.fails("memory_link", jsonArgs("source_id", a, "target_id", "ghost"), "target_id: memory not found: ghost")
-	h.fails("memory_link", jsonArgs("source_id", "ghost", "target_id", a), "source_id: memory not found: ghost")
+	h.OK("memory_link", jsonArgs("source_id", c, "target_id", a, "relation", "contradicts"), nil)
+	h.Fails("memory_link", jsonArgs("source_id", a, "target_id", "ghost"), "target_id: memory not found: ghost")
+	h.Fails("memory_link", jsonArgs("source_id", "ghost", "target_id", a), "source_id: memory not found: ghost")
 
 	var got struct {
 		Count int       `json:"count"`
 		Out   []linkRow `json:"out"`
 		In    []linkRow `json:"in"`
 	}
-	raw := h.ok("memory_get_links", jsonArgs("id", a), &got)
+	raw := h.OK("memory_get_links", jsonArgs("id", a), &got)
 	if got.Count != 2 || len(got.Out) != 1 || len(got.In) != 1 ||
 		got.Out[0].ID != b || got.Out[0].Title != "b" || got.Out[0].Namespace != "n/x" || got.Out[0].ObservedBy != "ai:test" ||
 		got.In[0].ID != c || got.In[0].Relation != "contradicts" {
@@ -39,45 +39,45 @@ func TestLinkAndGetLinks(t *testing.T) {
 	if strings.Contains(raw, a) || strings.Contains(raw, "null") || strings.Contains(raw, `""`) {
 		t.Errorf("get_links repeats the id asked about or carries empty fields: %s", raw)
 	}
-	if text := h.ok("memory_get_links", jsonArgs("id", b), nil); !strings.Contains(text, `"count":1`) {
+	if text := h.OK("memory_get_links", jsonArgs("id", b), nil); !strings.Contains(text, `"count":1`) {
 		t.Errorf("b's links = %s", text)
 	}
-	h.fails("memory_get_links", jsonArgs("id", "ghost"), "id: memory not found: ghost")
+	h.Fails("memory_get_links", jsonArgs("id", "ghost"), "id: memory not found: ghost")
 }
 
 func TestInvalidate(t *testing.T) {
 	h := newHarness(t)
 	a, b := h.memory("a", "n"), h.memory("b", "n")
-	h.ok("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from"), nil)
+	h.OK("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from"), nil)
 	var inv invalidateResult
-	h.ok("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from", "valid_until", "2030-01-01T00:00:00+02:00"), &inv)
+	h.OK("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from", "valid_until", "2030-01-01T00:00:00+02:00"), &inv)
 	if !inv.Found || inv.ValidUntil != "2029-12-31T22:00:00Z" || inv.PreviousValidUntil != "" {
 		t.Fatalf("invalidate = %+v", inv)
 	}
 	var future struct {
 		Out []linkRow `json:"out"`
 	}
-	h.ok("memory_get_links", jsonArgs("id", a), &future)
+	h.OK("memory_get_links", jsonArgs("id", a), &future)
 	if r := future.Out[0]; r.ValidUntil != "2029-12-31T22:00:00Z" || r.InvalidatedAt == "" || r.InvalidatedBy != "ai:test" {
 		t.Fatalf("an end set ahead shows when it was recorded: %+v", r)
 	}
-	h.ok("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from"), &inv)
+	h.OK("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from"), &inv)
 	if inv.PreviousValidUntil != "2029-12-31T22:00:00Z" || inv.ValidUntil >= inv.PreviousValidUntil {
 		t.Fatalf("invalidate now = %+v", inv)
 	}
-	if text := h.ok("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), nil); text != `{"found":false}` {
+	if text := h.OK("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), nil); text != `{"found":false}` {
 		t.Fatalf("no such link = %s", text)
 	}
-	h.fails("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", "ghost", "relation", "supersedes"), "target_id: memory not found")
+	h.Fails("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", "ghost", "relation", "supersedes"), "target_id: memory not found")
 	var rows struct {
 		Out []linkRow `json:"out"`
 	}
-	h.ok("memory_get_links", jsonArgs("id", a), &rows)
+	h.OK("memory_get_links", jsonArgs("id", a), &rows)
 	if len(rows.Out) != 1 || rows.Out[0].ValidUntil == "" || rows.Out[0].InvalidatedBy != "ai:test" || rows.Out[0].InvalidatedAt != "" {
 		t.Fatalf("invalidated link = %+v", rows)
 	}
 	var rev linkResult
-	h.ok("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from"), &rev)
+	h.OK("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "derived_from"), &rev)
 	if !rev.Revived {
 		t.Fatalf("revive = %+v", rev)
 	}
@@ -86,12 +86,12 @@ func TestInvalidate(t *testing.T) {
 func TestQueryShapes(t *testing.T) {
 	h := newHarness(t)
 	a, b, c, d := h.memory("a", "n"), h.memory("b", "n"), h.memory("c", "n"), h.memory("d", "n")
-	h.ok("memory_link", jsonArgs("source_id", a, "target_id", b), nil)
-	h.ok("memory_link", jsonArgs("source_id", b, "target_id", c, "relation", "supersedes"), nil)
-	h.ok("memory_link", jsonArgs("source_id", c, "target_id", a), nil) // a cycle
-	h.ok("memory_link", jsonArgs("source_id", d, "target_id", a), nil)
+	h.OK("memory_link", jsonArgs("source_id", a, "target_id", b), nil)
+	h.OK("memory_link", jsonArgs("source_id", b, "target_id", c, "relation", "supersedes"), nil)
+	h.OK("memory_link", jsonArgs("source_id", c, "target_id", a), nil) // a cycle
+	h.OK("memory_link", jsonArgs("source_id", d, "target_id", a), nil)
 
-	raw := h.ok("memory_kg_query", jsonArgs("source_id", a, "max_depth", 5), nil)
+	raw := h.OK("memory_kg_query", jsonArgs("source_id", a, "max_depth", 5), nil)
 	var out queryOut
 	json.Unmarshal([]byte(raw), &out)
 	if out.Count != 2 || out.Nodes[0].ID != b || out.Nodes[0].Depth != 1 || out.Nodes[0].Via != nil ||
@@ -101,11 +101,11 @@ func TestQueryShapes(t *testing.T) {
 	if strings.Contains(raw, `"dir"`) || strings.Contains(raw, "truncated") {
 		t.Errorf("direction out needs no dir and nothing was cut: %s", raw)
 	}
-	h.ok("memory_kg_query", jsonArgs("source_id", a, "direction", "in"), &out)
+	h.OK("memory_kg_query", jsonArgs("source_id", a, "direction", "in"), &out)
 	if out.Count != 2 || out.Nodes[0].Dir != "" {
 		t.Fatalf("query in = %+v", out)
 	}
-	h.ok("memory_kg_query", jsonArgs("source_id", a, "direction", "both"), &out)
+	h.OK("memory_kg_query", jsonArgs("source_id", a, "direction", "both"), &out)
 	if out.Count != 3 {
 		t.Fatalf("query both = %+v", out)
 	}
@@ -114,27 +114,27 @@ func TestQueryShapes(t *testing.T) {
 			t.Errorf("node %s dir %q, want %q", n.Title, n.Dir, want)
 		}
 	}
-	h.ok("memory_kg_query", jsonArgs("source_id", a, "max_depth", 3, "relation", "related_to"), &out)
+	h.OK("memory_kg_query", jsonArgs("source_id", a, "max_depth", 3, "relation", "related_to"), &out)
 	if out.Count != 1 || out.Nodes[0].ID != b {
 		t.Fatalf("relation filter = %+v", out)
 	}
-	h.ok("memory_kg_query", jsonArgs("source_id", a, "max_depth", 3, "limit", 1), &out)
+	h.OK("memory_kg_query", jsonArgs("source_id", a, "max_depth", 3, "limit", 1), &out)
 	if out.Count != 1 || !out.Truncated {
 		t.Fatalf("limit = %+v", out)
 	}
-	h.ok("memory_kg_query", jsonArgs("source_id", a, "allowed_agents", []string{}), &out)
+	h.OK("memory_kg_query", jsonArgs("source_id", a, "allowed_agents", []string{}), &out)
 	if out.Count != 0 {
 		t.Fatalf("trust no one = %+v", out)
 	}
-	h.ok("memory_kg_query", jsonArgs("source_id", a, "allowed_agents", []string{"ai:test"}), &out)
+	h.OK("memory_kg_query", jsonArgs("source_id", a, "allowed_agents", []string{"ai:test"}), &out)
 	if out.Count != 1 {
 		t.Fatalf("allowed_agents = %+v", out)
 	}
-	if text := h.ok("memory_kg_query", jsonArgs("source_id", h.memory("lonely", "n")), nil); text != `{"count":0}` {
+	if text := h.OK("memory_kg_query", jsonArgs("source_id", h.memory("lonely", "n")), nil); text != `{"count":0}` {
 		t.Fatalf("no links = %s", text)
 	}
-	h.fails("memory_kg_query", jsonArgs("source_id", "ghost"), "source_id: memory not found: ghost")
-	h.fails("memory_kg_query", jsonArgs("source_id", "ghost", "allowed_agents", []string{}), "source_id: memory not found: ghost")
+	h.Fails("memory_kg_query", jsonArgs("source_id", "ghost"), "source_id: memory not found: ghost")
+	h.Fails("memory_kg_query", jsonArgs("source_id", "ghost", "allowed_agents", []string{}), "source_id: memory not found: ghost")
 }
 
 func TestTimelineShapes(t *testing.T) {
@@ -144,59 +144,59 @@ func TestTimelineShapes(t *testing.T) {
 	for _, title := range []string{"t1", "t2", "t3"} {
 		id := h.memory(title, "n/"+title)
 		ids = append(ids, id)
-		h.ok("memory_link", jsonArgs("source_id", src, "target_id", id), nil)
+		h.OK("memory_link", jsonArgs("source_id", src, "target_id", id), nil)
 	}
-	h.ok("memory_link", jsonArgs("source_id", ids[0], "target_id", src), nil) // inbound: never shown
+	h.OK("memory_link", jsonArgs("source_id", ids[0], "target_id", src), nil) // inbound: never shown
 	var tl struct {
 		Count  int       `json:"count"`
 		Events []linkRow `json:"events"`
 		Total  int       `json:"total"`
 	}
-	h.ok("memory_kg_timeline", jsonArgs("source_id", src), &tl)
+	h.OK("memory_kg_timeline", jsonArgs("source_id", src), &tl)
 	if tl.Count != 3 || tl.Events[0].Title != "t1" || tl.Events[2].Namespace != "n/t3" || tl.Total != 0 {
 		t.Fatalf("timeline = %+v", tl)
 	}
-	h.ok("memory_kg_timeline", jsonArgs("source_id", src, "limit", 2), &tl)
+	h.OK("memory_kg_timeline", jsonArgs("source_id", src, "limit", 2), &tl)
 	if tl.Count != 2 || tl.Total != 3 {
 		t.Fatalf("limited timeline = %+v", tl)
 	}
-	h.ok("memory_kg_timeline", jsonArgs("source_id", src, "since", tl.Events[1].ValidFrom, "until", tl.Events[1].ValidFrom), &tl)
+	h.OK("memory_kg_timeline", jsonArgs("source_id", src, "since", tl.Events[1].ValidFrom, "until", tl.Events[1].ValidFrom), &tl)
 	if tl.Count != 1 || tl.Events[0].Title != "t2" {
 		t.Fatalf("window = %+v", tl)
 	}
-	h.ok("memory_kg_timeline", jsonArgs("source_id", src, "since", "2100-01-01T00:00:00Z", "until", "2000-01-01T00:00:00Z"), &tl)
+	h.OK("memory_kg_timeline", jsonArgs("source_id", src, "since", "2100-01-01T00:00:00Z", "until", "2000-01-01T00:00:00Z"), &tl)
 	if tl.Count != 0 {
 		t.Fatalf("since > until = %+v", tl)
 	}
-	h.fails("memory_kg_timeline", jsonArgs("source_id", "ghost"), "source_id: memory not found: ghost")
+	h.Fails("memory_kg_timeline", jsonArgs("source_id", "ghost"), "source_id: memory not found: ghost")
 }
 
 func TestEntities(t *testing.T) {
 	h := newHarness(t)
 	var reg registerResult
-	h.ok("memory_entity_register", jsonArgs("canonical_name", "PostgreSQL", "namespace", "infra", "aliases", []string{"pg", "Postgres"}, "metadata", map[string]any{"team": "db"}), &reg)
+	h.OK("memory_entity_register", jsonArgs("canonical_name", "PostgreSQL", "namespace", "infra", "aliases", []string{"pg", "Postgres"}, "metadata", map[string]any{"team": "db"}), &reg)
 	if !reg.Created || len(reg.Aliases) != 3 || reg.EntityID == "" {
 		t.Fatalf("register = %+v", reg)
 	}
 	var again registerResult
-	h.ok("memory_entity_register", jsonArgs("canonical_name", "PostgreSQL", "namespace", "infra", "aliases", []string{"PGSQL"}), &again)
+	h.OK("memory_entity_register", jsonArgs("canonical_name", "PostgreSQL", "namespace", "infra", "aliases", []string{"PGSQL"}), &again)
 	if again.Created || again.EntityID != reg.EntityID || len(again.Aliases) != 4 {
 		t.Fatalf("reuse = %+v", again)
 	}
-	h.fails("memory_entity_register", jsonArgs("canonical_name", "Pager", "namespace", "infra", "aliases", []string{"PG"}), "aliases[0]: alias 'PG' is already held in namespace 'infra' by entity "+reg.EntityID+" ('PostgreSQL')")
+	h.Fails("memory_entity_register", jsonArgs("canonical_name", "Pager", "namespace", "infra", "aliases", []string{"PG"}), "aliases[0]: alias 'PG' is already held in namespace 'infra' by entity "+reg.EntityID+" ('PostgreSQL')")
 	h.memory("Redis", "infra")
-	h.fails("memory_entity_register", jsonArgs("canonical_name", "Redis", "namespace", "infra"), "not an entity")
+	h.Fails("memory_entity_register", jsonArgs("canonical_name", "Redis", "namespace", "infra"), "not an entity")
 
 	var found byAliasResult
-	h.ok("memory_entity_get_by_alias", jsonArgs("alias", "POSTGRES"), &found)
+	h.OK("memory_entity_get_by_alias", jsonArgs("alias", "POSTGRES"), &found)
 	if !found.Found || found.EntityID != reg.EntityID || found.CanonicalName != "PostgreSQL" || found.Namespace != "infra" || len(found.Aliases) != 4 {
 		t.Fatalf("by alias = %+v", found)
 	}
-	h.ok("memory_entity_get_by_alias", jsonArgs("alias", "postgresql", "namespace", "infra"), &found)
+	h.OK("memory_entity_get_by_alias", jsonArgs("alias", "postgresql", "namespace", "infra"), &found)
 	if !found.Found {
 		t.Fatal("canonical name is an alias")
 	}
-	if text := h.ok("memory_entity_get_by_alias", jsonArgs("alias", "pg", "namespace", "other"), nil); text != `{"found":false}` {
+	if text := h.OK("memory_entity_get_by_alias", jsonArgs("alias", "pg", "namespace", "other"), nil); text != `{"found":false}` {
 		t.Fatalf("not found = %s", text)
 	}
 	// The entity is a memory with the spec's shape, stamped by the session.
@@ -215,29 +215,29 @@ func TestTaxonomy(t *testing.T) {
 	for i, ns := range []string{"org", "org/a", "org/a", "org/a/x/deep", "org/b", "org_b", "other"} {
 		h.memory(jsonArgs("i", i), ns)
 	}
-	raw := h.ok("memory_get_taxonomy", `{}`, nil)
+	raw := h.OK("memory_get_taxonomy", `{}`, nil)
 	want := `{"tree":{"subtree_count":7,"children":[` +
 		`{"name":"org","count":1,"subtree_count":5,"children":[{"name":"a","count":2,"subtree_count":3,"children":[{"name":"x","subtree_count":1,"children":[{"name":"deep","count":1,"subtree_count":1}]}]},{"name":"b","count":1,"subtree_count":1}]},` +
 		`{"name":"org_b","count":1,"subtree_count":1},{"name":"other","count":1,"subtree_count":1}]},"total_count":7}`
 	if raw != want {
 		t.Fatalf("taxonomy =\n%s\nwant\n%s", raw, want)
 	}
-	raw = h.ok("memory_get_taxonomy", jsonArgs("namespace_prefix", "org/", "depth", 1), nil)
+	raw = h.OK("memory_get_taxonomy", jsonArgs("namespace_prefix", "org/", "depth", 1), nil)
 	want = `{"tree":{"namespace":"org","count":1,"subtree_count":5,"children":[{"name":"a","count":2,"subtree_count":3},{"name":"b","count":1,"subtree_count":1}]},"total_count":5}`
 	if raw != want {
 		t.Fatalf("taxonomy org depth 1 =\n%s\nwant\n%s", raw, want)
 	}
-	raw = h.ok("memory_get_taxonomy", jsonArgs("namespace_prefix", "org", "limit", 1), nil)
+	raw = h.OK("memory_get_taxonomy", jsonArgs("namespace_prefix", "org", "limit", 1), nil)
 	want = `{"tree":{"namespace":"org","subtree_count":2,"children":[{"name":"a","count":2,"subtree_count":2}]},"total_count":5,"truncated":true}`
 	if raw != want {
 		t.Fatalf("taxonomy limit 1 =\n%s\nwant\n%s", raw, want)
 	}
-	raw = h.ok("memory_get_taxonomy", jsonArgs("namespace_prefix", "org", "depth", 0), nil)
+	raw = h.OK("memory_get_taxonomy", jsonArgs("namespace_prefix", "org", "depth", 0), nil)
 	want = `{"tree":{"namespace":"org","count":1,"subtree_count":5},"total_count":5}`
 	if raw != want {
 		t.Fatalf("taxonomy depth 0 =\n%s\nwant\n%s", raw, want)
 	}
-	if raw = h.ok("memory_get_taxonomy", jsonArgs("namespace_prefix", "nothing"), nil); raw != `{"tree":{"namespace":"nothing","subtree_count":0},"total_count":0}` {
+	if raw = h.OK("memory_get_taxonomy", jsonArgs("namespace_prefix", "nothing"), nil); raw != `{"tree":{"namespace":"nothing","subtree_count":0},"total_count":0}` {
 		t.Fatalf("empty = %s", raw)
 	}
 }

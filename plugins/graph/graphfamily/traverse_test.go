@@ -148,7 +148,7 @@ func check(t *testing.T, h *harness, edges []refEdge, q refQuery, limit int) {
 	t.Helper()
 	want := refDepths(edges, q)
 	var got queryOut
-	h.ok("memory_kg_query", q.args(limit), &got)
+	h.OK("memory_kg_query", q.args(limit), &got)
 	desc := fmt.Sprintf("%s limit %d", q.args(limit), limit)
 	if got.Count != len(got.Nodes) {
 		t.Fatalf("%s: count %d for %d nodes", desc, got.Count, len(got.Nodes))
@@ -228,8 +228,8 @@ func TestTraversalMatchesReference(t *testing.T) {
 			}
 			agents := []string{"ai:a", "ai:b", "ai:c"}
 			link := func(src, dst, rel string) {
-				h.agent = agents[r.IntN(len(agents))]
-				h.ok("memory_link", jsonArgs("source_id", src, "target_id", dst, "relation", rel), nil)
+				h.AgentID = agents[r.IntN(len(agents))]
+				h.OK("memory_link", jsonArgs("source_id", src, "target_id", dst, "relation", rel), nil)
 			}
 			// A ring (a cycle through everything), its reverse on a few
 			// nodes, and random chords.
@@ -257,7 +257,7 @@ func TestTraversalMatchesReference(t *testing.T) {
 				if i%3 == 0 {
 					args = append(args, "valid_until", record.FormatTime(e.ivs[0].from+int64(time.Microsecond)))
 				}
-				h.ok("memory_kg_invalidate", jsonArgs(args...), nil)
+				h.OK("memory_kg_invalidate", jsonArgs(args...), nil)
 			}
 			time.Sleep(time.Millisecond)
 			checkpoints = append(checkpoints, time.Now().UnixNano())
@@ -265,7 +265,7 @@ func TestTraversalMatchesReference(t *testing.T) {
 				link(e.src, e.dst, e.rel)
 			}
 			for _, e := range edges[:5] {
-				h.ok("memory_kg_invalidate", jsonArgs("source_id", e.src, "target_id", e.dst, "relation", e.rel,
+				h.OK("memory_kg_invalidate", jsonArgs("source_id", e.src, "target_id", e.dst, "relation", e.rel,
 					"valid_until", record.FormatTime(time.Now().Add(time.Hour).UnixNano())), nil)
 			}
 			time.Sleep(time.Millisecond)
@@ -328,14 +328,14 @@ func TestPointInTimeAcrossInvalidationAndRevival(t *testing.T) {
 	}
 	before := tick()
 	var l1 linkResult
-	h.ok("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), &l1)
-	h.ok("memory_link", jsonArgs("source_id", b, "target_id", c), nil)
+	h.OK("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), &l1)
+	h.OK("memory_link", jsonArgs("source_id", b, "target_id", c), nil)
 	valid1 := tick()
-	h.ok("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), nil)
+	h.OK("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), nil)
 	invalid := tick()
-	h.agent = "ai:reviver"
+	h.AgentID = "ai:reviver"
 	var l2 linkResult
-	h.ok("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), &l2)
+	h.OK("memory_link", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), &l2)
 	if !l2.Revived || l2.ValidFrom <= l1.ValidFrom {
 		t.Fatalf("revive = %+v after %+v", l2, l1)
 	}
@@ -347,7 +347,7 @@ func TestPointInTimeAcrossInvalidationAndRevival(t *testing.T) {
 			args = append(args, "valid_at", record.FormatTime(at))
 		}
 		var out queryOut
-		h.ok("memory_kg_query", jsonArgs(args...), &out)
+		h.OK("memory_kg_query", jsonArgs(args...), &out)
 		var titles []string
 		for _, n := range out.Nodes {
 			titles = append(titles, fmt.Sprintf("%s@%d by %s", n.Title, n.Depth, n.ObservedBy))
@@ -375,7 +375,7 @@ func TestPointInTimeAcrossInvalidationAndRevival(t *testing.T) {
 		Count  int       `json:"count"`
 		Events []linkRow `json:"events"`
 	}
-	h.ok("memory_kg_timeline", jsonArgs("source_id", a), &tl)
+	h.OK("memory_kg_timeline", jsonArgs("source_id", a), &tl)
 	if tl.Count != 2 || tl.Events[0].ValidUntil == "" || tl.Events[0].InvalidatedBy != "ai:test" ||
 		tl.Events[1].ValidUntil != "" || tl.Events[1].ObservedBy != "ai:reviver" || tl.Events[1].CreatedAt != tl.Events[0].ValidFrom {
 		t.Fatalf("timeline = %+v", tl)
@@ -401,8 +401,8 @@ func TestDepthCostsOneCallPerLevel(t *testing.T) {
 	ids := []string{h.memory("n0", "t")}
 	for i := 1; i < 31; i++ {
 		ids = append(ids, h.memory(fmt.Sprint("n", i), "t"))
-		h.ok("memory_link", jsonArgs("source_id", ids[(i-1)/2], "target_id", ids[i]), nil)
-		h.ok("memory_link", jsonArgs("source_id", ids[i], "target_id", ids[0], "relation", "derived_from"), nil)
+		h.OK("memory_link", jsonArgs("source_id", ids[(i-1)/2], "target_id", ids[i]), nil)
+		h.OK("memory_link", jsonArgs("source_id", ids[i], "target_id", ids[0], "relation", "derived_from"), nil)
 	}
 	for depth := 1; depth <= 5; depth++ {
 		c := &countingEngine{EngineClient: h.eng}

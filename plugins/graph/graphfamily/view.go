@@ -49,15 +49,6 @@ func newRow(l *aimemoryv1.Link, other string, n *aimemoryv1.NodeSummary) linkRow
 	return r
 }
 
-// caller is the session identity the host resolved: it stamps who
-// observed, invalidated or registered something, whatever the arguments.
-func caller(call sdk.Call) string {
-	if id := call.Context.GetAgentId(); id != "" {
-		return id
-	}
-	return "anonymous"
-}
-
 // memoryID reads a required id argument.
 func memoryID(a *sdk.Args, name string) (string, error) {
 	id, err := a.Required(name)
