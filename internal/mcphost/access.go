@@ -63,15 +63,18 @@ func ruleName(rule string) string {
 	return fmt.Sprintf("%q", rule)
 }
 
-// restrictToAllowlist unloads the profile's families this session's
-// identity is not cleared for, once initialize told us who it is.
-func (h *Host) restrictToAllowlist() {
-	if !h.opts.Allowlist.Enabled() {
-		return
-	}
+// loadProfile registers the profile's families that the session's identity
+// is cleared for (all of them without an allowlist) and drops the others;
+// it runs at start and again whenever initialize (or a later request) says
+// who the client is.
+func (h *Host) loadProfile() {
 	agent := h.identity()
-	for _, f := range h.loadedFamilies() {
-		if !h.opts.Allowlist.Decide(agent, f).Allowed {
+	for _, f := range h.opts.Profile.Families() {
+		if h.opts.Allowlist.Decide(agent, f).Allowed {
+			if err := h.load(f); err != nil {
+				h.log.Warn("family in profile is not available", "family", f, "err", err)
+			}
+		} else {
 			h.unload(f)
 		}
 	}

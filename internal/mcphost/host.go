@@ -88,11 +88,7 @@ func New(opts Options) *Host {
 		server.WithRecovery(),
 	)
 	h.srv.AddTool(capabilitiesTool(), h.capabilities)
-	for _, f := range opts.Profile.Families() {
-		if err := h.load(f); err != nil {
-			h.log.Warn("family in profile is not available", "family", f, "err", err)
-		}
-	}
+	h.loadProfile()
 	return h
 }
 
@@ -105,8 +101,8 @@ func (h *Host) learnClient(name string) {
 		h.clientName = name
 	}
 	h.mu.Unlock()
-	if changed {
-		h.restrictToAllowlist()
+	if changed && h.opts.Allowlist.Enabled() {
+		h.loadProfile()
 	}
 }
 
