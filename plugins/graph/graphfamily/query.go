@@ -147,10 +147,6 @@ func traverse(ctx context.Context, eng aimemoryv1.EngineClient, p *queryParams) 
 	via := map[string][]string{p.source: nil}
 	frontier := []string{p.source}
 	for depth := 1; depth <= p.maxDepth && len(frontier) > 0; depth++ {
-		if len(out.Nodes) == p.limit {
-			out.Truncated = true
-			break
-		}
 		resp, err := eng.GetLinks(ctx, &aimemoryv1.GetLinksRequest{
 			Ids: frontier, Direction: p.direction, Relation: p.relation,
 			ValidAt: p.validAt, ObservedBy: p.observers, IncludeNodes: true,
@@ -190,6 +186,8 @@ func traverse(ctx context.Context, eng aimemoryv1.EngineClient, p *queryParams) 
 			return cmp.Or(cmp.Compare(a.link.GetValidFrom(), b.link.GetValidFrom()),
 				cmp.Compare(a.link.GetCreatedAt(), b.link.GetCreatedAt()), cmp.Compare(a.node, b.node))
 		})
+		// Truncated only when a node was really left out: with the limit
+		// reached at the previous level, this level is read just to know.
 		if room := p.limit - len(out.Nodes); len(level) > room {
 			level, out.Truncated = level[:room], true
 		}
