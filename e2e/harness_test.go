@@ -146,6 +146,9 @@ func (e *env) environ(extra ...string) []string {
 		"AI_MEMORY_PLUGIN_DIR=" + e.binDir,
 		"AI_MEMORY_ENGINE_IDLE_TIMEOUT=3s",
 	}
+	if race := os.Getenv("GORACE"); race != "" {
+		out = append(out, "GORACE="+race) // race-built binaries report to a file
+	}
 	out = append(out, e.extra...)
 	return append(out, extra...)
 }
