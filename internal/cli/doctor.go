@@ -56,7 +56,8 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 
 	dataDir := config.DataDir(root.DataDir)
 	add("data dir", nil, dataDir)
-	add("engine", engineHealth(filepath.Join(dataDir, "engine.sock")), "running, socket "+filepath.Join(dataDir, "engine.sock"))
+	detail, err := engineHealth(filepath.Join(dataDir, "engine.sock"))
+	add("engine", err, detail)
 
 	dir := pluginDir()
 	bins, err := supervisor.Discover(dir, cfg.Plugins)
@@ -93,21 +94,20 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 	return nil
 }
 
-func engineHealth(socket string) error {
+func engineHealth(socket string) (string, error) {
 	if _, err := os.Stat(socket); err != nil {
-		return fmt.Errorf("not running (no socket at %s); a host starts it on demand", socket)
+		return "", fmt.Errorf("not running (no socket at %s); a host starts it on demand", socket)
 	}
 	conn, err := sdk.DialEngineAt(socket)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	h, err := conn.Health(ctx, &aimemoryv1.HealthRequest{}, grpc.WaitForReady(false))
 	if err != nil {
-		return fmt.Errorf("not answering: %v", err)
+		return "", fmt.Errorf("not answering: %v", err)
 	}
-	_ = h
-	return nil
+	return fmt.Sprintf("running (pid %d, schema %d, %d memories), socket %s", h.GetPid(), h.GetSchemaVersion(), h.GetMemoryCount(), socket), nil
 }

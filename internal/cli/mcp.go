@@ -72,6 +72,7 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 		CacheDir:     filepath.Join(dataDir, "plugin-cache"),
 		EngineSocket: filepath.Join(dataDir, "engine.sock"),
 		Logger:       log,
+		Keep:         profile.Families(),
 	})
 	defer sup.Close()
 

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -291,4 +290,4 @@ func (h *Host) ExpectedTools() int {
 }
 
 // LoadedFamilies is the session's loaded families in canonical order.
-func (h *Host) LoadedFamilies() []string { return slices.Clone(h.loadedFamilies()) }
+func (h *Host) LoadedFamilies() []string { return h.loadedFamilies() }

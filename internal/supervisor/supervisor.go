@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -31,6 +32,10 @@ type Options struct {
 	CacheDir     string // Describe answers, one file per checksum
 	EngineSocket string // handed to every plugin
 	Logger       *slog.Logger
+	// Keep names the families about to be used: a plugin launched only to
+	// describe itself (first run, cold cache) stays running if it serves one
+	// of them, instead of being stopped and started again at once.
+	Keep []string
 	// AutoMTLS turns on go-plugin's mutual TLS between host and plugin. Off
 	// by default: see docs/ARCHITECTURE.md for the measured cost and why.
 	AutoMTLS bool
@@ -243,7 +248,14 @@ func (s *Supervisor) describe(m *managed) (*aimemoryv1.DescribeResponse, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer client.Kill()
+	keep := false
+	defer func() {
+		if keep {
+			m.client, m.family = client, fc
+		} else {
+			client.Kill()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
 	defer cancel()
 	d, err := fc.Describe(ctx, &aimemoryv1.DescribeRequest{})
@@ -257,6 +269,9 @@ func (s *Supervisor) describe(m *managed) (*aimemoryv1.DescribeResponse, error) 
 		if err := writeFileAtomic(path, raw); err != nil {
 			s.log.Warn("could not cache plugin description", "plugin", m.bin.Name, "err", err)
 		}
+	}
+	for _, f := range d.GetFamilies() {
+		keep = keep || slices.Contains(s.opts.Keep, f.GetName())
 	}
 	return d, nil
 }
