@@ -1,0 +1,35 @@
+// Package caller carries the identity the host resolved for an engine call.
+// The engine's transport verifies the host-signed assertion and puts the
+// Caller into the request context; storage reads it from there. Nothing a
+// tool argument says can change it.
+package caller
+
+import "context"
+
+// HostFamily is the family name of calls the host makes for itself
+// (audit appends, the keeper's event stream, doctor).
+const HostFamily = "host"
+
+// Caller is who an engine call is made for.
+type Caller struct {
+	Principal string // the resolved identity, e.g. "ai:claude-code"
+	Session   string // the host session the call belongs to
+	Family    string // the family whose tool is running, or HostFamily
+}
+
+// IsHost reports whether the call comes from a host itself rather than a plugin.
+func (c Caller) IsHost() bool { return c.Family == HostFamily }
+
+type key struct{}
+
+// NewContext returns ctx carrying c.
+func NewContext(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, key{}, c)
+}
+
+// FromContext returns the caller of ctx; ok is false when none was verified
+// (in-process tests that call storage directly).
+func FromContext(ctx context.Context) (c Caller, ok bool) {
+	c, ok = ctx.Value(key{}).(Caller)
+	return c, ok
+}
