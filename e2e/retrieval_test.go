@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/e2e/retrieval"
+)
+
+// retrievalRun is what one pass over a collection measured.
+type retrievalRun struct {
+	ours, bm25 retrieval.Scores
+}
+
+// runRetrieval stores c through memory_store and asks its queries through
+// memory_recall (limit 10, every recall's side effects included), each
+// once the docs it follows are stored, exactly as an agent would over
+// MCP. Each ranking is scored next to textbook BM25's over the same docs.
+func runRetrieval(t testing.TB, c *retrieval.Collection) retrievalRun {
+	t.Helper()
+	s := newEnv(t).startRaw()
+	baseline := retrieval.NewBM25()
+	docOf := map[string]string{} // memory id → doc id
+	var ours, bm25 retrieval.Tally
+	queries := slices.Clone(c.Queries)
+	slices.SortStableFunc(queries, func(a, b retrieval.Query) int { return a.After - b.After })
+	next := 0
+	ask := func() {
+		for ; next < len(queries) && queries[next].After <= baseline.Len(); next++ {
+			q := queries[next]
+			var res struct {
+				Memories []struct {
+					ID string `json:"id"`
+				} `json:"memories"`
+			}
+			callJSON(t, s, "memory_recall", map[string]any{"context": q.Text, "namespace": q.Namespace, "limit": 10, "format": "json"}, &res)
+			var ranked []string
+			for _, m := range res.Memories {
+				ranked = append(ranked, docOf[m.ID])
+			}
+			ours.Add(ranked, c.Qrels[q.ID])
+			bm25.Add(baseline.Search(q.Text, q.Namespace, 10), c.Qrels[q.ID])
+		}
+	}
+	for _, d := range c.Docs {
+		ask()
+		args := map[string]any{"title": d.Title, "content": d.Content, "namespace": d.Namespace}
+		if len(d.Tags) > 0 {
+			args["tags"] = d.Tags
+		}
+		if d.Priority != 0 {
+			args["priority"] = d.Priority
+		}
+		if d.Tier != "" {
+			args["tier"] = d.Tier
+		}
+		if d.Confidence != nil {
+			args["confidence"] = *d.Confidence
+		}
+		var stored struct {
+			ID string `json:"id"`
+		}
+		callJSON(t, s, "memory_store", args, &stored)
+		docOf[stored.ID] = d.ID
+		baseline.Add(d)
+	}
+	ask()
+	return retrievalRun{ours: ours.Mean(), bm25: bm25.Mean()}
+}
+
+// callJSON runs a tool that must succeed and decodes its JSON result.
+func callJSON(t testing.TB, s *rawSession, tool string, args map[string]any, out any) {
+	t.Helper()
+	resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
+	text, isErr := toolResult(resp)
+	if isErr || text == "" {
+		t.Fatalf("%s %v: %v", tool, args, resp)
+	}
+	if err := json.Unmarshal([]byte(text), out); err != nil {
+		t.Fatalf("%s: %v\n%s", tool, err, text)
+	}
+}
+
+func loadCollection(t testing.TB, name string) *retrieval.Collection {
+	t.Helper()
+	c, err := retrieval.Load(filepath.Join(repoRoot(), "e2e", "retrieval", retrieval.Dir), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// retrievalSubsets are the parts of the shipped collections make test runs:
+// the first 400 notes stored (with every question; those left with no
+// relevant note are not scored) and the first two conversations.
+func retrievalSubsets(t testing.TB) []*retrieval.Collection {
+	notes := loadCollection(t, "notes").Subset(
+		func(i int, _ retrieval.Doc) bool { return i < 400 },
+		func(retrieval.Query) bool { return true })
+	conv := func(ns string) bool { return ns == "conv1" || ns == "conv2" }
+	dialogue := loadCollection(t, "dialogue").Subset(
+		func(_ int, d retrieval.Doc) bool { return conv(d.Namespace) },
+		func(q retrieval.Query) bool { return conv(q.Namespace) })
+	return []*retrieval.Collection{notes, dialogue}
+}
+
+// TestRetrievalNotWorseThanBM25 asserts only what holds whatever the
+// numbers are: memory_recall finds at least as much in its first 10 as
+// textbook BM25 does on the same docs in the same run.
+func TestRetrievalNotWorseThanBM25(t *testing.T) {
+	for _, c := range retrievalSubsets(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			r := runRetrieval(t, c)
+			t.Logf("ours: %v", r.ours)
+			t.Logf("bm25: %v", r.bm25)
+			if r.ours.Recall10 < r.bm25.Recall10 {
+				t.Errorf("recall@10 %.3f, below textbook BM25's %.3f", r.ours.Recall10, r.bm25.Recall10)
+			}
+		})
+	}
+}
+
+// BenchmarkRetrieval reports recall@5, recall@10 and nDCG@10 of
+// memory_recall over MCP on the whole shipped collections, beside
+// textbook BM25's in the same run (bm25-* metrics).
+func BenchmarkRetrieval(b *testing.B) {
+	for _, name := range []string{"notes", "dialogue"} {
+		b.Run(name, func(b *testing.B) {
+			c := loadCollection(b, name)
+			var r retrievalRun
+			for b.Loop() {
+				r = runRetrieval(b, c)
+			}
+			b.Logf("ours: %v", r.ours)
+			b.Logf("bm25: %v", r.bm25)
+			for _, m := range []struct {
+				name string
+				s    retrieval.Scores
+			}{{"", r.ours}, {"bm25-", r.bm25}} {
+				b.ReportMetric(m.s.Recall5, m.name+"recall@5")
+				b.ReportMetric(m.s.Recall10, m.name+"recall@10")
+				b.ReportMetric(m.s.NDCG10, m.name+"nDCG@10")
+				b.ReportMetric(m.s.Success5, m.name+"success@5")
+			}
+		})
+	}
+}
