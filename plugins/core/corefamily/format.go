@@ -35,14 +35,24 @@ type listing struct {
 	key    string // JSON key of the rows: "memories" or "results"
 	mems   []*aimemoryv1.Memory
 	scores []float64 // one per memory, or nil: no score anywhere
+	// What the compact form leaves out or shortens: the namespace the call
+	// asked for (each row's would repeat it), and short ids (full id →
+	// shortest unique prefix; nil = full ids).
+	namespace string
+	shortIDs  map[string]string
+	caller    string // the session's agent id: shared by every row, it says nothing
+	budgeted  bool   // a token budget was asked for: tokens_used matters
 }
 
 // render returns the result in format: a JSON object, or TOON text.
 func (l listing) render(format string) (any, error) {
-	if format == formatJSON {
+	switch format {
+	case formatJSON:
 		return l.json()
+	case formatTOONCompact:
+		return textResult(l.compact()), nil
 	}
-	return textResult(l.toon(format == formatTOONCompact)), nil
+	return textResult(l.toon()), nil
 }
 
 // textResult is how a handler answers with plain text (sent unencoded).
@@ -101,7 +111,8 @@ type column struct {
 	cell func(m *aimemoryv1.Memory, score float64) string
 }
 
-func (l listing) columns(compact bool) []column {
+// columns are the full toon form's; compact.go has the default form.
+func (l listing) columns() []column {
 	str := func(name string, get func(*aimemoryv1.Memory) string) column {
 		return column{name, func(m *aimemoryv1.Memory, _ float64) string { return escapeTOON(get(m)) }}
 	}
@@ -122,21 +133,15 @@ func (l listing) columns(compact bool) []column {
 	tags := column{"tags", func(m *aimemoryv1.Memory, _ float64) string { return tagsCell(m.GetTags()) }}
 	content := str("content", func(m *aimemoryv1.Memory) string { return cutContent(m.GetId(), m.GetContent()) })
 
-	var cols []column
-	if compact {
-		agent := str("agent_id", func(m *aimemoryv1.Memory) string { return metadataString(m.GetMetadataJson(), "agent_id") })
-		cols = []column{id, title, tier, ns, prio, score, tags, agent, content}
-	} else {
-		conf := column{"confidence", func(m *aimemoryv1.Memory, _ float64) string {
-			return strconv.FormatFloat(m.GetConfidence(), 'f', -1, 64)
-		}}
-		access := num("access_count", (*aimemoryv1.Memory).GetAccessCount)
-		source := str("source", (*aimemoryv1.Memory).GetSource)
-		meta := str("metadata", func(m *aimemoryv1.Memory) string { return string(metadataJSON(m.GetMetadataJson())) })
-		cols = []column{id, title, tier, ns, prio, conf, score, access, tags, source,
-			tim("created_at", (*aimemoryv1.Memory).GetCreatedAt), tim("updated_at", (*aimemoryv1.Memory).GetUpdatedAt),
-			meta, content}
-	}
+	conf := column{"confidence", func(m *aimemoryv1.Memory, _ float64) string {
+		return strconv.FormatFloat(m.GetConfidence(), 'f', -1, 64)
+	}}
+	access := num("access_count", (*aimemoryv1.Memory).GetAccessCount)
+	source := str("source", (*aimemoryv1.Memory).GetSource)
+	meta := str("metadata", func(m *aimemoryv1.Memory) string { return string(metadataJSON(m.GetMetadataJson())) })
+	cols := []column{id, title, tier, ns, prio, conf, score, access, tags, source,
+		tim("created_at", (*aimemoryv1.Memory).GetCreatedAt), tim("updated_at", (*aimemoryv1.Memory).GetUpdatedAt),
+		meta, content}
 	if l.scores == nil { // list and search have no score: no blank column either
 		cols = removeColumn(cols, "score")
 	}
@@ -153,9 +158,10 @@ func removeColumn(cols []column, name string) []column {
 	return out
 }
 
-// toon renders the header line, then memories[cols]: and one row a memory.
-// Search rows are also headed "memories", as in the reference.
-func (l listing) toon(compact bool) string {
+// toon renders the full form: the header line, then memories[cols]: and
+// one row a memory. Search rows are also headed "memories", as in the
+// reference.
+func (l listing) toon() string {
 	var b strings.Builder
 	for i, p := range l.meta {
 		if i > 0 {
@@ -166,7 +172,7 @@ func (l listing) toon(compact bool) string {
 		b.WriteString(toonValue(p.val))
 	}
 	b.WriteByte('\n')
-	cols := l.columns(compact)
+	cols := l.columns()
 	b.WriteString("memories[")
 	for i, c := range cols {
 		if i > 0 {

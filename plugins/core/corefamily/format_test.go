@@ -71,41 +71,60 @@ func sampleMemories() []*aimemoryv1.Memory {
 
 func TestTOONCompact(t *testing.T) {
 	l := listing{
-		meta:   []pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}, {"budget_overflow", true}},
-		key:    "memories",
-		mems:   sampleMemories(),
-		scores: []float64{7.12345, 2},
+		meta:      []pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}, {"budget_overflow", true}},
+		key:       "memories",
+		mems:      sampleMemories(),
+		scores:    []float64{7.12345, 2},
+		shortIDs:  map[string]string{"11111111-aaaa": "11111111"},
+		namespace: "org/team",
+		caller:    "alice",
+		budgeted:  true,
 	}
-	got := l.toon(true)
+	got := l.compact()
 	want := strings.Join([]string{
-		"count:2|mode:keyword|tokens_used:12|budget_overflow:1",
-		"memories[id|title|tier|namespace|priority|score|tags|agent_id|content]:",
-		`11111111-aaaa|Pipes \| colons: here|long|org/team|9|7.123|db,x\,y|alice|line one\nline two`,
-		`22222222-bbbb|Plain|mid|global|5|2|||` + strings.Repeat("z", contentCut) + `…[10 more bytes; memory_get 22222222-bbbb]`,
+		"count:2|tokens_used:12|budget_overflow:1",
+		"memories[id|title|tier|namespace|priority|tags|agent_id|content]:",
+		`11111111|Pipes \| colons: here|long|org/team|9|db,x\,y|alice|line one\nline two`,
+		`22222222-bbbb|Plain||||||` + strings.Repeat("z", contentCut) + `…[10 more bytes; memory_get 22222222-bbbb]`,
 	}, "\n")
 	if got != want {
 		t.Errorf("toon_compact:\n%s\nwant:\n%s", got, want)
 	}
 	// Each row has exactly as many unescaped separators as the header.
 	for _, row := range strings.Split(got, "\n")[2:] {
-		if n := strings.Count(strings.ReplaceAll(row, `\|`, ""), "|"); n != 8 {
-			t.Errorf("row has %d separators, want 8: %s", n, row)
+		if n := strings.Count(strings.ReplaceAll(row, `\|`, ""), "|"); n != 7 {
+			t.Errorf("row has %d separators, want 7: %s", n, row)
 		}
+	}
+
+	// Values every row shares are stated once; defaults and the caller's
+	// agent id not at all.
+	mems := sampleMemories()
+	mems[1].Tier, mems[1].Namespace, mems[1].Priority, mems[1].MetadataJson = "long", "org/team", 9, []byte(`{"agent_id":"alice"}`)
+	mems[0].Tags = nil
+	l = listing{meta: []pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}}, key: "memories", mems: mems, scores: []float64{1, 2}, caller: "alice"}
+	want = strings.Join([]string{
+		"count:2",
+		"all[tier|namespace|priority]:long|org/team|9",
+		"memories[id|title|content]:",
+		`11111111-aaaa|Pipes \| colons: here|line one\nline two`,
+	}, "\n")
+	if got := l.compact(); !strings.HasPrefix(got, want+"\n22222222-bbbb|Plain|zzz") {
+		t.Errorf("toon_compact:\n%.300s\nwant:\n%s", got, want)
+	}
+	if empty := (listing{meta: []pair{{"count", 0}}, key: "memories"}).compact(); empty != "count:0\nmemories[id|title|content]:" {
+		t.Errorf("empty toon_compact = %q", empty)
 	}
 }
 
 func TestTOONFullWithoutScore(t *testing.T) {
 	l := listing{meta: []pair{{"count", 1}}, key: "results", mems: sampleMemories()[:1]}
-	got := l.toon(false)
+	got := l.toon()
 	want := "count:1\n" +
 		"memories[id|title|tier|namespace|priority|confidence|access_count|tags|source|created_at|updated_at|metadata|content]:\n" +
 		`11111111-aaaa|Pipes \| colons: here|long|org/team|9|0.5|3|db,x\,y|user|2026-03-04T05:06:07Z|2026-03-04T05:06:07Z|{"agent_id":"alice","scope":"team"}|line one\nline two`
 	if got != want {
 		t.Errorf("toon:\n%s\nwant:\n%s", got, want)
-	}
-	empty := listing{meta: []pair{{"count", 0}}, key: "memories"}.toon(true)
-	if empty != "count:0\nmemories[id|title|tier|namespace|priority|tags|agent_id|content]:" {
-		t.Errorf("empty toon = %q", empty)
 	}
 }
 

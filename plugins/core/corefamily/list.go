@@ -58,5 +58,5 @@ func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		mems = resp.GetMemories()
 	}
-	return listing{meta: []pair{{"count", len(mems)}}, key: "memories", mems: mems}.render(q.format)
+	return listing{meta: []pair{{"count", len(mems)}}, key: "memories", mems: mems, namespace: q.req.Filter.Namespace, caller: sdk.Caller(call.Context)}.render(q.format)
 }

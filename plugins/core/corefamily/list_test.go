@@ -43,9 +43,10 @@ func TestList(t *testing.T) {
 		t.Errorf("list touched a memory: %+v", m)
 	}
 
-	// The default format is toon_compact, with no score column.
+	// The default format is toon_compact: no score, and nothing the call
+	// said (namespace b/c, the caller bob) or a default (tier, priority).
 	toon := h.OK("memory_list", `{"namespace":"b/c"}`, nil)
-	want := "count:1\nmemories[id|title|tier|namespace|priority|tags|agent_id|content]:\n" + other + "|Other|mid|b/c|5|x|bob|c"
+	want := "count:1\nmemories[id|title|tags|content]:\n" + other + "|Other|x|c"
 	if toon != want {
 		t.Errorf("toon_compact =\n%s\nwant\n%s", toon, want)
 	}

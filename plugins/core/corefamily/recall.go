@@ -136,7 +136,8 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 			meta = append(meta, pair{"memories_dropped", fill.dropped})
 		}
 	}
-	l := listing{meta: meta, key: "memories", scores: []float64{}}
+	l := listing{meta: meta, key: "memories", scores: []float64{}, namespace: q.filter.Namespace,
+		caller: sdk.Caller(call.Context), budgeted: q.hasBudget}
 	for _, h := range hits {
 		l.mems = append(l.mems, h.mem)
 		l.scores = append(l.scores, h.score)

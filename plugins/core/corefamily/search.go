@@ -71,5 +71,5 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 			mems = append(mems, r.GetMemory())
 		}
 	}
-	return listing{meta: []pair{{"count", len(mems)}}, key: "results", mems: mems}.render(q.format)
+	return listing{meta: []pair{{"count", len(mems)}}, key: "results", mems: mems, namespace: q.req.GetFilter().GetNamespace(), caller: sdk.Caller(call.Context)}.render(q.format)
 }

@@ -59,6 +59,9 @@ func (s *service) link(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.SourceId, req.TargetId, err = s.resolvePair(ctx, req.SourceId, req.TargetId); err != nil {
+		return nil, err
+	}
 	resp, err := s.eng.PutLink(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)
@@ -123,6 +126,9 @@ func (s *service) invalidate(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.SourceId, req.TargetId, err = s.resolvePair(ctx, req.SourceId, req.TargetId); err != nil {
+		return nil, err
+	}
 	resp, err := s.eng.InvalidateLink(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)
@@ -158,6 +164,9 @@ func (s *service) getLinks(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if id, err = s.resolve(ctx, id); err != nil {
+		return nil, err
+	}
 	resp, err := s.eng.GetLinks(ctx, &aimemoryv1.GetLinksRequest{
 		Ids: []string{id}, Direction: aimemoryv1.Direction_DIRECTION_BOTH, IncludeNodes: true,
 	})
@@ -179,6 +188,24 @@ func (s *service) getLinks(ctx context.Context, call sdk.Call) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// resolve turns a short id (a unique prefix) into the full id.
+func (s *service) resolve(ctx context.Context, id string) (string, error) {
+	ids, err := sdk.ResolveIDs(ctx, s.eng, id)
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// resolvePair resolves a link's two ends in one engine read.
+func (s *service) resolvePair(ctx context.Context, src, dst string) (string, string, error) {
+	ids, err := sdk.ResolveIDs(ctx, s.eng, src, dst)
+	if err != nil {
+		return "", "", err
+	}
+	return ids[0], ids[1], nil
 }
 
 func summaries(ns []*aimemoryv1.NodeSummary) map[string]*aimemoryv1.NodeSummary {

@@ -104,6 +104,9 @@ func (s *service) query(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.source, err = s.resolve(ctx, p.source); err != nil {
+		return nil, err
+	}
 	return traverse(ctx, s.eng, p)
 }
 

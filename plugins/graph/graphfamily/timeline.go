@@ -60,6 +60,9 @@ func (s *service) timeline(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.SourceId, err = s.resolve(ctx, req.SourceId); err != nil {
+		return nil, err
+	}
 	resp, err := s.eng.LinkTimeline(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)

@@ -1,0 +1,132 @@
+package corefamily
+
+import (
+	"strconv"
+	"strings"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// compact renders the default format, toon_compact, at close to the cost
+// of the memories' own titles and contents:
+//
+//	count:2
+//	all[namespace]:org/team
+//	memories[id|title|priority|tags|content]:
+//	1f3a9c2e|Deploy rule|8|deploy|Never deploy on a Friday.
+//	9b07d4a1|Lunch|||Team lunch is on Thursdays.
+//
+// Ids are the shortest unique prefixes, which every tool taking an id
+// accepts. A value every row of several shares is stated once on the all[...] line,
+// or not at all when it says nothing: the default (tier mid, priority 5,
+// namespace global), the namespace the call asked for, or the caller's own
+// agent id. Otherwise a cell holding the default is left empty, and a
+// column empty in every row is left out. Rows come best first and carry no
+// score: with the content inline, a score tells an agent little that the
+// order does not, and it cost two tokens a row (json and toon keep it).
+// The header leaves out mode (always keyword) and tokens_used unless a
+// budget was asked for.
+func (l listing) compact() string {
+	var b strings.Builder
+	first := true
+	for _, p := range l.meta {
+		if (p.key == "mode" && p.val == "keyword") || (p.key == "tokens_used" && !l.budgeted) {
+			continue
+		}
+		if !first {
+			b.WriteByte('|')
+		}
+		first = false
+		b.WriteString(p.key)
+		b.WriteByte(':')
+		b.WriteString(toonValue(p.val))
+	}
+
+	type optional struct {
+		name   string
+		dflt   string // shown as an empty cell
+		silent string // a value that, shared by every row, says nothing either
+		get    func(*aimemoryv1.Memory) string
+	}
+	opts := []optional{
+		{"tier", record.DefaultTier, "", func(m *aimemoryv1.Memory) string { return escapeTOON(m.GetTier()) }},
+		{"namespace", record.DefaultNamespace, l.namespace, func(m *aimemoryv1.Memory) string { return escapeTOON(m.GetNamespace()) }},
+		{"priority", strconv.Itoa(record.DefaultPriority), "", func(m *aimemoryv1.Memory) string { return strconv.Itoa(int(m.GetPriority())) }},
+		{"tags", "", "", func(m *aimemoryv1.Memory) string { return tagsCell(m.GetTags()) }},
+		{"agent_id", "", l.caller, func(m *aimemoryv1.Memory) string {
+			return escapeTOON(metadataString(m.GetMetadataJson(), "agent_id"))
+		}},
+	}
+	cells := map[string][]string{}
+	var shared, sharedVals []string
+	for _, o := range opts {
+		if len(l.mems) == 0 {
+			break
+		}
+		col := make([]string, len(l.mems))
+		same, empty := true, true
+		for i, m := range l.mems {
+			col[i] = o.get(m)
+			same = same && col[i] == col[0]
+		}
+		value := col[0]
+		for i := range col {
+			if col[i] == o.dflt {
+				col[i] = ""
+			}
+			empty = empty && col[i] == ""
+		}
+		switch {
+		case same && (empty || value == o.silent):
+		case same && len(l.mems) > 1:
+			shared = append(shared, o.name)
+			sharedVals = append(sharedVals, value)
+		default:
+			cells[o.name] = col
+		}
+	}
+	if len(shared) > 0 {
+		b.WriteString("\nall[" + strings.Join(shared, "|") + "]:" + strings.Join(sharedVals, "|"))
+	}
+
+	names := []string{"id", "title"}
+	for _, n := range []string{"tier", "namespace", "priority", "tags", "agent_id"} {
+		if cells[n] != nil {
+			names = append(names, n)
+		}
+	}
+	names = append(names, "content")
+	if b.Len() > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString("memories[" + strings.Join(names, "|") + "]:")
+	for i, m := range l.mems {
+		b.WriteByte('\n')
+		id := l.shortID(m.GetId())
+		for j, n := range names {
+			if j > 0 {
+				b.WriteByte('|')
+			}
+			switch n {
+			case "id":
+				b.WriteString(id)
+			case "title":
+				b.WriteString(escapeTOON(m.GetTitle()))
+			case "content":
+				b.WriteString(escapeTOON(cutContent(id, m.GetContent())))
+			default:
+				b.WriteString(cells[n][i])
+			}
+		}
+	}
+	return b.String()
+}
+
+// shortID is id's shortest unique prefix when known, else id.
+func (l listing) shortID(id string) string {
+	if s, ok := l.shortIDs[id]; ok {
+		return s
+	}
+	return id
+}
