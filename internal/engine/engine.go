@@ -21,6 +21,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/store"
@@ -110,6 +111,15 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	defer unlock()
 
+	key, err := assertion.LoadOrCreateKey(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	signer, err := assertion.NewSigner(key, nil)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
 	ev := &events.Broadcaster{}
 	st, err := store.Open(ctx, filepath.Join(dir, DBFile), store.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
@@ -133,9 +143,12 @@ func Serve(ctx context.Context, opts Options) error {
 		lis.Close()
 		return fmt.Errorf("engine: %w", err)
 	}
+	lis = restrictToOwnUser(lis, log)
 
 	conns := newConnTracker(opts.IdleTimeout)
-	g := grpc.NewServer(append(server.Recover(log), grpc.StatsHandler(conns))...)
+	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
+	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
+	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns))...)
 	aimemoryv1.RegisterEngineServer(g, server.New(st, ev, opts.Version, dir, log))
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
