@@ -16,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/auditlog"
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
 	"github.com/ai-memory/ai-memory/internal/keeper"
@@ -59,6 +60,12 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	dataDir := config.DataDir(root.DataDir)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
+	}
+	if _, differ, err := settings.Reconcile(dataDir, cfg.Settings); err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: engine settings: " + err.Error()}
+	} else if len(differ) > 0 {
+		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",
+			"keys", strings.Join(differ, ", "), "config", cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
 	}
 
 	// The data dir's key signs every engine call this host makes or hands a

@@ -24,6 +24,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/store"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -120,6 +121,12 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 
+	if opts.TTL == (store.TTL{}) {
+		if opts.TTL, err = tiersFromSettings(dir); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+
 	ev := &events.Broadcaster{}
 	st, err := store.Open(ctx, filepath.Join(dir, DBFile), store.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
@@ -164,6 +171,17 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	stopGracefully(g, 2*time.Second)
 	return nil
+}
+
+// tiersFromSettings applies the data dir's engine.toml over the default expiry.
+func tiersFromSettings(dir string) (store.TTL, error) {
+	set, _, err := settings.Load(dir)
+	if err != nil {
+		return store.TTL{}, err
+	}
+	d := store.DefaultTTL()
+	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
+	return store.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}, nil
 }
 
 // stopGracefully lets running calls finish for up to grace (watch streams
