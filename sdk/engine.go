@@ -33,10 +33,13 @@ func DialEngine() (*EngineConn, error) {
 	return DialEngineAt(path)
 }
 
-// DialEngineAt connects to an engine listening on a unix socket path.
-func DialEngineAt(socketPath string) (*EngineConn, error) {
-	conn, err := grpc.NewClient("unix://"+socketPath,
+// DialEngineAt connects to an engine listening on a unix socket path. Calls
+// forward the caller assertion of the tool call their context came from;
+// opts may add more (a host adds its own credentials).
+func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, error) {
+	opts = append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(forwardAssertion{}),
 		// The engine may be restarting (its host respawns it): wait for it
 		// within the caller's deadline instead of failing at once, and
 		// retry the socket quickly so a respawn is noticed in milliseconds.
@@ -45,7 +48,9 @@ func DialEngineAt(socketPath string) (*EngineConn, error) {
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
 			MinConnectTimeout: time.Second,
-		}))
+		}),
+	}, opts...)
+	conn, err := grpc.NewClient("unix://"+socketPath, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial engine at %s: %w", socketPath, err)
 	}

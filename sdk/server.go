@@ -71,6 +71,7 @@ func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (r
 	if cc == nil {
 		cc = &aimemoryv1.CallContext{}
 	}
+	ctx = withAssertion(ctx, cc.GetAssertion())
 	out, herr := t.Handler(ctx, Call{Tool: t.Name, Arguments: args, Context: cc})
 	if herr != nil {
 		return &aimemoryv1.CallResponse{IsError: true, Text: herr.Error()}, nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -37,11 +38,15 @@ func engineClient(root *rootCmd) (*sdk.EngineConn, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	socket, err := launcher.EnsureRunning(ctx, selfPath(), dataDir, 30*time.Second)
+	creds, err := assertion.HostDial(dataDir, "cli:audit", "")
 	if err != nil {
 		return nil, err
 	}
-	return sdk.DialEngineAt(socket)
+	socket, err := launcher.EnsureRunning(ctx, selfPath(), dataDir, 30*time.Second, creds)
+	if err != nil {
+		return nil, err
+	}
+	return sdk.DialEngineAt(socket, creds)
 }
 
 func (c *auditListCmd) Run(root *rootCmd) error {

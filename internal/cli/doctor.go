@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -98,7 +99,11 @@ func engineHealth(socket string) (string, error) {
 	if _, err := os.Stat(socket); err != nil {
 		return "", fmt.Errorf("not running (no socket at %s); a host starts it on demand", socket)
 	}
-	conn, err := sdk.DialEngineAt(socket)
+	creds, err := assertion.HostDial(filepath.Dir(socket), "cli:doctor", "")
+	if err != nil {
+		return "", err
+	}
+	conn, err := sdk.DialEngineAt(socket, creds)
 	if err != nil {
 		return "", err
 	}

@@ -13,9 +13,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/auditlog"
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/guard"
+	"github.com/ai-memory/ai-memory/internal/identity"
 	"github.com/ai-memory/ai-memory/internal/keeper"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
@@ -58,10 +61,29 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	if _, differ, err := settings.Reconcile(dataDir, cfg.Settings); err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: engine settings: " + err.Error()}
+	} else if len(differ) > 0 {
+		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",
+			"keys", strings.Join(differ, ", "), "config", cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
+	}
+
+	// The data dir's key signs every engine call this host makes or hands a
+	// plugin: its own (family "host") and one assertion per tool call.
+	key, err := assertion.LoadOrCreateKey(dataDir)
+	if err != nil {
+		return err
+	}
+	signer, err := assertion.NewSigner(key, nil)
+	if err != nil {
+		return err
+	}
+	sessionID := uuid.NewString()
+	hostCreds := signer.HostCredentials(identity.Resolve(c.AgentID, ""), sessionID)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	engine := keeper.Start(ctx, selfPath(), dataDir, c.EngineIdle, log)
+	engine := keeper.Start(ctx, selfPath(), dataDir, c.EngineIdle, log, hostCreds)
 
 	binaries, err := supervisor.Discover(pluginDir(), cfg.Plugins)
 	if err != nil {
@@ -76,7 +98,7 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	})
 	defer sup.Close()
 
-	engineConn, err := sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"))
+	engineConn, err := sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCreds)
 	if err != nil {
 		return err
 	}
@@ -86,7 +108,8 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 		Version:     Version,
 		Profile:     profile,
 		AgentID:     c.AgentID,
-		SessionID:   uuid.NewString(),
+		SessionID:   sessionID,
+		Assertions:  signer,
 		Plugins:     sup,
 		EngineReady: engine.Ready(),
 		EngineErr:   engine.Err,

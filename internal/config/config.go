@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 )
 
 // Config is the subset of config.toml the host reads.
@@ -29,6 +30,9 @@ type Config struct {
 	} `toml:"mcp"`
 	// Plugins pins extra plugin binaries: path → SHA-256 hex.
 	Plugins map[string]string `toml:"plugins"`
+	// The engine-scoped sections ([storage], [ttl]): recorded in the data
+	// dir by the first host, and only compared by later ones.
+	settings.Settings
 }
 
 // Path is where config.toml is read from: flag > AI_MEMORY_CONFIG >
@@ -67,12 +71,20 @@ func xdgDir(env, fallback string) string {
 }
 
 // Load reads a config file. A missing file is an empty config; a malformed
-// one is an error naming the file and the problem.
+// one, or one with a section or key this version does not know (a typo
+// would otherwise be silently ignored), is an error naming the file and the
+// problem.
 func Load(path string) (Config, error) {
 	var c Config
-	_, err := toml.DecodeFile(path, &c)
+	md, err := toml.DecodeFile(path, &c)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Config{}, nil
+	}
+	if err == nil {
+		err = settings.Undecoded(md)
+	}
+	if err == nil {
+		err = c.Settings.Validate()
 	}
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)

@@ -21,8 +21,10 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/store"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -110,6 +112,21 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	defer unlock()
 
+	key, err := assertion.LoadOrCreateKey(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	signer, err := assertion.NewSigner(key, nil)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
+	if opts.TTL == (store.TTL{}) {
+		if opts.TTL, err = tiersFromSettings(dir); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+
 	ev := &events.Broadcaster{}
 	st, err := store.Open(ctx, filepath.Join(dir, DBFile), store.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
@@ -133,9 +150,12 @@ func Serve(ctx context.Context, opts Options) error {
 		lis.Close()
 		return fmt.Errorf("engine: %w", err)
 	}
+	lis = restrictToOwnUser(lis, log)
 
 	conns := newConnTracker(opts.IdleTimeout)
-	g := grpc.NewServer(append(server.Recover(log), grpc.StatsHandler(conns))...)
+	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
+	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
+	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns))...)
 	aimemoryv1.RegisterEngineServer(g, server.New(st, ev, opts.Version, dir, log))
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
@@ -151,6 +171,17 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	stopGracefully(g, 2*time.Second)
 	return nil
+}
+
+// tiersFromSettings applies the data dir's engine.toml over the default expiry.
+func tiersFromSettings(dir string) (store.TTL, error) {
+	set, _, err := settings.Load(dir)
+	if err != nil {
+		return store.TTL{}, err
+	}
+	d := store.DefaultTTL()
+	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
+	return store.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}, nil
 }
 
 // stopGracefully lets running calls finish for up to grace (watch streams

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -60,7 +61,11 @@ func serveAsync(ctx context.Context, opts Options) <-chan error {
 // dial connects to dir's engine and waits until it answers Health.
 func dial(t *testing.T, dir string) *sdk.EngineConn {
 	t.Helper()
-	c, err := sdk.DialEngineAt(SocketPath(dir))
+	creds, err := assertion.HostDial(dir, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sdk.DialEngineAt(SocketPath(dir), creds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,19 +9,30 @@ import (
 )
 
 // connTracker counts live client connections (a gRPC stats handler) and
-// reports when there has been none for the idle timeout.
+// queued background work, and reports when there has been neither for the
+// idle timeout: an engine with webhook retries, an embedding backfill or a
+// scheduled purge queued stays up though every host has gone.
 type connTracker struct {
 	timeout time.Duration
 
 	mu    sync.Mutex
 	conns int
-	timer *time.Timer
+	work  int                                 // background work held (Hold)
+	after func(time.Duration, func()) stopper // time.AfterFunc; tests inject a clock
+	timer stopper
 	gen   int // which arming may fire: a stopped timer's late callback must not
 	fired chan struct{}
 }
 
+// stopper is the part of *time.Timer the tracker uses.
+type stopper interface{ Stop() bool }
+
 func newConnTracker(timeout time.Duration) *connTracker {
-	c := &connTracker{timeout: timeout, fired: make(chan struct{})}
+	return newConnTrackerWith(timeout, func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) })
+}
+
+func newConnTrackerWith(timeout time.Duration, after func(time.Duration, func()) stopper) *connTracker {
+	c := &connTracker{timeout: timeout, fired: make(chan struct{}), after: after}
 	c.mu.Lock()
 	c.armLocked() // no client yet: the countdown starts now
 	c.mu.Unlock()
@@ -37,10 +48,10 @@ func (c *connTracker) armLocked() {
 	}
 	c.gen++
 	gen := c.gen
-	c.timer = time.AfterFunc(c.timeout, func() {
+	c.timer = c.after(c.timeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if gen == c.gen && c.conns == 0 {
+		if gen == c.gen && c.conns == 0 && c.work == 0 {
 			close(c.fired)
 		}
 	})
@@ -57,16 +68,42 @@ func (c *connTracker) HandleConn(_ context.Context, s stats.ConnStats) {
 	switch s.(type) {
 	case *stats.ConnBegin:
 		c.conns++
-		c.gen++ // disarm, even if the timer is firing right now
-		if c.timer != nil {
-			c.timer.Stop()
-			c.timer = nil
-		}
+		c.disarmLocked()
 	case *stats.ConnEnd:
 		c.conns--
-		if c.conns == 0 {
-			c.armLocked()
-		}
+		c.rearmLocked()
+	}
+}
+
+// Hold keeps the engine from exiting for idleness until release is called
+// (once; later calls do nothing). It is how background work says it is queued.
+func (c *connTracker) Hold() (release func()) {
+	c.mu.Lock()
+	c.work++
+	c.disarmLocked()
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			c.work--
+			c.rearmLocked()
+			c.mu.Unlock()
+		})
+	}
+}
+
+func (c *connTracker) disarmLocked() {
+	c.gen++ // even if the timer is firing right now
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+}
+
+func (c *connTracker) rearmLocked() {
+	if c.conns == 0 && c.work == 0 {
+		c.armLocked()
 	}
 }
 

@@ -44,23 +44,23 @@ func (k *Keeper) set(err error) {
 }
 
 // Start ensures the engine runs (spawning `exe engine` if needed) and keeps
-// it so until ctx ends.
-func Start(ctx context.Context, exe, dataDir string, idle time.Duration, log *slog.Logger) *Keeper {
+// it so until ctx ends. dial carries the host's engine credentials.
+func Start(ctx context.Context, exe, dataDir string, idle time.Duration, log *slog.Logger, dial ...grpc.DialOption) *Keeper {
 	k := &Keeper{ready: make(chan struct{})}
-	go k.run(ctx, exe, dataDir, idle, log)
+	go k.run(ctx, exe, dataDir, idle, log, dial)
 	return k
 }
 
-func (k *Keeper) run(ctx context.Context, exe, dataDir string, idle time.Duration, log *slog.Logger) {
+func (k *Keeper) run(ctx context.Context, exe, dataDir string, idle time.Duration, log *slog.Logger, dial []grpc.DialOption) {
 	for ctx.Err() == nil {
-		socket, err := launcher.EnsureRunning(ctx, exe, dataDir, idle)
+		socket, err := launcher.EnsureRunning(ctx, exe, dataDir, idle, dial...)
 		if err != nil {
 			k.set(err)
 			log.Error("memory engine unavailable; retrying", "data_dir", dataDir, "err", err)
 			sleep(ctx, time.Second)
 			continue
 		}
-		err = watch(ctx, socket, k)
+		err = watch(ctx, socket, k, dial)
 		if ctx.Err() != nil {
 			return
 		}
@@ -70,8 +70,8 @@ func (k *Keeper) run(ctx context.Context, exe, dataDir string, idle time.Duratio
 }
 
 // watch holds an event stream open until it breaks.
-func watch(ctx context.Context, socket string, k *Keeper) error {
-	conn, err := sdk.DialEngineAt(socket)
+func watch(ctx context.Context, socket string, k *Keeper, dial []grpc.DialOption) error {
+	conn, err := sdk.DialEngineAt(socket, dial...)
 	if err != nil {
 		return err
 	}

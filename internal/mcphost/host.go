@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -47,6 +48,15 @@ type Options struct {
 	Audit             Auditor
 	// AutoProfile logs profile suggestions (observe only).
 	AutoProfile bool
+	// Assertions signs, per call, who the call is for and which family runs
+	// it; the plugin forwards it to the engine. Nil sends none (an engine
+	// then refuses the plugin's engine calls).
+	Assertions Minter
+}
+
+// Minter signs caller assertions (package assertion's Signer).
+type Minter interface {
+	Mint(caller.Caller) []byte
 }
 
 const instructions = "Persistent memory across sessions. Recall with memory_recall before work; store decisions, facts and preferences with memory_store. More tool families (lifecycle, graph, governance, power, meta, archive, other): memory_capabilities."
@@ -180,15 +190,20 @@ func wireTool(d *aimemoryv1.ToolDefinition) mcp.Tool {
 	return t
 }
 
-// callContext is who is calling, as the host resolved it.
-func (h *Host) callContext() *aimemoryv1.CallContext {
+// callContext is who is calling, as the host resolved it, with the signed
+// assertion the plugin's engine calls carry for a tool of family.
+func (h *Host) callContext(family string) *aimemoryv1.CallContext {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return &aimemoryv1.CallContext{
+	cc := &aimemoryv1.CallContext{
 		AgentId:    identity.Resolve(h.opts.AgentID, h.clientName),
 		SessionId:  h.opts.SessionID,
 		ClientName: h.clientName,
 	}
+	h.mu.Unlock()
+	if h.opts.Assertions != nil {
+		cc.Assertion = h.opts.Assertions.Mint(caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family})
+	}
+	return cc
 }
 
 // route forwards a direct tool call to the plugin serving family.
@@ -215,7 +230,7 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) *mcp.C
 	ctx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
 	defer cancel()
 	resp, err := h.opts.Plugins.Call(ctx, family, &aimemoryv1.CallRequest{
-		Tool: tool, ArgumentsJson: args, Context: h.callContext(),
+		Tool: tool, ArgumentsJson: args, Context: h.callContext(family),
 	})
 	if err != nil {
 		h.log.Error("tool call failed", "tool", tool, "err", err)

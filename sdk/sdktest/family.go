@@ -20,6 +20,10 @@ type Family struct {
 	t       testing.TB
 	Server  aimemoryv1.FamilyServer
 	AgentID string // the session identity; "ai:test" by default
+	// Engine, when set, signs each call's assertion as the host would, so
+	// the tools' engine calls are accepted.
+	Engine *Engine
+	family string // the family the calls are made for: the first declared
 }
 
 // NewFamily serves families in-process (no go-plugin process).
@@ -29,16 +33,30 @@ func NewFamily(t testing.TB, name string, families []sdk.Family) *Family {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Family{t: t, Server: srv, AgentID: "ai:test"}
+	f := &Family{t: t, Server: srv, AgentID: "ai:test"}
+	if len(families) > 0 {
+		f.family = families[0].Name
+	}
+	return f
+}
+
+// WithEngine makes the calls' assertions valid for eng; it returns f.
+func (f *Family) WithEngine(eng *Engine) *Family {
+	f.Engine = eng
+	return f
 }
 
 // Call runs tool with JSON args and returns the result text and isError.
 func (f *Family) Call(tool, args string) (string, bool) {
 	f.t.Helper()
+	cc := &aimemoryv1.CallContext{AgentId: f.AgentID, SessionId: "s1", ClientName: "test"}
+	if f.Engine != nil {
+		cc.Assertion = f.Engine.Assert(f.AgentID, f.family)
+	}
 	resp, err := f.Server.Call(context.Background(), &aimemoryv1.CallRequest{
 		Tool:          tool,
 		ArgumentsJson: []byte(args),
-		Context:       &aimemoryv1.CallContext{AgentId: f.AgentID, SessionId: "s1", ClientName: "test"},
+		Context:       cc,
 	})
 	if err != nil {
 		f.t.Fatalf("%s %s: transport error %v", tool, args, err)

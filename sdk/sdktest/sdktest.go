@@ -17,16 +17,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
+
+// Engine is a client of a test engine. Its own calls are made as a host
+// would make them (family "host", principal DirectPrincipal); Assert mints
+// the assertion a host would hand a plugin for one tool call.
+type Engine struct {
+	*sdk.EngineConn
+	DataDir string
+	signer  *assertion.Signer
+}
+
+// DirectPrincipal is who the Engine's own calls are made for.
+const DirectPrincipal = "sdktest"
+
+// Assert returns the assertion a host would sign for a call of family's
+// tool made for principal.
+func (e *Engine) Assert(principal, family string) []byte {
+	return e.signer.Mint(caller.Caller{Principal: principal, Session: "s1", Family: family})
+}
 
 // StartEngine starts an engine in this process on a fresh data dir and
 // returns a client connected to it. Both are torn down, and the data dir
 // removed, when the test ends. Engine warnings go to the test's output.
 // Nothing global is changed: no signal handlers, no environment.
-func StartEngine(t testing.TB) *sdk.EngineConn {
+func StartEngine(t testing.TB) *Engine {
 	t.Helper()
 	// Not t.TempDir(): unix socket paths must stay under ~100 bytes, and
 	// test names make TempDir paths long.
@@ -51,7 +71,18 @@ func StartEngine(t testing.TB) *sdk.EngineConn {
 		os.RemoveAll(root)
 	}
 
-	conn, err := sdk.DialEngineAt(engine.SocketPath(dataDir))
+	// The engine creates the key too; whichever is first, both read one file.
+	key, err := assertion.LoadOrCreateKey(dataDir)
+	if err != nil {
+		stop()
+		t.Fatalf("sdktest: %v", err)
+	}
+	signer, err := assertion.NewSigner(key, nil)
+	if err != nil {
+		stop()
+		t.Fatalf("sdktest: %v", err)
+	}
+	conn, err := sdk.DialEngineAt(engine.SocketPath(dataDir), signer.HostCredentials(DirectPrincipal, "s1"))
 	if err != nil {
 		stop()
 		t.Fatalf("sdktest: %v", err)
@@ -65,7 +96,7 @@ func StartEngine(t testing.TB) *sdk.EngineConn {
 		conn.Close()
 		stop()
 	})
-	return conn
+	return &Engine{EngineConn: conn, DataDir: dataDir, signer: signer}
 }
 
 // waitHealthy polls Health until the engine answers, it fails, or 10 s pass.

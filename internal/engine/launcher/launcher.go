@@ -30,13 +30,16 @@ const StartTimeout = 5 * time.Second
 // host's exit leave it alone), stdin and stdout on /dev/null and stderr
 // appended to D/engine.log, and polls until it answers or StartTimeout (or
 // ctx) runs out.
-func EnsureRunning(ctx context.Context, exe string, dataDir string, idle time.Duration) (socketPath string, err error) {
+//
+// dial carries the host's credentials: the engine answers no call without
+// a caller assertion, Health included.
+func EnsureRunning(ctx context.Context, exe string, dataDir string, idle time.Duration, dial ...grpc.DialOption) (socketPath string, err error) {
 	dir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return "", fmt.Errorf("engine data dir: %w", err)
 	}
 	sock := engine.SocketPath(dir)
-	if healthy(ctx, sock) == nil {
+	if healthy(ctx, sock, dial) == nil {
 		return sock, nil
 	}
 	exited, err := spawn(exe, dir, idle)
@@ -48,7 +51,7 @@ func EnsureRunning(ctx context.Context, exe string, dataDir string, idle time.Du
 	defer cancel()
 	delay := 10 * time.Millisecond
 	for {
-		lastErr := healthy(ctx, sock)
+		lastErr := healthy(ctx, sock, dial)
 		if lastErr == nil {
 			return sock, nil
 		}
@@ -67,11 +70,11 @@ func EnsureRunning(ctx context.Context, exe string, dataDir string, idle time.Du
 }
 
 // healthy calls Health on the socket once, failing fast if nothing listens.
-func healthy(ctx context.Context, sock string) error {
+func healthy(ctx context.Context, sock string, dial []grpc.DialOption) error {
 	if _, err := os.Stat(sock); err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+sock, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dial...)...)
 	if err != nil {
 		return err
 	}

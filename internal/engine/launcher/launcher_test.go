@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
@@ -68,7 +70,7 @@ func waitStopped(t *testing.T, dir string, within time.Duration) {
 
 func pid(t *testing.T, sock string) int64 {
 	t.Helper()
-	c, err := sdk.DialEngineAt(sock)
+	c, err := sdk.DialEngineAt(sock, hostCreds(t, filepath.Dir(sock)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestTwoHostsShareOneEngine(t *testing.T) {
 	socks := make([]string, 2)
 	errs := make([]error, 2)
 	for i := range socks {
-		wg.Go(func() { socks[i], errs[i] = EnsureRunning(ctx, exe, dir, time.Second) })
+		wg.Go(func() { socks[i], errs[i] = EnsureRunning(ctx, exe, dir, time.Second, hostCreds(t, dir)) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -101,7 +103,7 @@ func TestTwoHostsShareOneEngine(t *testing.T) {
 	}
 	first := pid(t, socks[0])
 	// A later host finds it running and starts nothing.
-	sock, err := EnsureRunning(ctx, exe, dir, time.Second)
+	sock, err := EnsureRunning(ctx, exe, dir, time.Second, hostCreds(t, dir))
 	if err != nil || pid(t, sock) != first || pid(t, socks[1]) != first {
 		t.Fatalf("third host: %v; pids differ", err)
 	}
@@ -118,11 +120,20 @@ func TestTwoHostsShareOneEngine(t *testing.T) {
 func TestEngineThatCannotStart(t *testing.T) {
 	dir := shortDir(t)
 	start := time.Now()
-	_, err := EnsureRunning(context.Background(), "/bin/false", dir, time.Second)
+	_, err := EnsureRunning(context.Background(), "/bin/false", dir, time.Second, hostCreds(t, dir))
 	if err == nil || !strings.Contains(err.Error(), "engine.log") {
 		t.Fatalf("err = %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("a dead engine took %v to report", d)
 	}
+}
+
+func hostCreds(t testing.TB, dir string) grpc.DialOption {
+	t.Helper()
+	creds, err := assertion.HostDial(dir, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return creds
 }

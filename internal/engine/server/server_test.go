@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/store"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -34,7 +35,12 @@ func (d denyNS) CheckWrite(_ context.Context, op store.Op, ns string, _ *aimemor
 func serve(t testing.TB, srv aimemoryv1.EngineServer) aimemoryv1.EngineClient {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	g := grpc.NewServer(Recover(nil)...)
+	// Calls arrive as from a host, as the engine's assertion check would
+	// have verified them (that check is tested in package assertion).
+	asHost := grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return h(caller.NewContext(ctx, caller.Caller{Principal: "test", Family: caller.HostFamily}), req)
+	})
+	g := grpc.NewServer(append(Recover(nil), asHost)...)
 	aimemoryv1.RegisterEngineServer(g, srv)
 	go g.Serve(lis)
 	t.Cleanup(g.Stop)

@@ -17,7 +17,8 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return &harness{Family: sdktest.NewFamily(t, "core", Families(sdktest.StartEngine(t))), t: t}
+	eng := sdktest.StartEngine(t)
+	return &harness{Family: sdktest.NewFamily(t, "core", Families(eng)).WithEngine(eng), t: t}
 }
 
 // store stores a memory from extra JSON fields and returns its id.

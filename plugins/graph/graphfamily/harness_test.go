@@ -20,7 +20,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	eng := sdktest.StartEngine(t)
-	return &harness{Family: sdktest.NewFamily(t, "graph", Families(eng)), t: t, eng: eng}
+	return &harness{Family: sdktest.NewFamily(t, "graph", Families(eng)).WithEngine(eng), t: t, eng: eng}
 }
 
 // memory stores a memory directly in the engine and returns its id.

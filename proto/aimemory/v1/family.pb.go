@@ -328,10 +328,15 @@ func (x *ToolAnnotations) GetOpenWorld() bool {
 
 // CallContext is resolved by the host, never by the caller's arguments.
 type CallContext struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	ClientName    string                 `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	AgentId    string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId  string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ClientName string                 `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	// Signed by the host for this call (principal, session, family, expiry).
+	// The plugin forwards it, opaque, on its engine calls (the sdk does so for
+	// the context a tool handler is given); the engine refuses calls without a
+	// valid one. Plugins cannot mint or alter it.
+	Assertion     []byte `protobuf:"bytes,4,opt,name=assertion,proto3" json:"assertion,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -385,6 +390,13 @@ func (x *CallContext) GetClientName() string {
 		return x.ClientName
 	}
 	return ""
+}
+
+func (x *CallContext) GetAssertion() []byte {
+	if x != nil {
+		return x.Assertion
+	}
+	return nil
 }
 
 type CallRequest struct {
@@ -535,13 +547,14 @@ const file_aimemory_v1_family_proto_rawDesc = "" +
 	"_read_onlyB\x0e\n" +
 	"\f_destructiveB\r\n" +
 	"\v_idempotentB\r\n" +
-	"\v_open_world\"h\n" +
+	"\v_open_world\"\x86\x01\n" +
 	"\vCallContext\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1f\n" +
 	"\vclient_name\x18\x03 \x01(\tR\n" +
-	"clientName\"|\n" +
+	"clientName\x12\x1c\n" +
+	"\tassertion\x18\x04 \x01(\fR\tassertion\"|\n" +
 	"\vCallRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12%\n" +
 	"\x0earguments_json\x18\x02 \x01(\fR\rargumentsJson\x122\n" +

@@ -1,0 +1,36 @@
+package sdk
+
+import (
+	"context"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// The host signs an assertion for every tool call (who the call is for, and
+// which family runs it). The Family server puts it into the context a tool
+// handler receives, and the engine client below forwards it on every engine
+// call made with that context. Engine calls made with a context that did not
+// come from a tool call (context.Background() in a goroutine) carry none and
+// are refused by the engine: pass the handler's ctx along.
+
+type assertionKey struct{}
+
+func withAssertion(ctx context.Context, token []byte) context.Context {
+	if len(token) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, assertionKey{}, string(token))
+}
+
+// forwardAssertion is the engine client's per-call credential.
+type forwardAssertion struct{}
+
+func (forwardAssertion) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]string, error) {
+	if t, ok := ctx.Value(assertionKey{}).(string); ok {
+		return map[string]string{aimemoryv1.AssertionMetadataKey: t}, nil
+	}
+	return nil, nil
+}
+
+// RequireTransportSecurity is false: the engine is a same-user unix socket.
+func (forwardAssertion) RequireTransportSecurity() bool { return false }
