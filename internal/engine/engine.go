@@ -23,8 +23,8 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
-	"github.com/ai-memory/ai-memory/internal/engine/store"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 )
 
 // Files in the data dir.
@@ -56,10 +56,10 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Logger receives the engine's logs; nil means text on stderr.
 	Logger *slog.Logger
-	// TTL per tier; the zero value means store.DefaultTTL().
-	TTL store.TTL
-	// Policy is consulted by every store, update and delete; nil allows all.
-	Policy store.WritePolicy
+	// TTL per tier; the zero value means storage.DefaultTTL().
+	TTL storage.TTL
+	// Policy is consulted by every governed write; nil allows all.
+	Policy storage.WritePolicy
 	// Version is reported by Health; "" means "dev".
 	Version string
 	// OpenTimeout bounds the wait for the database file's lock; 0 means 5 s.
@@ -111,7 +111,7 @@ func Serve(ctx context.Context, opts Options) error {
 	defer unlock()
 
 	ev := &events.Broadcaster{}
-	st, err := store.Open(ctx, filepath.Join(dir, DBFile), store.Options{
+	st, err := boltstore.Open(ctx, filepath.Join(dir, DBFile), storage.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
 	})
 	if err != nil {
@@ -136,7 +136,7 @@ func Serve(ctx context.Context, opts Options) error {
 
 	conns := newConnTracker(opts.IdleTimeout)
 	g := grpc.NewServer(append(server.Recover(log), grpc.StatsHandler(conns))...)
-	aimemoryv1.RegisterEngineServer(g, server.New(st, ev, opts.Version, dir, log))
+	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)

@@ -1,0 +1,243 @@
+package boltstore
+
+import (
+	"context"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// checkConsistent rebuilds every index from the records alone and compares
+// it with what the store holds: the title, expiry and term buckets, and the
+// in-memory doc table and postings.
+func checkConsistent(t *testing.T, s *Store) {
+	t.Helper()
+	records := map[string]*aimemoryv1.Memory{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMemories).ForEach(func(k, v []byte) error {
+			m, err := decodeMemory(v)
+			if err != nil {
+				return err
+			}
+			if m.Id != string(k) {
+				t.Errorf("record key %s holds id %s", k, m.Id)
+			}
+			records[m.Id] = m
+			return nil
+		}); err != nil {
+			return err
+		}
+
+		wantTitles, gotTitles := map[string]string{}, map[string]string{}
+		wantExpiry, gotExpiry := map[string]bool{}, map[string]bool{}
+		for id, m := range records {
+			wantTitles[string(titleKey(m.Namespace, m.Title))] = id
+			if m.ExpiresAt != 0 {
+				wantExpiry[string(expiryKey(m.ExpiresAt, id))] = true
+			}
+			want, _ := keyword.Document(m.Title, m.Content, m.Tags)
+			got, err := decodeTerms(tx.Bucket(bucketTerms).Get([]byte(id)))
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("stored terms of %s (%q) = %v, want %v", id, m.Title, got, want)
+			}
+		}
+		tx.Bucket(bucketTitles).ForEach(func(k, v []byte) error { gotTitles[string(k)] = string(v); return nil })
+		tx.Bucket(bucketExpiry).ForEach(func(k, _ []byte) error { gotExpiry[string(k)] = true; return nil })
+		if !reflect.DeepEqual(gotTitles, wantTitles) {
+			t.Errorf("title index = %q, want %q", gotTitles, wantTitles)
+		}
+		if !reflect.DeepEqual(gotExpiry, wantExpiry) {
+			t.Errorf("expiry index has %d entries, want %d", len(gotExpiry), len(wantExpiry))
+		}
+		if n := tx.Bucket(bucketTerms).Stats().KeyN; n != len(records) {
+			t.Errorf("term lists = %d, records = %d", n, len(records))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	x := s.idx
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(x.slotOf) != len(records) {
+		t.Errorf("index holds %d memories, records %d", len(x.slotOf), len(records))
+	}
+	wantPostings := map[string]map[string]uint32{}
+	var wantLen uint64
+	for id, m := range records {
+		terms, n := keyword.Document(m.Title, m.Content, m.Tags)
+		for _, tf := range terms {
+			if wantPostings[tf.Term] == nil {
+				wantPostings[tf.Term] = map[string]uint32{}
+			}
+			wantPostings[tf.Term][id] = tf.Freq
+		}
+		wantLen += uint64(n)
+		want := docFromMemory(m)
+		want.length = n
+		slot, ok := x.slotOf[id]
+		if !ok {
+			t.Errorf("index lacks %s", id)
+			continue
+		}
+		if got := x.docs[slot]; !reflect.DeepEqual(&got, want) {
+			t.Errorf("index doc %s = %+v, want %+v", id, got, *want)
+		}
+		if x.lens[slot] != n || x.static[slot] != float32(staticScore(want)) {
+			t.Errorf("hot values of %s: len %d static %v", id, x.lens[slot], x.static[slot])
+		}
+	}
+	gotPostings := map[string]map[string]uint32{}
+	for term, tid := range x.termIDs {
+		ps := x.postings[tid]
+		for i, p := range ps {
+			if i > 0 && ps[i-1].slot >= p.slot {
+				t.Errorf("postings of %q not sorted", term)
+			}
+			d := x.docs[p.slot]
+			if d.id == "" {
+				t.Errorf("postings of %q name empty slot %d", term, p.slot)
+				continue
+			}
+			if gotPostings[term] == nil {
+				gotPostings[term] = map[string]uint32{}
+			}
+			gotPostings[term][d.id] = p.tf
+		}
+	}
+	if !reflect.DeepEqual(gotPostings, wantPostings) {
+		t.Errorf("postings = %v\nwant %v", gotPostings, wantPostings)
+	}
+	if x.totalLen != wantLen {
+		t.Errorf("total length = %d, want %d", x.totalLen, wantLen)
+	}
+}
+
+func TestIndexAgreesWithRecords(t *testing.T) {
+	ctx := context.Background()
+	s, clk := openTest(t, Options{})
+	find := func(q string, f *aimemoryv1.Filter) []string {
+		return titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: q, Filter: f}))
+	}
+
+	a := store(t, s, mem("Deploy checklist", "Run the migrations before deploying", tags("ops")))
+	b := store(t, s, mem("Rollback plan", "Revert the release tag", inNS("team/x")))
+	store(t, s, mem("Scratch note", "temporary thought", tier("short")))
+	checkConsistent(t, s)
+
+	// Merge replaces content and tags: the old words stop finding it.
+	store(t, s, mem("Deploy checklist", "Canary first then promote", tags("ops", "canary")))
+	checkConsistent(t, s)
+	if got := find("migrations", nil); len(got) != 0 {
+		t.Errorf("after merge, 'migrations' finds %q", got)
+	}
+	if got := find("canary", nil); !reflect.DeepEqual(got, []string{"Deploy checklist"}) {
+		t.Errorf("after merge, 'canary' finds %q", got)
+	}
+
+	// Update title, content, tags and namespace at once.
+	_, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{
+		Id: b.Id, Title: proto.String("Rollback procedure"), Content: proto.String("Redeploy the previous build"),
+		SetTags: true, Tags: []string{"incident"}, Namespace: proto.String("team/y"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, s)
+	for _, q := range []string{"revert", "release", "plan"} {
+		if got := find(q, nil); len(got) != 0 {
+			t.Errorf("after update, %q finds %q", q, got)
+		}
+	}
+	if got := find("rollback", &aimemoryv1.Filter{Namespace: "team/x"}); len(got) != 0 {
+		t.Errorf("old namespace still finds %q", got)
+	}
+	if got := find("procedure incident", &aimemoryv1.Filter{Namespace: "team/y"}); !reflect.DeepEqual(got, []string{"Rollback procedure"}) {
+		t.Errorf("new namespace finds %q", got)
+	}
+	// The old title is free again, the new one taken.
+	store(t, s, mem("Rollback plan", "a new memory", inNS("team/x")))
+	checkConsistent(t, s)
+
+	d := store(t, s, mem("Doomed", "to be deleted soon"))
+	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.Id}}); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, s)
+	if got := find("doomed", nil); len(got) != 0 {
+		t.Errorf("deleted memory found: %q", got)
+	}
+
+	for range 5 {
+		if _, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.Id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkConsistent(t, s)
+
+	clk.Add(7 * time.Hour)
+	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, s)
+
+	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("Blue green switch")}); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, s)
+
+	// What was rebuilt from disk agrees too.
+	s = reopen(t, s, Options{})
+	checkConsistent(t, s)
+	if got := find("blue green", nil); !reflect.DeepEqual(got, []string{"Deploy checklist"}) {
+		t.Errorf("after reopen, 'blue green' finds %q", got)
+	}
+}
+
+// TestIndexCompaction deletes most memories so slots are renumbered, then
+// checks the index still agrees and still answers.
+func TestIndexCompaction(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTest(t, Options{})
+	var ids []string
+	err := s.write(ctx, func(w *writeTx) error {
+		for i := range 3000 {
+			m, err := newMemory(mem("note "+itoa(i), "shared words and number "+itoa(i)))
+			if err != nil {
+				return err
+			}
+			if err := w.create(m, &aimemoryv1.StoreMemoryResponse{}); err != nil {
+				return err
+			}
+			ids = append(ids, m.Id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[:2900]}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.idx.docs); n != 100 {
+		t.Errorf("after compaction %d slots, want 100", n)
+	}
+	checkConsistent(t, s)
+	if got := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "shared 2950"}); len(got) != 1 || got[0].Memory.Title != "note 2950" {
+		t.Errorf("search after compaction = %q", titlesOf(got))
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

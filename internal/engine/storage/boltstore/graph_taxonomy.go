@@ -1,0 +1,51 @@
+package boltstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// CountNamespaces counts live memories per exact namespace at or under a
+// prefix (the namespace itself, or one starting with prefix + "/": literal
+// and case-sensitive, unlike the reference's LIKE), densest first, from
+// the in-memory index: no record is read.
+func (s *Store) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error) {
+	prefix := req.GetPrefix()
+	if prefix != "" {
+		if err := record.ValidateNamespace("prefix", prefix); err != nil {
+			return nil, err
+		}
+	}
+	under := prefix + "/"
+	now := s.nowNanos()
+	counts := map[string]uint64{}
+	resp := &aimemoryv1.CountNamespacesResponse{}
+	s.idx.mu.RLock()
+	for i := range s.idx.docs {
+		d := &s.idx.docs[i]
+		if d.id == "" || !d.live(now) {
+			continue
+		}
+		if prefix != "" && d.namespace != prefix && !strings.HasPrefix(d.namespace, under) {
+			continue
+		}
+		counts[d.namespace]++
+		resp.Total++
+	}
+	s.idx.mu.RUnlock()
+	for ns, n := range counts {
+		resp.Namespaces = append(resp.Namespaces, &aimemoryv1.CountByKey{Key: ns, Count: n})
+	}
+	slices.SortFunc(resp.Namespaces, func(a, b *aimemoryv1.CountByKey) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+	})
+	if limit := int(req.GetLimit()); limit > 0 && len(resp.Namespaces) > limit {
+		resp.Namespaces = resp.Namespaces[:limit]
+	}
+	return resp, nil
+}

@@ -1,0 +1,152 @@
+package boltstore
+
+import (
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// maxContradictions caps potential_contradictions.
+const maxContradictions = 5
+
+// StoreMemory writes a new memory, or resolves a (title, namespace)
+// collision by on_conflict: ERROR fails, VERSION picks "T (n)", MERGE (the
+// default) updates the existing memory in place by mergeInto's rule.
+// Expired-but-uncollected memories count as existing.
+func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
+	m, err := newMemory(req.GetMemory())
+	if err != nil {
+		return nil, err
+	}
+	policy := req.GetOnConflict()
+	switch policy {
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_UNSPECIFIED, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_MERGE,
+		aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
+	default:
+		return nil, &record.FieldError{Field: "on_conflict", Rule: fmt.Sprintf("must be ERROR, MERGE or VERSION (got %d)", policy)}
+	}
+
+	resp := &aimemoryv1.StoreMemoryResponse{}
+	err = s.write(ctx, func(w *writeTx) error {
+		existing := w.titleOwner(m.Namespace, m.Title)
+		if existing == "" {
+			return w.create(m, resp)
+		}
+		switch policy {
+		case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR:
+			return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: existing}
+		case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
+			title, err := w.freeVersion(m.Title, m.Namespace)
+			if err != nil {
+				return err
+			}
+			m.Title = title
+			return w.create(m, resp)
+		}
+		old, err := w.get(existing)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return fmt.Errorf("title index names missing memory %s", existing)
+		}
+		merged, err := mergeInto(old, m, w.now, w.s.ttl)
+		if err != nil {
+			return err
+		}
+		if err := w.check(storage.OpStore, merged.Namespace, merged); err != nil {
+			return err
+		}
+		resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
+		return w.put(old, merged, "memory_store")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
+		resp.PotentialContradictions = s.contradictions(resp.Memory)
+	}
+	return resp, nil
+}
+
+// create assigns the engine's fields and writes m as a new memory.
+func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
+	m.Id = uuid.NewString()
+	m.CreatedAt, m.UpdatedAt = w.now, w.now
+	m.ExpiresAt = w.s.ttl.ExpiresAt(m.Tier, w.now)
+	if err := w.check(storage.OpStore, m.Namespace, m); err != nil {
+		return err
+	}
+	resp.Memory, resp.Outcome = m, aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED
+	return w.put(nil, m, "memory_store")
+}
+
+// freeVersion is the first of "title (2)" … "title (1024)" not taken in
+// namespace.
+func (w *writeTx) freeVersion(title, namespace string) (string, error) {
+	for n := 2; n <= storage.MaxVersion; n++ {
+		t := fmt.Sprintf("%s (%d)", title, n)
+		if w.titleOwner(namespace, t) != "" {
+			continue
+		}
+		if err := record.ValidateTitle(t); err != nil {
+			return "", err
+		}
+		return t, nil
+	}
+	return "", &storage.NoFreeVersionError{Title: title, Namespace: namespace}
+}
+
+// mergeInto is the one merge rule for a duplicate (title, namespace), used
+// on every path: content and tags replaced; priority and confidence take
+// the new values; the tier never goes down; the source stays; metadata is
+// replaced but keeps the old agent_id; updated_at and the expiry (from the
+// resulting tier's storage.TTL) are refreshed.
+func mergeInto(old, next *aimemoryv1.Memory, now int64, ttl storage.TTL) (*aimemoryv1.Memory, error) {
+	m := cloneMemory(old)
+	m.Content = next.Content
+	m.Tags = next.Tags
+	m.Priority = next.Priority
+	m.Confidence = next.Confidence
+	if record.TierRank(next.Tier) > record.TierRank(m.Tier) {
+		m.Tier = next.Tier
+	}
+	meta, err := keepAgentID(old.MetadataJson, next.MetadataJson)
+	if err != nil {
+		return nil, err
+	}
+	m.MetadataJson = meta
+	m.UpdatedAt = now
+	m.ExpiresAt = ttl.ExpiresAt(m.Tier, now)
+	return m, nil
+}
+
+// contradictions lists up to five other memories of m's namespace, expired
+// ones included, that share a word of m's title.
+func (s *Store) contradictions(m *aimemoryv1.Memory) []string {
+	terms := dedupe(s.an.Terms(nil, m.Title))
+	hits := s.idx.related(terms, m.Namespace, m.Id, maxContradictions)
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.id
+	}
+	return ids
+}
+
+func dedupe(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

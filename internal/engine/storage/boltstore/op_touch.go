@@ -1,0 +1,80 @@
+package boltstore
+
+import (
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+
+	"context"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// Touch rules of data-model §4.3, as we decided them.
+const (
+	maxAccessCount = 1_000_000
+	promoteAt      = 5  // mid → long at this many accesses
+	bumpEvery      = 10 // priority +1 at each multiple
+)
+
+// TouchMemories applies a recall's side effects to the given memories in
+// one transaction and returns them as they are afterwards (unknown ids are
+// skipped): access_count+1 and last_accessed_at; a short or mid expiry is
+// pushed out to at least now+extend (a read never shortens it); mid
+// memories reaching 5 accesses become long with no expiry; every 10th
+// access raises priority by one up to 10. Not subject to the write policy.
+func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
+	if err := validateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	ids := dedupe(append([]string(nil), req.GetIds()...))
+	var resp *aimemoryv1.TouchMemoriesResponse
+	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.TouchMemoriesResponse{}
+		for _, id := range ids {
+			old, err := w.get(id)
+			if err != nil {
+				return err
+			}
+			if old == nil {
+				continue
+			}
+			m := touched(old, w.now, w.s.ttl)
+			if err := w.put(old, m, "memory_touch"); err != nil {
+				return err
+			}
+			resp.Memories = append(resp.Memories, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func touched(old *aimemoryv1.Memory, now int64, ttl storage.TTL) *aimemoryv1.Memory {
+	m := cloneMemory(old)
+	m.AccessCount = min(m.AccessCount+1, maxAccessCount)
+	m.LastAccessedAt = now
+	if m.ExpiresAt != 0 {
+		var extend int64
+		switch m.Tier {
+		case "short":
+			extend = int64(ttl.ShortExtend)
+		case "mid":
+			extend = int64(ttl.MidExtend)
+		}
+		if extend > 0 {
+			m.ExpiresAt = max(m.ExpiresAt, now+extend)
+		}
+	}
+	if m.Tier == "mid" && m.AccessCount >= promoteAt {
+		m.Tier = "long"
+		m.ExpiresAt = 0
+		m.UpdatedAt = now
+	}
+	if m.AccessCount%bumpEvery == 0 && m.Priority < record.MaxPriority {
+		m.Priority++
+	}
+	return m
+}
