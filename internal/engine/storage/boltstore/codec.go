@@ -163,3 +163,30 @@ func decodeArchived(b []byte) (*Archived, error) {
 	a.Memory = m
 	return a, nil
 }
+
+// walkTerms visits a stored term list without copying its terms.
+func walkTerms(b []byte, fn func(term []byte, tf uint32)) error {
+	if b == nil {
+		return nil
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errCorrupt
+	}
+	b = b[k:]
+	for range n {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < l {
+			return errCorrupt
+		}
+		term := b[k : k+int(l)]
+		b = b[k+int(l):]
+		f, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errCorrupt
+		}
+		b = b[k:]
+		fn(term, uint32(f))
+	}
+	return nil
+}

@@ -68,60 +68,8 @@ func checkConsistent(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 
-	x := s.idx
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if len(x.slotOf) != len(records) {
-		t.Errorf("index holds %d memories, records %d", len(x.slotOf), len(records))
-	}
-	wantPostings := map[string]map[string]uint32{}
-	var wantLen uint64
-	for id, m := range records {
-		terms, n := keyword.Document(m.Title, m.Content, m.Tags)
-		for _, tf := range terms {
-			if wantPostings[tf.Term] == nil {
-				wantPostings[tf.Term] = map[string]uint32{}
-			}
-			wantPostings[tf.Term][id] = tf.Freq
-		}
-		wantLen += uint64(n)
-		want := docFromMemory(m)
-		want.length = n
-		slot, ok := x.slotOf[id]
-		if !ok {
-			t.Errorf("index lacks %s", id)
-			continue
-		}
-		if got := x.docs[slot]; !reflect.DeepEqual(&got, want) {
-			t.Errorf("index doc %s = %+v, want %+v", id, got, *want)
-		}
-		if x.lens[slot] != n || x.static[slot] != float32(staticScore(want)) {
-			t.Errorf("hot values of %s: len %d static %v", id, x.lens[slot], x.static[slot])
-		}
-	}
-	gotPostings := map[string]map[string]uint32{}
-	for term, tid := range x.termIDs {
-		ps := x.postings[tid]
-		for i, p := range ps {
-			if i > 0 && ps[i-1].slot >= p.slot {
-				t.Errorf("postings of %q not sorted", term)
-			}
-			d := x.docs[p.slot]
-			if d.id == "" {
-				t.Errorf("postings of %q name empty slot %d", term, p.slot)
-				continue
-			}
-			if gotPostings[term] == nil {
-				gotPostings[term] = map[string]uint32{}
-			}
-			gotPostings[term][d.id] = p.tf
-		}
-	}
-	if !reflect.DeepEqual(gotPostings, wantPostings) {
-		t.Errorf("postings = %v\nwant %v", gotPostings, wantPostings)
-	}
-	if x.totalLen != wantLen {
-		t.Errorf("total length = %d, want %d", x.totalLen, wantLen)
+	if err := s.idx.Verify(records); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -231,7 +179,7 @@ func TestIndexCompaction(t *testing.T) {
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[:2900]}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.idx.docs); n != 100 {
+	if n, _ := s.idx.Sizes(); n != 100 {
 		t.Errorf("after compaction %d slots, want 100", n)
 	}
 	checkConsistent(t, s)

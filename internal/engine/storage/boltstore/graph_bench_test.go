@@ -33,11 +33,7 @@ func loadGraphBench(b *testing.B) *graphBench {
 	graphBenchOnce.Do(func() {
 		s := benchStore(b, 10_000)
 		g := &graphBench{s: s}
-		s.idx.mu.RLock()
-		for id := range s.idx.slotOf {
-			g.ids = append(g.ids, id)
-		}
-		s.idx.mu.RUnlock()
+		g.ids = s.idx.IDs()
 		r := rand.New(rand.NewPCG(7, 7))
 		g.hub = g.ids[0]
 		err := s.write(context.Background(), func(w *writeTx) error {

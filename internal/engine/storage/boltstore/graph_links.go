@@ -262,7 +262,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 			return err
 		}
 		resp.Link = l
-		w.emit(eventLinkCreated, docFromMemory(src))
+		w.emit(eventLinkCreated, src)
 		return nil
 	})
 	if err != nil {
@@ -318,7 +318,7 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 			return err
 		}
 		resp.Link = l
-		w.emit(eventLinkInvalidated, docFromMemory(src))
+		w.emit(eventLinkInvalidated, src)
 		return nil
 	})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -21,23 +20,8 @@ func (s *Store) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamesp
 			return nil, err
 		}
 	}
-	under := prefix + "/"
-	now := s.nowNanos()
-	counts := map[string]uint64{}
-	resp := &aimemoryv1.CountNamespacesResponse{}
-	s.idx.mu.RLock()
-	for i := range s.idx.docs {
-		d := &s.idx.docs[i]
-		if d.id == "" || !d.live(now) {
-			continue
-		}
-		if prefix != "" && d.namespace != prefix && !strings.HasPrefix(d.namespace, under) {
-			continue
-		}
-		counts[d.namespace]++
-		resp.Total++
-	}
-	s.idx.mu.RUnlock()
+	counts, total := s.idx.Namespaces(prefix, s.nowNanos())
+	resp := &aimemoryv1.CountNamespacesResponse{Total: total}
 	for ns, n := range counts {
 		resp.Namespaces = append(resp.Namespaces, &aimemoryv1.CountByKey{Key: ns, Count: n})
 	}

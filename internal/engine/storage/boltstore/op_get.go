@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 
 	"bytes"
@@ -90,18 +91,18 @@ func byPrefix(b *bolt.Bucket, prefix string) ([]byte, error) {
 
 // records reads the memories of hits in order, skipping any deleted since
 // the index was read.
-func (s *Store) records(hits []hit) ([]*aimemoryv1.Memory, error) {
+func (s *Store) records(hits []index.Hit) ([]*aimemoryv1.Memory, error) {
 	out := make([]*aimemoryv1.Memory, 0, len(hits))
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketMemories)
 		for _, h := range hits {
-			raw := b.Get([]byte(h.id))
+			raw := b.Get([]byte(h.ID))
 			if raw == nil {
 				continue
 			}
 			m, err := decodeMemory(raw)
 			if err != nil {
-				return fmt.Errorf("memory %s: %w", h.id, err)
+				return fmt.Errorf("memory %s: %w", h.ID, err)
 			}
 			out = append(out, m)
 		}

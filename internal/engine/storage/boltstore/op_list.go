@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"fmt"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -16,11 +17,11 @@ const maxQueryTerms = 1024
 // then updated_at desc, then id. A limit of 0 returns none: callers send
 // their default.
 func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
-	f, err := compileFilter(req.GetFilter())
+	f, err := index.CompileFilter(req.GetFilter())
 	if err != nil {
 		return nil, err
 	}
-	hits := s.idx.list(f, s.nowNanos(), int(req.GetLimit()))
+	hits := s.idx.List(f, s.nowNanos(), int(req.GetLimit()))
 	mems, err := s.records(hits)
 	if err != nil {
 		return nil, err
@@ -33,7 +34,7 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 // default) needs every query term, ANY at least one; RANK_MODE_RECALL adds
 // the tier bonus. A query with no usable word matches nothing.
 func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
-	f, err := compileFilter(req.GetFilter())
+	f, err := index.CompileFilter(req.GetFilter())
 	if err != nil {
 		return nil, err
 	}
@@ -57,14 +58,14 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
 	}
 	now := s.nowNanos()
-	hits := s.idx.search(query{
-		terms:  terms,
-		all:    all,
-		recall: recall,
-		filter: f,
-		liveAt: now,
-		limit:  int(req.GetLimit()),
-		now:    now,
+	hits := s.idx.Search(index.Query{
+		Terms:  terms,
+		All:    all,
+		Recall: recall,
+		Filter: f,
+		LiveAt: now,
+		Limit:  int(req.GetLimit()),
+		Now:    now,
 	})
 	mems, err := s.records(hits)
 	if err != nil {
@@ -73,10 +74,10 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	resp := &aimemoryv1.SearchMemoriesResponse{Results: make([]*aimemoryv1.ScoredMemory, 0, len(mems))}
 	j := 0
 	for _, m := range mems {
-		for hits[j].id != m.Id {
+		for hits[j].ID != m.Id {
 			j++ // skip hits deleted since the index was read
 		}
-		resp.Results = append(resp.Results, &aimemoryv1.ScoredMemory{Memory: m, Score: hits[j].score})
+		resp.Results = append(resp.Results, &aimemoryv1.ScoredMemory{Memory: m, Score: hits[j].Score})
 		j++
 	}
 	return resp, nil

@@ -22,30 +22,14 @@ const expiringSoon = time.Hour
 func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	now := s.nowNanos()
 	resp := &aimemoryv1.StatsResponse{}
-	tiers := make([]uint64, len(record.Tiers))
-	namespaces := map[string]uint64{}
-	s.idx.mu.RLock()
-	for i := range s.idx.docs {
-		d := &s.idx.docs[i]
-		if d.id == "" {
-			continue
-		}
-		resp.Total++
-		if d.tier >= 0 {
-			tiers[d.tier]++
-		}
-		namespaces[d.namespace]++
-		if d.expiresAt > now && d.expiresAt <= now+int64(expiringSoon) {
-			resp.ExpiringSoon++
-		}
-	}
-	s.idx.mu.RUnlock()
-	for i, n := range tiers {
+	t := s.idx.Tally(now, int64(expiringSoon))
+	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
+	for i, n := range t.ByTier {
 		if n > 0 {
 			resp.ByTier = append(resp.ByTier, &aimemoryv1.CountByKey{Key: record.Tiers[i], Count: n})
 		}
 	}
-	for ns, n := range namespaces {
+	for ns, n := range t.ByNamespace {
 		resp.ByNamespace = append(resp.ByNamespace, &aimemoryv1.CountByKey{Key: ns, Count: n})
 	}
 	for _, l := range [][]*aimemoryv1.CountByKey{resp.ByTier, resp.ByNamespace} {

@@ -131,10 +131,10 @@ func mergeInto(old, next *aimemoryv1.Memory, now int64, ttl storage.TTL) (*aimem
 // ones included, that share a word of m's title.
 func (s *Store) contradictions(m *aimemoryv1.Memory) []string {
 	terms := dedupe(s.an.Terms(nil, m.Title))
-	hits := s.idx.related(terms, m.Namespace, m.Id, maxContradictions)
+	hits := s.idx.Related(terms, m.Namespace, m.Id, maxContradictions)
 	ids := make([]string, len(hits))
 	for i, h := range hits {
-		ids[i] = h.id
+		ids[i] = h.ID
 	}
 	return ids
 }

@@ -4,16 +4,17 @@
 // links) and the archive, and writes each engine request in one bbolt
 // transaction, fsynced before it returns.
 //
-// Keyword search runs on an in-memory inverted index derived at open from
-// the per-memory term lists stored in bbolt; every write updates the stored
-// lists in its transaction and the in-memory index right after the commit,
-// while still holding the store's writer lock.
+// Keyword search runs on the in-memory index (package index) derived at
+// open from the per-memory term lists stored in bbolt; every write updates
+// the stored lists in its transaction and the in-memory index right after
+// the commit, while still holding the store's writer lock.
 package boltstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"log/slog"
 	"sync"
 	"time"
@@ -43,7 +44,7 @@ type Store struct {
 	an *keyword.Analyzer
 	// writeMu orders commits and their in-memory index updates the same way.
 	writeMu sync.Mutex
-	idx     *index
+	idx     *index.Index
 }
 
 // Open opens (creating if needed) the bbolt file at path, checks or
@@ -78,7 +79,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: load index: %w", path, err)
 	}
 	s.idx = idx
-	s.log.Info("store open", "path", path, "memories", idx.count(), "terms", len(idx.termIDs), "load", time.Since(start))
+	_, terms := idx.Sizes()
+	s.log.Info("store open", "path", path, "memories", idx.Count(), "terms", terms, "load", time.Since(start))
 	return s, nil
 }
 
@@ -94,6 +96,33 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Path() string { return s.path }
 
 // Count is the number of stored memories, expired-but-uncollected included.
-func (s *Store) Count() int { return s.idx.count() }
+func (s *Store) Count() int { return s.idx.Count() }
 
 func (s *Store) nowNanos() int64 { return s.now().UnixNano() }
+
+// loadIndex builds the index from the records and their stored term lists.
+// Both buckets are keyed by id, so walking them in step assigns slots in id
+// order and every postings list comes out sorted.
+func loadIndex(ctx context.Context, db *bolt.DB) (*index.Index, error) {
+	x := index.New()
+	err := db.View(func(tx *bolt.Tx) error {
+		terms := tx.Bucket(bucketTerms)
+		return tx.Bucket(bucketMemories).ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			m, err := decodeMemory(v)
+			if err != nil {
+				return err
+			}
+			return x.Load(m, func(yield func(term []byte, tf uint32)) error {
+				return walkTerms(terms.Get(k), yield)
+			})
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.Loaded()
+	return x, nil
+}

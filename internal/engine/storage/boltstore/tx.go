@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 
 	"bytes"
@@ -20,7 +21,7 @@ type writeTx struct {
 	s       *Store
 	tx      *bolt.Tx
 	now     int64
-	changes []change
+	changes []index.Change
 	events  []*aimemoryv1.Event
 }
 
@@ -41,7 +42,7 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	if err != nil {
 		return err
 	}
-	s.idx.apply(w.changes)
+	s.idx.Apply(w.changes)
 	if s.events != nil {
 		for _, e := range w.events {
 			s.events.Publish(e)
@@ -110,22 +111,22 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 		}
 	}
 
-	c := change{id: m.GetId(), doc: docFromMemory(m)}
+	c := index.Change{ID: m.GetId(), Memory: m}
 	if old == nil || old.GetTitle() != m.GetTitle() || old.GetContent() != m.GetContent() || !slices.Equal(old.GetTags(), m.GetTags()) {
 		terms := w.tx.Bucket(bucketTerms)
-		c.reindex = true
+		c.Reindex = true
 		if old != nil {
-			if c.oldTerms, err = decodeTerms(terms.Get(id)); err != nil {
+			if c.OldTerms, err = decodeTerms(terms.Get(id)); err != nil {
 				return err
 			}
 		}
-		c.newTerms, _ = w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
-		if err := terms.Put(id, encodeTerms(c.newTerms)); err != nil {
+		c.NewTerms, _ = w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
+		if err := terms.Put(id, encodeTerms(c.NewTerms)); err != nil {
 			return err
 		}
 	}
 	w.changes = append(w.changes, c)
-	w.emit(event, c.doc)
+	w.emit(event, m)
 	return nil
 }
 
@@ -162,17 +163,18 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	if err := w.removeEntity(m); err != nil {
 		return err
 	}
-	w.changes = append(w.changes, change{id: m.GetId(), oldTerms: oldTerms})
-	w.emit(event, docFromMemory(m))
+	w.changes = append(w.changes, index.Change{ID: m.GetId(), OldTerms: oldTerms})
+	w.emit(event, m)
 	return nil
 }
 
-func (w *writeTx) emit(typ string, d *docInfo) {
+func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
+	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
 	w.events = append(w.events, &aimemoryv1.Event{
 		Type:      typ,
-		MemoryId:  d.id,
-		Namespace: d.namespace,
-		AgentId:   d.agentID,
+		MemoryId:  m.GetId(),
+		Namespace: m.GetNamespace(),
+		AgentId:   agent,
 		At:        w.now,
 	})
 }

@@ -1,4 +1,11 @@
-package boltstore
+// Package index is the engine's in-memory keyword index: a doc table of
+// what filters and ranking read, and an inverted index of stemmed terms,
+// answering search, recall, list and related-title queries without reading
+// a record. It is derived: a backend stores each memory's term list in the
+// transaction that writes the memory, rebuilds the index from those lists
+// at open, and applies each committed change. So it assumes one engine per
+// data dir (one writer that sees every commit).
+package index
 
 import (
 	"encoding/json"
@@ -29,7 +36,7 @@ type docInfo struct {
 }
 
 func docFromMemory(m *aimemoryv1.Memory) *docInfo {
-	agent, scope := metadataAgentScope(m.GetMetadataJson())
+	agent, scope := MetadataAgentScope(m.GetMetadataJson())
 	var tags []string
 	if len(m.GetTags()) > 0 {
 		tags = slices.Clone(m.GetTags())
@@ -63,9 +70,9 @@ func scopeRank(scope string) int8 {
 	return -1
 }
 
-// metadataAgentScope reads metadata.agent_id and metadata.scope (exact key
+// MetadataAgentScope reads metadata.agent_id and metadata.scope (exact key
 // names; "" when absent or not a string).
-func metadataAgentScope(raw []byte) (agentID, scope string) {
+func MetadataAgentScope(raw []byte) (agentID, scope string) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return "", ""

@@ -1,9 +1,12 @@
-package boltstore
+package index
 
 import (
 	"container/heap"
 	"time"
 )
+
+// Ranking lives here, in one place: the weights, score and the top-k order
+// that search, recall, list and related all use.
 
 // Ranking weights of data-model §9.2.
 const (
@@ -48,35 +51,35 @@ func staticScore(d *docInfo) float64 {
 // recency), with room for float32 rounding of the stored static part.
 const maxDynamic = 3 + 1 + 1e-3
 
-// hit is a ranked candidate. Higher key wins; ties fall to the newer
+// Hit is a ranked candidate. Higher key wins; ties fall to the newer
 // updated_at, then the smaller id, so every order is deterministic.
-type hit struct {
-	id        string
-	updatedAt int64
+type Hit struct {
+	ID        string
+	UpdatedAt int64
 	key       float64 // score, or priority for list order
-	score     float64
+	Score     float64
 }
 
-func better(a, b hit) bool {
+func better(a, b Hit) bool {
 	if a.key != b.key {
 		return a.key > b.key
 	}
-	if a.updatedAt != b.updatedAt {
-		return a.updatedAt > b.updatedAt
+	if a.UpdatedAt != b.UpdatedAt {
+		return a.UpdatedAt > b.UpdatedAt
 	}
-	return a.id < b.id
+	return a.ID < b.ID
 }
 
 // topK keeps the best k hits seen; the worst kept one sits at the root.
 type topK struct {
 	k    int
-	hits []hit
+	hits []Hit
 }
 
 func (t *topK) Len() int           { return len(t.hits) }
 func (t *topK) Less(i, j int) bool { return better(t.hits[j], t.hits[i]) }
 func (t *topK) Swap(i, j int)      { t.hits[i], t.hits[j] = t.hits[j], t.hits[i] }
-func (t *topK) Push(x any)         { t.hits = append(t.hits, x.(hit)) }
+func (t *topK) Push(x any)         { t.hits = append(t.hits, x.(Hit)) }
 func (t *topK) Pop() any {
 	h := t.hits[len(t.hits)-1]
 	t.hits = t.hits[:len(t.hits)-1]
@@ -94,9 +97,9 @@ func (t *topK) offer(d *docInfo, key, score float64) {
 	switch {
 	case t.k <= 0:
 	case len(t.hits) < t.k:
-		heap.Push(t, hit{id: d.id, updatedAt: d.updatedAt, key: key, score: score})
+		heap.Push(t, Hit{ID: d.id, UpdatedAt: d.updatedAt, key: key, Score: score})
 	case key >= t.hits[0].key:
-		h := hit{id: d.id, updatedAt: d.updatedAt, key: key, score: score}
+		h := Hit{ID: d.id, UpdatedAt: d.updatedAt, key: key, Score: score}
 		if better(h, t.hits[0]) {
 			t.hits[0] = h
 			heap.Fix(t, 0)
@@ -105,10 +108,10 @@ func (t *topK) offer(d *docInfo, key, score float64) {
 }
 
 // sorted returns the kept hits, best first.
-func (t *topK) sorted() []hit {
-	out := make([]hit, len(t.hits))
+func (t *topK) sorted() []Hit {
+	out := make([]Hit, len(t.hits))
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(t).(hit)
+		out[i] = heap.Pop(t).(Hit)
 	}
 	return out
 }

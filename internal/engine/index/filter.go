@@ -1,4 +1,4 @@
-package boltstore
+package index
 
 import (
 	"slices"
@@ -8,8 +8,8 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// filter is an aimemoryv1.Filter checked and prepared for matching.
-type filter struct {
+// Filter is an aimemoryv1.Filter checked and prepared for matching.
+type Filter struct {
 	namespaces []string // allowed namespaces; nil = any
 	tier       int8     // -1 = any
 	agentID    string
@@ -19,9 +19,9 @@ type filter struct {
 	asAgent    []string // ancestors of as_agent, self first; nil = no scope rule
 }
 
-// compileFilter validates f (nil selects everything).
-func compileFilter(f *aimemoryv1.Filter) (*filter, error) {
-	c := &filter{tier: -1}
+// CompileFilter validates f (nil selects everything).
+func CompileFilter(f *aimemoryv1.Filter) (*Filter, error) {
+	c := &Filter{tier: -1}
 	if f == nil {
 		return c, nil
 	}
@@ -58,7 +58,7 @@ func compileFilter(f *aimemoryv1.Filter) (*filter, error) {
 	return c, nil
 }
 
-func (f *filter) match(d *docInfo) bool {
+func (f *Filter) match(d *docInfo) bool {
 	switch {
 	case f.namespaces != nil && !slices.Contains(f.namespaces, d.namespace),
 		f.tier >= 0 && d.tier != f.tier,

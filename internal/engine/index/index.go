@@ -1,14 +1,11 @@
-package boltstore
+package index
 
 import (
-	"context"
-	"encoding/binary"
 	"slices"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // posting says that the document in slot holds a term tf times.
@@ -17,11 +14,13 @@ type posting struct {
 	tf   uint32
 }
 
-// index is the in-memory view of every stored memory: the doc table that
+// Index is the in-memory view of every stored memory: the doc table that
 // filters and ranks, and the inverted keyword index (term → postings sorted
-// by slot). It is rebuilt from bbolt at open and changed only by apply,
-// after the transaction that wrote the same change has committed.
-type index struct {
+// by slot). A backend rebuilds it from its stored term lists at open (Load)
+// and changes it only by Apply, after the transaction that wrote the same
+// change has committed, in commit order. Its methods are safe for
+// concurrent use.
+type Index struct {
 	mu   sync.RWMutex
 	docs []docInfo // by slot, contiguous for scans; id "" once deleted (slots are reused only by compaction)
 	// Per-slot values the query loops read for every candidate, kept apart
@@ -36,34 +35,53 @@ type index struct {
 	scratch  sync.Pool         // *scratch for search
 }
 
-func newIndex() *index {
-	return &index{
+// New returns an empty index.
+func New() *Index {
+	return &Index{
 		slotOf:  make(map[string]uint32),
 		termIDs: make(map[string]uint32),
 		strs:    make(map[string]string),
 	}
 }
 
-func (x *index) count() int {
+// Count is the number of memories indexed.
+func (x *Index) Count() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return len(x.slotOf)
 }
 
-// change is one memory's effect on the index, recorded by a write
+// Change is one memory's effect on the index, recorded by a write
 // transaction and applied after it commits.
+type Change struct {
+	ID       string
+	Memory   *aimemoryv1.Memory // state after the write; nil = deleted
+	Reindex  bool               // the term list changed from OldTerms to NewTerms
+	OldTerms []keyword.TermFreq
+	NewTerms []keyword.TermFreq
+}
+
+// change is a Change with its doc decoded (outside the lock).
 type change struct {
 	id       string
-	doc      *docInfo // state after the write; nil = deleted
-	reindex  bool     // the term list changed from oldTerms to newTerms
+	doc      *docInfo // nil = deleted
+	reindex  bool
 	oldTerms []keyword.TermFreq
 	newTerms []keyword.TermFreq
 }
 
-func (x *index) apply(changes []change) {
+// Apply applies the changes of one committed transaction.
+func (x *Index) Apply(changes []Change) {
+	cs := make([]change, len(changes))
+	for i, c := range changes {
+		cs[i] = change{id: c.ID, reindex: c.Reindex, oldTerms: c.OldTerms, newTerms: c.NewTerms}
+		if c.Memory != nil {
+			cs[i].doc = docFromMemory(c.Memory)
+		}
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, c := range changes {
+	for _, c := range cs {
 		x.applyOne(c)
 	}
 	if len(x.docs) > 2*len(x.slotOf)+1024 {
@@ -71,7 +89,7 @@ func (x *index) apply(changes []change) {
 	}
 }
 
-func (x *index) applyOne(c change) {
+func (x *Index) applyOne(c change) {
 	slot, exists := x.slotOf[c.id]
 	switch {
 	case c.doc == nil:
@@ -101,7 +119,7 @@ func (x *index) applyOne(c change) {
 }
 
 // set stores d (interned) in slot, which is in use or the next free one.
-func (x *index) set(slot uint32, d *docInfo) {
+func (x *Index) set(slot uint32, d *docInfo) {
 	if int(slot) == len(x.docs) {
 		x.docs = append(x.docs, docInfo{})
 		x.lens = append(x.lens, 0)
@@ -113,7 +131,7 @@ func (x *index) set(slot uint32, d *docInfo) {
 }
 
 // addPostings inserts slot into each term's postings; returns the length.
-func (x *index) addPostings(slot uint32, terms []keyword.TermFreq) uint32 {
+func (x *Index) addPostings(slot uint32, terms []keyword.TermFreq) uint32 {
 	var n uint32
 	for _, t := range terms {
 		n += t.Freq
@@ -128,7 +146,7 @@ func (x *index) addPostings(slot uint32, terms []keyword.TermFreq) uint32 {
 	return n
 }
 
-func (x *index) removePostings(slot uint32, terms []keyword.TermFreq) {
+func (x *Index) removePostings(slot uint32, terms []keyword.TermFreq) {
 	for _, t := range terms {
 		id, ok := x.termIDs[t.Term]
 		if !ok {
@@ -166,7 +184,7 @@ func insertPosting(ps []posting, p posting) []posting {
 }
 
 // intern shares the strings many documents repeat.
-func (x *index) intern(d *docInfo) *docInfo {
+func (x *Index) intern(d *docInfo) *docInfo {
 	d.namespace = x.internStr(d.namespace)
 	d.agentID = x.internStr(d.agentID)
 	for i, t := range d.tags {
@@ -175,7 +193,7 @@ func (x *index) intern(d *docInfo) *docInfo {
 	return d
 }
 
-func (x *index) internStr(s string) string {
+func (x *Index) internStr(s string) string {
 	if v, ok := x.strs[s]; ok {
 		return v
 	}
@@ -185,7 +203,7 @@ func (x *index) internStr(s string) string {
 
 // compact renumbers slots densely once deletes have left most of them
 // empty. The renumbering keeps order, so postings stay sorted.
-func (x *index) compact() {
+func (x *Index) compact() {
 	remap := make([]uint32, len(x.docs))
 	old := x.docs
 	x.docs, x.lens, x.static = make([]docInfo, 0, len(x.slotOf)), nil, nil
@@ -207,76 +225,35 @@ func (x *index) compact() {
 	}
 }
 
-// loadIndex builds the index from the records and their stored term lists.
-// Both buckets are keyed by id, so walking them in step assigns slots in id
-// order and every postings list comes out sorted.
-func loadIndex(ctx context.Context, db *bolt.DB) (*index, error) {
-	x := newIndex()
-	err := db.View(func(tx *bolt.Tx) error {
-		mems := tx.Bucket(bucketMemories)
-		terms := tx.Bucket(bucketTerms)
-		return mems.ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			m, err := decodeMemory(v)
-			if err != nil {
-				return err
-			}
-			d := docFromMemory(m)
-			slot := uint32(len(x.docs))
-			x.slotOf[d.id] = slot
-			err = walkTerms(terms.Get(k), func(term []byte, tf uint32) {
-				id, ok := x.termIDs[string(term)]
-				if !ok {
-					id = uint32(len(x.postings))
-					x.termIDs[string(term)] = id
-					x.postings = append(x.postings, nil)
-				}
-				x.postings[id] = append(x.postings[id], posting{slot: slot, tf: tf})
-				d.length += tf
-			})
-			if err != nil {
-				return err
-			}
-			x.totalLen += uint64(d.length)
-			x.set(slot, d)
-			return nil
-		})
+// Load adds a stored memory while the index is being rebuilt at open;
+// walk visits its stored term list. Memories must come in one pass (each
+// takes the next slot), so postings stay sorted; call Loaded after the last.
+func (x *Index) Load(m *aimemoryv1.Memory, walk func(yield func(term []byte, tf uint32)) error) error {
+	d := docFromMemory(m)
+	slot := uint32(len(x.docs))
+	x.slotOf[d.id] = slot
+	err := walk(func(term []byte, tf uint32) {
+		id, ok := x.termIDs[string(term)]
+		if !ok {
+			id = uint32(len(x.postings))
+			x.termIDs[string(term)] = id
+			x.postings = append(x.postings, nil)
+		}
+		x.postings[id] = append(x.postings[id], posting{slot: slot, tf: tf})
+		d.length += tf
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// Appending left up to half of each list's capacity unused.
+	x.totalLen += uint64(d.length)
+	x.set(slot, d)
+	return nil
+}
+
+// Loaded ends a rebuild: appending left up to half of each postings
+// list's capacity unused.
+func (x *Index) Loaded() {
 	for i, ps := range x.postings {
 		x.postings[i] = slices.Clone(ps)
 	}
-	return x, nil
-}
-
-// walkTerms visits a stored term list without copying its terms.
-func walkTerms(b []byte, fn func(term []byte, tf uint32)) error {
-	if b == nil {
-		return nil
-	}
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return errCorrupt
-	}
-	b = b[k:]
-	for range n {
-		l, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < l {
-			return errCorrupt
-		}
-		term := b[k : k+int(l)]
-		b = b[k+int(l):]
-		f, k := binary.Uvarint(b)
-		if k <= 0 {
-			return errCorrupt
-		}
-		b = b[k:]
-		fn(term, uint32(f))
-	}
-	return nil
 }

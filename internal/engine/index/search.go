@@ -1,4 +1,4 @@
-package boltstore
+package index
 
 import (
 	"slices"
@@ -6,15 +6,15 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 )
 
-// query is one keyword search over the index.
-type query struct {
-	terms  []string // distinct, stemmed
-	all    bool     // every term must occur (else any)
-	recall bool     // add the tier bonus
-	filter *filter
-	liveAt int64 // hide memories expired at this time; 0 = show all
-	limit  int
-	now    int64
+// Query is one keyword search over the index.
+type Query struct {
+	Terms  []string // distinct, stemmed
+	All    bool     // every term must occur (else any)
+	Recall bool     // add the tier bonus
+	Filter *Filter
+	LiveAt int64 // hide memories expired at this time; 0 = show all
+	Limit  int
+	Now    int64
 }
 
 // scratch accumulates per-slot BM25 sums and matched-term counts; pooled so
@@ -25,7 +25,7 @@ type scratch struct {
 	touched []uint32
 }
 
-func (x *index) getScratch() *scratch {
+func (x *Index) getScratch() *scratch {
 	s, _ := x.scratch.Get().(*scratch)
 	if s == nil {
 		s = &scratch{}
@@ -37,7 +37,7 @@ func (x *index) getScratch() *scratch {
 	return s
 }
 
-func (x *index) putScratch(s *scratch) {
+func (x *Index) putScratch(s *scratch) {
 	for _, slot := range s.touched {
 		s.sum[slot] = 0
 		s.matched[slot] = 0
@@ -46,10 +46,10 @@ func (x *index) putScratch(s *scratch) {
 	x.scratch.Put(s)
 }
 
-// search returns the best q.limit matches, best first. It reads only the
+// Search returns the best q.Limit matches, best first. It reads only the
 // postings of the query's terms, never every memory.
-func (x *index) search(q query) []hit {
-	if len(q.terms) == 0 || q.limit <= 0 {
+func (x *Index) Search(q Query) []Hit {
+	if len(q.Terms) == 0 || q.Limit <= 0 {
 		return nil
 	}
 	x.mu.RLock()
@@ -65,10 +65,10 @@ func (x *index) search(q query) []hit {
 	}
 	avgLen := float64(x.totalLen) / float64(n)
 	var lists []termPostings
-	for _, t := range q.terms {
+	for _, t := range q.Terms {
 		id, ok := x.termIDs[t]
 		if !ok || len(x.postings[id]) == 0 {
-			if q.all {
+			if q.All {
 				return nil
 			}
 			continue
@@ -87,7 +87,7 @@ func (x *index) search(q query) []hit {
 	for i, l := range lists {
 		for _, p := range l.ps {
 			m := s.matched[p.slot]
-			if q.all && int(m) != i {
+			if q.All && int(m) != i {
 				continue
 			}
 			if m == 0 {
@@ -98,9 +98,9 @@ func (x *index) search(q query) []hit {
 		}
 	}
 
-	top := &topK{k: q.limit}
+	top := &topK{k: q.Limit}
 	for _, slot := range s.touched {
-		if q.all && int(s.matched[slot]) != len(lists) {
+		if q.All && int(s.matched[slot]) != len(lists) {
 			continue
 		}
 		// Most candidates of a common word cannot reach the top: skip them
@@ -109,18 +109,18 @@ func (x *index) search(q query) []hit {
 			continue
 		}
 		d := &x.docs[slot]
-		if (q.liveAt != 0 && !d.live(q.liveAt)) || (q.filter != nil && !q.filter.match(d)) {
+		if (q.LiveAt != 0 && !d.live(q.LiveAt)) || (q.Filter != nil && !q.Filter.match(d)) {
 			continue
 		}
-		sc := score(s.sum[slot], d, q.recall, q.now)
+		sc := score(s.sum[slot], d, q.Recall, q.Now)
 		top.offer(d, sc, sc)
 	}
 	return top.sorted()
 }
 
-// list returns the live memories matching f, priority desc then updated_at
+// List returns the live memories matching f, priority desc then updated_at
 // desc then id. It walks the doc table, which lives in memory.
-func (x *index) list(f *filter, liveAt int64, limit int) []hit {
+func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
 	if limit <= 0 {
 		return nil
 	}
@@ -137,12 +137,12 @@ func (x *index) list(f *filter, liveAt int64, limit int) []hit {
 	return top.sorted()
 }
 
-// related finds up to limit memories of namespace (expired included, except
+// Related finds up to limit memories of namespace (expired included, except
 // the one with id exclude) sharing any of terms. It gathers a few
 // candidates from the rarest terms first, which are the telling ones, and
 // stops there, so a title full of common words does not cost a scan of
 // half the index; the candidates are then ranked by BM25 over all terms.
-func (x *index) related(terms []string, namespace, exclude string, limit int) []hit {
+func (x *Index) Related(terms []string, namespace, exclude string, limit int) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	n := len(x.slotOf)
