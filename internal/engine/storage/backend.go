@@ -21,6 +21,8 @@ type Memories interface {
 	TouchMemories(context.Context, *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error)
 	UpdateMemory(context.Context, *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error)
 	DeleteMemories(context.Context, *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error)
+	// HasExpired reports, cheaply, whether CollectGarbage has anything to do.
+	HasExpired(context.Context) (bool, error)
 	// CollectGarbage removes expired memories, archiving them on request.
 	CollectGarbage(context.Context, *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error)
 	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
@@ -49,12 +51,31 @@ type Audit interface {
 	VerifyAudit(ctx context.Context) (*aimemoryv1.VerifyAuditResponse, error)
 }
 
+// Archive is where removed memories are kept.
+type Archive interface {
+	// Archived is the archive row of id; ErrNotFound when there is none.
+	Archived(ctx context.Context, id string) (*Archived, error)
+}
+
+// ArchiveReasonTTL marks archive rows written by garbage collection.
+const ArchiveReasonTTL = "ttl_expired"
+
+// Archived is a memory collected into the archive, with why and when.
+type Archived struct {
+	Memory            *aimemoryv1.Memory
+	ArchivedAt        int64
+	Reason            string
+	OriginalTier      string
+	OriginalExpiresAt int64
+}
+
 // Backend is a whole storage backend, as the engine opens it: bbolt today
 // (package boltstore), room for PostgreSQL later.
 type Backend interface {
 	Memories
 	Graph
 	Audit
+	Archive
 	// SchemaVersion is the layout version the backend reads and writes.
 	SchemaVersion() uint32
 	Close() error

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -113,18 +114,9 @@ func splitLinkKey(k []byte) (a, b, relation string, ok bool) {
 // idPrefix is the key prefix of every link of id in either link bucket.
 func idPrefix(id string) []byte { return append([]byte(id), 0) }
 
-// Archived is a memory collected into the archive, with why and when.
-type Archived struct {
-	Memory            *aimemoryv1.Memory
-	ArchivedAt        int64
-	Reason            string
-	OriginalTier      string
-	OriginalExpiresAt int64
-}
-
 // Archive rows: version byte 1, archived_at, original_expires_at (8 bytes
 // each, big-endian), uvarint-prefixed reason and tier, then the Memory.
-func encodeArchived(a *Archived) ([]byte, error) {
+func encodeArchived(a *storage.Archived) ([]byte, error) {
 	m, err := encodeMemory(a.Memory)
 	if err != nil {
 		return nil, err
@@ -139,11 +131,11 @@ func encodeArchived(a *Archived) ([]byte, error) {
 	return append(b, m...), nil
 }
 
-func decodeArchived(b []byte) (*Archived, error) {
+func decodeArchived(b []byte) (*storage.Archived, error) {
 	if len(b) < 17 || b[0] != 1 {
 		return nil, errors.New("corrupt archive row")
 	}
-	a := &Archived{
+	a := &storage.Archived{
 		ArchivedAt:        int64(binary.BigEndian.Uint64(b[1:9])),
 		OriginalExpiresAt: int64(binary.BigEndian.Uint64(b[9:17])),
 	}

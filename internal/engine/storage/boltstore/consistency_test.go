@@ -7,68 +7,15 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// checkConsistent rebuilds every index from the records alone and compares
-// it with what the store holds: the title, expiry and term buckets, and the
-// in-memory doc table and postings.
+// checkConsistent fails t unless every index agrees with the records.
 func checkConsistent(t *testing.T, s *Store) {
 	t.Helper()
-	records := map[string]*aimemoryv1.Memory{}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketMemories).ForEach(func(k, v []byte) error {
-			m, err := decodeMemory(v)
-			if err != nil {
-				return err
-			}
-			if m.Id != string(k) {
-				t.Errorf("record key %s holds id %s", k, m.Id)
-			}
-			records[m.Id] = m
-			return nil
-		}); err != nil {
-			return err
-		}
-
-		wantTitles, gotTitles := map[string]string{}, map[string]string{}
-		wantExpiry, gotExpiry := map[string]bool{}, map[string]bool{}
-		for id, m := range records {
-			wantTitles[string(titleKey(m.Namespace, m.Title))] = id
-			if m.ExpiresAt != 0 {
-				wantExpiry[string(expiryKey(m.ExpiresAt, id))] = true
-			}
-			want, _ := keyword.Document(m.Title, m.Content, m.Tags)
-			got, err := decodeTerms(tx.Bucket(bucketTerms).Get([]byte(id)))
-			if err != nil {
-				return err
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("stored terms of %s (%q) = %v, want %v", id, m.Title, got, want)
-			}
-		}
-		tx.Bucket(bucketTitles).ForEach(func(k, v []byte) error { gotTitles[string(k)] = string(v); return nil })
-		tx.Bucket(bucketExpiry).ForEach(func(k, _ []byte) error { gotExpiry[string(k)] = true; return nil })
-		if !reflect.DeepEqual(gotTitles, wantTitles) {
-			t.Errorf("title index = %q, want %q", gotTitles, wantTitles)
-		}
-		if !reflect.DeepEqual(gotExpiry, wantExpiry) {
-			t.Errorf("expiry index has %d entries, want %d", len(gotExpiry), len(wantExpiry))
-		}
-		if n := tx.Bucket(bucketTerms).Stats().KeyN; n != len(records) {
-			t.Errorf("term lists = %d, records = %d", n, len(records))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	if err := s.idx.Verify(records); err != nil {
+	if err := s.CheckConsistency(context.Background()); err != nil {
 		t.Error(err)
 	}
 }

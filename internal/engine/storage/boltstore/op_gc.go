@@ -11,9 +11,6 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// ArchiveReasonTTL marks archive rows written by garbage collection.
-const ArchiveReasonTTL = "ttl_expired"
-
 // HasExpired reports whether any memory has expired (expires_at ≤ now,
 // whatever its tier): one cursor seek on the expiry index.
 func (s *Store) HasExpired(ctx context.Context) (bool, error) {
@@ -58,7 +55,7 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 				return fmt.Errorf("expiry index names missing memory %s", id)
 			}
 			if req.GetArchive() {
-				if err := w.archive(m, ArchiveReasonTTL); err != nil {
+				if err := w.archive(m, storage.ArchiveReasonTTL); err != nil {
 					return err
 				}
 			}
@@ -77,7 +74,7 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 
 // archive copies m into the archive, replacing an earlier copy of the id.
 func (w *writeTx) archive(m *aimemoryv1.Memory, reason string) error {
-	raw, err := encodeArchived(&Archived{
+	raw, err := encodeArchived(&storage.Archived{
 		Memory:            m,
 		ArchivedAt:        w.now,
 		Reason:            reason,
@@ -91,8 +88,8 @@ func (w *writeTx) archive(m *aimemoryv1.Memory, reason string) error {
 }
 
 // Archived returns the archive row of id; storage.ErrNotFound when there is none.
-func (s *Store) Archived(ctx context.Context, id string) (*Archived, error) {
-	var a *Archived
+func (s *Store) Archived(ctx context.Context, id string) (*storage.Archived, error) {
+	var a *storage.Archived
 	err := s.db.View(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketArchive).Get([]byte(id))
 		if raw == nil {

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"fmt"
+
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"

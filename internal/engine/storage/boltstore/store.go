@@ -14,10 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/index"
 
 	bolt "go.etcd.io/bbolt"
 

@@ -1,22 +1,20 @@
-package boltstore
+package storagetest
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"errors"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func TestExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T) {
+func testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	short := store(t, s, mem("Short lived", "ephemeral fact", tier("short")))
 	mid := store(t, s, mem("Mid lived", "ephemeral other fact"))
 	long := store(t, s, mem("Long lived", "ephemeral lasting fact", tier("long")))
@@ -68,7 +66,7 @@ func TestExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Reason != ArchiveReasonTTL || a.OriginalTier != "short" || a.OriginalExpiresAt != short.ExpiresAt ||
+	if a.Reason != storage.ArchiveReasonTTL || a.OriginalTier != "short" || a.OriginalExpiresAt != short.ExpiresAt ||
 		a.ArchivedAt != clk.Now().UnixNano() || a.Memory.Title != "Short lived" {
 		t.Errorf("archive row = %+v", a)
 	}
@@ -78,7 +76,7 @@ func TestExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T) {
 	if exp, _ := s.HasExpired(ctx); exp {
 		t.Error("HasExpired after GC")
 	}
-	checkConsistent(t, s)
+	check(t, s)
 
 	// GC without archive deletes only.
 	clk.Add(7 * 24 * time.Hour)
@@ -88,15 +86,15 @@ func TestExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T) {
 	if _, err := s.Archived(ctx, mid.Id); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("archive of mid without archive flag: %v", err)
 	}
-	checkConsistent(t, s)
+	check(t, s)
 	if st, _ := s.Stats(ctx); st.Total != 1 || st.Archived != 2 {
 		t.Errorf("stats total %d archived %d", st.Total, st.Archived)
 	}
 }
 
-func TestTouch(t *testing.T) {
+func testTouch(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	touch := func(id string) *aimemoryv1.Memory {
 		t.Helper()
 		resp, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{id, "no-such-id"}})
@@ -141,7 +139,7 @@ func TestTouch(t *testing.T) {
 		if gotShort.Tier != "short" || gotShort.ExpiresAt == 0 {
 			t.Errorf("short memory promoted: %+v", gotShort)
 		}
-		checkConsistent(t, s)
+		check(t, s)
 	})
 	t.Run("priority rises every tenth access up to 10", func(t *testing.T) {
 		m := store(t, s, mem("Hot", "x", tier("long"), prio(9)))
@@ -157,44 +155,10 @@ func TestTouch(t *testing.T) {
 			}
 		}
 	})
-	t.Run("access count saturates", func(t *testing.T) {
-		m := store(t, s, mem("Saturated", "x", tier("long")))
-		err := s.write(ctx, func(w *writeTx) error {
-			old, _ := w.get(m.Id)
-			n := cloneMemory(old)
-			n.AccessCount = maxAccessCount
-			return w.put(old, n, "test")
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := touch(m.Id); got.AccessCount != maxAccessCount {
-			t.Errorf("access count %d", got.AccessCount)
-		}
-	})
 }
 
-func TestExpiryIndexIsOneSeek(t *testing.T) {
-	s, clk := openTest(t, Options{})
-	store(t, s, mem("a", "x", tier("short")))
-	store(t, s, mem("b", "x", tier("long")))
-	store(t, s, mem("c", "x"))
-	var keys []int64
-	s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketExpiry).ForEach(func(k, _ []byte) error {
-			at, _ := splitExpiryKey(k)
-			keys = append(keys, at)
-			return nil
-		})
-	})
-	now := clk.Now().UnixNano()
-	if len(keys) != 2 || keys[0] != now+int64(6*time.Hour) || keys[1] != now+int64(7*24*time.Hour) {
-		t.Errorf("expiry index = %v", keys)
-	}
-}
-
-func TestCustomTTL(t *testing.T) {
-	s, clk := openTest(t, Options{TTL: storage.TTL{Short: time.Minute, Mid: time.Hour, Long: 48 * time.Hour}})
+func testCustomTTL(t *testing.T, o Opener) {
+	s, clk := o.open(t, storage.Options{TTL: storage.TTL{Short: time.Minute, Mid: time.Hour, Long: 48 * time.Hour}})
 	now := clk.Now().UnixNano()
 	for tierName, want := range map[string]int64{"short": now + int64(time.Minute), "mid": now + int64(time.Hour), "long": now + int64(48*time.Hour)} {
 		if m := store(t, s, mem("t "+tierName, "x", tier(tierName))); m.ExpiresAt != want {

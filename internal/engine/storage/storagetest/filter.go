@@ -1,4 +1,4 @@
-package boltstore
+package storagetest
 
 import (
 	"reflect"
@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func TestFilters(t *testing.T) {
-	s, clk := openTest(t, Options{})
+func testFilters(t *testing.T, o Opener) {
+	s, clk := o.open(t, storage.Options{})
 	t0 := clk.Now().UnixNano()
 	add := func(title, ns string, mod ...func(*aimemoryv1.Memory)) {
 		store(t, s, mem(title, "common", append(mod, inNS(ns))...))

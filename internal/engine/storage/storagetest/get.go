@@ -1,8 +1,6 @@
-package boltstore
+package storagetest
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func TestGetByPrefix(t *testing.T) {
+func testGetByPrefix(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, _ := openTest(t, Options{})
+	s, _ := o.open(t, storage.Options{})
 	var ids []string
 	for i := range 40 {
 		ids = append(ids, store(t, s, mem(fmt.Sprint("m", i), "x")).Id)

@@ -1,22 +1,20 @@
-package boltstore
+package storagetest
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func register(t *testing.T, s *Store, name, ns string, aliases ...string) *aimemoryv1.RegisterEntityResponse {
+func register(t *testing.T, s storage.Backend, name, ns string, aliases ...string) *aimemoryv1.RegisterEntityResponse {
 	t.Helper()
 	resp, err := s.RegisterEntity(context.Background(), &aimemoryv1.RegisterEntityRequest{
 		CanonicalName: name, Namespace: ns, Aliases: aliases, RegisteredBy: "ai:reg",
@@ -35,7 +33,7 @@ func aliasTexts(e *aimemoryv1.Entity) []string {
 	return out
 }
 
-func lookup(t *testing.T, s *Store, alias, ns string) *aimemoryv1.Entity {
+func lookup(t *testing.T, s storage.Backend, alias, ns string) *aimemoryv1.Entity {
 	t.Helper()
 	resp, err := s.GetEntityByAlias(context.Background(), &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: ns})
 	if err != nil {
@@ -44,19 +42,29 @@ func lookup(t *testing.T, s *Store, alias, ns string) *aimemoryv1.Entity {
 	return resp.Entity
 }
 
-// entityRows counts the rows of both alias buckets and the memories.
-func entityRows(s *Store) (aliases, entityAliases, memories int) {
-	s.db.View(func(tx *bolt.Tx) error {
-		aliases = tx.Bucket(bucketAliases).Stats().KeyN
-		entityAliases = tx.Bucket(bucketEntityAliases).Stats().KeyN
-		memories = tx.Bucket(bucketMemories).Stats().KeyN
-		return nil
-	})
-	return
+// aliasState describes what the aliases resolve to in ns (holder and its
+// alias set, or none) and how many memories there are: equal states mean
+// nothing entity-related was written in between.
+func aliasState(t *testing.T, s storage.Backend, ns string, aliases ...string) string {
+	t.Helper()
+	out := fmt.Sprintf("memories=%d", stats(t, s).Total)
+	for _, a := range aliases {
+		e := lookup(t, s, a, ns)
+		if e == nil {
+			out += fmt.Sprintf(" %s→none", a)
+			continue
+		}
+		var names []string
+		for _, al := range e.Aliases {
+			names = append(names, al.Alias)
+		}
+		out += fmt.Sprintf(" %s→%s%q", a, e.Id, names)
+	}
+	return out
 }
 
-func TestRegisterEntity(t *testing.T) {
-	s, clk := openTest(t, Options{})
+func testRegisterEntity(t *testing.T, o Opener) {
+	s, clk := o.open(t, storage.Options{})
 	r := register(t, s, "  PostgreSQL ", " infra/db ", "postgres", "PG", "pg ", "Postgres")
 	e := r.Entity
 	if !r.Created || e.CanonicalName != "PostgreSQL" || e.Namespace != "infra/db" {
@@ -111,8 +119,8 @@ func TestRegisterEntity(t *testing.T) {
 	}
 }
 
-func TestAliasFoldingIsUnicode(t *testing.T) {
-	s, _ := openTest(t, Options{})
+func testAliasFoldingIsUnicode(t *testing.T, o Opener) {
+	s, _ := o.open(t, storage.Options{})
 	e := register(t, s, "Straße", "geo", "ΣΊΣΥΦΟΣ", "Kelvin").Entity
 	for _, alias := range []string{"STRASSE", "strasse", "σίσυφος", "ΣΊΣΥΦΟς", "\u212Aelvin", "Stra\u00dfe"} {
 		if got := lookup(t, s, alias, "geo"); got == nil || got.Id != e.Id {
@@ -126,11 +134,12 @@ func TestAliasFoldingIsUnicode(t *testing.T) {
 	}
 }
 
-func TestAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T) {
+func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	pg := register(t, s, "PostgreSQL", "infra", "pg").Entity
-	beforeA, beforeEA, beforeM := entityRows(s)
+	probe := []string{"pg", "PostgreSQL", "Pagination", "paging", "pages", "postgresql"}
+	before := aliasState(t, s, "infra", probe...)
 
 	// A new entity claiming an alias another entity holds: an error naming
 	// that entity, and neither the memory nor any alias is written.
@@ -138,18 +147,21 @@ func TestAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T) {
 	if !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "aliases[1]") || !strings.Contains(err.Error(), pg.Id) || !strings.Contains(err.Error(), "PostgreSQL") {
 		t.Fatalf("conflict = %v", err)
 	}
+	if got := aliasState(t, s, "infra", probe...); got != before {
+		t.Fatalf("a refused registration wrote:\n%s\nwas\n%s", got, before)
+	}
 	// The same for an existing entity adding a taken alias.
-	register(t, s, "Pagination", "infra", "paging")
-	a1, ea1, m1 := entityRows(s)
+	pag := register(t, s, "Pagination", "infra", "paging").Entity
+	if got := lookup(t, s, "PAGING", "infra"); got == nil || got.Id != pag.Id || len(got.Aliases) != 2 {
+		t.Fatalf("paging = %v", got)
+	}
+	after := aliasState(t, s, "infra", probe...)
 	_, err = s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Pagination", Namespace: "infra", Aliases: []string{"pages", "postgresql"}, RegisteredBy: "ai:x"})
 	if !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), pg.Id) {
 		t.Fatalf("conflict on reuse = %v", err)
 	}
-	if a, ea, m := entityRows(s); a != a1 || ea != ea1 || m != m1 {
-		t.Fatalf("a refused registration wrote: %d/%d/%d, want %d/%d/%d", a, ea, m, a1, ea1, m1)
-	}
-	if a1 != beforeA+2 || ea1 != beforeEA+2 || m1 != beforeM+1 {
-		t.Fatalf("counts before/after %d/%d/%d → %d/%d/%d", beforeA, beforeEA, beforeM, a1, ea1, m1)
+	if got := aliasState(t, s, "infra", probe...); got != after {
+		t.Fatalf("a refused alias addition wrote:\n%s\nwas\n%s", got, after)
 	}
 	// The canonical name of a new entity clashing with another's alias.
 	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "PG", Namespace: "infra", RegisteredBy: "ai:x"}); !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "canonical_name") {
@@ -170,12 +182,12 @@ func TestAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T) {
 	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Redis", Namespace: "infra", RegisteredBy: "ai:x"}); !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "not an entity") {
 		t.Fatalf("title collision = %v", err)
 	}
-	assertNoDanglingLinks(t, s)
+	check(t, s)
 }
 
-func TestRegisterEntityValidation(t *testing.T) {
+func testRegisterEntityValidation(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, _ := openTest(t, Options{})
+	s, _ := o.open(t, storage.Options{})
 	for _, tc := range []struct {
 		req  *aimemoryv1.RegisterEntityRequest
 		want string
@@ -193,8 +205,8 @@ func TestRegisterEntityValidation(t *testing.T) {
 			t.Errorf("%v: err %v, want %q", tc.req, err, tc.want)
 		}
 	}
-	if a, ea, m := entityRows(s); a+ea+m != 0 {
-		t.Fatalf("bad input wrote %d/%d/%d", a, ea, m)
+	if got := aliasState(t, s, "n", "x", "ok", "a"); got != "memories=0 x→none ok→none a→none" {
+		t.Fatalf("bad input wrote: %s", got)
 	}
 	if _, err := s.GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: " "}); err == nil {
 		t.Error("blank alias accepted")
@@ -206,20 +218,20 @@ func TestRegisterEntityValidation(t *testing.T) {
 
 // TestEntityCascadeOnDelete: deleting an entity removes its alias rows and
 // its links in the same transaction; the alias is then free again.
-func TestEntityCascadeOnDelete(t *testing.T) {
+func testEntityCascadeOnDelete(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, _ := openTest(t, Options{})
+	s, _ := o.open(t, storage.Options{})
 	e := register(t, s, "Alice", "people", "al", "ally").Entity
 	fact := store(t, s, mem("Alice likes tea", "x", inNS("people")))
 	putLinkOK(t, s, e.Id, fact.Id, "related_to", "ai:t")
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{e.Id}}); err != nil {
 		t.Fatal(err)
 	}
-	if a, ea, _ := entityRows(s); a != 0 || ea != 0 {
-		t.Fatalf("alias rows left: %d %d", a, ea)
+	if got := aliasState(t, s, "people", "Alice", "al", "ally"); got != "memories=1 Alice→none al→none ally→none" {
+		t.Fatalf("aliases left: %s", got)
 	}
-	if out, in := linkRows(s); out != 0 || in != 0 {
-		t.Fatalf("links left: %d %d", out, in)
+	if n := stats(t, s).Links; n != 0 {
+		t.Fatalf("links left: %d", n)
 	}
 	if got := lookup(t, s, "al", ""); got != nil {
 		t.Fatalf("deleted entity resolves: %v", got)
@@ -227,14 +239,14 @@ func TestEntityCascadeOnDelete(t *testing.T) {
 	if r := register(t, s, "Albert", "people", "al"); !r.Created {
 		t.Fatal("alias not freed")
 	}
-	assertNoDanglingLinks(t, s)
+	check(t, s)
 }
 
 // TestEntityMovedByUpdate: an update that moves an entity takes its aliases
 // along (refused when one is taken there); a new title becomes an alias.
-func TestEntityMovedByUpdate(t *testing.T) {
+func testEntityMovedByUpdate(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	e := register(t, s, "Alice", "team-a", "al").Entity
 	register(t, s, "Alan", "team-b", "AL")
 	ns := "team-b"
@@ -257,5 +269,5 @@ func TestEntityMovedByUpdate(t *testing.T) {
 	if got == nil || got.Id != e.Id || got.CanonicalName != "Alice Smith" || !slices.Equal(aliasTexts(got), []string{"Alice", "al", "Alice Smith"}) {
 		t.Fatalf("moved entity = %v", got)
 	}
-	assertNoDanglingLinks(t, s)
+	check(t, s)
 }

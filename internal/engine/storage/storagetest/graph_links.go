@@ -1,8 +1,6 @@
-package boltstore
+package storagetest
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"errors"
 	"slices"
@@ -10,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-func putLinkOK(t *testing.T, s *Store, src, dst, rel, by string) *aimemoryv1.PutLinkResponse {
+func putLinkOK(t *testing.T, s storage.Backend, src, dst, rel, by string) *aimemoryv1.PutLinkResponse {
 	t.Helper()
 	resp, err := s.PutLink(context.Background(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel, ObservedBy: by})
 	if err != nil {
@@ -26,18 +24,15 @@ func putLinkOK(t *testing.T, s *Store, src, dst, rel, by string) *aimemoryv1.Put
 	return resp
 }
 
-// linkRows counts the rows of both link buckets.
-func linkRows(s *Store) (out, in int) {
-	s.db.View(func(tx *bolt.Tx) error {
-		out, in = tx.Bucket(bucketLinksOut).Stats().KeyN, tx.Bucket(bucketLinksIn).Stats().KeyN
-		return nil
-	})
-	return out, in
+// linkRows counts the stored links.
+func linkRows(t *testing.T, s storage.Backend) uint64 {
+	t.Helper()
+	return stats(t, s).Links
 }
 
-func TestPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T) {
+func testPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, _ := openTest(t, Options{})
+	s, _ := o.open(t, storage.Options{})
 	a := store(t, s, mem("a", "x"))
 	b := store(t, s, mem("b", "x"))
 	for _, tc := range []struct {
@@ -61,14 +56,14 @@ func TestPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T) {
 			t.Errorf("%v: err %v has the wrong kind", tc.req, err)
 		}
 	}
-	if out, in := linkRows(s); out != 0 || in != 0 {
-		t.Fatalf("bad input wrote links: out %d in %d", out, in)
+	if n := linkRows(t, s); n != 0 {
+		t.Fatalf("bad input wrote %d links", n)
 	}
 }
 
-func TestLinkLifecycleCreateInvalidateRevive(t *testing.T) {
+func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	a := store(t, s, mem("a", "x"))
 	b := store(t, s, mem("b", "x"))
 
@@ -156,9 +151,9 @@ func TestLinkLifecycleCreateInvalidateRevive(t *testing.T) {
 	}
 }
 
-func TestLinkHistoryIsBounded(t *testing.T) {
+func testLinkHistoryIsBounded(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	a := store(t, s, mem("a", "x"))
 	b := store(t, s, mem("b", "x"))
 	var last *aimemoryv1.PutLinkResponse
@@ -175,9 +170,9 @@ func TestLinkHistoryIsBounded(t *testing.T) {
 	}
 }
 
-func TestGetLinksFiltersAndNodes(t *testing.T) {
+func testGetLinksFiltersAndNodes(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, _ := openTest(t, Options{})
+	s, _ := o.open(t, storage.Options{})
 	a := store(t, s, mem("a", "x"))
 	b := store(t, s, mem("b", "x", inNS("ns/b")))
 	c := store(t, s, mem("c", "x"))
@@ -227,7 +222,7 @@ func TestGetLinksFiltersAndNodes(t *testing.T) {
 	}
 }
 
-func titleOf(t *testing.T, s *Store, id string) string {
+func titleOf(t *testing.T, s storage.Backend, id string) string {
 	t.Helper()
 	m := get(t, s, id)
 	if m == nil {
@@ -236,9 +231,9 @@ func titleOf(t *testing.T, s *Store, id string) string {
 	return m.Title
 }
 
-func TestLinkTimeline(t *testing.T) {
+func testLinkTimeline(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	src := store(t, s, mem("src", "x"))
 	var ids []string
 	var times []int64
@@ -298,9 +293,9 @@ func TestLinkTimeline(t *testing.T) {
 // TestLinksCascadeAtomically: deleting a memory removes every link touching
 // it in the same transaction, so no edge ever names a missing memory; a
 // refused delete removes nothing.
-func TestLinksCascadeAtomically(t *testing.T) {
+func testLinksCascadeAtomically(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{Policy: denyDeleteIn("locked")})
+	s, clk := o.open(t, storage.Options{Policy: denyDeleteIn("locked")})
 	a := store(t, s, mem("a", "x"))
 	b := store(t, s, mem("b", "x"))
 	c := store(t, s, mem("c", "x", tier("short")))
@@ -314,14 +309,14 @@ func TestLinksCascadeAtomically(t *testing.T) {
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.Id, l.Id}}); !errors.Is(err, storage.ErrDenied) {
 		t.Fatalf("delete locked = %v", err)
 	}
-	if out, in := linkRows(s); out != 4 || in != 4 {
-		t.Fatalf("a refused delete removed links: %d %d", out, in)
+	if n := linkRows(t, s); n != 4 {
+		t.Fatalf("a refused delete removed links: %d left", n)
 	}
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.Id}}); err != nil {
 		t.Fatal(err)
 	}
-	if out, in := linkRows(s); out != 1 || in != 1 {
-		t.Fatalf("after delete: %d %d links, want the one b→c", out, in)
+	if n := linkRows(t, s); n != 1 {
+		t.Fatalf("after delete: %d links, want the one b→c", n)
 	}
 	if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: b.Id, TargetId: a.Id, ObservedBy: "ai:t"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("link to a deleted memory = %v", err)
@@ -330,10 +325,10 @@ func TestLinksCascadeAtomically(t *testing.T) {
 	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if out, in := linkRows(s); out != 0 || in != 0 {
-		t.Fatalf("after GC: %d %d links", out, in)
+	if n := linkRows(t, s); n != 0 {
+		t.Fatalf("after GC: %d links", n)
 	}
-	assertNoDanglingLinks(t, s)
+	check(t, s)
 }
 
 type denyDeleteIn string
@@ -343,61 +338,4 @@ func (d denyDeleteIn) CheckWrite(_ context.Context, op storage.Op, ns string, _ 
 		return errors.New("locked")
 	}
 	return nil
-}
-
-// assertNoDanglingLinks checks that every link row names two memories and
-// has its mirror, and that every alias row names an entity that has it.
-func assertNoDanglingLinks(t *testing.T, s *Store) {
-	t.Helper()
-	err := s.db.View(func(tx *bolt.Tx) error {
-		mems := tx.Bucket(bucketMemories)
-		out, in := tx.Bucket(bucketLinksOut), tx.Bucket(bucketLinksIn)
-		if err := out.ForEach(func(k, _ []byte) error {
-			src, dst, rel, _ := splitLinkKey(k)
-			if mems.Get([]byte(src)) == nil || mems.Get([]byte(dst)) == nil {
-				t.Errorf("dangling link %s→%s %s", src, dst, rel)
-			}
-			if in.Get(linkKey(dst, src, rel)) == nil {
-				t.Errorf("link %s→%s %s has no links_in row", src, dst, rel)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := in.ForEach(func(k, _ []byte) error {
-			dst, src, rel, _ := splitLinkKey(k)
-			if out.Get(linkKey(src, dst, rel)) == nil {
-				t.Errorf("links_in row %q has no links_out row", k)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		ea := tx.Bucket(bucketEntityAliases)
-		if err := tx.Bucket(bucketAliases).ForEach(func(k, v []byte) error {
-			i := strings.IndexByte(string(k), 0)
-			raw := mems.Get(v)
-			if raw == nil {
-				t.Errorf("alias %q names missing memory %s", k, v)
-				return nil
-			}
-			m, _ := decodeMemory(raw)
-			if m.Namespace != string(k[i+1:]) || ea.Get(entityAliasKey(string(v), string(k[:i]))) == nil {
-				t.Errorf("alias %q does not match entity %s", k, v)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		return ea.ForEach(func(k, _ []byte) error {
-			i := strings.IndexByte(string(k), 0)
-			if mems.Get(k[:i]) == nil {
-				t.Errorf("entity alias row %q names a missing memory", k)
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

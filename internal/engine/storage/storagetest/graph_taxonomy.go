@@ -1,4 +1,4 @@
-package boltstore
+package storagetest
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func TestCountNamespaces(t *testing.T) {
+func testCountNamespaces(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	for i, ns := range []string{"a", "a/b", "a/b", "a/b/c", "a_b", "ab", "A/b", "x"} {
 		store(t, s, mem(fmt.Sprint("m", i), "x", inNS(ns)))
 	}

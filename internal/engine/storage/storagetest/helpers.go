@@ -1,11 +1,12 @@
-package boltstore
+package storagetest
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -30,36 +31,36 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// openTest opens a store in a fresh temp dir with a test clock.
-func openTest(t testing.TB, opts Options) (*Store, *clock) {
+// open opens a fresh backend with a test clock (unless opts has one).
+func (o Opener) open(t *testing.T, opts storage.Options) (storage.Backend, *clock) {
 	t.Helper()
 	c := newClock()
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, c
+	return o(t, opts), c
 }
 
-// reopen closes s and opens its file again with the same options.
-func reopen(t testing.TB, s *Store, opts Options) *Store {
+// check fails t unless the backend's own invariants hold (Checker).
+func check(t *testing.T, s storage.Backend) {
 	t.Helper()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
+	c, ok := s.(Checker)
+	if !ok {
+		t.Fatalf("%T does not implement storagetest.Checker", s)
 	}
-	if opts.Now == nil {
-		opts.Now = s.now
+	if err := c.CheckConsistency(context.Background()); err != nil {
+		t.Error(err)
 	}
-	s2, err := Open(context.Background(), s.Path(), opts)
+}
+
+// stats reads the backend's counts.
+func stats(t testing.TB, s storage.Backend) *aimemoryv1.StatsResponse {
+	t.Helper()
+	st, err := s.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s2.Close() })
-	return s2
+	return st
 }
 
 func mem(title, content string, mod ...func(*aimemoryv1.Memory)) *aimemoryv1.Memory {
@@ -80,7 +81,7 @@ func meta(j string) func(*aimemoryv1.Memory) {
 	return func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(j) }
 }
 
-func store(t testing.TB, s *Store, m *aimemoryv1.Memory) *aimemoryv1.Memory {
+func store(t testing.TB, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	t.Helper()
 	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: m})
 	if err != nil {
@@ -89,7 +90,7 @@ func store(t testing.TB, s *Store, m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	return resp.Memory
 }
 
-func get(t testing.TB, s *Store, id string) *aimemoryv1.Memory {
+func get(t testing.TB, s storage.Backend, id string) *aimemoryv1.Memory {
 	t.Helper()
 	resp, err := s.GetMemories(context.Background(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
 	if err != nil {
@@ -101,7 +102,7 @@ func get(t testing.TB, s *Store, id string) *aimemoryv1.Memory {
 	return resp.Memories[0]
 }
 
-func search(t testing.TB, s *Store, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
+func search(t testing.TB, s storage.Backend, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
 	t.Helper()
 	if req.Limit == 0 {
 		req.Limit = 100

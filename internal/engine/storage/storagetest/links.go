@@ -1,4 +1,4 @@
-package boltstore
+package storagetest
 
 import (
 	"context"
@@ -7,32 +7,20 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func TestLinksCascadeOnDelete(t *testing.T) {
+func testLinksCascadeOnDelete(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	a := store(t, s, mem("a", "x"))
 	b := store(t, s, mem("b", "x"))
 	c := store(t, s, mem("c", "x", tier("short")))
 	link := func(from, to, rel string) *aimemoryv1.Link {
-		return &aimemoryv1.Link{SourceId: from, TargetId: to, Relation: rel, CreatedAt: 1}
+		return putLinkOK(t, s, from, to, rel, "ai:t").Link
 	}
 	ab, ca, bc, ab2 := link(a.Id, b.Id, "related_to"), link(c.Id, a.Id, "supersedes"), link(b.Id, c.Id, "related_to"), link(a.Id, b.Id, "derived_from")
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, l := range []*aimemoryv1.Link{ab, ca, bc, ab2} {
-			if err := putLink(tx, l); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	linkSet := func(ls []*aimemoryv1.Link) []string {
 		var out []string
 		for _, l := range ls {
@@ -63,16 +51,10 @@ func TestLinksCascadeOnDelete(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(del.Deleted, []string{a.Id}) || !reflect.DeepEqual(del.NotFound, []string{"nope"}) {
 		t.Fatalf("delete = %v, %v", del, err)
 	}
-	countLinks := func() (out, in int) {
-		s.db.View(func(tx *bolt.Tx) error {
-			out, in = tx.Bucket(bucketLinksOut).Stats().KeyN, tx.Bucket(bucketLinksIn).Stats().KeyN
-			return nil
-		})
-		return
+	if n := linkRows(t, s); n != 1 {
+		t.Errorf("after delete %d links, want 1", n)
 	}
-	if out, in := countLinks(); out != 1 || in != 1 {
-		t.Errorf("after delete links out %d in %d, want 1 and 1", out, in)
-	}
+	check(t, s)
 	got, _ := s.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{b.Id, c.Id}})
 	if !reflect.DeepEqual(linkSet(got.Links), names(bc)) {
 		t.Errorf("remaining links %v", linkSet(got.Links))
@@ -82,9 +64,7 @@ func TestLinksCascadeOnDelete(t *testing.T) {
 	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if out, in := countLinks(); out != 0 || in != 0 {
-		t.Errorf("after GC links out %d in %d", out, in)
-	}
+	check(t, s)
 	if st, _ := s.Stats(ctx); st.Links != 0 {
 		t.Errorf("stats links %d", st.Links)
 	}

@@ -1,8 +1,6 @@
-package boltstore
+package storagetest
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -33,10 +32,10 @@ func (p *recordingPolicy) CheckWrite(_ context.Context, op storage.Op, ns string
 	return nil
 }
 
-func TestWritePolicy(t *testing.T) {
+func testWritePolicy(t *testing.T, o Opener) {
 	ctx := context.Background()
 	p := &recordingPolicy{}
-	s, _ := openTest(t, Options{Policy: p})
+	s, _ := o.open(t, storage.Options{Policy: p})
 	m := store(t, s, mem("a", "x", inNS("open")))
 	_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("b", "x", inNS("locked"))})
 	if !errors.Is(err, storage.ErrDenied) || err.Error() != "store denied by governance: namespace locked is locked" {
@@ -56,15 +55,15 @@ func TestWritePolicy(t *testing.T) {
 	if st, _ := s.Stats(ctx); st.Total != 0 {
 		t.Errorf("denied writes left %d memories", st.Total)
 	}
-	checkConsistent(t, s)
+	check(t, s)
 }
 
-func TestEventsAfterCommit(t *testing.T) {
+func testEventsAfterCommit(t *testing.T, o Opener) {
 	ctx := context.Background()
 	var b events.Broadcaster
 	sub := b.Subscribe(16)
 	defer sub.Close()
-	s, clk := openTest(t, Options{Events: &b})
+	s, clk := o.open(t, storage.Options{Events: &b})
 	m := store(t, s, mem("a", "x", meta(`{"agent_id":"alice"}`), tier("short")))
 	s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{m.Id}})
 	s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: m.Id, Content: proto.String("y")})

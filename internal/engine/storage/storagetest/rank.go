@@ -1,23 +1,22 @@
-package boltstore
+package storagetest
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"math"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // TestRankingFormula checks scores computed by hand from data-model §9.2
 // on a corpus where every document has the same length and one occurrence
 // of the query word, so BM25 is equal and the weights decide.
-func TestRankingFormula(t *testing.T) {
+func testRankingFormula(t *testing.T, o Opener) {
 	// Long TTLs so the mid memories are still live ten days on.
-	s, clk := openTest(t, Options{TTL: storage.TTL{Short: 30 * 24 * time.Hour, Mid: 30 * 24 * time.Hour}})
+	s, clk := o.open(t, storage.Options{TTL: storage.TTL{Short: 30 * 24 * time.Hour, Mid: 30 * 24 * time.Hour}})
 	// Each document: title word + "deploy the service" = 4 terms.
 	alpha := store(t, s, mem("alpha", "deploy the service"))                        // p5 mid
 	store(t, s, mem("bravo", "deploy the service", prio(7)))                        // p7 mid
@@ -78,8 +77,8 @@ func TestRankingFormula(t *testing.T) {
 		[]string{"bravo", "alpha", "charlie", "delta"}, nil)
 }
 
-func TestRankingTermFrequency(t *testing.T) {
-	s, _ := openTest(t, Options{})
+func testRankingTermFrequency(t *testing.T, o Opener) {
+	s, _ := o.open(t, storage.Options{})
 	// Same length (4 terms), different term frequency.
 	store(t, s, mem("once", "kafka broker cluster"))
 	store(t, s, mem("twice", "kafka kafka broker"))
@@ -100,8 +99,8 @@ func TestRankingTermFrequency(t *testing.T) {
 }
 
 // TestListOrder: priority desc, then updated_at desc, then id.
-func TestListOrder(t *testing.T) {
-	s, clk := openTest(t, Options{})
+func testListOrder(t *testing.T, o Opener) {
+	s, clk := o.open(t, storage.Options{})
 	old := store(t, s, mem("old", "x"))
 	clk.Add(time.Second)
 	newer := store(t, s, mem("newer", "x"))
@@ -128,8 +127,8 @@ func TestListOrder(t *testing.T) {
 	_ = old
 }
 
-func TestMatchModesStemmingAndSanitising(t *testing.T) {
-	s, _ := openTest(t, Options{})
+func testMatchModesStemmingAndSanitising(t *testing.T, o Opener) {
+	s, _ := o.open(t, storage.Options{})
 	store(t, s, mem("both", "deploy and rollback"))
 	store(t, s, mem("deploy only", "ship it"))
 	store(t, s, mem("rollback only", "undo it"))

@@ -1,8 +1,6 @@
-package boltstore
+package storagetest
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,14 +14,15 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-func TestStoreDefaults(t *testing.T) {
-	s, clk := openTest(t, Options{})
+func testStoreDefaults(t *testing.T, o Opener) {
+	s, clk := o.open(t, storage.Options{})
 	m := store(t, s, &aimemoryv1.Memory{
 		Title: "t", Content: "c", Id: "caller-id", AccessCount: 7, CreatedAt: 1, ExpiresAt: 1,
 	})
@@ -44,9 +43,9 @@ func TestStoreDefaults(t *testing.T) {
 	}
 }
 
-func TestStoreConflictPolicies(t *testing.T) {
+func testStoreConflictPolicies(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	orig := store(t, s, mem("Title", "first", inNS("ns"), tier("long"), prio(3),
 		tags("a"), meta(`{"agent_id":"alice","k":1}`),
 		func(m *aimemoryv1.Memory) { m.Source = "user"; m.Confidence = 0.9 }))
@@ -153,37 +152,11 @@ func TestStoreConflictPolicies(t *testing.T) {
 			t.Errorf("revived memory not live: %q", got)
 		}
 	})
-	checkConsistent(t, s)
+	check(t, s)
 }
 
-func TestNoFreeVersion(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTest(t, Options{})
-	err := s.write(ctx, func(w *writeTx) error {
-		for n := 1; n <= storage.MaxVersion; n++ {
-			title := "T"
-			if n > 1 {
-				title = fmt.Sprintf("T (%d)", n)
-			}
-			m, _ := newMemory(mem(title, "x"))
-			if err := w.create(m, &aimemoryv1.StoreMemoryResponse{}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("T", "x"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION})
-	var nf *storage.NoFreeVersionError
-	if !errors.As(err, &nf) || !errors.Is(err, storage.ErrConflict) {
-		t.Errorf("err = %v", err)
-	}
-}
-
-func TestPotentialContradictions(t *testing.T) {
-	s, clk := openTest(t, Options{})
+func testPotentialContradictions(t *testing.T, o Opener) {
+	s, clk := o.open(t, storage.Options{})
 	a := store(t, s, mem("Database migrations", "x", inNS("p")))
 	b := store(t, s, mem("Other", "run the migration tool", inNS("p"), tier("short")))
 	store(t, s, mem("Elsewhere", "migrations", inNS("q")))
@@ -209,9 +182,9 @@ func TestPotentialContradictions(t *testing.T) {
 	}
 }
 
-func TestUpdate(t *testing.T) {
+func testUpdate(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, clk := openTest(t, Options{})
+	s, clk := o.open(t, storage.Options{})
 	m := store(t, s, mem("Note", "x", meta(`{"agent_id":"alice"}`)))
 	other := store(t, s, mem("Taken", "x"))
 	clk.Add(time.Minute)
@@ -257,5 +230,5 @@ func TestUpdate(t *testing.T) {
 	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: "missing"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("missing id: %v", err)
 	}
-	checkConsistent(t, s)
+	check(t, s)
 }

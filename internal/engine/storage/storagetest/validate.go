@@ -1,4 +1,4 @@
-package boltstore
+package storagetest
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-func TestValidationNamesField(t *testing.T) {
+func testValidationNamesField(t *testing.T, o Opener) {
 	ctx := context.Background()
-	s, _ := openTest(t, Options{})
+	s, _ := o.open(t, storage.Options{})
 	existing := store(t, s, mem("exists", "x"))
 	storeCases := []struct {
 		field string
