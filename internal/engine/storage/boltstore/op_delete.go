@@ -1,10 +1,9 @@
 package boltstore
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 

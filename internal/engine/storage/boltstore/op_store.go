@@ -1,13 +1,12 @@
 package boltstore
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"fmt"
 
 	"github.com/google/uuid"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )

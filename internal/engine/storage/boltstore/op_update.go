@@ -1,13 +1,12 @@
 package boltstore
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"bytes"
 	"context"
 	"fmt"
 	"slices"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )

@@ -1,8 +1,6 @@
 package boltstore
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"context"
 	"encoding/binary"
 	"errors"
@@ -15,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 

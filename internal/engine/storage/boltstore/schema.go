@@ -1,12 +1,12 @@
 package boltstore
 
 import (
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-
 	"encoding/binary"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 )
 
 // SchemaVersion is the layout this build reads and writes. Bump it with a
