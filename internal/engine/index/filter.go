@@ -17,6 +17,19 @@ type Filter struct {
 	since      int64
 	until      int64
 	asAgent    []string // ancestors of as_agent, self first; nil = no scope rule
+	hide       string   // namespaces with this prefix are hidden …
+	hideExcept string   // … except this one
+}
+
+// Hide hides every namespace starting with prefix except the one named
+// except ("" = none): how a backend keeps others' inboxes out of a query.
+func (f *Filter) Hide(prefix, except string) {
+	f.hide, f.hideExcept = prefix, except
+}
+
+// Hidden reports whether Hide hides namespace ns.
+func (f *Filter) Hidden(ns string) bool {
+	return f.hide != "" && strings.HasPrefix(ns, f.hide) && ns != f.hideExcept
 }
 
 // CompileFilter validates f (nil selects everything).
@@ -65,7 +78,8 @@ func (f *Filter) match(d *docInfo) bool {
 		f.agentID != "" && d.agentID != f.agentID,
 		f.tag != "" && !slices.Contains(d.tags, f.tag),
 		f.since != 0 && d.createdAt < f.since,
-		f.until != 0 && d.createdAt > f.until:
+		f.until != 0 && d.createdAt > f.until,
+		f.Hidden(d.namespace):
 		return false
 	}
 	return f.asAgent == nil || visible(d, f.asAgent)

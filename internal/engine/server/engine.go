@@ -81,6 +81,9 @@ func (m errorMapper) status(err error) error {
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, storage.ErrDenied):
 		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, storage.ErrPending):
+		// Queued for approval (the governance issue adds the request id).
+		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -26,11 +26,15 @@ import (
 
 type denyNS string
 
-func (d denyNS) CheckWrite(_ context.Context, op storage.Op, ns string, _ *aimemoryv1.Memory) error {
-	if ns == string(d) {
-		return fmt.Errorf("%s denied by governance", op)
+// CheckWrite denies writes into namespace d and queues those into d+"-q".
+func (d denyNS) CheckWrite(_ context.Context, w storage.Write) storage.Verdict {
+	switch w.New.GetNamespace() {
+	case string(d):
+		return storage.Verdict{Decision: storage.Deny, Reason: fmt.Sprintf("%s denied by governance", w.Op)}
+	case string(d) + "-q":
+		return storage.Verdict{Decision: storage.Queue, Reason: "needs approval"}
 	}
-	return nil
+	return storage.Verdict{}
 }
 
 // serve runs the services of cfg on an in-memory listener and returns a client.
@@ -111,6 +115,18 @@ func TestStatusCodes(t *testing.T) {
 			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
 			return err
 		}, codes.PermissionDenied, "store denied by governance"},
+		{"queued", func() error {
+			mm := m("q")
+			mm.Namespace = "locked-q"
+			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
+			return err
+		}, codes.Aborted, "store pending approval: nothing was written: needs approval"},
+		{"guarded", func() error {
+			mm := m("g")
+			mm.Namespace = "_agents"
+			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
+			return err
+		}, codes.PermissionDenied, "namespace: '_agents' is guarded"},
 	}
 	for _, tc := range tests {
 		err := tc.call()

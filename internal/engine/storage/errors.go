@@ -14,6 +14,8 @@ var (
 	ErrConflict  = errors.New("title already exists in namespace")
 	ErrAmbiguous = errors.New("ambiguous ID prefix")
 	ErrDenied    = errors.New("write denied by policy")
+	// ErrPending: the policy queued the write for approval; nothing was written.
+	ErrPending = errors.New("write pending approval")
 )
 
 // ConflictError: (title, namespace) is taken by another memory.
@@ -58,14 +60,35 @@ func (e *AmbiguousError) Error() string {
 
 func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 
-// Deny wraps a policy's refusal so that errors.Is(err, ErrDenied) holds and
-// the message is the policy's own.
-func Deny(err error) error { return &deniedError{err: err} }
+// DeniedError is a policy's refusal; errors.Is(err, ErrDenied) holds and
+// the message is the policy's reason.
+type DeniedError struct{ Reason string }
 
-type deniedError struct{ err error }
+func (e *DeniedError) Error() string {
+	if e.Reason == "" {
+		return ErrDenied.Error()
+	}
+	return e.Reason
+}
 
-func (e *deniedError) Error() string   { return e.err.Error() }
-func (e *deniedError) Unwrap() []error { return []error{ErrDenied, e.err} }
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// PendingError: the policy queued the write for approval (the governance
+// issue gives it a request id); errors.Is(err, ErrPending) holds.
+type PendingError struct {
+	Op     Op
+	Reason string
+}
+
+func (e *PendingError) Error() string {
+	msg := fmt.Sprintf("%s pending approval: nothing was written", e.Op)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+func (e *PendingError) Is(target error) bool { return target == ErrPending }
 
 // AliasTakenError: an alias is held by another entity in the namespace, or
 // a canonical name is the title of a memory that is not an entity.

@@ -239,7 +239,14 @@ type Memory struct {
 	LastAccessedAt int64                  `protobuf:"varint,13,opt,name=last_accessed_at,json=lastAccessedAt,proto3" json:"last_accessed_at,omitempty"`
 	ExpiresAt      int64                  `protobuf:"varint,14,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	// A JSON object; "{}" when empty.
-	MetadataJson  []byte `protobuf:"bytes,15,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	MetadataJson []byte `protobuf:"bytes,15,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	// Stamped by the engine from the caller identity the host resolved (never
+	// from a request field or metadata): who created the memory, and who
+	// wrote it last (a store that merged into it, an update). Records from
+	// before schema 2 have created_by from their metadata.agent_id and no
+	// updated_by. "" = unknown.
+	CreatedBy     string `protobuf:"bytes,16,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	UpdatedBy     string `protobuf:"bytes,17,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -377,6 +384,20 @@ func (x *Memory) GetMetadataJson() []byte {
 		return x.MetadataJson
 	}
 	return nil
+}
+
+func (x *Memory) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *Memory) GetUpdatedBy() string {
+	if x != nil {
+		return x.UpdatedBy
+	}
+	return ""
 }
 
 type StoreMemoryRequest struct {
@@ -1572,7 +1593,7 @@ var File_aimemory_v1_memory_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\n" +
-	"\x18aimemory/v1/memory.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/engine.proto\x1a\x17aimemory/v1/graph.proto\"\xb1\x03\n" +
+	"\x18aimemory/v1/memory.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/engine.proto\x1a\x17aimemory/v1/graph.proto\"\xef\x03\n" +
 	"\x06Memory\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tier\x18\x02 \x01(\tR\x04tier\x12\x1c\n" +
@@ -1594,7 +1615,11 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x10last_accessed_at\x18\r \x01(\x03R\x0elastAccessedAt\x12\x1d\n" +
 	"\n" +
 	"expires_at\x18\x0e \x01(\x03R\texpiresAt\x12#\n" +
-	"\rmetadata_json\x18\x0f \x01(\fR\fmetadataJson\"\x7f\n" +
+	"\rmetadata_json\x18\x0f \x01(\fR\fmetadataJson\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x10 \x01(\tR\tcreatedBy\x12\x1d\n" +
+	"\n" +
+	"updated_by\x18\x11 \x01(\tR\tupdatedBy\"\x7f\n" +
 	"\x12StoreMemoryRequest\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12<\n" +
 	"\von_conflict\x18\x02 \x01(\x0e2\x1b.aimemory.v1.ConflictPolicyR\n" +

@@ -239,6 +239,14 @@ func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEnti
 				return err
 			}
 			id, resp.Created = m.Id, true
+		} else {
+			ent, err := w.get(id)
+			if err != nil {
+				return err
+			}
+			if err := w.authorize(storage.Write{Op: storage.OpAlias, Old: ent, New: ent}); err != nil {
+				return err
+			}
 		}
 		for i, a := range aliases {
 			if err := w.addAlias(id, ns, a.text, folded[i], by); err != nil {

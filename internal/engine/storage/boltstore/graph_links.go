@@ -186,20 +186,22 @@ var (
 	memoryFieldTitle     = (&aimemoryv1.Memory{}).ProtoReflect().Descriptor().Fields().ByName("title").Number()
 )
 
-// endpoints reads both memories of a link; a missing one is storage.ErrNotFound
-// naming its field.
-func (w *writeTx) endpoints(source, target string) (*aimemoryv1.Memory, error) {
-	src, err := w.get(source)
-	if err != nil {
-		return nil, err
+// endpoints reads both memories of a link; a missing one is
+// storage.ErrNotFound naming its field.
+func (w *writeTx) endpoints(source, target string) (src, dst *aimemoryv1.Memory, err error) {
+	if src, err = w.get(source); err != nil {
+		return nil, nil, err
 	}
 	if src == nil {
-		return nil, fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
+		return nil, nil, fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
 	}
-	if w.tx.Bucket(bucketMemories).Get([]byte(target)) == nil {
-		return nil, fmt.Errorf("target_id: %w: %s", storage.ErrNotFound, target)
+	if dst, err = w.get(target); err != nil {
+		return nil, nil, err
 	}
-	return src, nil
+	if dst == nil {
+		return nil, nil, fmt.Errorf("target_id: %w: %s", storage.ErrNotFound, target)
+	}
+	return src, dst, nil
 }
 
 // PutLink creates the link, or revives an invalidated one (see
@@ -229,7 +231,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	}
 	resp := &aimemoryv1.PutLinkResponse{}
 	err := s.write(ctx, func(w *writeTx) error {
-		src, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
+		src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
 		if err != nil {
 			return err
 		}
@@ -256,6 +258,9 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 			l.ValidFrom, l.ValidUntil, l.ObservedBy = w.now, 0, by
 			l.InvalidatedBy, l.InvalidatedAt = "", 0
 			resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
+		}
+		if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
+			return err
 		}
 		if err := putLink(w.tx, l); err != nil {
 			return err
@@ -299,7 +304,7 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 	}
 	resp := &aimemoryv1.InvalidateLinkResponse{}
 	err := s.write(ctx, func(w *writeTx) error {
-		src, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
+		src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
 		if err != nil {
 			return err
 		}
@@ -313,6 +318,9 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 			l.ValidUntil = req.GetValidUntil()
 		}
 		l.InvalidatedBy, l.InvalidatedAt = by, w.now
+		if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
+			return err
+		}
 		if err := putLink(w.tx, l); err != nil {
 			return err
 		}

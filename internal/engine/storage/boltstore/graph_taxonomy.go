@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -21,6 +22,12 @@ func (s *Store) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamesp
 		}
 	}
 	counts, total := s.idx.Namespaces(prefix, s.nowNanos())
+	for ns, n := range counts {
+		if !storage.Readable(ctx, ns) { // another identity's inbox
+			delete(counts, ns)
+			total -= n
+		}
+	}
 	resp := &aimemoryv1.CountNamespacesResponse{Total: total}
 	for ns, n := range counts {
 		resp.Namespaces = append(resp.Namespaces, &aimemoryv1.CountByKey{Key: ns, Count: n})

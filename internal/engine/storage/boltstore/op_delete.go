@@ -26,7 +26,7 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
-			if err := w.check(storage.OpDelete, m.Namespace, m); err != nil {
+			if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
 				return err
 			}
 			if err := w.remove(m, "memory_delete"); err != nil {

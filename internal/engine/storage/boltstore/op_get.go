@@ -32,17 +32,20 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 			raw := b.Get([]byte(id))
 			if raw == nil && req.GetAllowPrefix() {
 				var err error
-				if raw, err = byPrefix(b, id); err != nil {
+				if raw, err = byPrefix(ctx, b, id); err != nil {
 					return err
 				}
 			}
-			if raw == nil {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
+			var m *aimemoryv1.Memory
+			if raw != nil {
+				var err error
+				if m, err = decodeMemory(raw); err != nil {
+					return err
+				}
 			}
-			m, err := decodeMemory(raw)
-			if err != nil {
-				return err
+			if m == nil || !storage.Readable(ctx, m.Namespace) {
+				resp.NotFound = append(resp.NotFound, id) // another's inbox is not there for the caller
+				continue
 			}
 			resp.Memories = append(resp.Memories, m)
 		}
@@ -63,9 +66,10 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 	return resp, nil
 }
 
-// byPrefix is the record whose id uniquely starts with prefix; nil if none.
-// Keys are sorted, so the candidates are one cursor run.
-func byPrefix(b *bolt.Bucket, prefix string) ([]byte, error) {
+// byPrefix is the record whose id uniquely starts with prefix among those
+// the caller may read; nil if none. Keys are sorted, so the candidates are
+// one cursor run.
+func byPrefix(ctx context.Context, b *bolt.Bucket, prefix string) ([]byte, error) {
 	var (
 		ids   []string
 		count int
@@ -74,6 +78,11 @@ func byPrefix(b *bolt.Bucket, prefix string) ([]byte, error) {
 	c := b.Cursor()
 	p := []byte(prefix)
 	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+		if n, err := nodeSummary(b, string(k)); err != nil {
+			return nil, err
+		} else if !storage.Readable(ctx, n.Namespace) {
+			continue
+		}
 		count++
 		if len(ids) < maxAmbiguousIDs {
 			ids = append(ids, string(k))

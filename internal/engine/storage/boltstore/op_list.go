@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -14,11 +15,22 @@ import (
 // counter is 16 bits; real queries have a few dozen at most).
 const maxQueryTerms = 1024
 
+// filter compiles a request's filter with the read rule of the guarded
+// namespaces: another identity's inbox is never returned.
+func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
+	f, err := index.CompileFilter(in)
+	if err != nil {
+		return nil, err
+	}
+	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
+	return f, nil
+}
+
 // ListMemories returns live memories matching the filter, priority desc,
 // then updated_at desc, then id. A limit of 0 returns none: callers send
 // their default.
 func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
-	f, err := index.CompileFilter(req.GetFilter())
+	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +47,7 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 // default) needs every query term, ANY at least one; RANK_MODE_RECALL adds
 // the tier bonus. A query with no usable word matches nothing.
 func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
-	f, err := index.CompileFilter(req.GetFilter())
+	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
 	}

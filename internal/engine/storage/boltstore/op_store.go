@@ -59,7 +59,8 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		if err != nil {
 			return err
 		}
-		if err := w.check(storage.OpStore, merged.Namespace, merged); err != nil {
+		merged.UpdatedBy = w.principal()
+		if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
 			return err
 		}
 		resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
@@ -74,12 +75,14 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 	return resp, nil
 }
 
-// create assigns the engine's fields and writes m as a new memory.
+// create assigns the engine's fields (id, times, expiry, authorship from
+// the caller) and writes m as a new memory.
 func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
 	m.Id = uuid.NewString()
 	m.CreatedAt, m.UpdatedAt = w.now, w.now
 	m.ExpiresAt = w.s.ttl.ExpiresAt(m.Tier, w.now)
-	if err := w.check(storage.OpStore, m.Namespace, m); err != nil {
+	m.CreatedBy, m.UpdatedBy = w.principal(), w.principal()
+	if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
 		return err
 	}
 	resp.Memory, resp.Outcome = m, aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED
@@ -105,8 +108,9 @@ func (w *writeTx) freeVersion(title, namespace string) (string, error) {
 // mergeInto is the one merge rule for a duplicate (title, namespace), used
 // on every path: content and tags replaced; priority and confidence take
 // the new values; the tier never goes down; the source stays; metadata is
-// replaced but keeps the old agent_id; updated_at and the expiry (from the
-// resulting tier's storage.TTL) are refreshed.
+// replaced but keeps the old agent_id; created_by stays (the caller
+// stamps updated_by); updated_at and the expiry (from the resulting tier's
+// TTL) are refreshed.
 func mergeInto(old, next *aimemoryv1.Memory, now int64, ttl storage.TTL) (*aimemoryv1.Memory, error) {
 	m := cloneMemory(old)
 	m.Content = next.Content

@@ -20,7 +20,8 @@ const (
 // skipped): access_count+1 and last_accessed_at; a short or mid expiry is
 // pushed out to at least now+extend (a read never shortens it); mid
 // memories reaching 5 accesses become long with no expiry; every 10th
-// access raises priority by one up to 10. Not subject to the write policy.
+// access raises priority by one up to 10. Not subject to the write policy;
+// memories in guarded namespaces are skipped like unknown ids.
 func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
 	if err := validateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
@@ -34,8 +35,8 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 			if err != nil {
 				return err
 			}
-			if old == nil {
-				continue
+			if old == nil || storage.IsGuarded(old.Namespace) {
+				continue // guarded namespaces take no ordinary writes, not even a touch
 			}
 			m := touched(old, w.now, w.s.ttl)
 			if err := w.put(old, m, "memory_touch"); err != nil {

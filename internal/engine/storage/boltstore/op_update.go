@@ -13,9 +13,10 @@ import (
 
 // UpdateMemory patches the fields a request sets. A new title or namespace
 // must be free (storage.ErrConflict). A tier change re-derives the expiry from the
-// new tier's storage.TTL (none for long); an explicit expires_at or
+// new tier's TTL (none for long); an explicit expires_at or
 // clear_expires_at wins over that. metadata.agent_id cannot change once
-// set. updated_at is bumped on every call.
+// set. updated_at is bumped and updated_by stamped with the caller on every
+// call.
 func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error) {
 	if err := validatePatch(req); err != nil {
 		return nil, err
@@ -38,14 +39,11 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 				return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
 			}
 		}
-		// Moving a memory writes to both namespaces: ask about each.
-		if err := w.check(storage.OpUpdate, old.Namespace, m); err != nil {
+		m.UpdatedBy = w.principal()
+		// The policy sees both records, so a move is one question about
+		// both namespaces.
+		if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
 			return err
-		}
-		if m.Namespace != old.Namespace {
-			if err := w.check(storage.OpUpdate, m.Namespace, m); err != nil {
-				return err
-			}
 		}
 		if err := w.moveEntity(old, m); err != nil {
 			return err

@@ -65,13 +65,14 @@ func (w *writeTx) titleOwner(namespace, title string) string {
 	return string(w.tx.Bucket(bucketTitles).Get(titleKey(namespace, title)))
 }
 
-// check asks the write policy about m in namespace.
-func (w *writeTx) check(op storage.Op, namespace string, m *aimemoryv1.Memory) error {
-	if err := w.s.policy.CheckWrite(w.ctx, op, namespace, m); err != nil {
-		return storage.Deny(err)
-	}
-	return nil
+// authorize enforces the guarded namespaces and asks the write policy
+// (storage.Authorize), inside the transaction.
+func (w *writeTx) authorize(write storage.Write) error {
+	return storage.Authorize(w.ctx, w.s.policy, write)
 }
+
+// principal is who the write is for (stamped as created_by/updated_by).
+func (w *writeTx) principal() string { return storage.Principal(w.ctx) }
 
 // put writes m (replacing old, nil for a new memory) with every index entry
 // that depends on it, and records the event type for after the commit.

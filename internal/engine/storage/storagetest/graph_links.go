@@ -331,11 +331,12 @@ func testLinksCascadeAtomically(t *testing.T, o Opener) {
 	check(t, s)
 }
 
+// denyDeleteIn refuses deletes of memories in one namespace.
 type denyDeleteIn string
 
-func (d denyDeleteIn) CheckWrite(_ context.Context, op storage.Op, ns string, _ *aimemoryv1.Memory) error {
-	if op == storage.OpDelete && ns == string(d) {
-		return errors.New("locked")
+func (d denyDeleteIn) CheckWrite(_ context.Context, w storage.Write) storage.Verdict {
+	if w.Op == storage.OpDelete && w.Old.GetNamespace() == string(d) {
+		return storage.Verdict{Decision: storage.Deny, Reason: "locked"}
 	}
-	return nil
+	return storage.Verdict{}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -128,4 +129,28 @@ func memTitles(ms []*aimemoryv1.Memory) []string {
 		out[i] = m.Title
 	}
 	return out
+}
+
+// as is a context carrying principal as the verified caller, as the
+// engine's transport puts it there.
+func as(principal string) context.Context {
+	return caller.NewContext(context.Background(), caller.Caller{Principal: principal, Session: "s-" + principal, Family: "core"})
+}
+
+func storeAs(t testing.TB, ctx context.Context, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
+	t.Helper()
+	resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m})
+	if err != nil {
+		t.Fatalf("store %q: %v", m.GetTitle(), err)
+	}
+	return resp.Memory
+}
+
+func getAs(t testing.TB, ctx context.Context, s storage.Backend, ids ...string) *aimemoryv1.GetMemoriesResponse {
+	t.Helper()
+	resp, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

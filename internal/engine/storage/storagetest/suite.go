@@ -71,6 +71,10 @@ func Run(t *testing.T, open Opener) {
 		{"CountNamespaces", testCountNamespaces},
 		// audit
 		{"AuditChain", testAuditChain},
+		// identity: attribution, guarded namespaces
+		{"Attribution", testAttribution},
+		{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},
+		{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
