@@ -1,17 +1,23 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // SchemaVersion is the layout this build reads and writes. Bump it with a
-// migration in migrations whenever a bucket's keys or values change meaning.
-const SchemaVersion = 1
+// migration in migration whenever a bucket's keys or values change meaning.
+//
+//	1  release 5d21ae6 and before
+//	2  Memory.created_by / updated_by, stamped by the engine from the caller
+const SchemaVersion = 2
 
 // Buckets. Keys and values are described in codec.go.
 var (
@@ -38,9 +44,68 @@ var allBuckets = [][]byte{
 var keySchemaVersion = []byte("schema_version")
 
 // migration upgrades a database from schema from to from+1; nil if none.
-// Schema 1 is the first: there is nothing to migrate yet.
 func migration(from uint32) func(*bolt.Tx) error {
 	switch from {
+	case 1:
+		return migrateAuthors
+	}
+	return nil
+}
+
+// migrateAuthors (1→2) gives every memory, live or archived, created_by
+// from its metadata.agent_id: the author as the release before recorded
+// it (claimed, but the best there is). updated_by stays "" (unknown).
+// Nothing else changes, so the term lists and indexes stay valid.
+func migrateAuthors(tx *bolt.Tx) error {
+	if err := rewrite(tx.Bucket(bucketMemories), func(raw []byte) ([]byte, error) {
+		m, err := decodeMemory(raw)
+		if err != nil || !stampCreatedBy(m) {
+			return nil, err
+		}
+		return encodeMemory(m)
+	}); err != nil {
+		return err
+	}
+	return rewrite(tx.Bucket(bucketArchive), func(raw []byte) ([]byte, error) {
+		a, err := decodeArchived(raw)
+		if err != nil || !stampCreatedBy(a.Memory) {
+			return nil, err
+		}
+		return encodeArchived(a)
+	})
+}
+
+// stampCreatedBy sets an unstamped memory's created_by from metadata.agent_id.
+func stampCreatedBy(m *aimemoryv1.Memory) bool {
+	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
+	if m.CreatedBy != "" || agent == "" {
+		return false
+	}
+	m.CreatedBy = agent
+	return true
+}
+
+// rewrite replaces each value of b by fn's answer (nil = keep). bbolt
+// forbids writes during ForEach, so the changes are collected first.
+func rewrite(b *bolt.Bucket, fn func(raw []byte) ([]byte, error)) error {
+	type kv struct{ k, v []byte }
+	var changed []kv
+	if err := b.ForEach(func(k, v []byte) error {
+		nv, err := fn(v)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", k, err)
+		}
+		if nv != nil {
+			changed = append(changed, kv{bytes.Clone(k), nv})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, c := range changed {
+		if err := b.Put(c.k, c.v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
