@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -85,7 +86,7 @@ func bulkLoad(tb testing.TB, s *Store, c *corpus, n int) {
 	for start := 0; start < n; start += batch {
 		err := s.write(context.Background(), func(w *writeTx) error {
 			for i := start; i < min(n, start+batch); i++ {
-				m, err := newMemory(c.memory(i))
+				m, err := rules.New(c.memory(i))
 				if err != nil {
 					return err
 				}

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -109,7 +110,7 @@ func TestIndexCompaction(t *testing.T) {
 	var ids []string
 	err := s.write(ctx, func(w *writeTx) error {
 		for i := range 3000 {
-			m, err := newMemory(mem("note "+itoa(i), "shared words and number "+itoa(i)))
+			m, err := rules.New(mem("note "+itoa(i), "shared words and number "+itoa(i)))
 			if err != nil {
 				return err
 			}

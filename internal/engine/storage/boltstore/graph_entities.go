@@ -5,17 +5,15 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -31,20 +29,6 @@ import (
 //
 // The canonical name is itself an alias. Deleting the memory removes its
 // rows (removeEntity); moving or renaming it re-keys them (moveEntity).
-
-// Entity defaults of family-graph §1.5.
-const (
-	entityTag      = "entity"
-	entityKind     = "entity"
-	entityPriority = 7
-	entitySource   = "api"
-)
-
-// foldAlias is the lookup form of an alias: Unicode case folding (ß and ss
-// match, as do K and the Kelvin sign) of its NFC form.
-func foldAlias(s string) string {
-	return norm.NFC.String(cases.Fold().String(norm.NFC.String(s)))
-}
 
 func aliasKey(folded, namespace string) []byte {
 	k := make([]byte, 0, len(folded)+1+len(namespace))
@@ -133,7 +117,7 @@ func aliasHolder(tx *bolt.Tx, folded, namespace string) string {
 // claim checks that alias (field) is free in namespace or already held by
 // id, returning its folded form.
 func (w *writeTx) claim(field, alias, namespace, id string) (string, error) {
-	f := foldAlias(alias)
+	f := rules.FoldAlias(alias)
 	holder := aliasHolder(w.tx, f, namespace)
 	if holder == "" || holder == id {
 		return f, nil
@@ -159,29 +143,6 @@ func (w *writeTx) addAlias(id, namespace, alias, f, by string) error {
 		return err
 	}
 	return w.tx.Bucket(bucketAliases).Put(aliasKey(f, namespace), []byte(id))
-}
-
-// entityMemory builds and checks the memory of a new entity.
-func entityMemory(name, namespace string, metadata []byte) (*aimemoryv1.Memory, error) {
-	meta := map[string]json.RawMessage{}
-	if len(bytes.TrimSpace(metadata)) > 0 {
-		if err := record.ValidateMetadata(metadata); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(metadata, &meta); err != nil {
-			return nil, &record.FieldError{Field: "metadata", Rule: "must be a JSON object"}
-		}
-	}
-	meta["kind"] = json.RawMessage(`"` + entityKind + `"`)
-	raw, err := json.Marshal(meta)
-	if err != nil {
-		return nil, fmt.Errorf("encode metadata: %w", err)
-	}
-	return newMemory(&aimemoryv1.Memory{
-		Tier: "long", Namespace: namespace, Title: name, Content: name,
-		Tags: []string{entityTag}, Priority: entityPriority, Confidence: 1,
-		Source: entitySource, MetadataJson: raw,
-	})
 }
 
 // RegisterEntity creates the entity (canonical_name, namespace), or reuses
@@ -215,7 +176,7 @@ func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEnti
 	if err := record.ValidateAgentID("registered_by", by); err != nil {
 		return nil, err
 	}
-	m, err := entityMemory(name, ns, req.GetMetadataJson())
+	m, err := rules.EntityMemory(name, ns, req.GetMetadataJson())
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +241,7 @@ func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityB
 			return nil, err
 		}
 	}
-	f := foldAlias(alias)
+	f := rules.FoldAlias(alias)
 	resp := &aimemoryv1.GetEntityByAliasResponse{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var ids []string

@@ -9,9 +9,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -22,117 +22,18 @@ import (
 // a query at any instant sees the link as it was then. Deleting either
 // memory removes the link (writeTx.remove).
 
-// maxLinkHistory bounds the closed intervals a link keeps (oldest dropped).
-const maxLinkHistory = 32
-
-// Timeline limits (family-graph §5).
-const (
-	defaultTimelineLimit = 200
-	maxTimelineLimit     = 1000
-)
-
 // Event types of link writes; memory_id is the source.
 const (
 	eventLinkCreated     = "memory_link_created"
 	eventLinkInvalidated = "memory_link_invalidated"
 )
 
-// holds reports whether an interval [from, until) holds t; until 0 is
-// open. A link with no start (from 0) holds no instant.
-func holds(from, until, t int64) bool {
-	return from != 0 && from <= t && (until == 0 || t < until)
-}
-
-// linkFilter is GetLinks' graph filter; a nil filter keeps every link as is.
-type linkFilter struct {
-	relation  string
-	validAt   int64           // 0 = any time
-	observers map[string]bool // nil = anyone
-}
-
-func newLinkFilter(req *aimemoryv1.GetLinksRequest) (*linkFilter, error) {
-	if req.GetRelation() == "" && req.GetValidAt() == 0 && req.GetObservedBy() == nil {
-		return nil, nil
-	}
-	f := &linkFilter{relation: req.GetRelation(), validAt: req.GetValidAt()}
-	if f.relation != "" {
-		if err := record.ValidateRelation("relation", f.relation); err != nil {
-			return nil, err
-		}
-	}
-	if set := req.GetObservedBy(); set != nil {
-		f.observers = make(map[string]bool, len(set.GetIds()))
-		for i, id := range set.GetIds() {
-			if err := record.ValidateAgentID(fmt.Sprintf("observed_by.ids[%d]", i), id); err != nil {
-				return nil, err
-			}
-			f.observers[id] = true
-		}
-	}
-	return f, nil
-}
-
 // relationOK checks the relation from a links_out key, before decoding.
-func (f *linkFilter) relationOK(key []byte) bool {
-	if f == nil || f.relation == "" {
+func relationOK(f *rules.LinkFilter, key []byte) bool {
+	if f == nil || f.Relation == "" {
 		return true
 	}
-	return bytes.HasSuffix(key, []byte(f.relation)) && len(key) > len(f.relation) && key[len(key)-len(f.relation)-1] == 0
-}
-
-// view returns l as the filter sees it: nil when rejected; at valid_at, a
-// copy carrying the interval that holds that instant.
-func (f *linkFilter) view(l *aimemoryv1.Link) *aimemoryv1.Link {
-	if f == nil {
-		return l
-	}
-	if f.relation != "" && l.Relation != f.relation {
-		return nil
-	}
-	if f.validAt != 0 {
-		if l = linkAt(l, f.validAt); l == nil {
-			return nil
-		}
-	}
-	if f.observers != nil && !f.observers[l.ObservedBy] {
-		return nil
-	}
-	return l
-}
-
-// linkAt is l as it was at t: l itself when its current interval holds t,
-// a copy with the earlier interval holding t in its place, or nil.
-func linkAt(l *aimemoryv1.Link, t int64) *aimemoryv1.Link {
-	if holds(l.ValidFrom, l.ValidUntil, t) {
-		return l
-	}
-	for _, h := range l.History {
-		if holds(h.ValidFrom, h.ValidUntil, t) {
-			return withInterval(l, h)
-		}
-	}
-	return nil
-}
-
-// withInterval is a copy of l (without history) showing interval h.
-func withInterval(l *aimemoryv1.Link, h *aimemoryv1.LinkValidity) *aimemoryv1.Link {
-	return &aimemoryv1.Link{
-		SourceId: l.SourceId, TargetId: l.TargetId, Relation: l.Relation, CreatedAt: l.CreatedAt,
-		ValidFrom: h.ValidFrom, ValidUntil: h.ValidUntil, ObservedBy: h.ObservedBy,
-		InvalidatedBy: h.InvalidatedBy, InvalidatedAt: h.InvalidatedAt,
-	}
-}
-
-// intervals lists every validity interval of l, oldest first, as links
-// without history.
-func intervals(l *aimemoryv1.Link) []*aimemoryv1.Link {
-	out := make([]*aimemoryv1.Link, 0, len(l.History)+1)
-	for _, h := range l.History {
-		out = append(out, withInterval(l, h))
-	}
-	cur := proto.Clone(l).(*aimemoryv1.Link)
-	cur.History = nil
-	return append(out, cur)
+	return bytes.HasSuffix(key, []byte(f.Relation)) && len(key) > len(f.Relation) && key[len(key)-len(f.Relation)-1] == 0
 }
 
 func readLink(tx *bolt.Tx, source, target, relation string) (*aimemoryv1.Link, error) {
@@ -208,7 +109,7 @@ func (w *writeTx) endpoints(source, target string) (src, dst *aimemoryv1.Memory,
 // PutLinkOutcome); a link valid with no end is left as it is. Both
 // memories must exist (expired-but-uncollected ones do).
 func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	rel := cmpOr(req.GetRelation(), record.DefaultRelation)
+	rel := rules.Or(req.GetRelation(), record.DefaultRelation)
 	if err := record.ValidateLink(req.GetSourceId(), req.GetTargetId(), rel); err != nil {
 		return nil, err
 	}
@@ -254,7 +155,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 			l.ValidUntil, l.InvalidatedBy, l.InvalidatedAt = 0, "", 0
 			resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
 		default:
-			closeInterval(l)
+			rules.CloseInterval(l)
 			l.ValidFrom, l.ValidUntil, l.ObservedBy = w.now, 0, by
 			l.InvalidatedBy, l.InvalidatedAt = "", 0
 			resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
@@ -273,21 +174,6 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 		return nil, err
 	}
 	return resp, nil
-}
-
-// closeInterval moves l's current interval into its history, unless it
-// held no instant (an end before its start).
-func closeInterval(l *aimemoryv1.Link) {
-	if l.ValidFrom == 0 || (l.ValidUntil != 0 && l.ValidUntil <= l.ValidFrom) {
-		return
-	}
-	l.History = append(l.History, &aimemoryv1.LinkValidity{
-		ValidFrom: l.ValidFrom, ValidUntil: l.ValidUntil, ObservedBy: l.ObservedBy,
-		InvalidatedBy: l.InvalidatedBy, InvalidatedAt: l.InvalidatedAt,
-	})
-	if n := len(l.History); n > maxLinkHistory {
-		l.History = slices.Delete(l.History, 0, n-maxLinkHistory)
-	}
 }
 
 // InvalidateLink sets the end of the link's current interval (now when
@@ -346,9 +232,9 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 	limit := int(req.GetLimit())
 	switch {
 	case limit == 0:
-		limit = defaultTimelineLimit
-	case limit > maxTimelineLimit:
-		return nil, &record.FieldError{Field: "limit", Rule: fmt.Sprintf("must be at most %d (got %d)", maxTimelineLimit, limit)}
+		limit = rules.DefaultTimelineLimit
+	case limit > rules.MaxTimelineLimit:
+		return nil, &record.FieldError{Field: "limit", Rule: fmt.Sprintf("must be at most %d (got %d)", rules.MaxTimelineLimit, limit)}
 	}
 	since, until := req.GetSince(), req.GetUntil()
 	in := func(t int64) bool {
@@ -367,7 +253,7 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 			if err != nil {
 				return err
 			}
-			for _, iv := range intervals(l) {
+			for _, iv := range rules.Intervals(l) {
 				if in(iv.ValidFrom) {
 					events = append(events, iv)
 				}

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -45,7 +46,7 @@ func TestNoFreeVersion(t *testing.T) {
 			if n > 1 {
 				title = fmt.Sprintf("T (%d)", n)
 			}
-			m, _ := newMemory(mem(title, "x"))
+			m, _ := rules.New(mem(title, "x"))
 			if err := w.create(m, &aimemoryv1.StoreMemoryResponse{}); err != nil {
 				return err
 			}
@@ -62,7 +63,7 @@ func TestNoFreeVersion(t *testing.T) {
 	}
 }
 
-// TestAccessCountSaturates: the touch counter stops at maxAccessCount.
+// TestAccessCountSaturates: the touch counter stops at rules.MaxAccessCount.
 func TestAccessCountSaturates(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
@@ -77,14 +78,14 @@ func TestAccessCountSaturates(t *testing.T) {
 	m := store(t, s, mem("Saturated", "x", tier("long")))
 	err := s.write(ctx, func(w *writeTx) error {
 		old, _ := w.get(m.Id)
-		n := cloneMemory(old)
-		n.AccessCount = maxAccessCount
+		n := rules.Clone(old)
+		n.AccessCount = rules.MaxAccessCount
 		return w.put(old, n, "test")
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := touch(m.Id); got.AccessCount != maxAccessCount {
+	if got := touch(m.Id); got.AccessCount != rules.MaxAccessCount {
 		t.Errorf("access count %d", got.AccessCount)
 	}
 }

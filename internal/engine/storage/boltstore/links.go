@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -72,14 +73,14 @@ func deleteLinks(tx *bolt.Tx, id string) error {
 // asks one direction of distinct ids, where no link can come twice) and,
 // with a filter, those it rejects (a kept link may come back as its view
 // at valid_at).
-func linksOf(tx *bolt.Tx, id string, dir aimemoryv1.Direction, f *linkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
+func linksOf(tx *bolt.Tx, id string, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
 	return collectLinks(tx.Bucket(bucketLinksOut), tx.Bucket(bucketLinksIn), id, dir, f, seen, dst)
 }
 
 // collectLinks is linksOf over the two link buckets, opened once per request.
-func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *linkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
+func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
 	keep := func(k, raw []byte) error {
-		if !f.relationOK(k) {
+		if !relationOK(f, k) {
 			return nil
 		}
 		if seen != nil {
@@ -92,7 +93,7 @@ func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *
 		if err != nil {
 			return err
 		}
-		if l = f.view(l); l != nil {
+		if l = f.View(l); l != nil {
 			dst = append(dst, l)
 		}
 		return nil
@@ -130,7 +131,7 @@ func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *
 // relation, validity at an instant and observer, with the far ends'
 // titles on request: a traversal's frontier read.
 func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
-	if err := validateIDs("ids", req.GetIds()); err != nil {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
 	}
 	dir := req.GetDirection()
@@ -140,7 +141,7 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	}, dir) {
 		return nil, &record.FieldError{Field: "direction", Rule: fmt.Sprintf("must be OUT, IN or BOTH (got %d)", dir)}
 	}
-	f, err := newLinkFilter(req)
+	f, err := rules.NewLinkFilter(req)
 	if err != nil {
 		return nil, err
 	}

@@ -4,16 +4,17 @@ import (
 	"context"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // DeleteMemories removes memories by exact id, with their index entries and
 // every link touching them, in one transaction. Never archived.
 func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error) {
-	if err := validateIDs("ids", req.GetIds()); err != nil {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
 	}
-	ids := dedupe(append([]string(nil), req.GetIds()...))
+	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
 	var resp *aimemoryv1.DeleteMemoriesResponse
 	err := s.write(ctx, func(w *writeTx) error {
 		resp = &aimemoryv1.DeleteMemoriesResponse{}

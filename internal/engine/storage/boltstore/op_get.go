@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 
 	"bytes"
 	"context"
@@ -21,7 +22,7 @@ const maxAmbiguousIDs = 10
 // touched. A prefix matching several memories fails the request with
 // storage.ErrAmbiguous.
 func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error) {
-	if err := validateIDs("ids", req.GetIds()); err != nil {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
 	}
 	resp := &aimemoryv1.GetMemoriesResponse{}

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -16,10 +15,10 @@ const maxContradictions = 5
 
 // StoreMemory writes a new memory, or resolves a (title, namespace)
 // collision by on_conflict: ERROR fails, VERSION picks "T (n)", MERGE (the
-// default) updates the existing memory in place by mergeInto's rule.
+// default) updates the existing memory in place by rules.Merge's rule.
 // Expired-but-uncollected memories count as existing.
 func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
-	m, err := newMemory(req.GetMemory())
+	m, err := rules.New(req.GetMemory())
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +54,10 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		if old == nil {
 			return fmt.Errorf("title index names missing memory %s", existing)
 		}
-		merged, err := mergeInto(old, m, w.now, w.s.ttl)
+		merged, err := rules.Merge(old, m, w.now, w.s.ttl, w.principal())
 		if err != nil {
 			return err
 		}
-		merged.UpdatedBy = w.principal()
 		if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
 			return err
 		}
@@ -78,10 +76,7 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 // create assigns the engine's fields (id, times, expiry, authorship from
 // the caller) and writes m as a new memory.
 func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
-	m.Id = uuid.NewString()
-	m.CreatedAt, m.UpdatedAt = w.now, w.now
-	m.ExpiresAt = w.s.ttl.ExpiresAt(m.Tier, w.now)
-	m.CreatedBy, m.UpdatedBy = w.principal(), w.principal()
+	rules.Create(m, w.now, w.s.ttl, w.principal())
 	if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
 		return err
 	}
@@ -105,51 +100,14 @@ func (w *writeTx) freeVersion(title, namespace string) (string, error) {
 	return "", &storage.NoFreeVersionError{Title: title, Namespace: namespace}
 }
 
-// mergeInto is the one merge rule for a duplicate (title, namespace), used
-// on every path: content and tags replaced; priority and confidence take
-// the new values; the tier never goes down; the source stays; metadata is
-// replaced but keeps the old agent_id; created_by stays (the caller
-// stamps updated_by); updated_at and the expiry (from the resulting tier's
-// TTL) are refreshed.
-func mergeInto(old, next *aimemoryv1.Memory, now int64, ttl storage.TTL) (*aimemoryv1.Memory, error) {
-	m := cloneMemory(old)
-	m.Content = next.Content
-	m.Tags = next.Tags
-	m.Priority = next.Priority
-	m.Confidence = next.Confidence
-	if record.TierRank(next.Tier) > record.TierRank(m.Tier) {
-		m.Tier = next.Tier
-	}
-	meta, err := keepAgentID(old.MetadataJson, next.MetadataJson)
-	if err != nil {
-		return nil, err
-	}
-	m.MetadataJson = meta
-	m.UpdatedAt = now
-	m.ExpiresAt = ttl.ExpiresAt(m.Tier, now)
-	return m, nil
-}
-
 // contradictions lists up to five other memories of m's namespace, expired
 // ones included, that share a word of m's title.
 func (s *Store) contradictions(m *aimemoryv1.Memory) []string {
-	terms := dedupe(s.an.Terms(nil, m.Title))
+	terms := rules.Dedupe(s.an.Terms(nil, m.Title))
 	hits := s.idx.Related(terms, m.Namespace, m.Id, maxContradictions)
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
 	return ids
-}
-
-func dedupe(ss []string) []string {
-	seen := make(map[string]bool, len(ss))
-	out := ss[:0]
-	for _, s := range ss {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -4,15 +4,8 @@ import (
 	"context"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
-)
-
-// Touch rules of data-model §4.3, as we decided them.
-const (
-	maxAccessCount = 1_000_000
-	promoteAt      = 5  // mid → long at this many accesses
-	bumpEvery      = 10 // priority +1 at each multiple
 )
 
 // TouchMemories applies a recall's side effects to the given memories in
@@ -23,10 +16,10 @@ const (
 // access raises priority by one up to 10. Not subject to the write policy;
 // memories in guarded namespaces are skipped like unknown ids.
 func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
-	if err := validateIDs("ids", req.GetIds()); err != nil {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
 	}
-	ids := dedupe(append([]string(nil), req.GetIds()...))
+	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
 	var resp *aimemoryv1.TouchMemoriesResponse
 	err := s.write(ctx, func(w *writeTx) error {
 		resp = &aimemoryv1.TouchMemoriesResponse{}
@@ -38,7 +31,7 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 			if old == nil || storage.IsGuarded(old.Namespace) {
 				continue // guarded namespaces take no ordinary writes, not even a touch
 			}
-			m := touched(old, w.now, w.s.ttl)
+			m := rules.Touch(old, w.now, w.s.ttl)
 			if err := w.put(old, m, "memory_touch"); err != nil {
 				return err
 			}
@@ -50,31 +43,4 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 		return nil, err
 	}
 	return resp, nil
-}
-
-func touched(old *aimemoryv1.Memory, now int64, ttl storage.TTL) *aimemoryv1.Memory {
-	m := cloneMemory(old)
-	m.AccessCount = min(m.AccessCount+1, maxAccessCount)
-	m.LastAccessedAt = now
-	if m.ExpiresAt != 0 {
-		var extend int64
-		switch m.Tier {
-		case "short":
-			extend = int64(ttl.ShortExtend)
-		case "mid":
-			extend = int64(ttl.MidExtend)
-		}
-		if extend > 0 {
-			m.ExpiresAt = max(m.ExpiresAt, now+extend)
-		}
-	}
-	if m.Tier == "mid" && m.AccessCount >= promoteAt {
-		m.Tier = "long"
-		m.ExpiresAt = 0
-		m.UpdatedAt = now
-	}
-	if m.AccessCount%bumpEvery == 0 && m.Priority < record.MaxPriority {
-		m.Priority++
-	}
-	return m
 }

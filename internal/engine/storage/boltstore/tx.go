@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -178,8 +177,4 @@ func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 		AgentId:   agent,
 		At:        w.now,
 	})
-}
-
-func cloneMemory(m *aimemoryv1.Memory) *aimemoryv1.Memory {
-	return proto.Clone(m).(*aimemoryv1.Memory)
 }
