@@ -13,10 +13,39 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// EngineConn is a connection to the data dir's engine.
+// Engine is every service of the engine API, as one client: what a family
+// plugin holds to reach memory. *EngineConn implements it.
+type Engine interface {
+	aimemoryv1.EngineClient   // health
+	aimemoryv1.MemoriesClient // records, keyword search
+	aimemoryv1.GraphClient    // links, entities, namespace tree
+	aimemoryv1.AuditClient    // the hash-chained audit log
+	aimemoryv1.EventsClient   // committed writes, as a stream
+}
+
+// EngineConn is a connection to the data dir's engine, with a client of
+// each of its services on the one connection.
 type EngineConn struct {
 	aimemoryv1.EngineClient
+	aimemoryv1.MemoriesClient
+	aimemoryv1.GraphClient
+	aimemoryv1.AuditClient
+	aimemoryv1.EventsClient
 	conn *grpc.ClientConn
+}
+
+var _ Engine = (*EngineConn)(nil)
+
+// NewEngineConn wraps an open connection to an engine; Close closes it.
+func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
+	return &EngineConn{
+		EngineClient:   aimemoryv1.NewEngineClient(conn),
+		MemoriesClient: aimemoryv1.NewMemoriesClient(conn),
+		GraphClient:    aimemoryv1.NewGraphClient(conn),
+		AuditClient:    aimemoryv1.NewAuditClient(conn),
+		EventsClient:   aimemoryv1.NewEventsClient(conn),
+		conn:           conn,
+	}
 }
 
 // Close closes the connection.
@@ -54,5 +83,5 @@ func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, erro
 	if err != nil {
 		return nil, fmt.Errorf("dial engine at %s: %w", socketPath, err)
 	}
-	return &EngineConn{EngineClient: aimemoryv1.NewEngineClient(conn), conn: conn}, nil
+	return NewEngineConn(conn), nil
 }

@@ -14,7 +14,7 @@ func EngineError(err error) error {
 	}
 	switch st.Code() {
 	case codes.InvalidArgument, codes.AlreadyExists, codes.FailedPrecondition,
-		codes.NotFound, codes.PermissionDenied:
+		codes.NotFound, codes.PermissionDenied, codes.Aborted: // Aborted: queued for approval
 		return Errorf("%s", st.Message())
 	case codes.Unavailable:
 		return Errorf("memory engine unavailable: %s; retry", st.Message())

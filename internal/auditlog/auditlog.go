@@ -12,7 +12,7 @@ import (
 
 // Recorder appends audit records through an engine client.
 type Recorder struct {
-	Engine aimemoryv1.EngineClient
+	Engine aimemoryv1.AuditClient
 }
 
 // Record implements mcphost.Auditor.

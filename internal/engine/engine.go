@@ -25,8 +25,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
-	"github.com/ai-memory/ai-memory/internal/engine/store"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 )
 
 // Files in the data dir.
@@ -58,10 +58,10 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Logger receives the engine's logs; nil means text on stderr.
 	Logger *slog.Logger
-	// TTL per tier; the zero value means store.DefaultTTL().
-	TTL store.TTL
-	// Policy is consulted by every store, update and delete; nil allows all.
-	Policy store.WritePolicy
+	// TTL per tier; the zero value means storage.DefaultTTL().
+	TTL storage.TTL
+	// Policy is consulted by every governed write; nil allows all.
+	Policy storage.WritePolicy
 	// Version is reported by Health; "" means "dev".
 	Version string
 	// OpenTimeout bounds the wait for the database file's lock; 0 means 5 s.
@@ -121,14 +121,14 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 
-	if opts.TTL == (store.TTL{}) {
+	if opts.TTL == (storage.TTL{}) {
 		if opts.TTL, err = tiersFromSettings(dir); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}
 
 	ev := &events.Broadcaster{}
-	st, err := store.Open(ctx, filepath.Join(dir, DBFile), store.Options{
+	st, err := boltstore.Open(ctx, filepath.Join(dir, DBFile), storage.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
 	})
 	if err != nil {
@@ -156,7 +156,7 @@ func Serve(ctx context.Context, opts Options) error {
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns))...)
-	aimemoryv1.RegisterEngineServer(g, server.New(st, ev, opts.Version, dir, log))
+	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
@@ -174,14 +174,14 @@ func Serve(ctx context.Context, opts Options) error {
 }
 
 // tiersFromSettings applies the data dir's engine.toml over the default expiry.
-func tiersFromSettings(dir string) (store.TTL, error) {
+func tiersFromSettings(dir string) (storage.TTL, error) {
 	set, _, err := settings.Load(dir)
 	if err != nil {
-		return store.TTL{}, err
+		return storage.TTL{}, err
 	}
-	d := store.DefaultTTL()
+	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
-	return store.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}, nil
+	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}, nil
 }
 
 // stopGracefully lets running calls finish for up to grace (watch streams

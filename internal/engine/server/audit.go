@@ -7,13 +7,21 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // maxAuditList caps one ListAudit answer.
 const maxAuditList = 10000
 
-func (s *Server) AppendAudit(ctx context.Context, req *aimemoryv1.AppendAuditRequest) (*aimemoryv1.AppendAuditResponse, error) {
+// Audit serves the hash-chained audit log.
+type Audit struct {
+	aimemoryv1.UnimplementedAuditServer
+	errorMapper
+	st storage.Audit
+}
+
+func (s *Audit) AppendAudit(ctx context.Context, req *aimemoryv1.AppendAuditRequest) (*aimemoryv1.AppendAuditResponse, error) {
 	// Only hosts write the audit log: a plugin (or anything else holding a
 	// tool call's assertion) could otherwise forge the record of a decision.
 	if c, ok := caller.FromContext(ctx); !ok || !c.IsHost() {
@@ -22,26 +30,26 @@ func (s *Server) AppendAudit(ctx context.Context, req *aimemoryv1.AppendAuditReq
 	if req.GetRecord() == nil {
 		return nil, status.Error(codes.InvalidArgument, "record: is required")
 	}
-	r, err := s.store.AppendAudit(ctx, req.GetRecord())
+	r, err := s.st.AppendAudit(ctx, req.GetRecord())
 	if err != nil {
 		return nil, s.status(err)
 	}
 	return &aimemoryv1.AppendAuditResponse{Record: r}, nil
 }
 
-func (s *Server) ListAudit(ctx context.Context, req *aimemoryv1.ListAuditRequest) (*aimemoryv1.ListAuditResponse, error) {
+func (s *Audit) ListAudit(ctx context.Context, req *aimemoryv1.ListAuditRequest) (*aimemoryv1.ListAuditResponse, error) {
 	limit := int(req.GetLimit())
 	if limit <= 0 || limit > maxAuditList {
 		return nil, status.Errorf(codes.InvalidArgument, "limit: must be from 1 to %d", maxAuditList)
 	}
-	rs, err := s.store.ListAudit(ctx, req.GetAgentId(), limit)
+	rs, err := s.st.ListAudit(ctx, req.GetAgentId(), limit)
 	if err != nil {
 		return nil, s.status(err)
 	}
 	return &aimemoryv1.ListAuditResponse{Records: rs}, nil
 }
 
-func (s *Server) VerifyAudit(ctx context.Context, _ *aimemoryv1.VerifyAuditRequest) (*aimemoryv1.VerifyAuditResponse, error) {
-	v, err := s.store.VerifyAudit(ctx)
+func (s *Audit) VerifyAudit(ctx context.Context, _ *aimemoryv1.VerifyAuditRequest) (*aimemoryv1.VerifyAuditResponse, error) {
+	v, err := s.st.VerifyAudit(ctx)
 	return v, s.status(err)
 }

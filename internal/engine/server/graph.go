@@ -3,38 +3,49 @@ package server
 import (
 	"context"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// The graph family's RPCs: links, entities and the namespace tree. GetLinks,
-// the traversal's frontier read, is in server.go.
+// Graph serves links, entities and the namespace tree (plugins/graph).
+type Graph struct {
+	aimemoryv1.UnimplementedGraphServer
+	errorMapper
+	st storage.Graph
+}
 
-func (s *Server) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	resp, err := s.store.PutLink(ctx, req)
+// GetLinks is a traversal's batched frontier read.
+func (s *Graph) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
+	resp, err := s.st.GetLinks(ctx, req)
 	return resp, s.status(err)
 }
 
-func (s *Server) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	resp, err := s.store.InvalidateLink(ctx, req)
+func (s *Graph) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
+	resp, err := s.st.PutLink(ctx, req)
 	return resp, s.status(err)
 }
 
-func (s *Server) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
-	resp, err := s.store.LinkTimeline(ctx, req)
+func (s *Graph) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
+	resp, err := s.st.InvalidateLink(ctx, req)
 	return resp, s.status(err)
 }
 
-func (s *Server) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	resp, err := s.store.RegisterEntity(ctx, req)
+func (s *Graph) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
+	resp, err := s.st.LinkTimeline(ctx, req)
 	return resp, s.status(err)
 }
 
-func (s *Server) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
-	resp, err := s.store.GetEntityByAlias(ctx, req)
+func (s *Graph) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
+	resp, err := s.st.RegisterEntity(ctx, req)
 	return resp, s.status(err)
 }
 
-func (s *Server) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error) {
-	resp, err := s.store.CountNamespaces(ctx, req)
+func (s *Graph) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
+	resp, err := s.st.GetEntityByAlias(ctx, req)
+	return resp, s.status(err)
+}
+
+func (s *Graph) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error) {
+	resp, err := s.st.CountNamespaces(ctx, req)
 	return resp, s.status(err)
 }

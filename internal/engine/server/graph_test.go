@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
-	"github.com/ai-memory/ai-memory/internal/engine/store"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -87,17 +89,18 @@ func FuzzGraphRequests(f *testing.F) {
 		f.Add(append([]byte{byte(i)}, raw...))
 	}
 	ev := &events.Broadcaster{}
-	st, err := store.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), store.Options{Events: ev})
+	st, err := boltstore.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { st.Close() })
-	srv := New(st, ev, "fuzz", "", nil)
+	mems := &Memories{st: st, errorMapper: errorMapper{log: slog.New(slog.DiscardHandler)}}
+	srv := &Graph{st: st, errorMapper: mems.errorMapper}
 	ctx := context.Background()
 	// Memories "a" and "b" do not exist under those ids; seed real ones so
 	// some requests reach the write paths.
 	for _, title := range []string{"a", "b"} {
-		if _, err := srv.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x"}}); err != nil {
+		if _, err := mems.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x"}}); err != nil {
 			f.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -18,21 +19,27 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
-	"github.com/ai-memory/ai-memory/internal/engine/store"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 type denyNS string
 
-func (d denyNS) CheckWrite(_ context.Context, op store.Op, ns string, _ *aimemoryv1.Memory) error {
-	if ns == string(d) {
-		return fmt.Errorf("%s denied by governance", op)
+// CheckWrite denies writes into namespace d and queues those into d+"-q".
+func (d denyNS) CheckWrite(_ context.Context, w storage.Write) storage.Verdict {
+	switch w.New.GetNamespace() {
+	case string(d):
+		return storage.Verdict{Decision: storage.Deny, Reason: fmt.Sprintf("%s denied by governance", w.Op)}
+	case string(d) + "-q":
+		return storage.Verdict{Decision: storage.Queue, Reason: "needs approval"}
 	}
-	return nil
+	return storage.Verdict{}
 }
 
-// serve runs srv on an in-memory listener and returns a client.
-func serve(t testing.TB, srv aimemoryv1.EngineServer) aimemoryv1.EngineClient {
+// serve runs the services of cfg on an in-memory listener and returns a client.
+func serve(t testing.TB, cfg Config) *sdk.EngineConn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	// Calls arrive as from a host, as the engine's assertion check would
@@ -41,7 +48,7 @@ func serve(t testing.TB, srv aimemoryv1.EngineServer) aimemoryv1.EngineClient {
 		return h(caller.NewContext(ctx, caller.Caller{Principal: "test", Family: caller.HostFamily}), req)
 	})
 	g := grpc.NewServer(append(Recover(nil), asHost)...)
-	aimemoryv1.RegisterEngineServer(g, srv)
+	Register(g, cfg)
 	go g.Serve(lis)
 	t.Cleanup(g.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufnet",
@@ -51,18 +58,18 @@ func serve(t testing.TB, srv aimemoryv1.EngineServer) aimemoryv1.EngineClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return aimemoryv1.NewEngineClient(conn)
+	return sdk.NewEngineConn(conn)
 }
 
-func newServer(t testing.TB) (aimemoryv1.EngineClient, *events.Broadcaster) {
+func newServer(t testing.TB) (*sdk.EngineConn, *events.Broadcaster) {
 	t.Helper()
 	ev := &events.Broadcaster{}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), store.Options{Events: ev, Policy: denyNS("locked")})
+	st, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return serve(t, New(st, ev, "test", "/data", nil)), ev
+	return serve(t, Config{Backend: st, Events: ev, Version: "test", DataDir: "/data"}), ev
 }
 
 func TestStatusCodes(t *testing.T) {
@@ -114,6 +121,18 @@ func TestStatusCodes(t *testing.T) {
 			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
 			return err
 		}, codes.PermissionDenied, "store denied by governance"},
+		{"queued", func() error {
+			mm := m("q")
+			mm.Namespace = "locked-q"
+			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
+			return err
+		}, codes.Aborted, "store pending approval: nothing was written: needs approval"},
+		{"guarded", func() error {
+			mm := m("g")
+			mm.Namespace = "_agents"
+			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
+			return err
+		}, codes.PermissionDenied, "namespace: '_agents' is guarded"},
 	}
 	for _, tc := range tests {
 		err := tc.call()
@@ -122,13 +141,13 @@ func TestStatusCodes(t *testing.T) {
 		}
 	}
 	h, err := c.Health(ctx, &aimemoryv1.HealthRequest{})
-	if err != nil || h.MemoryCount != 21 || h.SchemaVersion != store.SchemaVersion || h.Version != "test" || h.Pid == 0 {
+	if err != nil || h.MemoryCount != 21 || h.SchemaVersion != boltstore.SchemaVersion || h.Version != "test" || h.Pid == 0 {
 		t.Errorf("health = %v, %v", h, err)
 	}
 }
 
 func TestPanicIsInternal(t *testing.T) {
-	c := serve(t, New(nil, nil, "test", "", nil)) // no store: every call panics
+	c := serve(t, Config{Version: "test"}) // no backend: every call panics
 	_, err := c.ListMemories(context.Background(), &aimemoryv1.ListMemoriesRequest{Limit: 1})
 	if status.Code(err) != codes.Internal {
 		t.Errorf("panic surfaced as %v", err)
@@ -167,12 +186,12 @@ func FuzzStoreRequest(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{})
 	ev := &events.Broadcaster{}
-	st, err := store.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), store.Options{Events: ev})
+	st, err := boltstore.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { st.Close() })
-	srv := New(st, ev, "fuzz", "", nil)
+	srv := &Memories{st: st, errorMapper: errorMapper{log: slog.New(slog.DiscardHandler)}}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		req := &aimemoryv1.StoreMemoryRequest{}
 		if proto.Unmarshal(raw, req) != nil {

@@ -4,19 +4,18 @@
 package corefamily
 
 import (
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // service is what the handlers share: the engine and the token counter.
 type service struct {
-	eng    aimemoryv1.EngineClient
+	eng    sdk.Engine
 	tokens *tokenCounter
 }
 
 // Families returns the families this plugin serves: core, whose five tools
 // every profile shows (AlwaysLoad asks deferring clients to load them).
-func Families(eng aimemoryv1.EngineClient) []sdk.Family {
+func Families(eng sdk.Engine) []sdk.Family {
 	s := &service{eng: eng, tokens: &tokenCounter{}}
 	// readOnly and idempotent default to false in MCP; destructive defaults
 	// to true, so only that needs saying for the tools that write.

@@ -36,7 +36,7 @@ type benchGraph struct {
 }
 
 // seed writes the graph with a few concurrent writers.
-func seed(eng aimemoryv1.EngineClient) (*benchGraph, error) {
+func seed(eng sdk.Engine) (*benchGraph, error) {
 	ctx := context.Background()
 	g := &benchGraph{ids: make([]string, benchMemories)}
 	var err error

@@ -6,17 +6,16 @@
 package graphfamily
 
 import (
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // service is what the handlers share.
 type service struct {
-	eng aimemoryv1.EngineClient
+	eng sdk.Engine
 }
 
 // Families returns the families this plugin serves: graph.
-func Families(eng aimemoryv1.EngineClient) []sdk.Family {
+func Families(eng sdk.Engine) []sdk.Family {
 	s := &service{eng: eng}
 	// MCP's defaults say a tool may be destructive; the writers here only
 	// add or close links and add entities, so they say otherwise. Readers

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
 )
 
@@ -14,7 +15,7 @@ import (
 type harness struct {
 	*sdktest.Family
 	t   *testing.T
-	eng aimemoryv1.EngineClient
+	eng sdk.Engine
 }
 
 func newHarness(t *testing.T) *harness {

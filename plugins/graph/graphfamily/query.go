@@ -144,7 +144,7 @@ func boolCmp(a, b bool) int {
 // it is first reached (so cycles end the walk there), with the hop that
 // reached it; a level is ordered by that hop's validity, then creation,
 // then node id, and the limit cuts the result (and the walk) there.
-func traverse(ctx context.Context, eng aimemoryv1.EngineClient, p *queryParams) (*queryResult, error) {
+func traverse(ctx context.Context, eng sdk.Engine, p *queryParams) (*queryResult, error) {
 	out := &queryResult{}
 	visited := map[string]bool{p.source: true}
 	via := map[string][]string{p.source: nil}

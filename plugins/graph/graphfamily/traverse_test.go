@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -384,13 +385,13 @@ func TestPointInTimeAcrossInvalidationAndRevival(t *testing.T) {
 
 // countingEngine counts the engine calls a traversal makes.
 type countingEngine struct {
-	aimemoryv1.EngineClient
+	sdk.Engine
 	calls int
 }
 
 func (c *countingEngine) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest, opts ...grpc.CallOption) (*aimemoryv1.GetLinksResponse, error) {
 	c.calls++
-	return c.EngineClient.GetLinks(ctx, req, opts...)
+	return c.Engine.GetLinks(ctx, req, opts...)
 }
 
 // TestDepthCostsOneCallPerLevel: a walk of depth d makes d engine calls
@@ -405,7 +406,7 @@ func TestDepthCostsOneCallPerLevel(t *testing.T) {
 		h.OK("memory_link", jsonArgs("source_id", ids[i], "target_id", ids[0], "relation", "derived_from"), nil)
 	}
 	for depth := 1; depth <= 5; depth++ {
-		c := &countingEngine{EngineClient: h.eng}
+		c := &countingEngine{Engine: h.eng}
 		out, err := traverse(context.Background(), c, &queryParams{source: ids[0], maxDepth: depth, direction: aimemoryv1.Direction_DIRECTION_OUT, limit: 1000})
 		if err != nil {
 			t.Fatal(err)

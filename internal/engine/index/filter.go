@@ -1,0 +1,104 @@
+package index
+
+import (
+	"slices"
+	"strings"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// Filter is an aimemoryv1.Filter checked and prepared for matching.
+type Filter struct {
+	namespaces []string // allowed namespaces; nil = any
+	tier       int8     // -1 = any
+	agentID    string
+	tag        string
+	since      int64
+	until      int64
+	asAgent    []string // ancestors of as_agent, self first; nil = no scope rule
+	hide       string   // namespaces with this prefix are hidden …
+	hideExcept string   // … except this one
+}
+
+// Hide hides every namespace starting with prefix except the one named
+// except ("" = none): how a backend keeps others' inboxes out of a query.
+func (f *Filter) Hide(prefix, except string) {
+	f.hide, f.hideExcept = prefix, except
+}
+
+// Hidden reports whether Hide hides namespace ns.
+func (f *Filter) Hidden(ns string) bool {
+	return f.hide != "" && strings.HasPrefix(ns, f.hide) && ns != f.hideExcept
+}
+
+// CompileFilter validates f (nil selects everything).
+func CompileFilter(f *aimemoryv1.Filter) (*Filter, error) {
+	c := &Filter{tier: -1}
+	if f == nil {
+		return c, nil
+	}
+	if ns := f.GetNamespace(); ns != "" {
+		if err := record.ValidateNamespace("namespace", ns); err != nil {
+			return nil, err
+		}
+		c.namespaces = []string{ns}
+		if f.GetNamespaceAncestors() {
+			c.namespaces = record.Ancestors(ns)
+		}
+	}
+	if t := f.GetTier(); t != "" {
+		if err := record.ValidateTier("tier", t); err != nil {
+			return nil, err
+		}
+		c.tier = int8(record.TierRank(t))
+	}
+	if a := f.GetAgentId(); a != "" {
+		if err := record.ValidateAgentID("agent_id", a); err != nil {
+			return nil, err
+		}
+		c.agentID = a
+	}
+	if a := f.GetAsAgent(); a != "" {
+		if err := record.ValidateNamespace("as_agent", a); err != nil {
+			return nil, err
+		}
+		c.asAgent = record.Ancestors(a)
+	}
+	c.tag = f.GetTag()
+	c.since = f.GetCreatedSince()
+	c.until = f.GetCreatedUntil()
+	return c, nil
+}
+
+func (f *Filter) match(d *docInfo) bool {
+	switch {
+	case f.namespaces != nil && !slices.Contains(f.namespaces, d.namespace),
+		f.tier >= 0 && d.tier != f.tier,
+		f.agentID != "" && d.agentID != f.agentID,
+		f.tag != "" && !slices.Contains(d.tags, f.tag),
+		f.since != 0 && d.createdAt < f.since,
+		f.until != 0 && d.createdAt > f.until,
+		f.Hidden(d.namespace):
+		return false
+	}
+	return f.asAgent == nil || visible(d, f.asAgent)
+}
+
+// visible applies data-model §5.1: a memory of scope level L (private 0 …
+// org 3) is visible to a caller whose namespace ancestors are a when its
+// namespace is a[L] (private) or lies at or under a[L]; collective always.
+func visible(d *docInfo, a []string) bool {
+	switch {
+	case d.scope < 0:
+		return false
+	case int(d.scope) == len(record.Scopes)-1:
+		return true
+	case int(d.scope) >= len(a):
+		return false
+	case d.scope == 0:
+		return d.namespace == a[0]
+	}
+	anc := a[d.scope]
+	return d.namespace == anc || strings.HasPrefix(d.namespace, anc+"/")
+}

@@ -1,0 +1,186 @@
+package index
+
+import (
+	"slices"
+
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+)
+
+// Query is one keyword search over the index.
+type Query struct {
+	Terms  []string // distinct, stemmed
+	All    bool     // every term must occur (else any)
+	Recall bool     // add the tier bonus
+	Filter *Filter
+	LiveAt int64 // hide memories expired at this time; 0 = show all
+	Limit  int
+	Now    int64
+}
+
+// scratch accumulates per-slot BM25 sums and matched-term counts; pooled so
+// a query on 100k memories does not allocate and zero a megabyte.
+type scratch struct {
+	sum     []float64
+	matched []uint16
+	touched []uint32
+}
+
+func (x *Index) getScratch() *scratch {
+	s, _ := x.scratch.Get().(*scratch)
+	if s == nil {
+		s = &scratch{}
+	}
+	if n := len(x.docs); len(s.sum) < n {
+		s.sum = make([]float64, n+n/4)
+		s.matched = make([]uint16, n+n/4)
+	}
+	return s
+}
+
+func (x *Index) putScratch(s *scratch) {
+	for _, slot := range s.touched {
+		s.sum[slot] = 0
+		s.matched[slot] = 0
+	}
+	s.touched = s.touched[:0]
+	x.scratch.Put(s)
+}
+
+// Search returns the best q.Limit matches, best first. It reads only the
+// postings of the query's terms, never every memory.
+func (x *Index) Search(q Query) []Hit {
+	if len(q.Terms) == 0 || q.Limit <= 0 {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+
+	type termPostings struct {
+		ps  []posting
+		idf float64
+	}
+	n := len(x.slotOf)
+	if n == 0 {
+		return nil
+	}
+	avgLen := float64(x.totalLen) / float64(n)
+	var lists []termPostings
+	for _, t := range q.Terms {
+		id, ok := x.termIDs[t]
+		if !ok || len(x.postings[id]) == 0 {
+			if q.All {
+				return nil
+			}
+			continue
+		}
+		ps := x.postings[id]
+		lists = append(lists, termPostings{ps: ps, idf: keyword.IDF(len(ps), n)})
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	// Rarest first: under ALL, later terms only add to slots still in the running.
+	slices.SortFunc(lists, func(a, b termPostings) int { return len(a.ps) - len(b.ps) })
+
+	s := x.getScratch()
+	defer x.putScratch(s)
+	for i, l := range lists {
+		for _, p := range l.ps {
+			m := s.matched[p.slot]
+			if q.All && int(m) != i {
+				continue
+			}
+			if m == 0 {
+				s.touched = append(s.touched, p.slot)
+			}
+			s.matched[p.slot] = m + 1
+			s.sum[p.slot] += keyword.TermScore(l.idf, p.tf, x.lens[p.slot], avgLen)
+		}
+	}
+
+	top := &topK{k: q.Limit}
+	for _, slot := range s.touched {
+		if q.All && int(s.matched[slot]) != len(lists) {
+			continue
+		}
+		// Most candidates of a common word cannot reach the top: skip them
+		// without reading their docInfo.
+		if top.full() && s.sum[slot]+float64(x.static[slot])+maxDynamic < top.worst() {
+			continue
+		}
+		d := &x.docs[slot]
+		if (q.LiveAt != 0 && !d.live(q.LiveAt)) || (q.Filter != nil && !q.Filter.match(d)) {
+			continue
+		}
+		sc := score(s.sum[slot], d, q.Recall, q.Now)
+		top.offer(d, sc, sc)
+	}
+	return top.sorted()
+}
+
+// List returns the live memories matching f, priority desc then updated_at
+// desc then id. It walks the doc table, which lives in memory.
+func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
+	if limit <= 0 {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	top := &topK{k: limit}
+	for i := range x.docs {
+		d := &x.docs[i]
+		if d.id == "" || !d.live(liveAt) || !f.match(d) {
+			continue
+		}
+		top.offer(d, float64(d.priority), 0)
+	}
+	return top.sorted()
+}
+
+// Related finds up to limit memories of namespace (expired included, except
+// the one with id exclude) sharing any of terms. It gathers a few
+// candidates from the rarest terms first, which are the telling ones, and
+// stops there, so a title full of common words does not cost a scan of
+// half the index; the candidates are then ranked by BM25 over all terms.
+func (x *Index) Related(terms []string, namespace, exclude string, limit int) []Hit {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.slotOf)
+	if n == 0 || limit <= 0 {
+		return nil
+	}
+	var lists [][]posting
+	for _, t := range terms {
+		if id, ok := x.termIDs[t]; ok && len(x.postings[id]) > 0 {
+			lists = append(lists, x.postings[id])
+		}
+	}
+	slices.SortFunc(lists, func(a, b []posting) int { return len(a) - len(b) })
+	enough := 4 * limit
+	cands := map[uint32]bool{}
+gather:
+	for _, ps := range lists {
+		for _, p := range ps {
+			d := &x.docs[p.slot]
+			if d.namespace == namespace && d.id != exclude {
+				cands[p.slot] = true
+				if len(cands) >= enough {
+					break gather
+				}
+			}
+		}
+	}
+	avgLen := float64(x.totalLen) / float64(n)
+	top := &topK{k: limit}
+	for slot := range cands {
+		d := &x.docs[slot]
+		var sc float64
+		for _, ps := range lists {
+			if i, found := slices.BinarySearchFunc(ps, slot, cmpSlot); found {
+				sc += keyword.TermScore(keyword.IDF(len(ps), n), ps[i].tf, d.length, avgLen)
+			}
+		}
+		top.offer(d, sc, sc)
+	}
+	return top.sorted()
+}

@@ -1,0 +1,79 @@
+package index
+
+import (
+	"strings"
+
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// Tally is what Stats reports from the doc table alone.
+type Tally struct {
+	Total        uint64
+	ByTier       []uint64 // by record.TierRank
+	ByNamespace  map[string]uint64
+	ExpiringSoon uint64 // expiring in (now, now+soon]
+}
+
+// Tally counts every indexed memory, expired-but-uncollected included.
+func (x *Index) Tally(now, soon int64) Tally {
+	t := Tally{ByTier: make([]uint64, len(record.Tiers)), ByNamespace: map[string]uint64{}}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for i := range x.docs {
+		d := &x.docs[i]
+		if d.id == "" {
+			continue
+		}
+		t.Total++
+		if d.tier >= 0 {
+			t.ByTier[d.tier]++
+		}
+		t.ByNamespace[d.namespace]++
+		if d.expiresAt > now && d.expiresAt <= now+soon {
+			t.ExpiringSoon++
+		}
+	}
+	return t
+}
+
+// Namespaces counts live memories per exact namespace at or under prefix
+// (the namespace itself, or one starting with prefix + "/"; "" = all),
+// and their total.
+func (x *Index) Namespaces(prefix string, now int64) (map[string]uint64, uint64) {
+	under := prefix + "/"
+	counts := map[string]uint64{}
+	var total uint64
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for i := range x.docs {
+		d := &x.docs[i]
+		if d.id == "" || !d.live(now) {
+			continue
+		}
+		if prefix != "" && d.namespace != prefix && !strings.HasPrefix(d.namespace, under) {
+			continue
+		}
+		counts[d.namespace]++
+		total++
+	}
+	return counts, total
+}
+
+// IDs lists every indexed memory's id, in no order.
+func (x *Index) IDs() []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	ids := make([]string, 0, len(x.slotOf))
+	for id := range x.slotOf {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Sizes reports the slots in use (deleted ones included until compaction)
+// and the distinct terms.
+func (x *Index) Sizes() (slots, terms int) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.docs), len(x.termIDs)
+}

@@ -1,0 +1,300 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// corpus makes memories whose words follow a Zipf law over a fixed
+// vocabulary, like prose: a few words are everywhere, most are rare.
+type corpus struct {
+	vocab []string
+	zipf  *rand.Zipf
+	r     *rand.Rand
+}
+
+const vocabSize = 3000
+
+func newCorpus(seed uint64) *corpus {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	syll := strings.Fields("ka ri to ma ne so lu vi de pa gor han tel mis ron bar sen lo qui zu fa pe dri sto")
+	seen := map[string]bool{}
+	var vocab []string
+	for len(vocab) < vocabSize {
+		var w strings.Builder
+		for range 1 + r.IntN(3) {
+			w.WriteString(syll[r.IntN(len(syll))])
+		}
+		if !seen[w.String()] {
+			seen[w.String()] = true
+			vocab = append(vocab, w.String())
+		}
+	}
+	return &corpus{vocab: vocab, zipf: rand.NewZipf(r, 1.1, 2, vocabSize-1), r: r}
+}
+
+func (c *corpus) words(n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = c.vocab[c.zipf.Uint64()]
+	}
+	return strings.Join(ws, " ")
+}
+
+func (c *corpus) memory(i int) *aimemoryv1.Memory {
+	tiers := []string{"short", "mid", "mid", "mid", "long", "long"}
+	m := &aimemoryv1.Memory{
+		Title:      fmt.Sprintf("%s %d", c.words(3+c.r.IntN(5)), i),
+		Content:    c.words(20 + c.r.IntN(61)),
+		Namespace:  fmt.Sprintf("org/team%d/agent%d", c.r.IntN(4), c.r.IntN(5)),
+		Tier:       tiers[c.r.IntN(len(tiers))],
+		Priority:   int32(1 + c.r.IntN(10)),
+		Confidence: c.r.Float64(),
+	}
+	for range c.r.IntN(4) {
+		m.Tags = append(m.Tags, fmt.Sprintf("tag%d", c.r.IntN(30)))
+	}
+	return m
+}
+
+// queries draws n queries of 1–3 words from the same distribution.
+func (c *corpus) queries(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = c.words(1 + c.r.IntN(3))
+	}
+	return out
+}
+
+// bulkLoad stores n generated memories, thousands per transaction: the
+// benchmark's setup, not what it measures.
+func bulkLoad(tb testing.TB, s *Store, c *corpus, n int) {
+	tb.Helper()
+	const batch = 5000
+	for start := 0; start < n; start += batch {
+		err := s.write(context.Background(), func(w *writeTx) error {
+			for i := start; i < min(n, start+batch); i++ {
+				m, err := rules.New(c.memory(i))
+				if err != nil {
+					return err
+				}
+				if err := w.create(m, &aimemoryv1.StoreMemoryResponse{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// benchStores caches one loaded store per size for the whole run.
+var benchStores = struct {
+	sync.Mutex
+	dir    string
+	stores map[int]*Store
+}{stores: map[int]*Store{}}
+
+func benchStore(b *testing.B, n int) *Store {
+	b.Helper()
+	benchStores.Lock()
+	defer benchStores.Unlock()
+	if s := benchStores.stores[n]; s != nil {
+		return s
+	}
+	if benchStores.dir == "" {
+		dir, err := os.MkdirTemp("", "aim-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchStores.dir = dir
+	}
+	start := time.Now()
+	s, err := Open(context.Background(), filepath.Join(benchStores.dir, fmt.Sprintf("%d.db", n)), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bulkLoad(b, s, newCorpus(uint64(n)), n)
+	b.Logf("built %d memories in %v", n, time.Since(start))
+	benchStores.stores[n] = s
+	return s
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, s := range benchStores.stores {
+		s.Close()
+	}
+	if benchStores.dir != "" {
+		os.RemoveAll(benchStores.dir)
+	}
+	os.Exit(code)
+}
+
+// latencies records each operation's duration and reports p50 and p95.
+type latencies []time.Duration
+
+func (l *latencies) time(f func()) {
+	start := time.Now()
+	f()
+	*l = append(*l, time.Since(start))
+}
+
+func (l latencies) report(b *testing.B) {
+	if len(l) == 0 {
+		return
+	}
+	slices.Sort(l)
+	b.ReportMetric(float64(l[len(l)*50/100].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(l[len(l)*95/100].Nanoseconds()), "p95-ns")
+}
+
+func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemoriesRequest) {
+	s := benchStore(b, n)
+	qs := newCorpus(99).queries(1000)
+	ctx := context.Background()
+	var lat latencies
+	results := 0
+	i := 0
+	for b.Loop() {
+		lat.time(func() {
+			resp, err := s.SearchMemories(ctx, req(qs[i%len(qs)]))
+			if err != nil {
+				b.Fatal(err)
+			}
+			results += len(resp.Results)
+		})
+		i++
+	}
+	lat.report(b)
+	b.ReportMetric(float64(results)/float64(i), "results/op")
+}
+
+func searchReq(q string) *aimemoryv1.SearchMemoriesRequest {
+	return &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 20}
+}
+
+func recallReq(q string) *aimemoryv1.SearchMemoriesRequest {
+	return &aimemoryv1.SearchMemoriesRequest{
+		Query: q, Limit: 10,
+		Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL,
+		Filter: &aimemoryv1.Filter{Namespace: "org/team1/agent2", NamespaceAncestors: true},
+	}
+}
+
+func BenchmarkSearch10k(b *testing.B)  { benchSearch(b, 10_000, searchReq) }
+func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000, searchReq) }
+func BenchmarkRecall10k(b *testing.B)  { benchSearch(b, 10_000, recallReq) }
+func BenchmarkRecall100k(b *testing.B) { benchSearch(b, 100_000, recallReq) }
+
+// Recall with no filter: the widest candidate set.
+func BenchmarkRecallUnfiltered100k(b *testing.B) {
+	benchSearch(b, 100_000, func(q string) *aimemoryv1.SearchMemoriesRequest {
+		return &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10,
+			Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL}
+	})
+}
+
+func BenchmarkList100k(b *testing.B) {
+	s := benchStore(b, 100_000)
+	ctx := context.Background()
+	var lat latencies
+	for b.Loop() {
+		lat.time(func() {
+			if _, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 20, Filter: &aimemoryv1.Filter{Namespace: "org/team2/agent1"}}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	lat.report(b)
+}
+
+// BenchmarkStore is one memory_store: a fsynced transaction into a store
+// already holding 10k memories (100k for BenchmarkStore100k).
+func BenchmarkStore(b *testing.B)     { benchStoreOne(b, 10_000) }
+func BenchmarkStore100k(b *testing.B) { benchStoreOne(b, 100_000) }
+
+func benchStoreOne(b *testing.B, n int) {
+	s := benchStore(b, n)
+	c := newCorpus(7)
+	ctx := context.Background()
+	var lat latencies
+	i := 0
+	for b.Loop() {
+		m := c.memory(1_000_000 + i)
+		i++
+		lat.time(func() {
+			if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	lat.report(b)
+}
+
+// BenchmarkStoreParallel is two writers at once, like two hosts.
+func BenchmarkStoreParallel(b *testing.B) {
+	s := benchStore(b, 10_000)
+	ctx := context.Background()
+	var mu sync.Mutex
+	seed := uint64(100)
+	b.SetParallelism(1) // GOMAXPROCS writers: two on the reference machine
+	b.RunParallel(func(pb *testing.PB) {
+		mu.Lock()
+		seed++
+		c := newCorpus(seed)
+		mu.Unlock()
+		i := 0
+		for pb.Next() {
+			i++
+			if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: c.memory(2_000_000 + i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkOpen100k measures rebuilding the in-memory index at open and
+// the heap it keeps (the cached store is closed and dropped first, so the
+// heap delta is one index).
+func BenchmarkOpen100k(b *testing.B) {
+	path := benchStore(b, 100_000).Path()
+	benchStores.Lock()
+	defer benchStores.Unlock()
+	benchStores.stores[100_000].Close()
+	delete(benchStores.stores, 100_000)
+	var s *Store
+	var heap uint64
+	for b.Loop() {
+		if s != nil {
+			s.Close()
+			s = nil
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var err error
+		if s, err = Open(context.Background(), path, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap = after.HeapAlloc - before.HeapAlloc
+	}
+	benchStores.stores[100_000] = s
+	b.ReportMetric(float64(heap)/(1<<20), "index-MiB")
+}

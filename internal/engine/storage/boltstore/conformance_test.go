@@ -1,0 +1,22 @@
+package boltstore
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+)
+
+// TestConformance runs the backend-neutral suite against bbolt.
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, opts storage.Options) storage.Backend {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

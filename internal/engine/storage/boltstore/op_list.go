@@ -1,0 +1,97 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// maxQueryTerms bounds a query's distinct words (the per-slot match
+// counter is 16 bits; real queries have a few dozen at most).
+const maxQueryTerms = 1024
+
+// filter compiles a request's filter with the read rule of the guarded
+// namespaces: another identity's inbox is never returned.
+func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
+	f, err := index.CompileFilter(in)
+	if err != nil {
+		return nil, err
+	}
+	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
+	return f, nil
+}
+
+// ListMemories returns live memories matching the filter, priority desc,
+// then updated_at desc, then id. A limit of 0 returns none: callers send
+// their default.
+func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
+	f, err := s.filter(ctx, req.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	hits := s.idx.List(f, s.nowNanos(), int(req.GetLimit()))
+	mems, err := s.records(hits)
+	if err != nil {
+		return nil, err
+	}
+	return &aimemoryv1.ListMemoriesResponse{Memories: mems}, nil
+}
+
+// SearchMemories ranks live memories matching the filter by keyword
+// relevance plus the weights of data-model §9.2. MATCH_MODE_ALL (the
+// default) needs every query term, ANY at least one; RANK_MODE_RECALL adds
+// the tier bonus. A query with no usable word matches nothing.
+func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
+	f, err := s.filter(ctx, req.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	var all, recall bool
+	switch req.GetMatch() {
+	case aimemoryv1.MatchMode_MATCH_MODE_UNSPECIFIED, aimemoryv1.MatchMode_MATCH_MODE_ALL:
+		all = true
+	case aimemoryv1.MatchMode_MATCH_MODE_ANY:
+	default:
+		return nil, &record.FieldError{Field: "match", Rule: fmt.Sprintf("must be ALL or ANY (got %d)", req.GetMatch())}
+	}
+	switch req.GetRank() {
+	case aimemoryv1.RankMode_RANK_MODE_UNSPECIFIED, aimemoryv1.RankMode_RANK_MODE_SEARCH:
+	case aimemoryv1.RankMode_RANK_MODE_RECALL:
+		recall = true
+	default:
+		return nil, &record.FieldError{Field: "rank", Rule: fmt.Sprintf("must be SEARCH or RECALL (got %d)", req.GetRank())}
+	}
+	terms := s.an.Query(req.GetQuery())
+	if len(terms) > maxQueryTerms {
+		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
+	}
+	now := s.nowNanos()
+	hits := s.idx.Search(index.Query{
+		Terms:  terms,
+		All:    all,
+		Recall: recall,
+		Filter: f,
+		LiveAt: now,
+		Limit:  int(req.GetLimit()),
+		Now:    now,
+	})
+	mems, err := s.records(hits)
+	if err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.SearchMemoriesResponse{Results: make([]*aimemoryv1.ScoredMemory, 0, len(mems))}
+	j := 0
+	for _, m := range mems {
+		for hits[j].ID != m.Id {
+			j++ // skip hits deleted since the index was read
+		}
+		resp.Results = append(resp.Results, &aimemoryv1.ScoredMemory{Memory: m, Score: hits[j].Score})
+		j++
+	}
+	return resp, nil
+}

@@ -1,0 +1,52 @@
+package boltstore
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// expiringSoon is the window of StatsResponse.expiring_soon.
+const expiringSoon = time.Hour
+
+// Stats counts every stored memory (expired-but-uncollected included), by
+// tier and namespace (count desc, then key), those expiring in (now,
+// now+1h], links, archive rows, and the database file's size.
+func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
+	now := s.nowNanos()
+	resp := &aimemoryv1.StatsResponse{}
+	t := s.idx.Tally(now, int64(expiringSoon))
+	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
+	for i, n := range t.ByTier {
+		if n > 0 {
+			resp.ByTier = append(resp.ByTier, &aimemoryv1.CountByKey{Key: record.Tiers[i], Count: n})
+		}
+	}
+	for ns, n := range t.ByNamespace {
+		resp.ByNamespace = append(resp.ByNamespace, &aimemoryv1.CountByKey{Key: ns, Count: n})
+	}
+	for _, l := range [][]*aimemoryv1.CountByKey{resp.ByTier, resp.ByNamespace} {
+		slices.SortFunc(l, func(a, b *aimemoryv1.CountByKey) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+		})
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		resp.Links = uint64(tx.Bucket(bucketLinksOut).Stats().KeyN)
+		resp.Archived = uint64(tx.Bucket(bucketArchive).Stats().KeyN)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		resp.DbSizeBytes = fi.Size()
+	}
+	return resp, nil
+}

@@ -1,0 +1,46 @@
+package boltstore
+
+import (
+	"context"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// TouchMemories applies a recall's side effects to the given memories in
+// one transaction and returns them as they are afterwards (unknown ids are
+// skipped): access_count+1 and last_accessed_at; a short or mid expiry is
+// pushed out to at least now+extend (a read never shortens it); mid
+// memories reaching 5 accesses become long with no expiry; every 10th
+// access raises priority by one up to 10. Not subject to the write policy;
+// memories in guarded namespaces are skipped like unknown ids.
+func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
+	var resp *aimemoryv1.TouchMemoriesResponse
+	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.TouchMemoriesResponse{}
+		for _, id := range ids {
+			old, err := w.get(id)
+			if err != nil {
+				return err
+			}
+			if old == nil || storage.IsGuarded(old.Namespace) {
+				continue // guarded namespaces take no ordinary writes, not even a touch
+			}
+			m := rules.Touch(old, w.now, w.s.ttl)
+			if err := w.put(old, m, "memory_touch"); err != nil {
+				return err
+			}
+			resp.Memories = append(resp.Memories, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}

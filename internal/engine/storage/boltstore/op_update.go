@@ -1,0 +1,55 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// UpdateMemory patches the fields a request sets. A new title or namespace
+// must be free (storage.ErrConflict). A tier change re-derives the expiry from the
+// new tier's TTL (none for long); an explicit expires_at or
+// clear_expires_at wins over that. metadata.agent_id cannot change once
+// set. updated_at is bumped and updated_by stamped with the caller on every
+// call.
+func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error) {
+	if err := rules.ValidatePatch(req); err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.UpdateMemoryResponse{}
+	err := s.write(ctx, func(w *writeTx) error {
+		old, err := w.get(req.GetId())
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
+		}
+		m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
+		if err != nil {
+			return err
+		}
+		if m.Namespace != old.Namespace || m.Title != old.Title {
+			if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
+				return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
+			}
+		}
+		// The policy sees both records, so a move is one question about
+		// both namespaces.
+		if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
+			return err
+		}
+		if err := w.moveEntity(old, m); err != nil {
+			return err
+		}
+		resp.Memory = m
+		return w.put(old, m, "memory_update")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}

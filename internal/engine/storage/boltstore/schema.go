@@ -1,0 +1,145 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// SchemaVersion is the layout this build reads and writes. Bump it with a
+// migration in migration whenever a bucket's keys or values change meaning.
+//
+//	1  release 5d21ae6 and before
+//	2  Memory.created_by / updated_by, stamped by the engine from the caller
+const SchemaVersion = 2
+
+// Buckets. Keys and values are described in codec.go.
+var (
+	bucketMeta     = []byte("meta")      // "schema_version" → uint32
+	bucketMemories = []byte("memories")  // id → Memory
+	bucketTitles   = []byte("titles")    // namespace NUL title → id
+	bucketTerms    = []byte("terms")     // id → the memory's term list
+	bucketExpiry   = []byte("expiry")    // expires_at(8, big-endian) id → ""
+	bucketLinksOut = []byte("links_out") // source NUL target NUL relation → Link
+	bucketLinksIn  = []byte("links_in")  // target NUL source NUL relation → ""
+	bucketArchive  = []byte("archive")   // id → archived memory
+
+	// Entities (graph_entities.go).
+	bucketAliases       = []byte("aliases")        // fold(alias) NUL namespace → entity id
+	bucketEntityAliases = []byte("entity_aliases") // entity id NUL fold(alias) → alias row
+)
+
+var allBuckets = [][]byte{
+	bucketMeta, bucketMemories, bucketTitles, bucketTerms,
+	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
+	bucketAliases, bucketEntityAliases,
+}
+
+var keySchemaVersion = []byte("schema_version")
+
+// migration upgrades a database from schema from to from+1; nil if none.
+func migration(from uint32) func(*bolt.Tx) error {
+	switch from {
+	case 1:
+		return migrateAuthors
+	}
+	return nil
+}
+
+// migrateAuthors (1→2) gives every memory, live or archived, created_by
+// from its metadata.agent_id: the author as the release before recorded
+// it (claimed, but the best there is). updated_by stays "" (unknown).
+// Nothing else changes, so the term lists and indexes stay valid.
+func migrateAuthors(tx *bolt.Tx) error {
+	if err := rewrite(tx.Bucket(bucketMemories), func(raw []byte) ([]byte, error) {
+		m, err := decodeMemory(raw)
+		if err != nil || !stampCreatedBy(m) {
+			return nil, err
+		}
+		return encodeMemory(m)
+	}); err != nil {
+		return err
+	}
+	return rewrite(tx.Bucket(bucketArchive), func(raw []byte) ([]byte, error) {
+		a, err := decodeArchived(raw)
+		if err != nil || !stampCreatedBy(a.Memory) {
+			return nil, err
+		}
+		return encodeArchived(a)
+	})
+}
+
+// stampCreatedBy sets an unstamped memory's created_by from metadata.agent_id.
+func stampCreatedBy(m *aimemoryv1.Memory) bool {
+	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
+	if m.CreatedBy != "" || agent == "" {
+		return false
+	}
+	m.CreatedBy = agent
+	return true
+}
+
+// rewrite replaces each value of b by fn's answer (nil = keep). bbolt
+// forbids writes during ForEach, so the changes are collected first.
+func rewrite(b *bolt.Bucket, fn func(raw []byte) ([]byte, error)) error {
+	type kv struct{ k, v []byte }
+	var changed []kv
+	if err := b.ForEach(func(k, v []byte) error {
+		nv, err := fn(v)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", k, err)
+		}
+		if nv != nil {
+			changed = append(changed, kv{bytes.Clone(k), nv})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, c := range changed {
+		if err := b.Put(c.k, c.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrate creates missing buckets, stamps a new file with SchemaVersion and
+// brings an older file up to it.
+func migrate(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	version := uint32(SchemaVersion)
+	if raw := meta.Get(keySchemaVersion); raw != nil {
+		if len(raw) != 4 {
+			return fmt.Errorf("corrupt schema version %x", raw)
+		}
+		version = binary.BigEndian.Uint32(raw)
+	}
+	if version > SchemaVersion {
+		return &storage.SchemaTooNewError{Found: version, Known: SchemaVersion}
+	}
+	for _, b := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	for ; version < SchemaVersion; version++ {
+		step := migration(version)
+		if step == nil {
+			return fmt.Errorf("no migration from schema version %d", version)
+		}
+		if err := step(tx); err != nil {
+			return fmt.Errorf("migrate schema %d→%d: %w", version, version+1, err)
+		}
+	}
+	return meta.Put(keySchemaVersion, binary.BigEndian.AppendUint32(nil, version))
+}

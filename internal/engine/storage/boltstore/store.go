@@ -1,0 +1,129 @@
+// Package boltstore is the bbolt storage backend (storage.Backend): the
+// only code that opens the engine's bbolt file. It
+// keeps memory records and their indexes (unique title, keyword, expiry,
+// links) and the archive, and writes each engine request in one bbolt
+// transaction, fsynced before it returns.
+//
+// Keyword search runs on the in-memory index (package index) derived at
+// open from the per-memory term lists stored in bbolt; every write updates
+// the stored lists in its transaction and the in-memory index right after
+// the commit, while still holding the store's writer lock.
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+)
+
+// Options configure a Store; see storage.Options.
+type Options = storage.Options
+
+// stemCacheSize bounds the stem cache (a few MiB at most).
+const stemCacheSize = 1 << 16
+
+// Store is an open memory database. Its methods are safe for concurrent use.
+type Store struct {
+	db     *bolt.DB
+	path   string
+	ttl    storage.TTL
+	policy storage.WritePolicy
+	events storage.Publisher
+	now    func() time.Time
+	log    *slog.Logger
+
+	an *keyword.Analyzer
+	// writeMu orders commits and their in-memory index updates the same way.
+	writeMu sync.Mutex
+	idx     *index.Index
+}
+
+// Open opens (creating if needed) the bbolt file at path, checks or
+// initialises its schema, and loads the in-memory keyword index.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	opts = opts.WithDefaults()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("open %s: another process holds the database lock: %w", path, err)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{
+		db:     db,
+		path:   path,
+		ttl:    opts.TTL,
+		policy: opts.Policy,
+		events: opts.Events,
+		now:    opts.Now,
+		log:    opts.Logger,
+		an:     keyword.NewAnalyzer(stemCacheSize),
+	}
+	if err := s.db.Update(migrate); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	start := time.Now()
+	idx, err := loadIndex(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: load index: %w", path, err)
+	}
+	s.idx = idx
+	_, terms := idx.Sizes()
+	s.log.Info("store open", "path", path, "memories", idx.Count(), "terms", terms, "load", time.Since(start))
+	return s, nil
+}
+
+var _ storage.Backend = (*Store)(nil)
+
+// SchemaVersion is the layout this build reads and writes.
+func (s *Store) SchemaVersion() uint32 { return SchemaVersion }
+
+// Close closes the database file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Count is the number of stored memories, expired-but-uncollected included.
+func (s *Store) Count() int { return s.idx.Count() }
+
+func (s *Store) nowNanos() int64 { return s.now().UnixNano() }
+
+// loadIndex builds the index from the records and their stored term lists.
+// Both buckets are keyed by id, so walking them in step assigns slots in id
+// order and every postings list comes out sorted.
+func loadIndex(ctx context.Context, db *bolt.DB) (*index.Index, error) {
+	x := index.New()
+	err := db.View(func(tx *bolt.Tx) error {
+		terms := tx.Bucket(bucketTerms)
+		return tx.Bucket(bucketMemories).ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			m, err := decodeMemory(v)
+			if err != nil {
+				return err
+			}
+			return x.Load(m, func(yield func(term []byte, tf uint32)) error {
+				return walkTerms(terms.Get(k), yield)
+			})
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.Loaded()
+	return x, nil
+}

@@ -1,0 +1,174 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// oldRelease is a data dir written by release 5d21ae6 (schema 1); its
+// README says what is in it.
+const oldRelease = "../../../../e2e/testdata/datadir-5d21ae6/memory.db"
+
+// schemaOf reads a closed file's schema version.
+func schemaOf(t *testing.T, path string) uint32 {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v uint32
+	db.View(func(tx *bolt.Tx) error {
+		v = binary.BigEndian.Uint32(tx.Bucket(bucketMeta).Get(keySchemaVersion))
+		return nil
+	})
+	return v
+}
+
+// TestUpgradeFromRelease5d21ae6 opens a copy of the old data dir: the
+// migration stamps created_by from metadata.agent_id, and every memory,
+// link, entity alias and the audit chain read back as they were.
+func TestUpgradeFromRelease5d21ae6(t *testing.T) {
+	ctx := context.Background()
+	raw, err := os.ReadFile(oldRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "memory.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaOf(t, path); v != 1 {
+		t.Fatalf("test data has schema %d, want 1", v)
+	}
+
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"1c0220c5-80e8-426f-a231-dcd6b8f3b4b8", "a4f34e8d-c255-43af-bb87-293148cad2bc", "52b18a9b-0bab-4f4c-a988-cb7ef7f8d9d4", "2c5113f5-98fd-4bda-82f8-04fa96f97314", "34da793f-0317-4088-b9e8-5a09a77afaed"}
+	want := []struct{ title, ns, author string }{
+		{"Build uses make", "proj/alpha", "ai:claude-code"},
+		{"Database is bbolt", "proj/alpha", "ai:codex"},
+		{"Deploy on Fridays is banned", "proj/alpha/ops", "ai:legacy-agent"},
+		{"Scratch note", "proj/beta", "ai:gemini"},
+		{"Unicode título ✓", "global", "ai:legacy-agent"},
+	}
+	got, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids, IncludeLinks: true})
+	if err != nil || len(got.Memories) != 5 || len(got.NotFound) != 0 {
+		t.Fatalf("get = %v, %v", got, err)
+	}
+	recalled := 0
+	for i, m := range got.Memories {
+		w := want[i]
+		if m.Id != ids[i] || m.Title != w.title || m.Namespace != w.ns || m.Tier != "long" || m.CreatedBy != w.author || m.UpdatedBy != "" || m.CreatedAt == 0 {
+			t.Errorf("memory %d = %v, want %+v created_by from metadata.agent_id", i, m, w)
+		}
+		if m.AccessCount > 0 {
+			recalled++
+		}
+	}
+	if recalled == 0 {
+		t.Error("the recall's access counts were lost")
+	}
+	var links []string
+	for _, l := range got.Links {
+		links = append(links, l.SourceId[:8]+" "+l.Relation+" "+l.TargetId[:8])
+	}
+	slices.Sort(links)
+	if !slices.Equal(links, []string{"1c0220c5 related_to a4f34e8d", "52b18a9b derived_from 1c0220c5"}) {
+		t.Errorf("links = %q", links)
+	}
+	for _, alias := range []string{"bbolt", "BoltDB", "bolt"} {
+		e, err := s.GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: "proj/alpha"})
+		if err != nil || e.Entity == nil || e.Entity.CanonicalName != "bbolt" || len(e.Entity.Aliases) != 3 {
+			t.Errorf("alias %q = %v, %v", alias, e, err)
+		}
+	}
+	if st, _ := s.Stats(ctx); st.Total != 6 || st.Links != 2 { // five memories and the entity
+		t.Errorf("stats = %v", st)
+	}
+	// The chain verifies and goes on. (This data dir holds no audit
+	// records, whatever its README says: the session's expansion was of a
+	// family its profile had loaded already.)
+	v, err := s.VerifyAudit(ctx)
+	if err != nil || !v.Ok {
+		t.Errorf("audit chain = %v, %v", v, err)
+	}
+	if _, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:upgrade", Event: "capability_expansion", Family: "graph", Granted: true}); err != nil {
+		t.Fatal(err)
+	}
+	if v2, err := s.VerifyAudit(ctx); err != nil || !v2.Ok || v2.Count != v.Count+1 {
+		t.Errorf("audit chain after an append = %v, %v", v2, err)
+	}
+	// Searching the migrated index still finds by stemmed words.
+	r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "deploys friday", Limit: 5})
+	if err != nil || len(r.Results) != 1 || r.Results[0].Memory.Id != ids[2] {
+		t.Errorf("search after migration = %v, %v", r, err)
+	}
+	checkConsistent(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaOf(t, path); v != SchemaVersion {
+		t.Errorf("schema after open = %d, want %d", v, SchemaVersion)
+	}
+
+	// Opening again migrates nothing and reads the same.
+	s2, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	again, err := s2.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	if err != nil || len(again.Memories) != 5 || again.Memories[0].CreatedBy != "ai:claude-code" {
+		t.Errorf("second open = %v, %v", again, err)
+	}
+}
+
+// TestMigrateAuthorsCoversArchive: schema 1→2 stamps archived memories
+// too, and leaves a memory without metadata.agent_id unattributed.
+func TestMigrateAuthorsCoversArchive(t *testing.T) {
+	ctx := context.Background()
+	s, clk := openTest(t, Options{})
+	// Written without a caller, as schema 1 wrote everything.
+	gone := store(t, s, mem("Short", "x", tier("short"), func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:old"}`) }))
+	kept := store(t, s, mem("Kept", "x", func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:keeper"}`) }))
+	anon := store(t, s, mem("Anonymous", "x"))
+	clk.Add(7 * time.Hour)
+	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint32(nil, 1))
+	})
+	s = reopen(t, s, Options{})
+	if m := get(t, s, kept.Id); m.CreatedBy != "ai:keeper" || m.UpdatedBy != "" {
+		t.Errorf("kept = %v", m)
+	}
+	if m := get(t, s, anon.Id); m.CreatedBy != "" {
+		t.Errorf("a memory without metadata.agent_id got created_by %q", m.CreatedBy)
+	}
+	if a, err := s.Archived(ctx, gone.Id); err != nil || a.Memory.CreatedBy != "ai:old" {
+		t.Errorf("archived = %v, %v", a, err)
+	}
+	checkConsistent(t, s)
+}
+
+func get(t testing.TB, s *Store, id string) *aimemoryv1.Memory {
+	t.Helper()
+	resp, err := s.GetMemories(context.Background(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
+	if err != nil || len(resp.Memories) != 1 {
+		t.Fatalf("get %s = %v, %v", id, resp, err)
+	}
+	return resp.Memories[0]
+}

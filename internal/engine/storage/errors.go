@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors every backend returns; test with errors.Is. The engine's
+// gRPC layer maps them to status codes. Field rule violations are
+// *record.FieldError (errors.As): those rules are shared with plugins.
+var (
+	ErrNotFound  = errors.New("memory not found")
+	ErrConflict  = errors.New("title already exists in namespace")
+	ErrAmbiguous = errors.New("ambiguous ID prefix")
+	ErrDenied    = errors.New("write denied by policy")
+	// ErrPending: the policy queued the write for approval; nothing was written.
+	ErrPending = errors.New("write pending approval")
+)
+
+// ConflictError: (title, namespace) is taken by another memory.
+type ConflictError struct {
+	Title, Namespace, ExistingID string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("CONFLICT: memory with title '%s' already exists in namespace '%s' (existing id: %s)", e.Title, e.Namespace, e.ExistingID)
+}
+
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// MaxVersion is the last title suffix on_conflict VERSION tries.
+const MaxVersion = 1024
+
+// NoFreeVersionError: on_conflict VERSION found T (2) … T (MaxVersion) all taken.
+type NoFreeVersionError struct {
+	Title, Namespace string
+}
+
+func (e *NoFreeVersionError) Error() string {
+	return fmt.Sprintf("CONFLICT: titles '%s (2)' to '%s (%d)' are all taken in namespace '%s'", e.Title, e.Title, MaxVersion, e.Namespace)
+}
+
+func (e *NoFreeVersionError) Is(target error) bool { return target == ErrConflict }
+
+// AmbiguousError: an id prefix matched several memories.
+type AmbiguousError struct {
+	Prefix string
+	IDs    []string // the first few candidates
+	Count  int
+}
+
+func (e *AmbiguousError) Error() string {
+	ids := strings.Join(e.IDs, ", ")
+	if e.Count > len(e.IDs) {
+		ids += ", …"
+	}
+	return fmt.Sprintf("ambiguous ID prefix '%s': %d matches: %s", e.Prefix, e.Count, ids)
+}
+
+func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
+
+// DeniedError is a policy's refusal; errors.Is(err, ErrDenied) holds and
+// the message is the policy's reason.
+type DeniedError struct{ Reason string }
+
+func (e *DeniedError) Error() string {
+	if e.Reason == "" {
+		return ErrDenied.Error()
+	}
+	return e.Reason
+}
+
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// PendingError: the policy queued the write for approval (the governance
+// issue gives it a request id); errors.Is(err, ErrPending) holds.
+type PendingError struct {
+	Op     Op
+	Reason string
+}
+
+func (e *PendingError) Error() string {
+	msg := fmt.Sprintf("%s pending approval: nothing was written", e.Op)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+func (e *PendingError) Is(target error) bool { return target == ErrPending }
+
+// AliasTakenError: an alias is held by another entity in the namespace, or
+// a canonical name is the title of a memory that is not an entity.
+type AliasTakenError struct {
+	Field, Alias, Namespace string
+	EntityID, EntityName    string // the holder; EntityName "" = not an entity
+}
+
+func (e *AliasTakenError) Error() string {
+	if e.EntityName == "" {
+		return fmt.Sprintf("%s: memory %s already has the title '%s' in namespace '%s' and is not an entity", e.Field, e.EntityID, e.Alias, e.Namespace)
+	}
+	return fmt.Sprintf("%s: alias '%s' is already held in namespace '%s' by entity %s ('%s')", e.Field, e.Alias, e.Namespace, e.EntityID, e.EntityName)
+}
+
+func (e *AliasTakenError) Is(target error) bool { return target == ErrConflict }
+
+// SchemaTooNewError is returned by a backend's Open for data written by a
+// newer build.
+type SchemaTooNewError struct{ Found, Known uint32 }
+
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this build knows (%d): upgrade ai-memory", e.Found, e.Known)
+}

@@ -1,0 +1,168 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+func testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T, o Opener) {
+	ctx := context.Background()
+	s, clk := o.open(t, storage.Options{})
+	short := store(t, s, mem("Short lived", "ephemeral fact", tier("short")))
+	mid := store(t, s, mem("Mid lived", "ephemeral other fact"))
+	long := store(t, s, mem("Long lived", "ephemeral lasting fact", tier("long")))
+	start := clk.Now().UnixNano()
+	if short.ExpiresAt != start+int64(6*time.Hour) || mid.ExpiresAt != start+int64(7*24*time.Hour) || long.ExpiresAt != 0 {
+		t.Fatalf("expiries short %d mid %d long %d (now %d)", short.ExpiresAt, mid.ExpiresAt, long.ExpiresAt, start)
+	}
+	// A long memory given an expiry is collected like any other.
+	longExp := store(t, s, mem("Long with expiry", "ephemeral", tier("long")))
+	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: longExp.Id, ExpiresAt: proto.Int64(start + int64(time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+	if exp, _ := s.HasExpired(ctx); exp {
+		t.Fatal("HasExpired before anything expired")
+	}
+	if resp, _ := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); len(resp.Collected) != 0 {
+		t.Fatalf("GC collected %v before expiry", resp.Collected)
+	}
+
+	clk.Add(6*time.Hour + time.Second)
+	list, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := memTitles(list.Memories); len(got) != 2 {
+		t.Errorf("list shows %q, want the mid and long memories", got)
+	}
+	if got := titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "ephemeral"})); len(got) != 2 {
+		t.Errorf("search shows %q, want the mid and long memories", got)
+	}
+	if get(t, s, short.Id) == nil {
+		t.Error("get hides an expired-but-uncollected memory")
+	}
+	if exp, _ := s.HasExpired(ctx); !exp {
+		t.Error("HasExpired = false with two expired memories")
+	}
+
+	resp, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Collected) != 2 {
+		t.Fatalf("collected %v, want the short one and the long one with an expiry", resp.Collected)
+	}
+	if get(t, s, short.Id) != nil || get(t, s, longExp.Id) != nil {
+		t.Error("collected memories still readable")
+	}
+	a, err := s.Archived(ctx, short.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Reason != storage.ArchiveReasonTTL || a.OriginalTier != "short" || a.OriginalExpiresAt != short.ExpiresAt ||
+		a.ArchivedAt != clk.Now().UnixNano() || a.Memory.Title != "Short lived" {
+		t.Errorf("archive row = %+v", a)
+	}
+	if a, err := s.Archived(ctx, longExp.Id); err != nil || a.OriginalTier != "long" {
+		t.Errorf("archive of long memory = %+v, %v", a, err)
+	}
+	if exp, _ := s.HasExpired(ctx); exp {
+		t.Error("HasExpired after GC")
+	}
+	check(t, s)
+
+	// GC without archive deletes only.
+	clk.Add(7 * 24 * time.Hour)
+	if resp, _ := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{}); len(resp.Collected) != 1 || resp.Collected[0] != mid.Id {
+		t.Errorf("second GC collected %v", resp.Collected)
+	}
+	if _, err := s.Archived(ctx, mid.Id); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("archive of mid without archive flag: %v", err)
+	}
+	check(t, s)
+	if st, _ := s.Stats(ctx); st.Total != 1 || st.Archived != 2 {
+		t.Errorf("stats total %d archived %d", st.Total, st.Archived)
+	}
+}
+
+func testTouch(t *testing.T, o Opener) {
+	ctx := context.Background()
+	s, clk := o.open(t, storage.Options{})
+	touch := func(id string) *aimemoryv1.Memory {
+		t.Helper()
+		resp, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{id, "no-such-id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Memories) != 1 {
+			t.Fatalf("touch returned %d memories", len(resp.Memories))
+		}
+		return resp.Memories[0]
+	}
+
+	t.Run("never shortens expiry", func(t *testing.T) {
+		m := store(t, s, mem("Fresh mid", "x"))
+		got := touch(m.Id)
+		if got.ExpiresAt != m.ExpiresAt {
+			t.Errorf("touch moved a 7-day expiry to %v", time.Duration(got.ExpiresAt-m.ExpiresAt))
+		}
+		if got.AccessCount != 1 || got.LastAccessedAt != clk.Now().UnixNano() || got.UpdatedAt != m.UpdatedAt {
+			t.Errorf("touched = %+v", got)
+		}
+	})
+	t.Run("extends a short memory about to expire", func(t *testing.T) {
+		m := store(t, s, mem("Short", "x", tier("short")))
+		clk.Add(5*time.Hour + 50*time.Minute)
+		got := touch(m.Id)
+		if want := clk.Now().Add(time.Hour).UnixNano(); got.ExpiresAt != want {
+			t.Errorf("expiry after touch = %d, want now+1h = %d", got.ExpiresAt, want)
+		}
+	})
+	t.Run("mid promotes to long at five accesses, short never", func(t *testing.T) {
+		m := store(t, s, mem("Popular", "x"))
+		sh := store(t, s, mem("Popular short", "x", tier("short")))
+		var got, gotShort *aimemoryv1.Memory
+		for range 5 {
+			clk.Add(time.Minute)
+			got, gotShort = touch(m.Id), touch(sh.Id)
+		}
+		if got.Tier != "long" || got.ExpiresAt != 0 || got.UpdatedAt != clk.Now().UnixNano() {
+			t.Errorf("after 5 touches: tier %s expires %d updated %d", got.Tier, got.ExpiresAt, got.UpdatedAt)
+		}
+		if gotShort.Tier != "short" || gotShort.ExpiresAt == 0 {
+			t.Errorf("short memory promoted: %+v", gotShort)
+		}
+		check(t, s)
+	})
+	t.Run("priority rises every tenth access up to 10", func(t *testing.T) {
+		m := store(t, s, mem("Hot", "x", tier("long"), prio(9)))
+		var got *aimemoryv1.Memory
+		for i := 1; i <= 20; i++ {
+			got = touch(m.Id)
+			want := int32(9)
+			if i >= 10 {
+				want = 10
+			}
+			if got.Priority != want {
+				t.Fatalf("after %d touches priority %d, want %d", i, got.Priority, want)
+			}
+		}
+	})
+}
+
+func testCustomTTL(t *testing.T, o Opener) {
+	s, clk := o.open(t, storage.Options{TTL: storage.TTL{Short: time.Minute, Mid: time.Hour, Long: 48 * time.Hour}})
+	now := clk.Now().UnixNano()
+	for tierName, want := range map[string]int64{"short": now + int64(time.Minute), "mid": now + int64(time.Hour), "long": now + int64(48*time.Hour)} {
+		if m := store(t, s, mem("t "+tierName, "x", tier(tierName))); m.ExpiresAt != want {
+			t.Errorf("%s expires %d, want %d", tierName, m.ExpiresAt, want)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+func testGetByPrefix(t *testing.T, o Opener) {
+	ctx := context.Background()
+	s, _ := o.open(t, storage.Options{})
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, store(t, s, mem(fmt.Sprint("m", i), "x")).Id)
+	}
+	slices.Sort(ids)
+	// Two sorted neighbours sharing a first character make an ambiguous prefix.
+	var shared string
+	for i := 1; i < len(ids); i++ {
+		if ids[i][0] == ids[i-1][0] {
+			shared = ids[i][:1]
+			break
+		}
+	}
+	var n int
+	for _, id := range ids {
+		if strings.HasPrefix(id, shared) {
+			n++
+		}
+	}
+	_, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{shared}, AllowPrefix: true})
+	var amb *storage.AmbiguousError
+	if !errors.As(err, &amb) || !errors.Is(err, storage.ErrAmbiguous) || amb.Count != n ||
+		!strings.HasPrefix(err.Error(), fmt.Sprintf("ambiguous ID prefix '%s': %d matches: ", shared, n)) {
+		t.Errorf("ambiguous: %v", err)
+	}
+	unique := ids[0][:13]
+	resp, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{unique, ids[1], "zzz"}, AllowPrefix: true})
+	if err != nil || len(resp.Memories) != 2 || resp.Memories[0].Id != ids[0] || resp.Memories[1].Id != ids[1] ||
+		!reflect.DeepEqual(resp.NotFound, []string{"zzz"}) {
+		t.Errorf("prefix get = %v, %v", resp, err)
+	}
+	resp, _ = s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{unique}})
+	if len(resp.Memories) != 0 || len(resp.NotFound) != 1 {
+		t.Errorf("prefix matched without allow_prefix: %v", resp)
+	}
+}

@@ -1,0 +1,193 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// guardedErr checks that err refuses a write into a guarded namespace,
+// naming the namespace and the rule.
+func guardedErr(t *testing.T, what string, err error, ns string) {
+	t.Helper()
+	var ge *storage.GuardedError
+	if !errors.Is(err, storage.ErrDenied) || !errors.As(err, &ge) || ge.Namespace != ns ||
+		!strings.Contains(err.Error(), "'"+ns+"' is guarded (namespaces beginning with '_' are reserved)") {
+		t.Errorf("%s: err = %v, want the guard of %s", what, err, ns)
+	}
+}
+
+// testGuardedNamespacesRefuseOrdinaryWrites: no ordinary write RPC writes
+// into, out of, or about a memory in a namespace beginning with "_", for
+// any caller, its own inbox included; only the owner's internal write
+// path (storage.AsOwner) does, and only in the namespaces it owns.
+func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
+	s, _ := o.open(t, storage.Options{})
+	bob := as("ai:bob")
+	ordinary := storeAs(t, bob, s, mem("Plain", "x", inNS("team")))
+
+	for _, ns := range []string{"_agents", "_messages/ai:bob", "_messages/ai:carol", "_other", "_"} {
+		for _, ctx := range []context.Context{bob, context.Background()} {
+			_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("m", "x", inNS(ns))})
+			guardedErr(t, "store into "+ns, err, ns)
+		}
+		_, err := s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: ordinary.Id, Namespace: proto.String(ns)})
+		guardedErr(t, "move into "+ns, err, ns)
+		_, err = s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: ns, RegisteredBy: "ai:bob"})
+		guardedErr(t, "entity in "+ns, err, ns)
+	}
+	if err := (&storage.GuardedError{Namespace: "_agents", Op: storage.OpStore, Guard: storage.GuardAgents}).Error(); !strings.Contains(err, "only the agent registry writes there; store refused") {
+		t.Errorf("guard message %q does not name the rule's owner", err)
+	}
+
+	// The owners' internal path writes where it owns, and nowhere else.
+	registry := storage.AsOwner(bob, storage.GuardAgents)
+	messaging := storage.AsOwner(bob, storage.GuardMessages)
+	agent := storeAs(t, registry, s, mem("ai:bob", "an agent", inNS("_agents")))
+	msg := storeAs(t, messaging, s, mem("hello", "to carol", inNS("_messages/ai:carol")))
+	for _, tc := range []struct {
+		ctx context.Context
+		ns  string
+	}{{registry, "_messages/ai:carol"}, {messaging, "_agents"}, {registry, "_other"}, {messaging, "_other"}} {
+		_, err := s.StoreMemory(tc.ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("m2", "x", inNS(tc.ns))})
+		guardedErr(t, "owner of another namespace storing into "+tc.ns, err, tc.ns)
+	}
+	if _, err := s.PutLink(messaging, &aimemoryv1.PutLinkRequest{SourceId: msg.Id, TargetId: agent.Id, ObservedBy: "ai:bob"}); !errors.Is(err, storage.ErrDenied) {
+		t.Errorf("a link spanning two owners' namespaces: %v", err)
+	}
+	before := stats(t, s)
+
+	// Ordinary writes about guarded memories.
+	_, err := s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: agent.Id, Content: proto.String("edited")})
+	guardedErr(t, "update in _agents", err, "_agents")
+	_, err = s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: agent.Id, Namespace: proto.String("team")})
+	guardedErr(t, "move out of _agents", err, "_agents")
+	_, err = s.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: mem("hello", "overwrite", inNS("_messages/ai:carol"))})
+	guardedErr(t, "merge into an inbox", err, "_messages/ai:carol")
+	_, err = s.DeleteMemories(bob, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ordinary.Id, agent.Id}})
+	guardedErr(t, "delete in _agents", err, "_agents")
+	_, err = s.DeleteMemories(context.Background(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{msg.Id}})
+	guardedErr(t, "delete of a message", err, "_messages/ai:carol")
+	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: ordinary.Id, TargetId: agent.Id, ObservedBy: "ai:bob"})
+	guardedErr(t, "link to _agents", err, "_agents")
+	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: agent.Id, TargetId: ordinary.Id, ObservedBy: "ai:bob"})
+	guardedErr(t, "link from _agents", err, "_agents")
+	_, err = s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "ai:bob", Namespace: "_agents", RegisteredBy: "ai:bob"})
+	if !errors.Is(err, storage.ErrDenied) && !errors.Is(err, storage.ErrConflict) {
+		t.Errorf("entity over a registry entry: %v", err)
+	}
+	touched, err := s.TouchMemories(bob, &aimemoryv1.TouchMemoriesRequest{Ids: []string{agent.Id, msg.Id}})
+	if err != nil || len(touched.Memories) != 0 {
+		t.Errorf("touch of guarded memories = %v, %v: want them skipped", touched, err)
+	}
+
+	after := stats(t, s)
+	if !proto.Equal(before, after) || get(t, s, agent.Id).AccessCount != 0 || get(t, s, agent.Id).Content != "an agent" || get(t, s, ordinary.Id) == nil {
+		t.Errorf("refused writes wrote: %v → %v", before, after)
+	}
+	check(t, s)
+}
+
+// testInboxReadableByOwnerOnly: list, get (by id or prefix), search,
+// recall and the namespace counts never show another identity's inbox;
+// without a caller no inbox is readable. Other guarded namespaces read
+// like any.
+func testInboxReadableByOwnerOnly(t *testing.T, o Opener) {
+	s, _ := o.open(t, storage.Options{})
+	messaging := storage.AsOwner(as("ai:sender"), storage.GuardMessages)
+	toBob := storeAs(t, messaging, s, mem("Deploy note for bob", "the secret word is kiwi", inNS("_messages/ai:bob")))
+	toCarol := storeAs(t, messaging, s, mem("Deploy note for carol", "the secret word is plum", inNS("_messages/ai:carol")))
+	agent := storeAs(t, storage.AsOwner(as("ai:bob"), storage.GuardAgents), s, mem("ai:bob", "secret agent entry", inNS("_agents")))
+	plain := storeAs(t, as("ai:bob"), s, mem("Deploy checklist", "no secret here", inNS("team")))
+
+	for _, tc := range []struct {
+		who     string
+		ctx     context.Context
+		visible []string // ids, sorted
+	}{
+		{"bob", as("ai:bob"), []string{toBob.Id, agent.Id, plain.Id}},
+		{"carol", as("ai:carol"), []string{toCarol.Id, agent.Id, plain.Id}},
+		{"no caller", context.Background(), []string{agent.Id, plain.Id}},
+	} {
+		slices.Sort(tc.visible)
+		ids := func(ms []*aimemoryv1.Memory) []string {
+			out := []string{}
+			for _, m := range ms {
+				out = append(out, m.Id)
+			}
+			slices.Sort(out)
+			return out
+		}
+		l, err := s.ListMemories(tc.ctx, &aimemoryv1.ListMemoriesRequest{Limit: 100})
+		if err != nil || !slices.Equal(ids(l.Memories), tc.visible) {
+			t.Errorf("%s: list = %v, %v, want %v", tc.who, ids(l.GetMemories()), err, tc.visible)
+		}
+		for _, inbox := range []string{"_messages/ai:bob", "_messages/ai:carol"} {
+			l, err := s.ListMemories(tc.ctx, &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: inbox}, Limit: 100})
+			own := (inbox == "_messages/ai:bob" && tc.who == "bob") || (inbox == "_messages/ai:carol" && tc.who == "carol")
+			if err != nil || (len(l.Memories) == 1) != own || len(l.Memories) > 1 {
+				t.Errorf("%s: list of %s = %v, %v", tc.who, inbox, ids(l.GetMemories()), err)
+			}
+		}
+		for _, req := range []*aimemoryv1.SearchMemoriesRequest{
+			{Query: "secret", Limit: 100},
+			{Query: "deploy word", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100},
+		} {
+			r, err := s.SearchMemories(tc.ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []*aimemoryv1.Memory
+			for _, sm := range r.Results {
+				got = append(got, sm.Memory)
+				if strings.HasPrefix(sm.Memory.Namespace, storage.InboxPrefix) && !slices.Contains(tc.visible, sm.Memory.Id) {
+					t.Errorf("%s: %q returned another's message %s", tc.who, req.Query, sm.Memory.Namespace)
+				}
+			}
+			if len(got) == 0 {
+				t.Errorf("%s: %q found nothing", tc.who, req.Query)
+			}
+		}
+		g := getAs(t, tc.ctx, s, toBob.Id, toCarol.Id, agent.Id)
+		if !slices.Equal(ids(g.Memories), intersect(tc.visible, toBob.Id, toCarol.Id, agent.Id)) || len(g.Memories)+len(g.NotFound) != 3 {
+			t.Errorf("%s: get = %v, not found %v", tc.who, ids(g.Memories), g.NotFound)
+		}
+		for _, m := range []*aimemoryv1.Memory{toBob, toCarol} {
+			r, err := s.GetMemories(tc.ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{m.Id[:13]}, AllowPrefix: true})
+			if err != nil || (len(r.Memories) == 1) != slices.Contains(tc.visible, m.Id) {
+				t.Errorf("%s: get by prefix of %s = %v, %v", tc.who, m.Namespace, r, err)
+			}
+		}
+		c, err := s.CountNamespaces(tc.ctx, &aimemoryv1.CountNamespacesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range c.Namespaces {
+			if strings.HasPrefix(n.Key, storage.InboxPrefix) && !storage.Readable(tc.ctx, n.Key) {
+				t.Errorf("%s: namespace counts show %s", tc.who, n.Key)
+			}
+		}
+		if c.Total != uint64(len(tc.visible)) {
+			t.Errorf("%s: namespace total %d, want %d", tc.who, c.Total, len(tc.visible))
+		}
+	}
+}
+
+// intersect is the sorted ids of want that are in have.
+func intersect(have []string, want ...string) []string {
+	out := []string{}
+	for _, id := range want {
+		if slices.Contains(have, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,156 @@
+package storagetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// clock is a settable time source for expiry and recency tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// open opens a fresh backend with a test clock (unless opts has one).
+func (o Opener) open(t *testing.T, opts storage.Options) (storage.Backend, *clock) {
+	t.Helper()
+	c := newClock()
+	if opts.Now == nil {
+		opts.Now = c.Now
+	}
+	return o(t, opts), c
+}
+
+// check fails t unless the backend's own invariants hold (Checker).
+func check(t *testing.T, s storage.Backend) {
+	t.Helper()
+	c, ok := s.(Checker)
+	if !ok {
+		t.Fatalf("%T does not implement storagetest.Checker", s)
+	}
+	if err := c.CheckConsistency(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+// stats reads the backend's counts.
+func stats(t testing.TB, s storage.Backend) *aimemoryv1.StatsResponse {
+	t.Helper()
+	st, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func mem(title, content string, mod ...func(*aimemoryv1.Memory)) *aimemoryv1.Memory {
+	m := &aimemoryv1.Memory{Title: title, Content: content, Confidence: 1}
+	for _, f := range mod {
+		f(m)
+	}
+	return m
+}
+
+func inNS(ns string) func(*aimemoryv1.Memory) { return func(m *aimemoryv1.Memory) { m.Namespace = ns } }
+func tier(t string) func(*aimemoryv1.Memory)  { return func(m *aimemoryv1.Memory) { m.Tier = t } }
+func prio(p int32) func(*aimemoryv1.Memory)   { return func(m *aimemoryv1.Memory) { m.Priority = p } }
+func tags(ts ...string) func(*aimemoryv1.Memory) {
+	return func(m *aimemoryv1.Memory) { m.Tags = ts }
+}
+func meta(j string) func(*aimemoryv1.Memory) {
+	return func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(j) }
+}
+
+func store(t testing.TB, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
+	t.Helper()
+	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: m})
+	if err != nil {
+		t.Fatalf("store %q: %v", m.GetTitle(), err)
+	}
+	return resp.Memory
+}
+
+func get(t testing.TB, s storage.Backend, id string) *aimemoryv1.Memory {
+	t.Helper()
+	resp, err := s.GetMemories(context.Background(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Memories) != 1 {
+		return nil
+	}
+	return resp.Memories[0]
+}
+
+func search(t testing.TB, s storage.Backend, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
+	t.Helper()
+	if req.Limit == 0 {
+		req.Limit = 100
+	}
+	resp, err := s.SearchMemories(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Results
+}
+
+func titlesOf(results []*aimemoryv1.ScoredMemory) []string {
+	out := make([]string, len(results))
+	for i, r := range results {
+		out[i] = r.Memory.Title
+	}
+	return out
+}
+
+func memTitles(ms []*aimemoryv1.Memory) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Title
+	}
+	return out
+}
+
+// as is a context carrying principal as the verified caller, as the
+// engine's transport puts it there.
+func as(principal string) context.Context {
+	return caller.NewContext(context.Background(), caller.Caller{Principal: principal, Session: "s-" + principal, Family: "core"})
+}
+
+func storeAs(t testing.TB, ctx context.Context, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
+	t.Helper()
+	resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m})
+	if err != nil {
+		t.Fatalf("store %q: %v", m.GetTitle(), err)
+	}
+	return resp.Memory
+}
+
+func getAs(t testing.TB, ctx context.Context, s storage.Backend, ids ...string) *aimemoryv1.GetMemoriesResponse {
+	t.Helper()
+	resp, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}

@@ -1,0 +1,87 @@
+// Package storagetest is the conformance suite every storage backend must
+// pass: what the engine's services promise, checked through the
+// storage.Backend interface alone. A backend's test runs it:
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T, opts storage.Options) storage.Backend {
+//			b, err := mybackend.Open(..., opts) // fresh and empty, closed by t.Cleanup
+//			...
+//		})
+//	}
+package storagetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+)
+
+// Opener opens a fresh, empty backend with opts (the suite sets the clock,
+// TTL and policy there) and closes it when t ends.
+type Opener func(t *testing.T, opts storage.Options) storage.Backend
+
+// Checker is what a backend must also implement for the suite: a full
+// check of its own invariants (indexes agree with records, no dangling
+// link or alias), which the suite runs after writes.
+type Checker interface {
+	CheckConsistency(context.Context) error
+}
+
+// Run runs every conformance test against backends from open.
+func Run(t *testing.T, open Opener) {
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, Opener)
+	}{
+		// memories: store, merge, conflicts, defaults, validation
+		{"StoreDefaults", testStoreDefaults},
+		{"StoreConflictPolicies", testStoreConflictPolicies},
+		{"PotentialContradictions", testPotentialContradictions},
+		{"Update", testUpdate},
+		{"ValidationNamesField", testValidationNamesField},
+		{"GetByPrefix", testGetByPrefix},
+		// list and search
+		{"Filters", testFilters},
+		{"RankingFormula", testRankingFormula},
+		{"RankingTermFrequency", testRankingTermFrequency},
+		{"ListOrder", testListOrder},
+		{"MatchModesStemmingAndSanitising", testMatchModesStemmingAndSanitising},
+		// expiry, touch, gc and archive
+		{"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC},
+		{"Touch", testTouch},
+		{"CustomTTL", testCustomTTL},
+		// policy and events
+		{"WritePolicy", testWritePolicy},
+		{"EventsAfterCommit", testEventsAfterCommit},
+		// links, timeline, entities, namespaces
+		{"LinksCascadeOnDelete", testLinksCascadeOnDelete},
+		{"PutLinkValidatesAndWritesNothingOnBadInput", testPutLinkValidatesAndWritesNothingOnBadInput},
+		{"LinkLifecycleCreateInvalidateRevive", testLinkLifecycleCreateInvalidateRevive},
+		{"LinkHistoryIsBounded", testLinkHistoryIsBounded},
+		{"GetLinksFiltersAndNodes", testGetLinksFiltersAndNodes},
+		{"LinkTimeline", testLinkTimeline},
+		{"LinksCascadeAtomically", testLinksCascadeAtomically},
+		{"RegisterEntity", testRegisterEntity},
+		{"AliasFoldingIsUnicode", testAliasFoldingIsUnicode},
+		{"AliasUniquePerNamespaceWritesNothingOnConflict", testAliasUniquePerNamespaceWritesNothingOnConflict},
+		{"RegisterEntityValidation", testRegisterEntityValidation},
+		{"EntityCascadeOnDelete", testEntityCascadeOnDelete},
+		{"EntityMovedByUpdate", testEntityMovedByUpdate},
+		{"CountNamespaces", testCountNamespaces},
+		// audit
+		{"AuditChain", testAuditChain},
+		// identity: attribution, guarded namespaces
+		{"Attribution", testAttribution},
+		{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},
+		{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
+	}
+}
+
+// Limits of the API contract (the proto comments) that the suite pins.
+const (
+	maxLinkHistory    = 32 // Link.history: at most 32 closed intervals are kept
+	maxContradictions = 5  // StoreMemoryResponse.potential_contradictions: at most 5
+)
