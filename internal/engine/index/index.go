@@ -26,7 +26,7 @@ type Index struct {
 	// Per-slot values the query loops read for every candidate, kept apart
 	// from docs so those loops touch a few bytes per memory, not a docInfo.
 	lens     []uint32  // BM25 document length
-	static   []float32 // staticScore, for pruning candidates that cannot rank
+	static   []float32 // staticFactor, for pruning candidates that cannot rank
 	slotOf   map[string]uint32
 	termIDs  map[string]uint32
 	postings [][]posting // by term id
@@ -127,7 +127,7 @@ func (x *Index) set(slot uint32, d *docInfo) {
 	}
 	x.docs[slot] = *x.intern(d)
 	x.lens[slot] = d.length
-	x.static[slot] = float32(staticScore(d))
+	x.static[slot] = float32(staticFactor(d))
 }
 
 // addPostings inserts slot into each term's postings; returns the length.

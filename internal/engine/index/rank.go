@@ -3,53 +3,50 @@ package index
 import (
 	"container/heap"
 	"time"
+
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Ranking lives here, in one place: the weights, score and the top-k order
 // that search, recall, list and related all use.
 
-// Ranking weights of data-model §9.2.
+// score ranks a memory for a query whose BM25 relevance is bm25:
+//
+//	relevance × f_priority × f_confidence × f_recency
+//	f_priority   = 1 + 0.015·(priority − 5)   0.940 … 1.075
+//	f_confidence = 0.96 + 0.04·confidence     0.960 … 1.000
+//	f_recency    = 1 + 0.03/(1 + days/30)     1.000 … 1.030, days since updated_at
+//
+// Relevance first (issue 8, docs/RETRIEVAL.md): the factors span at most
+// 1.23×, so they reorder memories of similar relevance and can never lift
+// one with clearly weaker term matches (below 0.81 of another's relevance)
+// over a stronger one. Usage (access count) and tier are left out: only
+// recall touches, and recall promotes, so both echo earlier rankings, and
+// any weight on them would make what a question finds depend on the
+// questions before it. The additive score of data-model §9.2 did exactly
+// that.
+func score(bm25 float64, d *docInfo, now int64) float64 {
+	days := max(0, float64(now-d.updatedAt)/float64(24*time.Hour))
+	return bm25 * staticFactor(d) * (1 + recencyWeight/(1+days/recencyDays))
+}
+
+// Weights of score.
 const (
-	weightPriority   = 0.5
-	weightAccess     = 0.1
-	accessCap        = 50
-	weightConfidence = 2.0
-	recencyPerDay    = 0.1
+	priorityStep   = 0.015 // per priority point from the default 5
+	confidenceBase = 0.96  // f_confidence at confidence 0
+	recencyWeight  = 0.03  // f_recency of a memory updated now, minus 1
+	recencyDays    = 30.0  // days until half of it is gone
 )
 
-// tierBonus applies to recall only: short 0, mid 1, long 3.
-func tierBonus(rank int8) float64 {
-	switch rank {
-	case 1:
-		return 1
-	case 2:
-		return 3
-	}
-	return 0
+// staticFactor is the part of score that depends on the memory alone.
+func staticFactor(d *docInfo) float64 {
+	return (1 + priorityStep*float64(int(d.priority)-record.DefaultPriority)) *
+		(confidenceBase + (1-confidenceBase)*d.confidence)
 }
 
-// score is a memory's rank for a query whose BM25 relevance is bm25:
-// relevance + 0.5·priority + 0.1·min(access,50) + 2·confidence
-// (+ tier bonus for recall) + 1/(1 + 0.1·days since updated).
-func score(bm25 float64, d *docInfo, recall bool, now int64) float64 {
-	s := bm25 + staticScore(d)
-	if recall {
-		s += tierBonus(d.tier)
-	}
-	days := max(0, float64(now-d.updatedAt)/float64(24*time.Hour))
-	return s + 1/(1+recencyPerDay*days)
-}
-
-// staticScore is the part of score that depends on the memory alone.
-func staticScore(d *docInfo) float64 {
-	return weightPriority*float64(d.priority) +
-		weightAccess*float64(min(d.access, accessCap)) +
-		weightConfidence*d.confidence
-}
-
-// maxDynamic bounds what score adds to bm25 + staticScore (tier bonus and
-// recency), with room for float32 rounding of the stored static part.
-const maxDynamic = 3 + 1 + 1e-3
+// maxRecency bounds f_recency, with room for float32 rounding of the
+// stored static factor, for pruning candidates that cannot rank.
+const maxRecency = (1 + recencyWeight) * (1 + 1e-6)
 
 // Hit is a ranked candidate. Higher key wins; ties fall to the newer
 // updated_at, then the smaller id, so every order is deterministic.

@@ -10,7 +10,6 @@ import (
 type Query struct {
 	Terms  []string // distinct, stemmed
 	All    bool     // every term must occur (else any)
-	Recall bool     // add the tier bonus
 	Filter *Filter
 	LiveAt int64 // hide memories expired at this time; 0 = show all
 	Limit  int
@@ -105,14 +104,14 @@ func (x *Index) Search(q Query) []Hit {
 		}
 		// Most candidates of a common word cannot reach the top: skip them
 		// without reading their docInfo.
-		if top.full() && s.sum[slot]+float64(x.static[slot])+maxDynamic < top.worst() {
+		if top.full() && s.sum[slot]*float64(x.static[slot])*maxRecency < top.worst() {
 			continue
 		}
 		d := &x.docs[slot]
 		if (q.LiveAt != 0 && !d.live(q.LiveAt)) || (q.Filter != nil && !q.Filter.match(d)) {
 			continue
 		}
-		sc := score(s.sum[slot], d, q.Recall, q.Now)
+		sc := score(s.sum[slot], d, q.Now)
 		top.offer(d, sc, sc)
 	}
 	return top.sorted()

@@ -38,7 +38,7 @@ func (x *Index) Verify(records map[string]*aimemoryv1.Memory) error {
 		if got := x.docs[slot]; !reflect.DeepEqual(&got, want) {
 			return fmt.Errorf("index doc %s = %+v, want %+v", id, got, *want)
 		}
-		if x.lens[slot] != n || x.static[slot] != float32(staticScore(want)) {
+		if x.lens[slot] != n || x.static[slot] != float32(staticFactor(want)) {
 			return fmt.Errorf("hot values of %s: len %d static %v", id, x.lens[slot], x.static[slot])
 		}
 	}

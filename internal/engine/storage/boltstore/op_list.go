@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -51,7 +52,7 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	if err != nil {
 		return nil, err
 	}
-	var all, recall bool
+	var all bool
 	switch req.GetMatch() {
 	case aimemoryv1.MatchMode_MATCH_MODE_UNSPECIFIED, aimemoryv1.MatchMode_MATCH_MODE_ALL:
 		all = true
@@ -59,10 +60,10 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	default:
 		return nil, &record.FieldError{Field: "match", Rule: fmt.Sprintf("must be ALL or ANY (got %d)", req.GetMatch())}
 	}
+	// Both modes rank alike now (relevance first, index/rank.go); the field
+	// is still checked so a bad value is an error, not a silent default.
 	switch req.GetRank() {
-	case aimemoryv1.RankMode_RANK_MODE_UNSPECIFIED, aimemoryv1.RankMode_RANK_MODE_SEARCH:
-	case aimemoryv1.RankMode_RANK_MODE_RECALL:
-		recall = true
+	case aimemoryv1.RankMode_RANK_MODE_UNSPECIFIED, aimemoryv1.RankMode_RANK_MODE_SEARCH, aimemoryv1.RankMode_RANK_MODE_RECALL:
 	default:
 		return nil, &record.FieldError{Field: "rank", Rule: fmt.Sprintf("must be SEARCH or RECALL (got %d)", req.GetRank())}
 	}
@@ -70,11 +71,13 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	if len(terms) > maxQueryTerms {
 		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
 	}
+	if !all {
+		terms = keyword.DropFunctionWords(terms)
+	}
 	now := s.nowNanos()
 	hits := s.idx.Search(index.Query{
 		Terms:  terms,
 		All:    all,
-		Recall: recall,
 		Filter: f,
 		LiveAt: now,
 		Limit:  int(req.GetLimit()),

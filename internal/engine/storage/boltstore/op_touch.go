@@ -12,8 +12,8 @@ import (
 // one transaction and returns them as they are afterwards (unknown ids are
 // skipped): access_count+1 and last_accessed_at; a short or mid expiry is
 // pushed out to at least now+extend (a read never shortens it); mid
-// memories reaching 5 accesses become long with no expiry; every 10th
-// access raises priority by one up to 10. Not subject to the write policy;
+// memories reaching 5 accesses become long with no expiry (rules.Touch).
+// Nothing of it raises rank. Not subject to the write policy;
 // memories in guarded namespaces are skipped like unknown ids.
 func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
 	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {

@@ -280,13 +280,20 @@ func Clone(m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	return proto.Clone(m).(*aimemoryv1.Memory)
 }
 
-// Touch rules of data-model §4.3, as we decided them.
+// Touch rules of data-model §4.3, as issue 8 left them.
 const (
 	MaxAccessCount = 1_000_000
-	PromoteAt      = 5  // mid → long at this many accesses
-	BumpEvery      = 10 // priority +1 at each multiple
+	PromoteAt      = 5 // mid → long at this many accesses
 )
 
+// Touch is a recall's effect on one memory it returned: access_count+1 and
+// last_accessed_at; a short or mid expiry pushed out to at least
+// now+extend (a read never shortens it); a mid memory reaching 5 accesses
+// becomes long with no expiry. None of it raises rank: ranking reads
+// neither access count nor tier (index/rank.go), and the promotion leaves
+// updated_at alone (a read is not an edit, and updated_at feeds recency).
+// The reference's priority bump (+1 every 10th access) is gone: priority
+// only ever mattered for order, so the bump was the feedback loop itself.
 func Touch(old *aimemoryv1.Memory, now int64, ttl storage.TTL) *aimemoryv1.Memory {
 	m := Clone(old)
 	m.AccessCount = min(m.AccessCount+1, MaxAccessCount)
@@ -306,10 +313,6 @@ func Touch(old *aimemoryv1.Memory, now int64, ttl storage.TTL) *aimemoryv1.Memor
 	if m.Tier == "mid" && m.AccessCount >= PromoteAt {
 		m.Tier = "long"
 		m.ExpiresAt = 0
-		m.UpdatedAt = now
-	}
-	if m.AccessCount%BumpEvery == 0 && m.Priority < record.MaxPriority {
-		m.Priority++
 	}
 	return m
 }
