@@ -24,6 +24,11 @@ func (s *Memories) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesR
 	return resp, s.status(err)
 }
 
+func (s *Memories) ShortIds(ctx context.Context, req *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error) {
+	resp, err := s.st.ShortIDs(ctx, req)
+	return resp, s.status(err)
+}
+
 func (s *Memories) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
 	resp, err := s.st.ListMemories(ctx, req)
 	return resp, s.status(err)

@@ -16,6 +16,8 @@ import (
 type Memories interface {
 	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
 	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
+	// ShortIDs: each id's shortest unique prefix over live and archived memories.
+	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
 	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
 	TouchMemories(context.Context, *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error)

@@ -1,10 +1,12 @@
 package corefamily
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -129,4 +131,30 @@ func (l listing) shortID(id string) string {
 		return s
 	}
 	return id
+}
+
+// minShortID is the shortest id prefix results show.
+const minShortID = 8
+
+// shortenIDs asks the engine for the short ids of l's memories when the
+// format shows them (toon_compact); one read for the whole result.
+func (s *service) shortenIDs(ctx context.Context, l *listing, format string) error {
+	if format != formatTOONCompact || len(l.mems) == 0 {
+		return nil
+	}
+	ids := make([]string, len(l.mems))
+	for i, m := range l.mems {
+		ids[i] = m.GetId()
+	}
+	resp, err := s.eng.ShortIds(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: minShortID})
+	if err != nil {
+		return sdk.EngineError(err)
+	}
+	l.shortIDs = make(map[string]string, len(ids))
+	for i, p := range resp.GetPrefixes() {
+		if i < len(ids) {
+			l.shortIDs[ids[i]] = p
+		}
+	}
+	return nil
 }

@@ -58,5 +58,9 @@ func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		mems = resp.GetMemories()
 	}
-	return listing{meta: []pair{{"count", len(mems)}}, key: "memories", mems: mems, namespace: q.req.Filter.Namespace, caller: sdk.Caller(call.Context)}.render(q.format)
+	l := listing{meta: []pair{{"count", len(mems)}}, key: "memories", mems: mems, namespace: q.req.Filter.Namespace, caller: sdk.Caller(call.Context)}
+	if err := s.shortenIDs(ctx, &l, q.format); err != nil {
+		return nil, err
+	}
+	return l.render(q.format)
 }

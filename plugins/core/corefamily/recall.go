@@ -142,6 +142,9 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 		l.mems = append(l.mems, h.mem)
 		l.scores = append(l.scores, h.score)
 	}
+	if err := s.shortenIDs(ctx, &l, q.format); err != nil {
+		return nil, err
+	}
 	return l.render(q.format)
 }
 

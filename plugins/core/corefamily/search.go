@@ -71,5 +71,9 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 			mems = append(mems, r.GetMemory())
 		}
 	}
-	return listing{meta: []pair{{"count", len(mems)}}, key: "results", mems: mems, namespace: q.req.GetFilter().GetNamespace(), caller: sdk.Caller(call.Context)}.render(q.format)
+	l := listing{meta: []pair{{"count", len(mems)}}, key: "results", mems: mems, namespace: q.req.GetFilter().GetNamespace(), caller: sdk.Caller(call.Context)}
+	if err := s.shortenIDs(ctx, &l, q.format); err != nil {
+		return nil, err
+	}
+	return l.render(q.format)
 }

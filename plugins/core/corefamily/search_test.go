@@ -47,7 +47,7 @@ func TestSearch(t *testing.T) {
 
 	// Search touches nothing; its TOON rows are headed "memories", no score.
 	toon := h.OK("memory_search", `{"query":"backup"}`, nil)
-	if want := "count:1\nmemories[id|title|tier|namespace|agent_id|content]:\n" + one + "|Postgres backup|short|db|ai:test|nightly dumps"; toon != want {
+	if want := "count:1\nmemories[id|title|tier|namespace|agent_id|content]:\n" + one[:8] + "|Postgres backup|short|db|ai:test|nightly dumps"; toon != want {
 		t.Errorf("toon =\n%s\nwant\n%s", toon, want)
 	}
 	if m := h.get(one); m.AccessCount != 0 {

@@ -636,6 +636,107 @@ func (x *GetMemoriesResponse) GetLinks() []*Link {
 	return nil
 }
 
+type ShortIdsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Ids   []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// The shortest prefix to give (the id itself if shorter).
+	MinLength     uint32 `protobuf:"varint,2,opt,name=min_length,json=minLength,proto3" json:"min_length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShortIdsRequest) Reset() {
+	*x = ShortIdsRequest{}
+	mi := &file_aimemory_v1_memory_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShortIdsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShortIdsRequest) ProtoMessage() {}
+
+func (x *ShortIdsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_memory_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShortIdsRequest.ProtoReflect.Descriptor instead.
+func (*ShortIdsRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ShortIdsRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *ShortIdsRequest) GetMinLength() uint32 {
+	if x != nil {
+		return x.MinLength
+	}
+	return 0
+}
+
+type ShortIdsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per id, in request order: its shortest prefix of at least
+	// min_length characters that no other live or archived memory's id
+	// starts with. Unique when computed; a later memory can make it
+	// ambiguous, and a prefix lookup then lists the candidates.
+	Prefixes      []string `protobuf:"bytes,1,rep,name=prefixes,proto3" json:"prefixes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShortIdsResponse) Reset() {
+	*x = ShortIdsResponse{}
+	mi := &file_aimemory_v1_memory_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShortIdsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShortIdsResponse) ProtoMessage() {}
+
+func (x *ShortIdsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_memory_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShortIdsResponse.ProtoReflect.Descriptor instead.
+func (*ShortIdsResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ShortIdsResponse) GetPrefixes() []string {
+	if x != nil {
+		return x.Prefixes
+	}
+	return nil
+}
+
 // Filter selects live (unexpired) memories.
 type Filter struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -656,7 +757,7 @@ type Filter struct {
 
 func (x *Filter) Reset() {
 	*x = Filter{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[5]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +769,7 @@ func (x *Filter) String() string {
 func (*Filter) ProtoMessage() {}
 
 func (x *Filter) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[5]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +782,7 @@ func (x *Filter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Filter.ProtoReflect.Descriptor instead.
 func (*Filter) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{5}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Filter) GetNamespace() string {
@@ -750,7 +851,7 @@ type ListMemoriesRequest struct {
 
 func (x *ListMemoriesRequest) Reset() {
 	*x = ListMemoriesRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[6]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +863,7 @@ func (x *ListMemoriesRequest) String() string {
 func (*ListMemoriesRequest) ProtoMessage() {}
 
 func (x *ListMemoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[6]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +876,7 @@ func (x *ListMemoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMemoriesRequest.ProtoReflect.Descriptor instead.
 func (*ListMemoriesRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{6}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListMemoriesRequest) GetFilter() *Filter {
@@ -802,7 +903,7 @@ type ListMemoriesResponse struct {
 
 func (x *ListMemoriesResponse) Reset() {
 	*x = ListMemoriesResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[7]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +915,7 @@ func (x *ListMemoriesResponse) String() string {
 func (*ListMemoriesResponse) ProtoMessage() {}
 
 func (x *ListMemoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[7]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +928,7 @@ func (x *ListMemoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMemoriesResponse.ProtoReflect.Descriptor instead.
 func (*ListMemoriesResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{7}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListMemoriesResponse) GetMemories() []*Memory {
@@ -850,7 +951,7 @@ type SearchMemoriesRequest struct {
 
 func (x *SearchMemoriesRequest) Reset() {
 	*x = SearchMemoriesRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[8]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +963,7 @@ func (x *SearchMemoriesRequest) String() string {
 func (*SearchMemoriesRequest) ProtoMessage() {}
 
 func (x *SearchMemoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[8]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +976,7 @@ func (x *SearchMemoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMemoriesRequest.ProtoReflect.Descriptor instead.
 func (*SearchMemoriesRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{8}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SearchMemoriesRequest) GetQuery() string {
@@ -923,7 +1024,7 @@ type ScoredMemory struct {
 
 func (x *ScoredMemory) Reset() {
 	*x = ScoredMemory{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[9]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1036,7 @@ func (x *ScoredMemory) String() string {
 func (*ScoredMemory) ProtoMessage() {}
 
 func (x *ScoredMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[9]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1049,7 @@ func (x *ScoredMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoredMemory.ProtoReflect.Descriptor instead.
 func (*ScoredMemory) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{9}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ScoredMemory) GetMemory() *Memory {
@@ -974,7 +1075,7 @@ type SearchMemoriesResponse struct {
 
 func (x *SearchMemoriesResponse) Reset() {
 	*x = SearchMemoriesResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[10]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1087,7 @@ func (x *SearchMemoriesResponse) String() string {
 func (*SearchMemoriesResponse) ProtoMessage() {}
 
 func (x *SearchMemoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[10]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1100,7 @@ func (x *SearchMemoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMemoriesResponse.ProtoReflect.Descriptor instead.
 func (*SearchMemoriesResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{10}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SearchMemoriesResponse) GetResults() []*ScoredMemory {
@@ -1018,7 +1119,7 @@ type TouchMemoriesRequest struct {
 
 func (x *TouchMemoriesRequest) Reset() {
 	*x = TouchMemoriesRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[11]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1131,7 @@ func (x *TouchMemoriesRequest) String() string {
 func (*TouchMemoriesRequest) ProtoMessage() {}
 
 func (x *TouchMemoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[11]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1144,7 @@ func (x *TouchMemoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TouchMemoriesRequest.ProtoReflect.Descriptor instead.
 func (*TouchMemoriesRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{11}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TouchMemoriesRequest) GetIds() []string {
@@ -1063,7 +1164,7 @@ type TouchMemoriesResponse struct {
 
 func (x *TouchMemoriesResponse) Reset() {
 	*x = TouchMemoriesResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[12]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1176,7 @@ func (x *TouchMemoriesResponse) String() string {
 func (*TouchMemoriesResponse) ProtoMessage() {}
 
 func (x *TouchMemoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[12]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1189,7 @@ func (x *TouchMemoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TouchMemoriesResponse.ProtoReflect.Descriptor instead.
 func (*TouchMemoriesResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{12}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TouchMemoriesResponse) GetMemories() []*Memory {
@@ -1120,7 +1221,7 @@ type UpdateMemoryRequest struct {
 
 func (x *UpdateMemoryRequest) Reset() {
 	*x = UpdateMemoryRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[13]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1233,7 @@ func (x *UpdateMemoryRequest) String() string {
 func (*UpdateMemoryRequest) ProtoMessage() {}
 
 func (x *UpdateMemoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[13]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1145,7 +1246,7 @@ func (x *UpdateMemoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateMemoryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateMemoryRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{13}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UpdateMemoryRequest) GetId() string {
@@ -1241,7 +1342,7 @@ type UpdateMemoryResponse struct {
 
 func (x *UpdateMemoryResponse) Reset() {
 	*x = UpdateMemoryResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[14]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1354,7 @@ func (x *UpdateMemoryResponse) String() string {
 func (*UpdateMemoryResponse) ProtoMessage() {}
 
 func (x *UpdateMemoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[14]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1367,7 @@ func (x *UpdateMemoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateMemoryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateMemoryResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{14}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateMemoryResponse) GetMemory() *Memory {
@@ -1285,7 +1386,7 @@ type DeleteMemoriesRequest struct {
 
 func (x *DeleteMemoriesRequest) Reset() {
 	*x = DeleteMemoriesRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[15]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1398,7 @@ func (x *DeleteMemoriesRequest) String() string {
 func (*DeleteMemoriesRequest) ProtoMessage() {}
 
 func (x *DeleteMemoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[15]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1411,7 @@ func (x *DeleteMemoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMemoriesRequest.ProtoReflect.Descriptor instead.
 func (*DeleteMemoriesRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{15}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteMemoriesRequest) GetIds() []string {
@@ -1330,7 +1431,7 @@ type DeleteMemoriesResponse struct {
 
 func (x *DeleteMemoriesResponse) Reset() {
 	*x = DeleteMemoriesResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[16]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1443,7 @@ func (x *DeleteMemoriesResponse) String() string {
 func (*DeleteMemoriesResponse) ProtoMessage() {}
 
 func (x *DeleteMemoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[16]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1456,7 @@ func (x *DeleteMemoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMemoriesResponse.ProtoReflect.Descriptor instead.
 func (*DeleteMemoriesResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{16}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteMemoriesResponse) GetDeleted() []string {
@@ -1382,7 +1483,7 @@ type CollectGarbageRequest struct {
 
 func (x *CollectGarbageRequest) Reset() {
 	*x = CollectGarbageRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[17]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1495,7 @@ func (x *CollectGarbageRequest) String() string {
 func (*CollectGarbageRequest) ProtoMessage() {}
 
 func (x *CollectGarbageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[17]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1508,7 @@ func (x *CollectGarbageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectGarbageRequest.ProtoReflect.Descriptor instead.
 func (*CollectGarbageRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{17}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CollectGarbageRequest) GetArchive() bool {
@@ -1426,7 +1527,7 @@ type CollectGarbageResponse struct {
 
 func (x *CollectGarbageResponse) Reset() {
 	*x = CollectGarbageResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[18]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1539,7 @@ func (x *CollectGarbageResponse) String() string {
 func (*CollectGarbageResponse) ProtoMessage() {}
 
 func (x *CollectGarbageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[18]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1552,7 @@ func (x *CollectGarbageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectGarbageResponse.ProtoReflect.Descriptor instead.
 func (*CollectGarbageResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{18}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CollectGarbageResponse) GetCollected() []string {
@@ -1469,7 +1570,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[19]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1582,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[19]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1595,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{19}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{21}
 }
 
 type StatsResponse struct {
@@ -1512,7 +1613,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[20]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1625,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[20]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1638,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{20}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StatsResponse) GetTotal() uint64 {
@@ -1635,7 +1736,13 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x13GetMemoriesResponse\x12/\n" +
 	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
 	"\tnot_found\x18\x02 \x03(\tR\bnotFound\x12'\n" +
-	"\x05links\x18\x03 \x03(\v2\x11.aimemory.v1.LinkR\x05links\"\xfd\x01\n" +
+	"\x05links\x18\x03 \x03(\v2\x11.aimemory.v1.LinkR\x05links\"B\n" +
+	"\x0fShortIdsRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x1d\n" +
+	"\n" +
+	"min_length\x18\x02 \x01(\rR\tminLength\".\n" +
+	"\x10ShortIdsResponse\x12\x1a\n" +
+	"\bprefixes\x18\x01 \x03(\tR\bprefixes\"\xfd\x01\n" +
 	"\x06Filter\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12/\n" +
 	"\x13namespace_ancestors\x18\x02 \x01(\bR\x12namespaceAncestors\x12\x12\n" +
@@ -1728,10 +1835,11 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\bRankMode\x12\x19\n" +
 	"\x15RANK_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RANK_MODE_SEARCH\x10\x01\x12\x14\n" +
-	"\x10RANK_MODE_RECALL\x10\x022\x81\x06\n" +
+	"\x10RANK_MODE_RECALL\x10\x022\xca\x06\n" +
 	"\bMemories\x12P\n" +
 	"\vStoreMemory\x12\x1f.aimemory.v1.StoreMemoryRequest\x1a .aimemory.v1.StoreMemoryResponse\x12P\n" +
-	"\vGetMemories\x12\x1f.aimemory.v1.GetMemoriesRequest\x1a .aimemory.v1.GetMemoriesResponse\x12S\n" +
+	"\vGetMemories\x12\x1f.aimemory.v1.GetMemoriesRequest\x1a .aimemory.v1.GetMemoriesResponse\x12G\n" +
+	"\bShortIds\x12\x1c.aimemory.v1.ShortIdsRequest\x1a\x1d.aimemory.v1.ShortIdsResponse\x12S\n" +
 	"\fListMemories\x12 .aimemory.v1.ListMemoriesRequest\x1a!.aimemory.v1.ListMemoriesResponse\x12Y\n" +
 	"\x0eSearchMemories\x12\".aimemory.v1.SearchMemoriesRequest\x1a#.aimemory.v1.SearchMemoriesResponse\x12V\n" +
 	"\rTouchMemories\x12!.aimemory.v1.TouchMemoriesRequest\x1a\".aimemory.v1.TouchMemoriesResponse\x12S\n" +
@@ -1753,7 +1861,7 @@ func file_aimemory_v1_memory_proto_rawDescGZIP() []byte {
 }
 
 var file_aimemory_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_aimemory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_aimemory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_aimemory_v1_memory_proto_goTypes = []any{
 	(ConflictPolicy)(0),            // 0: aimemory.v1.ConflictPolicy
 	(StoreOutcome)(0),              // 1: aimemory.v1.StoreOutcome
@@ -1764,24 +1872,26 @@ var file_aimemory_v1_memory_proto_goTypes = []any{
 	(*StoreMemoryResponse)(nil),    // 6: aimemory.v1.StoreMemoryResponse
 	(*GetMemoriesRequest)(nil),     // 7: aimemory.v1.GetMemoriesRequest
 	(*GetMemoriesResponse)(nil),    // 8: aimemory.v1.GetMemoriesResponse
-	(*Filter)(nil),                 // 9: aimemory.v1.Filter
-	(*ListMemoriesRequest)(nil),    // 10: aimemory.v1.ListMemoriesRequest
-	(*ListMemoriesResponse)(nil),   // 11: aimemory.v1.ListMemoriesResponse
-	(*SearchMemoriesRequest)(nil),  // 12: aimemory.v1.SearchMemoriesRequest
-	(*ScoredMemory)(nil),           // 13: aimemory.v1.ScoredMemory
-	(*SearchMemoriesResponse)(nil), // 14: aimemory.v1.SearchMemoriesResponse
-	(*TouchMemoriesRequest)(nil),   // 15: aimemory.v1.TouchMemoriesRequest
-	(*TouchMemoriesResponse)(nil),  // 16: aimemory.v1.TouchMemoriesResponse
-	(*UpdateMemoryRequest)(nil),    // 17: aimemory.v1.UpdateMemoryRequest
-	(*UpdateMemoryResponse)(nil),   // 18: aimemory.v1.UpdateMemoryResponse
-	(*DeleteMemoriesRequest)(nil),  // 19: aimemory.v1.DeleteMemoriesRequest
-	(*DeleteMemoriesResponse)(nil), // 20: aimemory.v1.DeleteMemoriesResponse
-	(*CollectGarbageRequest)(nil),  // 21: aimemory.v1.CollectGarbageRequest
-	(*CollectGarbageResponse)(nil), // 22: aimemory.v1.CollectGarbageResponse
-	(*StatsRequest)(nil),           // 23: aimemory.v1.StatsRequest
-	(*StatsResponse)(nil),          // 24: aimemory.v1.StatsResponse
-	(*Link)(nil),                   // 25: aimemory.v1.Link
-	(*CountByKey)(nil),             // 26: aimemory.v1.CountByKey
+	(*ShortIdsRequest)(nil),        // 9: aimemory.v1.ShortIdsRequest
+	(*ShortIdsResponse)(nil),       // 10: aimemory.v1.ShortIdsResponse
+	(*Filter)(nil),                 // 11: aimemory.v1.Filter
+	(*ListMemoriesRequest)(nil),    // 12: aimemory.v1.ListMemoriesRequest
+	(*ListMemoriesResponse)(nil),   // 13: aimemory.v1.ListMemoriesResponse
+	(*SearchMemoriesRequest)(nil),  // 14: aimemory.v1.SearchMemoriesRequest
+	(*ScoredMemory)(nil),           // 15: aimemory.v1.ScoredMemory
+	(*SearchMemoriesResponse)(nil), // 16: aimemory.v1.SearchMemoriesResponse
+	(*TouchMemoriesRequest)(nil),   // 17: aimemory.v1.TouchMemoriesRequest
+	(*TouchMemoriesResponse)(nil),  // 18: aimemory.v1.TouchMemoriesResponse
+	(*UpdateMemoryRequest)(nil),    // 19: aimemory.v1.UpdateMemoryRequest
+	(*UpdateMemoryResponse)(nil),   // 20: aimemory.v1.UpdateMemoryResponse
+	(*DeleteMemoriesRequest)(nil),  // 21: aimemory.v1.DeleteMemoriesRequest
+	(*DeleteMemoriesResponse)(nil), // 22: aimemory.v1.DeleteMemoriesResponse
+	(*CollectGarbageRequest)(nil),  // 23: aimemory.v1.CollectGarbageRequest
+	(*CollectGarbageResponse)(nil), // 24: aimemory.v1.CollectGarbageResponse
+	(*StatsRequest)(nil),           // 25: aimemory.v1.StatsRequest
+	(*StatsResponse)(nil),          // 26: aimemory.v1.StatsResponse
+	(*Link)(nil),                   // 27: aimemory.v1.Link
+	(*CountByKey)(nil),             // 28: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_memory_proto_depIdxs = []int32{
 	4,  // 0: aimemory.v1.StoreMemoryRequest.memory:type_name -> aimemory.v1.Memory
@@ -1789,38 +1899,40 @@ var file_aimemory_v1_memory_proto_depIdxs = []int32{
 	4,  // 2: aimemory.v1.StoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
 	1,  // 3: aimemory.v1.StoreMemoryResponse.outcome:type_name -> aimemory.v1.StoreOutcome
 	4,  // 4: aimemory.v1.GetMemoriesResponse.memories:type_name -> aimemory.v1.Memory
-	25, // 5: aimemory.v1.GetMemoriesResponse.links:type_name -> aimemory.v1.Link
-	9,  // 6: aimemory.v1.ListMemoriesRequest.filter:type_name -> aimemory.v1.Filter
+	27, // 5: aimemory.v1.GetMemoriesResponse.links:type_name -> aimemory.v1.Link
+	11, // 6: aimemory.v1.ListMemoriesRequest.filter:type_name -> aimemory.v1.Filter
 	4,  // 7: aimemory.v1.ListMemoriesResponse.memories:type_name -> aimemory.v1.Memory
 	2,  // 8: aimemory.v1.SearchMemoriesRequest.match:type_name -> aimemory.v1.MatchMode
 	3,  // 9: aimemory.v1.SearchMemoriesRequest.rank:type_name -> aimemory.v1.RankMode
-	9,  // 10: aimemory.v1.SearchMemoriesRequest.filter:type_name -> aimemory.v1.Filter
+	11, // 10: aimemory.v1.SearchMemoriesRequest.filter:type_name -> aimemory.v1.Filter
 	4,  // 11: aimemory.v1.ScoredMemory.memory:type_name -> aimemory.v1.Memory
-	13, // 12: aimemory.v1.SearchMemoriesResponse.results:type_name -> aimemory.v1.ScoredMemory
+	15, // 12: aimemory.v1.SearchMemoriesResponse.results:type_name -> aimemory.v1.ScoredMemory
 	4,  // 13: aimemory.v1.TouchMemoriesResponse.memories:type_name -> aimemory.v1.Memory
 	4,  // 14: aimemory.v1.UpdateMemoryResponse.memory:type_name -> aimemory.v1.Memory
-	26, // 15: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
-	26, // 16: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
+	28, // 15: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
+	28, // 16: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
 	5,  // 17: aimemory.v1.Memories.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
 	7,  // 18: aimemory.v1.Memories.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
-	10, // 19: aimemory.v1.Memories.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
-	12, // 20: aimemory.v1.Memories.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
-	15, // 21: aimemory.v1.Memories.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
-	17, // 22: aimemory.v1.Memories.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
-	19, // 23: aimemory.v1.Memories.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
-	21, // 24: aimemory.v1.Memories.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
-	23, // 25: aimemory.v1.Memories.Stats:input_type -> aimemory.v1.StatsRequest
-	6,  // 26: aimemory.v1.Memories.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
-	8,  // 27: aimemory.v1.Memories.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
-	11, // 28: aimemory.v1.Memories.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
-	14, // 29: aimemory.v1.Memories.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
-	16, // 30: aimemory.v1.Memories.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
-	18, // 31: aimemory.v1.Memories.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
-	20, // 32: aimemory.v1.Memories.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
-	22, // 33: aimemory.v1.Memories.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
-	24, // 34: aimemory.v1.Memories.Stats:output_type -> aimemory.v1.StatsResponse
-	26, // [26:35] is the sub-list for method output_type
-	17, // [17:26] is the sub-list for method input_type
+	9,  // 19: aimemory.v1.Memories.ShortIds:input_type -> aimemory.v1.ShortIdsRequest
+	12, // 20: aimemory.v1.Memories.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
+	14, // 21: aimemory.v1.Memories.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
+	17, // 22: aimemory.v1.Memories.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
+	19, // 23: aimemory.v1.Memories.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
+	21, // 24: aimemory.v1.Memories.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
+	23, // 25: aimemory.v1.Memories.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
+	25, // 26: aimemory.v1.Memories.Stats:input_type -> aimemory.v1.StatsRequest
+	6,  // 27: aimemory.v1.Memories.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
+	8,  // 28: aimemory.v1.Memories.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
+	10, // 29: aimemory.v1.Memories.ShortIds:output_type -> aimemory.v1.ShortIdsResponse
+	13, // 30: aimemory.v1.Memories.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
+	16, // 31: aimemory.v1.Memories.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
+	18, // 32: aimemory.v1.Memories.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
+	20, // 33: aimemory.v1.Memories.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
+	22, // 34: aimemory.v1.Memories.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
+	24, // 35: aimemory.v1.Memories.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
+	26, // 36: aimemory.v1.Memories.Stats:output_type -> aimemory.v1.StatsResponse
+	27, // [27:37] is the sub-list for method output_type
+	17, // [17:27] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -1833,14 +1945,14 @@ func file_aimemory_v1_memory_proto_init() {
 	}
 	file_aimemory_v1_engine_proto_init()
 	file_aimemory_v1_graph_proto_init()
-	file_aimemory_v1_memory_proto_msgTypes[13].OneofWrappers = []any{}
+	file_aimemory_v1_memory_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_memory_proto_rawDesc), len(file_aimemory_v1_memory_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Memories_StoreMemory_FullMethodName    = "/aimemory.v1.Memories/StoreMemory"
 	Memories_GetMemories_FullMethodName    = "/aimemory.v1.Memories/GetMemories"
+	Memories_ShortIds_FullMethodName       = "/aimemory.v1.Memories/ShortIds"
 	Memories_ListMemories_FullMethodName   = "/aimemory.v1.Memories/ListMemories"
 	Memories_SearchMemories_FullMethodName = "/aimemory.v1.Memories/SearchMemories"
 	Memories_TouchMemories_FullMethodName  = "/aimemory.v1.Memories/TouchMemories"
@@ -38,6 +39,8 @@ const (
 type MemoriesClient interface {
 	StoreMemory(ctx context.Context, in *StoreMemoryRequest, opts ...grpc.CallOption) (*StoreMemoryResponse, error)
 	GetMemories(ctx context.Context, in *GetMemoriesRequest, opts ...grpc.CallOption) (*GetMemoriesResponse, error)
+	// The shortest unique prefix of each id, for compact results.
+	ShortIds(ctx context.Context, in *ShortIdsRequest, opts ...grpc.CallOption) (*ShortIdsResponse, error)
 	ListMemories(ctx context.Context, in *ListMemoriesRequest, opts ...grpc.CallOption) (*ListMemoriesResponse, error)
 	SearchMemories(ctx context.Context, in *SearchMemoriesRequest, opts ...grpc.CallOption) (*SearchMemoriesResponse, error)
 	TouchMemories(ctx context.Context, in *TouchMemoriesRequest, opts ...grpc.CallOption) (*TouchMemoriesResponse, error)
@@ -69,6 +72,16 @@ func (c *memoriesClient) GetMemories(ctx context.Context, in *GetMemoriesRequest
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetMemoriesResponse)
 	err := c.cc.Invoke(ctx, Memories_GetMemories_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoriesClient) ShortIds(ctx context.Context, in *ShortIdsRequest, opts ...grpc.CallOption) (*ShortIdsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ShortIdsResponse)
+	err := c.cc.Invoke(ctx, Memories_ShortIds_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +166,8 @@ func (c *memoriesClient) Stats(ctx context.Context, in *StatsRequest, opts ...gr
 type MemoriesServer interface {
 	StoreMemory(context.Context, *StoreMemoryRequest) (*StoreMemoryResponse, error)
 	GetMemories(context.Context, *GetMemoriesRequest) (*GetMemoriesResponse, error)
+	// The shortest unique prefix of each id, for compact results.
+	ShortIds(context.Context, *ShortIdsRequest) (*ShortIdsResponse, error)
 	ListMemories(context.Context, *ListMemoriesRequest) (*ListMemoriesResponse, error)
 	SearchMemories(context.Context, *SearchMemoriesRequest) (*SearchMemoriesResponse, error)
 	TouchMemories(context.Context, *TouchMemoriesRequest) (*TouchMemoriesResponse, error)
@@ -175,6 +190,9 @@ func (UnimplementedMemoriesServer) StoreMemory(context.Context, *StoreMemoryRequ
 }
 func (UnimplementedMemoriesServer) GetMemories(context.Context, *GetMemoriesRequest) (*GetMemoriesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetMemories not implemented")
+}
+func (UnimplementedMemoriesServer) ShortIds(context.Context, *ShortIdsRequest) (*ShortIdsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ShortIds not implemented")
 }
 func (UnimplementedMemoriesServer) ListMemories(context.Context, *ListMemoriesRequest) (*ListMemoriesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListMemories not implemented")
@@ -250,6 +268,24 @@ func _Memories_GetMemories_Handler(srv interface{}, ctx context.Context, dec fun
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MemoriesServer).GetMemories(ctx, req.(*GetMemoriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Memories_ShortIds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ShortIdsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoriesServer).ShortIds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Memories_ShortIds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoriesServer).ShortIds(ctx, req.(*ShortIdsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -394,6 +430,10 @@ var Memories_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMemories",
 			Handler:    _Memories_GetMemories_Handler,
+		},
+		{
+			MethodName: "ShortIds",
+			Handler:    _Memories_ShortIds_Handler,
 		},
 		{
 			MethodName: "ListMemories",

@@ -41,10 +41,13 @@ func Run(t *testing.T, open Opener) {
 		{"Update", testUpdate},
 		{"ValidationNamesField", testValidationNamesField},
 		{"GetByPrefix", testGetByPrefix},
+		{"ShortIDs", testShortIDs},
 		// list and search
 		{"Filters", testFilters},
 		{"RankingFormula", testRankingFormula},
 		{"RankingTermFrequency", testRankingTermFrequency},
+		{"RankingBounded", testRankingBounded},
+		{"RecallFunctionWords", testRecallFunctionWords},
 		{"ListOrder", testListOrder},
 		{"MatchModesStemmingAndSanitising", testMatchModesStemmingAndSanitising},
 		// expiry, touch, gc and archive
