@@ -298,3 +298,29 @@ func BenchmarkOpen100k(b *testing.B) {
 	benchStores.stores[100_000] = s
 	b.ReportMetric(float64(heap)/(1<<20), "index-MiB")
 }
+
+// BenchmarkShortIDs100k is the engine read a compact result adds: the
+// short ids of ten memories among 100k.
+func BenchmarkShortIDs100k(b *testing.B) {
+	s := benchStore(b, 100_000)
+	ctx := context.Background()
+	l, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 200})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lat latencies
+	i := 0
+	for b.Loop() {
+		ids := make([]string, 10)
+		for j := range ids {
+			ids[j] = l.Memories[(i*10+j)%len(l.Memories)].Id
+		}
+		i++
+		lat.time(func() {
+			if _, err := s.ShortIDs(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: 8}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	lat.report(b)
+}
