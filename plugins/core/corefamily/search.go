@@ -14,8 +14,7 @@ const (
 	searchMaxLimit     = 200
 )
 
-// searchQuery is a validated memory_search call: every word must match,
-// ranked without the tier bonus.
+// searchQuery is a validated memory_search call: every word must match.
 type searchQuery struct {
 	req    aimemoryv1.SearchMemoriesRequest
 	format string

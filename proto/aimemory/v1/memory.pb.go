@@ -172,12 +172,15 @@ func (MatchMode) EnumDescriptor() ([]byte, []int) {
 	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{2}
 }
 
+// Both modes rank alike since issue 8: relevance first, with bounded
+// priority, confidence and recency factors (docs/RETRIEVAL.md). Kept so
+// callers can still say which they mean.
 type RankMode int32
 
 const (
 	RankMode_RANK_MODE_UNSPECIFIED RankMode = 0 // = SEARCH
-	RankMode_RANK_MODE_SEARCH      RankMode = 1 // relevance + weights, no tier bonus
-	RankMode_RANK_MODE_RECALL      RankMode = 2 // relevance + weights + tier bonus
+	RankMode_RANK_MODE_SEARCH      RankMode = 1
+	RankMode_RANK_MODE_RECALL      RankMode = 2
 )
 
 // Enum value maps for RankMode.

@@ -44,9 +44,10 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 }
 
 // SearchMemories ranks live memories matching the filter by keyword
-// relevance plus the weights of data-model §9.2. MATCH_MODE_ALL (the
-// default) needs every query term, ANY at least one; RANK_MODE_RECALL adds
-// the tier bonus. A query with no usable word matches nothing.
+// relevance first (index/rank.go). MATCH_MODE_ALL (the default) needs
+// every query term; ANY (recall) at least one, and drops function words
+// from a query that has other words. A query with no usable word matches
+// nothing.
 func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
 	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
