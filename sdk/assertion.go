@@ -22,11 +22,17 @@ func withAssertion(ctx context.Context, token []byte) context.Context {
 	return context.WithValue(ctx, assertionKey{}, string(token))
 }
 
+// CallAssertion is the assertion of the tool call ctx came from, or "".
+func CallAssertion(ctx context.Context) string {
+	t, _ := ctx.Value(assertionKey{}).(string)
+	return t
+}
+
 // forwardAssertion is the engine client's per-call credential.
 type forwardAssertion struct{}
 
 func (forwardAssertion) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]string, error) {
-	if t, ok := ctx.Value(assertionKey{}).(string); ok {
+	if t := CallAssertion(ctx); t != "" {
 		return map[string]string{aimemoryv1.AssertionMetadataKey: t}, nil
 	}
 	return nil, nil

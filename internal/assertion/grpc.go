@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // HostCredentials attaches a freshly minted assertion to every engine call a
@@ -24,7 +25,13 @@ type hostCreds struct {
 	c caller.Caller
 }
 
-func (h hostCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+// GetRequestMetadata mints a host assertion, unless the call is made inside
+// a tool call whose own assertion the sdk forwards (one client serving both,
+// as in sdktest): the tool call's caller is the one the engine must see.
+func (h hostCreds) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]string, error) {
+	if sdk.CallAssertion(ctx) != "" {
+		return nil, nil
+	}
 	return map[string]string{MetadataKey: string(h.s.Mint(h.c))}, nil
 }
 

@@ -43,6 +43,8 @@ type memoryView struct {
 	AccessCount    int64           `json:"access_count,omitempty"`
 	Tags           []string        `json:"tags,omitempty"`
 	Source         string          `json:"source,omitempty"`
+	CreatedBy      string          `json:"created_by,omitempty"` // engine-stamped: who the host said called
+	UpdatedBy      string          `json:"updated_by,omitempty"`
 	CreatedAt      string          `json:"created_at,omitempty"`
 	UpdatedAt      string          `json:"updated_at,omitempty"`
 	LastAccessedAt string          `json:"last_accessed_at,omitempty"`
@@ -67,6 +69,8 @@ func newView(m *aimemoryv1.Memory, cut bool) memoryView {
 		AccessCount:    m.GetAccessCount(),
 		Tags:           m.GetTags(),
 		Source:         m.GetSource(),
+		CreatedBy:      m.GetCreatedBy(),
+		UpdatedBy:      m.GetUpdatedBy(),
 		CreatedAt:      record.FormatTime(m.GetCreatedAt()),
 		UpdatedAt:      record.FormatTime(m.GetUpdatedAt()),
 		LastAccessedAt: record.FormatTime(m.GetLastAccessedAt()),

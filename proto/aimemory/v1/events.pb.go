@@ -61,11 +61,15 @@ type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// memory_store, memory_update, memory_delete, memory_gc, memory_touch,
 	// memory_link_created, memory_link_invalidated (memory_id: the source)
-	Type          string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	MemoryId      string `protobuf:"bytes,2,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
-	Namespace     string `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	AgentId       string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	At            int64  `protobuf:"varint,5,opt,name=at,proto3" json:"at,omitempty"`
+	Type      string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	MemoryId  string `protobuf:"bytes,2,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
+	Namespace string `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The memory's claimed provenance (metadata.agent_id).
+	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	At      int64  `protobuf:"varint,5,opt,name=at,proto3" json:"at,omitempty"`
+	// Who made the change: the identity the host resolved and signed for the
+	// call (empty for the engine's own work, such as expiry collection).
+	Principal     string `protobuf:"bytes,6,opt,name=principal,proto3" json:"principal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -135,18 +139,26 @@ func (x *Event) GetAt() int64 {
 	return 0
 }
 
+func (x *Event) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
 var File_aimemory_v1_events_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"\x18aimemory/v1/events.proto\x12\vaimemory.v1\"\x14\n" +
-	"\x12WatchEventsRequest\"\x81\x01\n" +
+	"\x12WatchEventsRequest\"\x9f\x01\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1b\n" +
 	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x12\x1c\n" +
 	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x12\x19\n" +
 	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12\x0e\n" +
-	"\x02at\x18\x05 \x01(\x03R\x02at2N\n" +
+	"\x02at\x18\x05 \x01(\x03R\x02at\x12\x1c\n" +
+	"\tprincipal\x18\x06 \x01(\tR\tprincipal2N\n" +
 	"\x06Events\x12D\n" +
 	"\vWatchEvents\x12\x1f.aimemory.v1.WatchEventsRequest\x1a\x12.aimemory.v1.Event0\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 

@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -170,11 +171,13 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 
 func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
+	c, _ := caller.FromContext(w.ctx)
 	w.events = append(w.events, &aimemoryv1.Event{
 		Type:      typ,
 		MemoryId:  m.GetId(),
 		Namespace: m.GetNamespace(),
 		AgentId:   agent,
 		At:        w.now,
+		Principal: c.Principal,
 	})
 }

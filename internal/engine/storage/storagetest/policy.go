@@ -151,7 +151,7 @@ func testEventsAfterCommit(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{Events: &b})
 	m := store(t, s, mem("a", "x", meta(`{"agent_id":"alice"}`), tier("short")))
 	s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{m.Id}})
-	s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: m.Id, Content: proto.String("y")})
+	s.UpdateMemory(as("bob"), &aimemoryv1.UpdateMemoryRequest{Id: m.Id, Content: proto.String("y")})
 	s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("a", "dup"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR}) // fails: no event
 	clk.Add(24 * time.Hour)
 	s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{})
@@ -161,7 +161,7 @@ func testEventsAfterCommit(t *testing.T, o Opener) {
 	for range 6 {
 		select {
 		case e := <-sub.C:
-			got = append(got, e.Type+" "+e.AgentId)
+			got = append(got, strings.TrimSpace(e.Type+" "+e.AgentId+" "+e.Principal))
 			if e.MemoryId == "" || e.Namespace != "global" || e.At == 0 {
 				t.Errorf("event %v", e)
 			}
@@ -169,7 +169,9 @@ func testEventsAfterCommit(t *testing.T, o Opener) {
 			t.Fatalf("events so far %q", got)
 		}
 	}
-	want := []string{"memory_store alice", "memory_touch alice", "memory_update alice", "memory_gc alice", "memory_store ", "memory_delete "}
+	// agent_id is the memory's claimed provenance; the principal is who made
+	// the change (bob's update of alice's memory), empty for the engine's own gc.
+	want := []string{"memory_store alice", "memory_touch alice", "memory_update alice bob", "memory_gc alice", "memory_store", "memory_delete"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}
