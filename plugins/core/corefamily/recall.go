@@ -175,13 +175,16 @@ func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
 }
 
 // applyProximity favours memories nearer the query namespace (data-model
-// §9.4): score × 1/(1+0.3·d), d = how many levels above it a memory sits.
-// It runs after the limit cut, so it only re-orders the survivors.
+// §9.4), but only among near-ties, like every other prior (docs/RETRIEVAL.md):
+// score × 1/(1+0.02·min(d,5)), d = how many levels above it a memory sits,
+// so at most 0.91. The reference's 1/(1+0.3·d) halved a match three levels up
+// and let a weaker one nearer by outrank it. It runs after the limit cut, so
+// it only re-orders the survivors.
 func applyProximity(hits []scored, ns string) {
 	depth := record.Depth(ns)
 	for i := range hits {
-		d := max(depth-record.Depth(hits[i].mem.GetNamespace()), 0)
-		hits[i].score /= 1 + 0.3*float64(d)
+		d := min(max(depth-record.Depth(hits[i].mem.GetNamespace()), 0), 5)
+		hits[i].score /= 1 + 0.02*float64(d)
 	}
 	slices.SortStableFunc(hits, func(a, b scored) int {
 		switch {
