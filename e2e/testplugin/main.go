@@ -21,6 +21,10 @@ import (
 
 var variant = ""
 
+// stderr is the process's own stderr: go-plugin's Serve later points
+// os.Stderr at a pipe the host discards.
+var stderr = os.Stderr
+
 var anyArgs = json.RawMessage(`{"type":"object","properties":{"say":{"type":"string","description":"Text to echo."}}}`)
 
 // echo answers with the arguments, the host-resolved call context and the pid.
@@ -45,8 +49,8 @@ func families() []sdk.Family {
 		return []sdk.Family{{Name: "faults", Tools: []sdk.Tool{
 			tool("fault_echo", "Echo, with the plugin's pid.", echo),
 			tool("fault_hang", "Never answer, whatever the deadline.", func(context.Context, sdk.Call) (any, error) {
-				fmt.Fprintln(os.Stderr, "testplugin: fault_hang started")
-				select {} // a plugin that stops answering ignores its context too
+				fmt.Fprintln(stderr, "[WARN] fault_hang started") // the prefix makes go-plugin relay it to the host's stderr
+				select {}                                         // a plugin that stops answering ignores its context too
 			}),
 			tool("fault_crash", "Exit the plugin process.", func(context.Context, sdk.Call) (any, error) {
 				os.Exit(3)
