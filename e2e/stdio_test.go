@@ -119,6 +119,7 @@ func TestStdioGarbageLines(t *testing.T) {
 		{"not json at all", nil, -32700},
 		{`{"jsonrpc":"2.0","id":5,"method":`, nil, -32700},
 		{"\x00\xff\xfe\x01", nil, -32700},
+		{`{"jsonrpc":"2.0","id":"typed","method":"tools/call","params":{"name":7}}`, "typed", -32600},
 		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, -32600},
 		{`42`, nil, -32600},
 		{`null`, nil, -32600},

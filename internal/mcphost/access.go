@@ -7,6 +7,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/identity"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // AuditEntry is one guarded decision: an expansion attempt or a denied call.
@@ -61,7 +62,7 @@ func ruleName(rule string) string {
 	if rule == "none" {
 		return "none matched, and there is no \"*\" row"
 	}
-	return fmt.Sprintf("%q", rule)
+	return sdk.Quote(rule)
 }
 
 // loadProfile registers the profile's families that the session's identity

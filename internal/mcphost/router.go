@@ -1,10 +1,16 @@
 package mcphost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // envelope is the part of a JSON-RPC message the host routes on, decoded
@@ -20,6 +26,24 @@ type envelope struct {
 	Error  json.RawMessage `json:"error"`
 }
 
+// decodeEnvelope reads a message's envelope. A field of the wrong type
+// (a number for the tool name, say) is left empty rather than failing the
+// whole message, so the answer can still carry the request's id.
+func decodeEnvelope(line []byte) (envelope, error) {
+	var env envelope
+	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return env, errNotObject
+	}
+	err := json.Unmarshal(line, &env)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		err = nil
+	}
+	return env, err
+}
+
+var errNotObject = errors.New("not a JSON object")
+
 // isRequest reports whether the message expects a response.
 func (e *envelope) isRequest() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
 
@@ -30,24 +54,46 @@ func (e *envelope) isRequest() bool { return len(e.ID) > 0 && string(e.ID) != "n
 // would only say "not found", a protocol error many clients hide from the
 // model); everything else goes to mcp-go untouched.
 func (h *Host) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONRPCMessage {
-	var env envelope
-	if json.Unmarshal(raw, &env) != nil {
-		return h.srv.HandleMessage(ctx, raw) // mcp-go answers what it cannot parse
+	env, err := decodeEnvelope(raw)
+	if err != nil {
+		return bounded(h.srv.HandleMessage(ctx, raw)) // mcp-go answers what it cannot parse
 	}
 	return h.handle(ctx, &env, raw)
 }
 
 func (h *Host) handle(ctx context.Context, env *envelope, raw json.RawMessage) mcp.JSONRPCMessage {
-	if env.Method == string(mcp.MethodToolsCall) && env.isRequest() {
-		if text, ok := h.unloadedToolMessage(ctx, env.Params.Name); ok {
+	if env.Method == string(mcp.MethodToolsCall) && env.isRequest() && env.Params.Name != "" {
+		name := env.Params.Name
+		if text, ok := h.unloadedToolMessage(ctx, name); ok {
 			return mcp.JSONRPCResponse{
 				JSONRPC: mcp.JSONRPC_VERSION,
 				ID:      mcp.NewRequestId(env.ID),
 				Result:  mcp.NewToolResultError(text),
 			}
 		}
+		if name != capabilitiesName && h.set.FamilyOf(name) == "" {
+			// mcp-go would echo the whole name back.
+			return errorResponse(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("unknown tool %s; %s lists the families and their tools", sdk.Quote(name), capabilitiesName), nil)
+		}
 	}
-	return h.srv.HandleMessage(ctx, raw)
+	return bounded(h.srv.HandleMessage(ctx, raw))
+}
+
+// maxErrorMessage bounds the message of an error mcp-go answers, which may
+// quote the request (an unknown method, for one).
+const maxErrorMessage = 256
+
+func bounded(msg mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+	if e, ok := msg.(mcp.JSONRPCError); ok && len(e.Error.Message) > maxErrorMessage {
+		m := e.Error.Message
+		cut := maxErrorMessage - 64
+		for cut > 0 && !utf8.RuneStart(m[cut]) {
+			cut--
+		}
+		e.Error.Message = fmt.Sprintf("%s… (%d bytes)", m[:cut], len(m))
+		return e
+	}
+	return msg
 }
 
 // ordersAfter reports whether later messages on the same ordered stream

@@ -94,8 +94,8 @@ func (f *stdioFront) read(ctx context.Context, in io.Reader) error {
 
 // dispatch hands one message to a handler goroutine; false once ctx ended.
 func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
+	env, err := decodeEnvelope(line)
+	if err != nil {
 		code, msg := mcp.PARSE_ERROR, "Parse error: the message is not valid JSON"
 		if json.Valid(line) {
 			code, msg = mcp.INVALID_REQUEST, "Invalid Request: a message must be one JSON-RPC object"
@@ -110,7 +110,9 @@ func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 		if validID(env.ID) {
 			id = env.ID
 		}
-		return f.spawn(ctx, nil, func() { f.w.send(errorResponse(id, mcp.INVALID_REQUEST, "Invalid Request: method is missing", nil)) })
+		return f.spawn(ctx, nil, func() {
+			f.w.send(errorResponse(id, mcp.INVALID_REQUEST, "Invalid Request: method is missing or not a string", nil))
+		})
 	case !env.isRequest():
 		// Notifications (cancellations among them) never queue behind a barrier.
 		return f.spawn(ctx, nil, func() { f.h.handle(ctx, &env, line) })

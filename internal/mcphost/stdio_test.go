@@ -184,10 +184,21 @@ func TestStdioGarbageLines(t *testing.T) {
 		{`null`, nil, -32600},
 		{`{"jsonrpc":"2.0","id":9}`, 9, -32600},
 		{`{"jsonrpc":"2.0","id":10,"method":"no/such"}`, 10, -32601},
+		{`{"jsonrpc":"2.0","id":11,"method":7}`, 11, -32600},
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":7}}`, 12, -32600},
+		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":[1]}`, 13, -32600},
 	} {
 		p.write(c.line + "\n")
 		if code, _ := errorOf(t, p.response(c.id)); code != c.code {
 			t.Errorf("%q: code %d, want %d", c.line, code, c.code)
+		}
+	}
+	// Nothing the client sent is echoed back whole.
+	long := strings.Repeat("q", 100000)
+	p.write(`{"jsonrpc":"2.0","id":"m","method":"` + long + `"}` + "\n" + call("t", long, `{}`))
+	for _, id := range []string{"m", "t"} {
+		if code, msg := errorOf(t, p.response(id)); len(msg) > 300 || !strings.Contains(msg, " bytes)") || code > -32601 {
+			t.Errorf("%s: %d %d bytes: %.80s", id, code, len(msg), msg)
 		}
 	}
 	p.write("\n   \r\n\t\n") // blank lines are skipped, not answered

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // ManifestName is the file `make build` writes beside the plugin binaries,
@@ -62,7 +64,7 @@ func Discover(dir string, pinned map[string]string) ([]Binary, error) {
 	}
 	for path, sum := range pinned {
 		if len(sum) != 64 {
-			return nil, fmt.Errorf("config [plugins] %q: value must be the binary's SHA-256 in hex", path)
+			return nil, fmt.Errorf("config [plugins] %s: value must be the binary's SHA-256 in hex", sdk.Quote(path))
 		}
 		if slices.ContainsFunc(out, func(b Binary) bool { return b.FirstParty && filepath.Clean(b.Path) == filepath.Clean(path) }) {
 			continue // a manifest binary pinned again is still first-party, and listed once
