@@ -77,11 +77,14 @@ func (f *stdioFront) read(ctx context.Context, in io.Reader) error {
 		case err != nil:
 			return err
 		case over != nil:
-			f.h.log.Warn("message over the size limit dropped", "bytes", over.size, "limit", f.h.opts.MaxMessageBytes)
+			limit := f.h.opts.MaxMessageBytes
 			resp := errorResponse(over.id, mcp.INVALID_REQUEST, fmt.Sprintf(
 				"message of %d bytes is over the limit of %d bytes ([mcp] max_message_bytes in config.toml); it was not read",
-				over.size, f.h.opts.MaxMessageBytes), map[string]any{"limit": f.h.opts.MaxMessageBytes, "size": over.size})
-			if !f.spawn(ctx, nil, func() { f.w.send(resp) }) {
+				over.size, limit), map[string]any{"limit": limit, "size": over.size})
+			if !f.spawn(ctx, nil, func() {
+				f.h.log.Warn("message over the size limit dropped", "bytes", over.size, "limit", limit)
+				f.w.send(resp)
+			}) {
 				return ctx.Err()
 			}
 		default:

@@ -324,3 +324,24 @@ func (b *blockingPlugins) Call(ctx context.Context, family, tool string, args []
 	}
 	return b.fakePlugins.Call(ctx, family, tool, args, cc)
 }
+
+// blockingAudit holds every audit append until released.
+type blockingAudit struct{ release chan struct{} }
+
+func (b blockingAudit) Record(context.Context, AuditEntry) error { <-b.release; return nil }
+
+func TestStdioReaderNeverWaitsOnAudit(t *testing.T) {
+	audit := blockingAudit{release: make(chan struct{})}
+	h, _ := newTestHost(t, &fakePlugins{}, withAllowlist(t, map[string][]string{"tester": {"core"}}),
+		func(o *Options) { o.Audit = audit })
+	p := startPipe(t, h)
+	// A denied call is audited; its append hangs. The next message is still read and answered.
+	p.write(call(1, "test_echo", `{}`) + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n")
+	if m := p.response(2); m["result"] == nil {
+		t.Fatalf("ping behind a blocked audit append: %v", m)
+	}
+	close(audit.release)
+	if text, isErr := resultText(t, p.response(1)); !isErr || !strings.Contains(text, "not cleared") {
+		t.Fatalf("denied call: %q", text)
+	}
+}
