@@ -102,9 +102,10 @@ func TestStdioBoundedMessages(t *testing.T) {
 
 	// The host keeps serving.
 	store("after", "after the big line")
-	t.Logf("host RSS: baseline %d KiB; after a maximum-size message %d KiB (+%d); after a 50 MB line %d KiB (+%d)",
+	t.Logf("host RSS: baseline %d KiB; after a maximum-size message %d KiB (%+d); after a 50 MB line %d KiB (%+d)",
 		base, afterMax, afterMax-base, after50, after50-base)
-	if after50-base > 32<<10 {
+	// The host returns what an oversized line made it grow (it kept 464 MB of a 50 MB line for good).
+	if after50-base > 8<<10 {
 		t.Errorf("host RSS grew by %d KiB after a 50 MB line (baseline %d KiB)", after50-base, base)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -66,6 +68,18 @@ type stdioFront struct {
 	slots    chan struct{}
 	inFlight sync.WaitGroup
 	barrier  chan struct{} // closed when the latest barrier message is done; reader-owned
+	released atomic.Int64  // when memory was last returned to the OS (unix ns)
+}
+
+// releaseMemory hands the heap an oversized message grew back to the OS
+// (at most once a second), so a hostile line leaves no lasting footprint;
+// the runtime would otherwise keep it until its next forced collection.
+func (f *stdioFront) releaseMemory() {
+	now, last := time.Now().UnixNano(), f.released.Load()
+	if now-last < int64(time.Second) || !f.released.CompareAndSwap(last, now) {
+		return
+	}
+	debug.FreeOSMemory()
 }
 
 // read is the reader goroutine.
@@ -83,6 +97,7 @@ func (f *stdioFront) read(ctx context.Context, in io.Reader) error {
 				over.size, limit), map[string]any{"limit": limit, "size": over.size})
 			if !f.spawn(ctx, nil, func() {
 				f.h.log.Warn("message over the size limit dropped", "bytes", over.size, "limit", limit)
+				f.releaseMemory()
 				f.w.send(resp)
 			}) {
 				return ctx.Err()
