@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultMaxMessageBytes bounds one stdio message. The largest valid request
-// is a memory_store with 64 KiB of content and 64 KiB of metadata: JSON
+// is a core store with 64 KiB of content and 64 KiB of metadata: JSON
 // escaping can make each byte six (a control character as \u00XX), so those
 // two fields alone may take 768 KiB, and a 512-character title, 50 tags of
 // 128 bytes and a namespace, all escaped, about 60 KiB more. 1 MiB holds

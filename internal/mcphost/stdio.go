@@ -57,6 +57,7 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 		return err
 	case <-ctx.Done():
 		stop()
+		f.close()
 		f.waitAtMost(stopGrace)
 		return nil
 	}
@@ -69,6 +70,16 @@ type stdioFront struct {
 	inFlight sync.WaitGroup
 	barrier  chan struct{} // closed when the latest barrier message is done; reader-owned
 	released atomic.Int64  // when memory was last returned to the OS (unix ns)
+
+	mu     sync.Mutex // orders spawns before the final wait
+	closed bool
+}
+
+// close stops new handlers, so the wait for those in flight is final.
+func (f *stdioFront) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
 }
 
 // releaseMemory hands the heap an oversized message grew back to the OS
@@ -166,7 +177,14 @@ func (f *stdioFront) spawn(ctx context.Context, id json.RawMessage, fn func()) b
 	case <-ctx.Done():
 		return false
 	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		<-f.slots
+		return false
+	}
 	f.inFlight.Add(1)
+	f.mu.Unlock()
 	go func() {
 		defer f.inFlight.Done()
 		defer func() { <-f.slots }()
