@@ -65,16 +65,16 @@ func TestAuditRecordsGrantsAndDenialsAndDetectsTampering(t *testing.T) {
 	e.writeConfig(`[mcp]
 expansion_interval = "0"
 [mcp.allowlist]
-"ai:e2e" = ["core", "other"]
+"ai:e2e" = ["core", "echo"]
 "mallory" = ["core"]
 `)
 	h := e.startHost(nil)
-	h.ok("memory_capabilities", map[string]any{"family": "other", "include_schema": true})
+	h.ok("memory_capabilities", map[string]any{"family": "echo", "include_schema": true})
 	m := e.startHost(nil, "AI_MEMORY_AGENT_ID=mallory")
-	m.fails("memory_capabilities", map[string]any{"family": "other", "include_schema": true}, "not cleared")
+	m.fails("memory_capabilities", map[string]any{"family": "echo", "include_schema": true}, "not cleared")
 	m.fails("test_echo", map[string]any{}, "not cleared")
 	// Name lists and unknown families are not expansion attempts.
-	m.ok("memory_capabilities", map[string]any{"family": "other"})
+	m.ok("memory_capabilities", map[string]any{"family": "echo"})
 	m.fails("memory_capabilities", map[string]any{"family": "nope", "include_schema": true}, "unknown family")
 
 	out, code := e.cli("audit", "list", "--json")

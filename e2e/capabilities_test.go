@@ -24,8 +24,12 @@ func TestCapabilitiesOverview(t *testing.T) {
 			if row["loaded"] != true || row["tool_count"] != float64(5) {
 				t.Errorf("core row = %v", row)
 			}
+		case "echo": // a third-party family, listed after the first-party ones
+			if row["loaded"] != false || !slices.Contains(toStrings(row["tools"]), "test_echo") || row["installed"] != nil {
+				t.Errorf("echo row = %v", row)
+			}
 		case "other":
-			if row["loaded"] != false || !slices.Contains(toStrings(row["tools"]), "test_echo") {
+			if row["installed"] != false || !slices.Contains(toStrings(row["tools"]), "memory_notify") {
 				t.Errorf("other row = %v", row)
 			}
 		case "lifecycle":
@@ -34,7 +38,7 @@ func TestCapabilitiesOverview(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"core", "lifecycle", "graph", "governance", "power", "meta", "archive", "other"}
+	want := []string{"core", "lifecycle", "graph", "governance", "power", "meta", "archive", "other", "echo"}
 	if !slices.Equal(names, want) {
 		t.Errorf("families = %v, want %v", names, want)
 	}
@@ -42,7 +46,7 @@ func TestCapabilitiesOverview(t *testing.T) {
 		t.Errorf("always_on = %v", fams["always_on"])
 	}
 
-	list := h.ok("memory_capabilities", map[string]any{"family": "other"})
+	list := h.ok("memory_capabilities", map[string]any{"family": "echo"})
 	if list["loaded"] != false || !slices.Equal(toStrings(list["tools"]), []string{"test_echo"}) {
 		t.Errorf("family list = %v", list)
 	}
@@ -56,7 +60,7 @@ func TestExpansionRegistersToolsAndNotifies(t *testing.T) {
 	h := newEnv(t).startHost(nil)
 	h.fails("test_echo", map[string]any{}, "memory_capabilities")
 
-	res := h.ok("memory_capabilities", map[string]any{"family": "other", "include_schema": true})
+	res := h.ok("memory_capabilities", map[string]any{"family": "echo", "include_schema": true})
 	tools, _ := res["tools"].([]any)
 	if len(tools) != 1 {
 		t.Fatalf("schemas = %v", res)

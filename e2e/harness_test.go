@@ -31,6 +31,9 @@ var bins string
 // testPlugin is the third-party-style plugin binary and its SHA-256.
 var testPlugin, testPluginSum string
 
+// binTmp holds the test plugins' binaries.
+var binTmp string
+
 func TestMain(m *testing.M) {
 	code, err := setup()
 	if err != nil {
@@ -72,6 +75,7 @@ func setup() (int, error) {
 			return 1, err
 		}
 	}
+	binTmp = tmp
 	testPlugin = filepath.Join(tmp, "testplugin")
 	if err := goBuild(testPlugin, "./e2e/testplugin"); err != nil {
 		return 1, err
@@ -85,8 +89,8 @@ func repoRoot() string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-func goBuild(out, pkg string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+func goBuild(out, pkg string, flags ...string) error {
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", out, pkg)...)
 	cmd.Dir = repoRoot()
 	cmd.Stderr = os.Stderr
 	return cmd.Run()
@@ -101,6 +105,33 @@ func sha256File(path string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// variant is a build of e2e/testplugin with -X main.variant (see its doc).
+type variant struct {
+	once      sync.Once
+	path, sum string
+	err       error
+}
+
+var variants sync.Map // name → *variant
+
+// pluginVariant builds the named test plugin variant once per run, as
+// testplugin-<name>: its own binary, so its own checksum and cache entry.
+func pluginVariant(t testing.TB, name string) (path, sum string) {
+	t.Helper()
+	v, _ := variants.LoadOrStore(name, &variant{})
+	b := v.(*variant)
+	b.once.Do(func() {
+		b.path = filepath.Join(binTmp, "testplugin-"+name)
+		if b.err = goBuild(b.path, "./e2e/testplugin", "-ldflags", "-X main.variant="+name); b.err == nil {
+			b.sum, b.err = sha256File(b.path)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("build test plugin %s: %v", name, b.err)
+	}
+	return b.path, b.sum
+}
+
 // env is one isolated installation: data dir, config dir, plugin dir.
 type env struct {
 	t       testing.TB
@@ -108,6 +139,7 @@ type env struct {
 	config  string
 	binDir  string
 	extra   []string
+	pins    map[string]string // [plugins] beyond the default test plugin
 }
 
 // newEnv makes a fresh data dir (short path: it holds a unix socket) and a
@@ -129,9 +161,25 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-// writeConfig writes config.toml with the test plugin pinned plus extra TOML.
+// pin adds test plugin variants to [plugins]; call before writeConfig.
+func (e *env) pin(names ...string) {
+	if e.pins == nil {
+		e.pins = map[string]string{}
+	}
+	for _, n := range names {
+		path, sum := pluginVariant(e.t, n)
+		e.pins[path] = sum
+	}
+	e.writeConfig("")
+}
+
+// writeConfig writes config.toml with the test plugins pinned plus extra TOML.
 func (e *env) writeConfig(extra string) {
-	cfg := fmt.Sprintf("[plugins]\n%q = %q\n%s", testPlugin, testPluginSum, extra)
+	cfg := fmt.Sprintf("[plugins]\n%q = %q\n", testPlugin, testPluginSum)
+	for path, sum := range e.pins {
+		cfg += fmt.Sprintf("%q = %q\n", path, sum)
+	}
+	cfg += extra
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

@@ -17,32 +17,72 @@ type rawSession struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	in     io.WriteCloser
-	out    *bufio.Reader
+	stderr *syncBuffer
+	msgs   chan rawMsg
+	early  map[string]rawMsg // answers read while waiting for another
 	nextID int
 	// lastRaw is the exact bytes of the last response line.
 	lastRaw []byte
+	exited  chan struct{} // closed once the process is waited for
+}
+
+type rawMsg struct {
+	msg map[string]any
+	raw []byte
 }
 
 func (e *env) startRaw(args ...string) *rawSession {
 	e.t.Helper()
-	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), append([]string{"mcp"}, args...)...)
-	cmd.Env = e.environ()
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	s := &rawSession{t: e.t, cmd: cmd, in: in, out: bufio.NewReader(out)}
-	e.t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	s := e.spawnRaw(args...)
 	s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}})
 	s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	return s
 }
 
+// spawnRaw starts the host without initializing a session.
+func (e *env) spawnRaw(args ...string) *rawSession {
+	e.t.Helper()
+	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), append([]string{"mcp"}, args...)...)
+	cmd.Env = e.environ()
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	s := &rawSession{t: e.t, cmd: cmd, in: in, stderr: &syncBuffer{}, msgs: make(chan rawMsg, 64), early: map[string]rawMsg{}, exited: make(chan struct{})}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		r := bufio.NewReaderSize(out, 1<<16)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				close(s.msgs)
+				cmd.Wait()
+				close(s.exited)
+				return
+			}
+			var msg map[string]any
+			if err := json.Unmarshal(line, &msg); err != nil {
+				e.t.Errorf("host wrote a line that is not JSON: %.200q", line)
+				continue
+			}
+			s.msgs <- rawMsg{msg: msg, raw: line}
+		}
+	}()
+	e.t.Cleanup(func() { in.Close(); cmd.Process.Kill(); <-s.exited })
+	return s
+}
+
 func (s *rawSession) send(msg any) {
 	b, _ := json.Marshal(msg)
-	if _, err := s.in.Write(append(b, '\n')); err != nil {
-		s.t.Fatal(err)
+	s.write(string(b) + "\n")
+}
+
+// write sends raw bytes, as many lines as they hold, in one write.
+func (s *rawSession) write(raw string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, raw); err != nil {
+		s.t.Fatalf("write to host: %v\nstderr:\n%s", err, s.stderr.String())
 	}
 }
 
@@ -52,41 +92,45 @@ func (s *rawSession) request(method string, params any) map[string]any {
 	s.nextID++
 	id := s.nextID
 	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	type result struct {
-		msg map[string]any
-		raw []byte
-		err error
+	return s.responseTo(id)
+}
+
+// responseTo returns the answer to id (a string, a number or nil for a null
+// id), keeping other answers for later and skipping notifications.
+func (s *rawSession) responseTo(id any) map[string]any {
+	s.t.Helper()
+	key, _ := json.Marshal(id)
+	if m, ok := s.early[string(key)]; ok {
+		delete(s.early, string(key))
+		s.lastRaw = m.raw
+		return m.msg
 	}
-	ch := make(chan result, 1)
-	go func() {
-		for {
-			line, err := s.out.ReadBytes('\n')
-			if err != nil {
-				ch <- result{err: err}
-				return
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case m, ok := <-s.msgs:
+			if !ok {
+				s.t.Fatalf("host closed stdout before answering %s\nstderr:\n%s", key, s.stderr.String())
 			}
-			var msg map[string]any
-			if err := json.Unmarshal(line, &msg); err != nil {
-				ch <- result{err: err}
-				return
+			if _, note := m.msg["method"]; note {
+				continue
 			}
-			if v, ok := msg["id"].(float64); ok && int(v) == id {
-				ch <- result{msg: msg, raw: line}
-				return
+			got, _ := json.Marshal(m.msg["id"])
+			if string(got) == string(key) {
+				s.lastRaw = m.raw
+				return m.msg
 			}
+			s.early[string(got)] = m
+		case <-timeout:
+			s.t.Fatalf("no answer to %s\nstderr:\n%s", key, s.stderr.String())
 		}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			s.t.Fatalf("%s: %v", method, r.err)
-		}
-		s.lastRaw = r.raw
-		return r.msg
-	case <-time.After(30 * time.Second):
-		s.t.Fatalf("%s: no response", method)
-		return nil
 	}
+}
+
+// callLine is one tools/call request line.
+func callLine(id any, tool string, args any) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+	return string(b) + "\n"
 }
 
 func TestWireErrors(t *testing.T) {
@@ -103,7 +147,7 @@ func TestWireErrors(t *testing.T) {
 	// naming the family and both ways to load it.
 	resp = s.request("tools/call", map[string]any{"name": "test_echo", "arguments": map[string]any{}})
 	text, isErr := toolResult(resp)
-	if !isErr || !contains(text, "other family", `memory_capabilities {"family":"other","include_schema":true}`, "--profile core,other") {
+	if !isErr || !contains(text, "echo family", `memory_capabilities {"family":"echo","include_schema":true}`, "--profile core,echo") {
 		t.Fatalf("unloaded family: got %v", resp)
 	}
 

@@ -41,7 +41,7 @@ expansion_interval = "1h"
 `)
 	h := e.startHost(nil)
 	h.ok("memory_capabilities", map[string]any{"family": "graph", "include_schema": true})
-	h.fails("memory_capabilities", map[string]any{"family": "other", "include_schema": true}, "one new family per 1h0m0s")
+	h.fails("memory_capabilities", map[string]any{"family": "echo", "include_schema": true}, "one new family per 1h0m0s")
 	// Loading a family again is not a new family.
 	h.ok("memory_capabilities", map[string]any{"family": "graph", "include_schema": true})
 	if slices.Contains(h.toolNames(), "test_echo") {

@@ -68,15 +68,15 @@ func TestToolsListUnderFullHasEveryInstalledTool(t *testing.T) {
 
 func TestProfilePrecedence(t *testing.T) {
 	e := newEnv(t)
-	e.writeConfig("[mcp]\nprofile = \"other\"\n")
+	e.writeConfig("[mcp]\nprofile = \"echo\"\n")
 	has := func(h *host) bool { return slices.Contains(h.toolNames(), "test_echo") }
 	if !has(e.startHost(nil)) {
-		t.Error("config [mcp].profile = other did not load the other family")
+		t.Error("config [mcp].profile = echo did not load the echo family")
 	}
 	if has(e.startHost(nil, "AI_MEMORY_PROFILE=core")) {
 		t.Error("AI_MEMORY_PROFILE=core did not override the config")
 	}
-	if !has(e.startHost([]string{"--profile", "core,other"}, "AI_MEMORY_PROFILE=core")) {
+	if !has(e.startHost([]string{"--profile", "core,echo"}, "AI_MEMORY_PROFILE=core")) {
 		t.Error("--profile did not override AI_MEMORY_PROFILE")
 	}
 	if !has(e.startHost(nil, "AI_MEMORY_PROFILE=")) {

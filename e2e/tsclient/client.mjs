@@ -8,7 +8,9 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 const transport = new StdioClientTransport({ command: process.argv[2], args: ["mcp"], env: process.env, stderr: "ignore" });
 const client = new Client({ name: "ts-sdk-e2e", version: "1.0.0" });
 let listChanged = 0;
-client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged++; });
+let sawListChanged;
+const listChangedSeen = new Promise((resolve) => { sawListChanged = resolve; });
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged++; sawListChanged(); });
 await client.connect(transport);
 
 const text = (r) => r.content.map((c) => c.text).join("");
@@ -20,9 +22,12 @@ const recalled = await client.callTool({ name: "memory_recall", arguments: { con
 out.recall = JSON.parse(text(recalled));
 const bad = await client.callTool({ name: "memory_store", arguments: { title: "x" } });
 out.badStore = { isError: bad.isError, text: text(bad) };
-const expanded = await client.callTool({ name: "memory_capabilities", arguments: { family: "other", include_schema: true } });
+const expanded = await client.callTool({ name: "memory_capabilities", arguments: { family: "echo", include_schema: true } });
 out.expanded = JSON.parse(text(expanded));
-await new Promise((r) => setTimeout(r, 200));
+// Wait for the notification itself (the timeout only bounds a failure).
+let timer;
+await Promise.race([listChangedSeen, new Promise((_, fail) => { timer = setTimeout(() => fail(new Error("no tools/list_changed within 10 s")), 10000); })]);
+clearTimeout(timer);
 out.listChanged = listChanged;
 out.toolsAfter = (await client.listTools()).tools.map((t) => t.name).sort();
 const echoed = await client.callTool({ name: "test_echo", arguments: { say: "hi" } });

@@ -53,7 +53,7 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 	cfg, err := config.Load(cfgPath)
 	add("config", err, cfgPath)
 	profile, source, err := config.ResolveProfile("", cfg)
-	add("profile", err, fmt.Sprintf("%s (from %s)", profile.Label(), source))
+	add("profile", err, fmt.Sprintf("%s (from %s)", profile, source))
 
 	dataDir := config.DataDir(root.DataDir)
 	add("data dir", nil, dataDir)

@@ -40,17 +40,24 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	if err != nil {
 		return &exitError{code: 2, msg: "ai-memory mcp: " + err.Error()}
 	}
-	profile, source, err := config.ResolveProfile(c.Profile, cfg)
+	request, source, err := config.ResolveProfile(c.Profile, cfg)
 	if err != nil {
 		return &exitError{code: 2, msg: "ai-memory mcp: invalid profile: " + err.Error()}
 	}
-	allow, err := guard.NewAllowlist(cfg.MCP.Allowlist)
-	if err != nil {
+	badConfig := func(err error) error {
 		return &exitError{code: 2, msg: "ai-memory mcp: config " + cfgPath + ": " + err.Error()}
 	}
 	interval, err := cfg.ExpansionInterval()
 	if err != nil {
-		return &exitError{code: 2, msg: "ai-memory mcp: config " + cfgPath + ": " + err.Error()}
+		return badConfig(err)
+	}
+	maxMessage, err := cfg.MaxMessageBytes()
+	if err != nil {
+		return badConfig(err)
+	}
+	callTimeout, err := cfg.CallTimeout()
+	if err != nil {
+		return badConfig(err)
 	}
 	if c.AgentID != "" {
 		if err := record.ValidateAgentID("--agent-id", c.AgentID); err != nil {
@@ -83,8 +90,10 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	engine := keeper.Start(ctx, selfPath(), dataDir, c.EngineIdle, log, hostCreds)
 
+	// The family set is known once the plugins have described themselves
+	// (from the cache, or by a first launch); only then can the profile and
+	// the allowlist name a third-party family.
 	binaries, err := supervisor.Discover(pluginDir(), cfg.Plugins)
 	if err != nil {
 		return err
@@ -94,10 +103,20 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 		CacheDir:     filepath.Join(dataDir, "plugin-cache"),
 		EngineSocket: filepath.Join(dataDir, "engine.sock"),
 		Logger:       log,
-		Keep:         profile.Families(),
+		Keep:         request.Mentions,
+		CallTimeout:  callTimeout,
 	})
 	defer sup.Close()
+	profile, err := request.Resolve(sup.Catalog())
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: invalid profile: " + source + ": " + err.Error()}
+	}
+	allow, err := guard.NewAllowlist(cfg.MCP.Allowlist, sup.Catalog())
+	if err != nil {
+		return badConfig(err)
+	}
 
+	engine := keeper.Start(ctx, selfPath(), dataDir, c.EngineIdle, log, hostCreds)
 	engineConn, err := sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCreds)
 	if err != nil {
 		return err
@@ -105,15 +124,16 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	defer engineConn.Close()
 
 	host := mcphost.New(mcphost.Options{
-		Version:     Version,
-		Profile:     profile,
-		AgentID:     c.AgentID,
-		SessionID:   sessionID,
-		Assertions:  signer,
-		Plugins:     sup,
-		EngineReady: engine.Ready(),
-		EngineErr:   engine.Err,
-		Logger:      log,
+		Version:         Version,
+		Profile:         profile,
+		AgentID:         c.AgentID,
+		SessionID:       sessionID,
+		Assertions:      signer,
+		Plugins:         sup,
+		EngineReady:     engine.Ready(),
+		EngineErr:       engine.Err,
+		Logger:          log,
+		MaxMessageBytes: maxMessage,
 
 		Allowlist:         allow,
 		RateLimit:         guard.NewRateLimit(interval, nil),
@@ -125,5 +145,9 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	log.Info("ai-memory mcp ready", "profile", profile.Label(), "profile_source", source,
 		"families", fmt.Sprintf("%d families (%s)", len(loaded), strings.Join(loaded, ", ")),
 		"expected_tool_count", host.ExpectedTools(), "data_dir", dataDir)
-	return host.ServeStdio(ctx, os.Stdin, os.Stdout)
+	err = host.ServeStdio(ctx, os.Stdin, os.Stdout)
+	if ctx.Err() != nil {
+		log.Info("ai-memory mcp stopping on signal")
+	}
+	return err
 }

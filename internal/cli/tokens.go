@@ -24,7 +24,7 @@ type describeOnly struct{ *supervisor.Supervisor }
 
 func (describeOnly) Start(string) error { return nil }
 
-func (describeOnly) Call(context.Context, string, *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
+func (describeOnly) Call(context.Context, string, string, []byte, *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	return nil, fmt.Errorf("doctor does not run tools")
 }
 
@@ -81,7 +81,7 @@ func tokensReport(root *rootCmd, profileFlag string) (*tokenReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	active, err := catalog.ParseProfile(profileFlag) // defaults to core, not the configured profile
+	request, err := catalog.ParseRequest(profileFlag) // defaults to core, not the configured profile
 	if err != nil {
 		return nil, &exitError{code: 2, msg: "ai-memory doctor --tokens: " + err.Error()}
 	}
@@ -93,11 +93,16 @@ func tokensReport(root *rootCmd, profileFlag string) (*tokenReport, error) {
 	sup := supervisor.New(supervisor.Options{Binaries: bins, CacheDir: filepath.Join(dataDir, "plugin-cache"),
 		EngineSocket: filepath.Join(dataDir, "engine.sock"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	plugins := describeOnly{sup}
+	active, err := request.Resolve(sup.Catalog())
+	if err != nil {
+		return nil, &exitError{code: 2, msg: "ai-memory doctor --tokens: " + err.Error()}
+	}
+	full, _ := catalog.ParseProfile("full", sup.Catalog())
 	activeTotal, activeTools, err := surfaceCost(plugins, active)
 	if err != nil {
 		return nil, err
 	}
-	fullTotal, fullTools, err := surfaceCost(plugins, catalog.NewProfile(catalog.Families...))
+	fullTotal, fullTools, err := surfaceCost(plugins, full)
 	if err != nil {
 		return nil, err
 	}
@@ -134,12 +139,8 @@ func familyOf(sup *supervisor.Supervisor, tool string) string {
 	if catalog.IsAlwaysOn(tool) {
 		return "always-on"
 	}
-	for _, f := range sup.Families() {
-		for _, d := range sup.Tools(f) {
-			if d.GetName() == tool {
-				return f
-			}
-		}
+	if f := sup.Catalog().FamilyOf(tool); f != "" {
+		return f
 	}
 	return "unknown"
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // Config is the subset of config.toml the host reads.
@@ -27,6 +28,12 @@ type Config struct {
 		// ExpansionInterval spaces an identity's new families when an
 		// allowlist is set ("5m" default, "0" off).
 		ExpansionInterval string `toml:"expansion_interval"`
+		// MaxMessageBytes bounds one MCP message on stdio (0: the host's
+		// default, 1 MiB; see mcphost.DefaultMaxMessageBytes).
+		MaxMessageBytes int `toml:"max_message_bytes"`
+		// CallTimeout bounds one tool call; a plugin that does not answer in
+		// time is replaced ("60s" default).
+		CallTimeout string `toml:"call_timeout"`
 	} `toml:"mcp"`
 	// Plugins pins extra plugin binaries: path → SHA-256 hex.
 	Plugins map[string]string `toml:"plugins"`
@@ -99,15 +106,41 @@ func (c Config) ExpansionInterval() (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(c.MCP.ExpansionInterval)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("[mcp] expansion_interval: must be a duration such as \"5m\" or \"0\" (got %q)", c.MCP.ExpansionInterval)
+		return 0, fmt.Errorf("[mcp] expansion_interval: must be a duration such as \"5m\" or \"0\" (got %s)", sdk.Quote(c.MCP.ExpansionInterval))
+	}
+	return d, nil
+}
+
+// MinMessageBytes is the smallest [mcp].max_message_bytes accepted: below
+// it even initialize may not fit.
+const MinMessageBytes = 4096
+
+// MaxMessageBytes is [mcp].max_message_bytes; 0 means the host's default.
+func (c Config) MaxMessageBytes() (int, error) {
+	if n := c.MCP.MaxMessageBytes; n != 0 && n < MinMessageBytes {
+		return 0, fmt.Errorf("[mcp] max_message_bytes: must be at least %d (got %d); leave it out for the default of 1 MiB", MinMessageBytes, n)
+	}
+	return c.MCP.MaxMessageBytes, nil
+}
+
+// CallTimeout is [mcp].call_timeout; 0 means the supervisor's default.
+func (c Config) CallTimeout() (time.Duration, error) {
+	if c.MCP.CallTimeout == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.MCP.CallTimeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("[mcp] call_timeout: must be a positive duration such as \"60s\" (got %s)", sdk.Quote(c.MCP.CallTimeout))
 	}
 	return d, nil
 }
 
 // ResolveProfile applies the precedence flag > AI_MEMORY_PROFILE > config >
-// core. The first layer that is set is parsed; an empty env value is unset.
-// It returns the profile and which layer chose it.
-func ResolveProfile(flag string, c Config) (catalog.Profile, string, error) {
+// core. The first layer that is set is parsed against the profile grammar;
+// an empty env value is unset. It returns the request (resolved against the
+// installed families once the plugins have described themselves) and which
+// layer chose it.
+func ResolveProfile(flag string, c Config) (catalog.Request, string, error) {
 	source, value := "default", ""
 	switch {
 	case flag != "":
@@ -117,9 +150,9 @@ func ResolveProfile(flag string, c Config) (catalog.Profile, string, error) {
 	case c.MCP.Profile != "":
 		source, value = "config [mcp].profile", c.MCP.Profile
 	}
-	p, err := catalog.ParseProfile(value)
+	r, err := catalog.ParseRequest(value)
 	if err != nil {
-		return catalog.Profile{}, source, fmt.Errorf("%s: %w", source, err)
+		return catalog.Request{}, source, fmt.Errorf("%s: %w", source, err)
 	}
-	return p, source, nil
+	return r, source, nil
 }

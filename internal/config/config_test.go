@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/catalog"
 )
 
 func TestResolveProfilePrecedence(t *testing.T) {
@@ -24,16 +27,17 @@ func TestResolveProfilePrecedence(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Setenv("AI_MEMORY_PROFILE", tc.env)
-		p, src, err := ResolveProfile(tc.flag, c)
+		r, src, err := ResolveProfile(tc.flag, c)
+		p, _ := r.Resolve(catalog.Contract())
 		if err != nil || p.Label() != tc.want || src != tc.source {
 			t.Errorf("flag=%q env=%q: got %s from %s (%v), want %s from %s", tc.flag, tc.env, p.Label(), src, err, tc.want, tc.source)
 		}
 	}
 	t.Setenv("AI_MEMORY_PROFILE", "")
-	if p, _, _ := ResolveProfile("", Config{}); p.Label() != "core" {
-		t.Errorf("default = %s, want core", p.Label())
+	if r, _, _ := ResolveProfile("", Config{}); !r.Mentions("core") || r.Mentions("graph") {
+		t.Errorf("default = %+v, want core", r)
 	}
-	if _, _, err := ResolveProfile("nope", c); err == nil || !strings.Contains(err.Error(), "--profile") {
+	if _, _, err := ResolveProfile("Nope", c); err == nil || !strings.Contains(err.Error(), "--profile") {
 		t.Errorf("bad flag error = %v", err)
 	}
 }
@@ -46,5 +50,29 @@ func TestLoadMissingAndMalformed(t *testing.T) {
 	os.WriteFile(bad, []byte("[mcp\nprofile="), 0o600)
 	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("malformed config error = %v", err)
+	}
+}
+
+func TestMessageLimitAndCallTimeout(t *testing.T) {
+	var c Config
+	if n, err := c.MaxMessageBytes(); n != 0 || err != nil {
+		t.Errorf("default max_message_bytes = %d, %v", n, err)
+	}
+	if d, err := c.CallTimeout(); d != 0 || err != nil {
+		t.Errorf("default call_timeout = %v, %v", d, err)
+	}
+	c.MCP.MaxMessageBytes, c.MCP.CallTimeout = 2<<20, "90s"
+	if n, err := c.MaxMessageBytes(); n != 2<<20 || err != nil {
+		t.Errorf("max_message_bytes = %d, %v", n, err)
+	}
+	if d, err := c.CallTimeout(); d != 90*time.Second || err != nil {
+		t.Errorf("call_timeout = %v, %v", d, err)
+	}
+	c.MCP.MaxMessageBytes, c.MCP.CallTimeout = 100, "-1s"
+	if _, err := c.MaxMessageBytes(); err == nil || !strings.Contains(err.Error(), "max_message_bytes: must be at least 4096") {
+		t.Errorf("tiny max_message_bytes: %v", err)
+	}
+	if _, err := c.CallTimeout(); err == nil || !strings.Contains(err.Error(), "call_timeout") {
+		t.Errorf("negative call_timeout: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // Allowlist maps agent-id patterns to the families they may use. The zero
@@ -17,17 +18,19 @@ import (
 type Allowlist struct {
 	rows map[string][]string // pattern → expanded families
 	keys []string            // non-"*" patterns, longest first
+	set  *catalog.Set
 }
 
-// NewAllowlist validates a table: each value is a list of profile and family
-// names ("full" = all, "admin" = core+lifecycle+governance). Unknown names
-// are an error naming the row, so a typo never silently denies or allows.
-func NewAllowlist(table map[string][]string) (Allowlist, error) {
-	a := Allowlist{rows: map[string][]string{}}
+// NewAllowlist validates a table against the host's family set: each value
+// is a list of profile and family names ("full" = all, "admin" =
+// core+lifecycle+governance; a family names itself only). Unknown names are
+// an error naming the row, so a typo never silently denies or allows.
+func NewAllowlist(table map[string][]string, set *catalog.Set) (Allowlist, error) {
+	a := Allowlist{rows: map[string][]string{}, set: set}
 	for pattern, names := range table {
-		fams, err := expand(names)
+		fams, err := catalog.ExpandNames(names, set)
 		if err != nil {
-			return Allowlist{}, fmt.Errorf("[mcp.allowlist] %q: %w", pattern, err)
+			return Allowlist{}, fmt.Errorf("[mcp.allowlist] %s: %w", sdk.Quote(pattern), err)
 		}
 		a.rows[pattern] = fams
 		if pattern != "*" {
@@ -36,26 +39,6 @@ func NewAllowlist(table map[string][]string) (Allowlist, error) {
 	}
 	sort.Slice(a.keys, func(i, j int) bool { return len(a.keys[i]) > len(a.keys[j]) })
 	return a, nil
-}
-
-// expand turns profile and family names into families, without adding core
-// the way a profile does: a row that lists only graph allows only graph.
-func expand(names []string) ([]string, error) {
-	var out []string
-	for _, n := range names {
-		n = strings.TrimSpace(n)
-		if catalog.IsFamily(n) {
-			out = append(out, n)
-			continue
-		}
-		p, err := catalog.ParseProfile(n)
-		if err != nil || n == "" {
-			return nil, fmt.Errorf("unknown name %q: use families (%s) or profiles (%s)",
-				n, strings.Join(catalog.Families, ", "), strings.Join(catalog.ProfileNames, ", "))
-		}
-		out = append(out, p.Families()...)
-	}
-	return out, nil
 }
 
 // Enabled reports whether a table is configured.
@@ -95,8 +78,11 @@ func (a Allowlist) Decide(agentID, family string) Decision {
 
 // Allowed lists the families an identity is cleared for, in canonical order.
 func (a Allowlist) Allowed(agentID string) []string {
+	if a.set == nil {
+		return nil
+	}
 	var out []string
-	for _, f := range catalog.Families {
+	for _, f := range a.set.Families() {
 		if a.Decide(agentID, f).Allowed {
 			out = append(out, f)
 		}

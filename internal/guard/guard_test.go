@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/catalog"
 )
 
 func TestAllowlistMatrix(t *testing.T) {
@@ -14,7 +16,7 @@ func TestAllowlistMatrix(t *testing.T) {
 		"ai:claude-code": {"full"},
 		"ops-":           {"admin"},
 		"*":              {"core", "archive"},
-	})
+	}, catalog.Contract())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestAllowlistMatrix(t *testing.T) {
 		}
 	}
 
-	noWildcard, _ := NewAllowlist(map[string][]string{"alice": {"graph"}})
+	noWildcard, _ := NewAllowlist(map[string][]string{"alice": {"graph"}}, catalog.Contract())
 	if d := noWildcard.Decide("bob", "core"); d.Allowed {
 		t.Error("without a * row an unknown agent must be denied, core included")
 	}
@@ -60,9 +62,24 @@ func TestAllowlistMatrix(t *testing.T) {
 }
 
 func TestAllowlistRejectsUnknownNames(t *testing.T) {
-	_, err := NewAllowlist(map[string][]string{"bob": {"core", "grpah"}})
+	_, err := NewAllowlist(map[string][]string{"bob": {"core", "grpah"}}, catalog.Contract())
 	if err == nil || !strings.Contains(err.Error(), `"grpah"`) || !strings.Contains(err.Error(), `"bob"`) {
 		t.Fatalf("error = %v", err)
+	}
+	// A plugin's family is a valid name once the plugin has described itself.
+	if _, err := NewAllowlist(map[string][]string{"bob": {"echo"}}, catalog.Contract()); err == nil {
+		t.Fatal("a family no plugin declares was accepted")
+	}
+	set, _ := catalog.NewSet([]catalog.Declaration{{Plugin: "echo", Families: []catalog.DeclaredFamily{{Name: "echo", Tools: []string{"test_echo"}}}}})
+	a, err := NewAllowlist(map[string][]string{"bob": {"echo"}, "ops": {"full"}}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Decide("bob", "echo").Allowed || a.Decide("bob", "core").Allowed || !a.Decide("ops", "echo").Allowed {
+		t.Errorf("third-party family rows: %v", a.rows)
+	}
+	if got := a.Allowed("ops"); !slices.Contains(got, "echo") || !slices.Contains(got, "other") {
+		t.Errorf("Allowed(ops) = %v", got)
 	}
 }
 

@@ -3,9 +3,11 @@ package mcphost
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/identity"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // AuditEntry is one guarded decision: an expansion attempt or a denied call.
@@ -60,7 +62,7 @@ func ruleName(rule string) string {
 	if rule == "none" {
 		return "none matched, and there is no \"*\" row"
 	}
-	return fmt.Sprintf("%q", rule)
+	return sdk.Quote(rule)
 }
 
 // loadProfile registers the profile's families that the session's identity
@@ -84,50 +86,32 @@ func (h *Host) loadProfile() {
 // discovery only those the identity is cleared for.
 func (h *Host) visibleFamilies() []string {
 	if !h.opts.RedactedDiscovery || !h.opts.Allowlist.Enabled() {
-		return catalog.Families
+		return h.set.Families()
 	}
 	return h.opts.Allowlist.Allowed(h.identity())
 }
 
-func (h *Host) visible(family string) bool {
-	for _, f := range h.visibleFamilies() {
-		if f == family {
-			return true
-		}
-	}
-	return false
-}
-
-// familyOfTool finds the family of a tool among installed plugins and the contract.
-func (h *Host) familyOfTool(tool string) string {
-	for _, f := range catalog.Families {
-		for _, name := range h.toolNames(f) {
-			if name == tool {
-				return f
-			}
-		}
-	}
-	return ""
-}
+func (h *Host) visible(family string) bool { return slices.Contains(h.visibleFamilies(), family) }
 
 // howToLoad tells how to make family callable.
 func howToLoad(family string) string {
-	return fmt.Sprintf("Load it now with memory_capabilities {\"family\":\"%s\",\"include_schema\":true} (its tools become callable at once; clients that do not refresh their tool list can run them through memory_capabilities {\"tool\":...,\"arguments\":{...}}), or restart the server with --profile core,%s.",
-		family, family)
+	return fmt.Sprintf("Load it now with memory_capabilities {\"family\":\"%s\",\"include_schema\":true} (its tools become callable at once), or run one tool with memory_capabilities {\"tool\":...,\"arguments\":{...}} (for clients that do not refresh their tool list), or restart the server with --profile %s,%s.",
+		family, catalog.Base, family)
 }
 
-// unloadedToolMessage answers a call of a known tool whose family this
-// session has not loaded: which family, and how to load it (or why not).
-func (h *Host) unloadedToolMessage(ctx context.Context, tool string) (string, bool) {
-	family := h.familyOfTool(tool)
-	if family == "" || h.isLoaded(family) || catalog.IsAlwaysOn(tool) {
+// unloadedToolMessage answers a direct call of a known tool whose family
+// this session has not loaded: which family, and how to load it (or why
+// not). ok is false when the call is not such a case.
+func (h *Host) unloadedToolMessage(ctx context.Context, tool string) (text string, ok bool) {
+	family := h.set.FamilyOf(tool)
+	if family == "" || catalog.IsAlwaysOn(tool) || h.isLoaded(family) {
 		return "", false
 	}
 	h.suggestUnloaded(tool, family)
 	if !h.visible(family) {
 		return "", false // redacted: behave as for an unknown tool
 	}
-	if len(h.opts.Plugins.Tools(family)) == 0 {
+	if !h.set.Installed(family) {
 		return fmt.Sprintf("%s belongs to the %s family, which no installed plugin provides yet.", tool, family), true
 	}
 	if err := h.permitCall(ctx, family, tool); err != nil {

@@ -5,25 +5,22 @@ import (
 	"fmt"
 	"sync"
 	"time"
-)
 
-// Rule A of --auto-profile: this many stores in one namespace within the
-// window suggest the power family (consolidation, duplicate checks).
-const (
-	storeBurst  = 3
-	burstWindow = 60 * time.Second
+	"github.com/ai-memory/ai-memory/internal/catalog"
 )
 
 // suggestions is the --auto-profile observer: it only logs, deduplicated
-// per session, and never changes what is loaded.
+// per session, and never changes what is loaded. Its rules are data
+// (catalog.BurstRules); the host knows no tool by name.
 type suggestions struct {
-	mu     sync.Mutex
-	stores map[string][]time.Time
-	said   map[string]bool
+	mu    sync.Mutex
+	calls map[string][]time.Time // rule/key value → recent call times
+	said  map[string]bool
+	now   func() time.Time
 }
 
 func newSuggestions() suggestions {
-	return suggestions{stores: map[string][]time.Time{}, said: map[string]bool{}}
+	return suggestions{calls: map[string][]time.Time{}, said: map[string]bool{}, now: time.Now}
 }
 
 // once reports whether key is new for this session.
@@ -37,35 +34,50 @@ func (s *suggestions) once(key string) bool {
 	return true
 }
 
-// observeCall feeds rule A (store bursts).
-func (h *Host) observeCall(tool string, args []byte) {
-	if !h.opts.AutoProfile || tool != "memory_store" {
-		return
-	}
-	var a struct {
-		Namespace string `json:"namespace"`
-	}
-	json.Unmarshal(args, &a)
-	if a.Namespace == "" {
-		a.Namespace = "global"
-	}
-	s := &h.suggest
+// hit records one call for a rule's key value and returns how many fell
+// within the rule's window.
+func (s *suggestions) hit(r catalog.BurstRule, value string) int {
 	s.mu.Lock()
-	now := time.Now()
-	recent := s.stores[a.Namespace][:0]
-	for _, t := range s.stores[a.Namespace] {
-		if now.Sub(t) < burstWindow {
+	defer s.mu.Unlock()
+	k := r.Name + "/" + value
+	now := s.now()
+	recent := s.calls[k][:0]
+	for _, t := range s.calls[k] {
+		if now.Sub(t) < r.Window {
 			recent = append(recent, t)
 		}
 	}
-	recent = append(recent, now)
-	s.stores[a.Namespace] = recent
-	count := len(recent)
-	s.mu.Unlock()
-	if count >= storeBurst && !h.isLoaded("power") && s.once("store_burst/"+a.Namespace) {
-		h.log.Info("profile suggestion", "event", "profile_suggestion", "rule", "store_burst", "suggested_profile", "power",
-			"namespace", a.Namespace, "agent_id", h.identity(), "count", count, "window_s", int(burstWindow.Seconds()),
-			"active_profile", h.opts.Profile.Label())
+	s.calls[k] = append(recent, now)
+	return len(s.calls[k])
+}
+
+// maxObservedValue bounds the argument values the observer keeps.
+const maxObservedValue = 512
+
+// observeCall feeds the burst rules.
+func (h *Host) observeCall(tool string, args []byte) {
+	if !h.opts.AutoProfile {
+		return
+	}
+	for _, r := range catalog.BurstRules {
+		if r.Tool != tool {
+			continue
+		}
+		var a map[string]json.RawMessage
+		json.Unmarshal(args, &a)
+		var value string
+		if json.Unmarshal(a[r.Key], &value) != nil || value == "" {
+			value = r.Default
+		}
+		if len(value) > maxObservedValue {
+			continue // not a valid key value anyway; never keep or log a huge one
+		}
+		count := h.suggest.hit(r, value)
+		if count >= r.Count && !h.isLoaded(r.Suggest) && h.suggest.once(r.Name+"/"+value) {
+			h.log.Info("profile suggestion", "event", "profile_suggestion", "rule", r.Name, "suggested_profile", r.Suggest,
+				r.Key, value, "agent_id", h.identity(), "count", count, "window_s", int(r.Window.Seconds()),
+				"active_profile", h.opts.Profile.Label())
+		}
 	}
 }
 
@@ -75,6 +87,6 @@ func (h *Host) suggestUnloaded(tool, family string) {
 		return
 	}
 	h.log.Info("profile suggestion", "event", "profile_suggestion", "rule", "unloaded_call", "family", family,
-		"suggested_profile", fmt.Sprintf("core,%s", family), "tool", tool, "agent_id", h.identity(),
+		"suggested_profile", fmt.Sprintf("%s,%s", catalog.Base, family), "tool", tool, "agent_id", h.identity(),
 		"active_profile", h.opts.Profile.Label())
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
+// capabilitiesName is the host's own always-on tool.
+const capabilitiesName = "memory_capabilities"
+
 // Schema version tags clients can switch on (spec §3.6).
 const (
 	familiesSchema      = "v0.6.4-families-1"
@@ -20,14 +23,14 @@ const (
 	familySchemasSchema = "v0.6.4-family-schemas-1"
 )
 
-func capabilitiesTool() mcp.Tool {
+func (h *Host) capabilitiesTool() mcp.Tool {
 	// accept is taken but not advertised: only legacy clients ask for v1.
 	schema := fmt.Sprintf(`{"type":"object","properties":{`+
 		`"family":{"type":"string","enum":[%s],"description":"List its tools"},`+
 		`"include_schema":{"type":"boolean","description":"With family: load it now, return its tool schemas"},`+
-		`"tool":{"type":"string","description":"Run a loaded family's tool"},`+
-		`"arguments":{"type":"object","description":"Its arguments"}}}`, quoteList(catalog.Families))
-	t := mcp.NewToolWithRawSchema("memory_capabilities",
+		`"tool":{"type":"string","description":"Run any family's tool (loads its family if needed)"},`+
+		`"arguments":{"type":"object","description":"Its arguments"}}}`, quoteList(h.set.Families()))
+	t := mcp.NewToolWithRawSchema(capabilitiesName,
 		"Memory tool families: what is loaded, load more, or run their tools.", json.RawMessage(schema))
 	t.Annotations = mcp.ToolAnnotation{DestructiveHint: sdk.Bool(false)}
 	t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
@@ -50,18 +53,39 @@ type capabilitiesArgs struct {
 	accept        string
 }
 
-func decodeCapabilitiesArgs(raw []byte) (capabilitiesArgs, error) {
+// expands reports whether these arguments ask to grant a family: a load
+// with include_schema, or a bridged call of a tool whose family is not
+// loaded yet.
+func (h *Host) expands(a capabilitiesArgs) bool {
+	if a.family != nil && a.includeSchema {
+		return true
+	}
+	if a.tool == "" {
+		return false
+	}
+	f := h.set.FamilyOf(a.tool)
+	return f != "" && !h.isLoaded(f)
+}
+
+func decodeCapabilitiesArgs(raw []byte, set *catalog.Set) (capabilitiesArgs, error) {
+	families := strings.Join(set.Families(), ", ")
 	var a capabilitiesArgs
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return a, fmt.Errorf("arguments: must be a JSON object")
 	}
-	for k, v := range fields {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	slices.Sort(names) // the same error on every run
+	for _, k := range names {
+		v := fields[k]
 		switch k {
 		case "family":
 			var s string
 			if json.Unmarshal(v, &s) != nil {
-				return a, fmt.Errorf("family: must be a string, one of %s", strings.Join(catalog.Families, ", "))
+				return a, fmt.Errorf("family: must be a string, one of %s", families)
 			}
 			a.family = &s
 		case "include_schema":
@@ -83,7 +107,7 @@ func decodeCapabilitiesArgs(raw []byte) (capabilitiesArgs, error) {
 				return a, fmt.Errorf("accept: must be \"v1\" or \"v2\"")
 			}
 		default:
-			return a, fmt.Errorf("%s: unknown argument; memory_capabilities takes family, include_schema, tool, arguments, accept", k)
+			return a, fmt.Errorf("%s: unknown argument; %s takes family, include_schema, tool, arguments, accept", sdk.Quote(k), capabilitiesName)
 		}
 	}
 	switch {
@@ -92,9 +116,9 @@ func decodeCapabilitiesArgs(raw []byte) (capabilitiesArgs, error) {
 	case a.tool == "" && a.arguments != nil:
 		return a, fmt.Errorf("arguments: needs tool (which tool to run)")
 	case a.family != nil && strings.TrimSpace(*a.family) == "":
-		return a, fmt.Errorf("family: must not be empty; one of %s", strings.Join(catalog.Families, ", "))
-	case a.family != nil && !catalog.IsFamily(*a.family):
-		return a, fmt.Errorf("family: unknown family %q; one of %s", *a.family, strings.Join(catalog.Families, ", "))
+		return a, fmt.Errorf("family: must not be empty; one of %s", families)
+	case a.family != nil && !set.Has(*a.family):
+		return a, fmt.Errorf("family: unknown family %s; one of %s", sdk.Quote(*a.family), families)
 	case a.family == nil && a.includeSchema:
 		return a, fmt.Errorf("include_schema: needs family (which family to load)")
 	}
@@ -106,7 +130,7 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	args, err := decodeCapabilitiesArgs(raw)
+	args, err := decodeCapabilitiesArgs(raw, h.set)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
@@ -118,12 +142,12 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	case args.family == nil:
 		out = h.overview(args.accept)
 	case !h.visible(*args.family):
-		err = fmt.Errorf("family: unknown family %q; one of %s", *args.family, strings.Join(h.visibleFamilies(), ", "))
+		err = fmt.Errorf("family: unknown family %s; one of %s", sdk.Quote(*args.family), strings.Join(h.visibleFamilies(), ", "))
 	case args.includeSchema:
 		out, err = h.expand(ctx, *args.family)
 	default:
 		out = map[string]any{"schema_version": familyListSchema, "family": *args.family,
-			"loaded": h.isLoaded(*args.family), "tools": h.toolNames(*args.family)}
+			"loaded": h.isLoaded(*args.family), "tools": h.set.ToolsOf(*args.family)}
 	}
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
@@ -135,37 +159,39 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	return mcp.NewToolResultText(string(text)), nil
 }
 
-// bridge runs a tool of a loaded family and returns its result unchanged,
-// for clients that never refresh their tool list.
+// bridge runs any tool the identity may use and returns its result
+// unchanged, for clients that never refresh their tool list. A family not
+// loaded yet is granted on first use, through the same checks, rate limit
+// and audit as an expansion: one call, not two.
 func (h *Host) bridge(ctx context.Context, tool string, args json.RawMessage) *mcp.CallToolResult {
 	if args == nil {
 		args = json.RawMessage("{}")
 	}
 	if catalog.IsAlwaysOn(tool) {
-		return mcp.NewToolResultError("tool: memory_capabilities cannot run itself")
+		return mcp.NewToolResultError("tool: " + capabilitiesName + " cannot run itself")
 	}
-	if text, ok := h.unloadedToolMessage(ctx, tool); ok {
-		return mcp.NewToolResultError(text)
+	unknown := mcp.NewToolResultError(fmt.Sprintf("tool: unknown tool %s; %s lists the families and their tools", sdk.Quote(tool), capabilitiesName))
+	family := h.set.FamilyOf(tool)
+	if family == "" || !h.visible(family) {
+		return unknown
 	}
-	family := h.familyOfTool(tool)
-	if family == "" || !h.isLoaded(family) {
-		return mcp.NewToolResultError(fmt.Sprintf("tool: unknown tool %q; memory_capabilities lists the families and their tools", tool))
+	if !h.isLoaded(family) {
+		h.suggestUnloaded(tool, family)
+		if !h.set.Installed(family) {
+			return mcp.NewToolResultError(fmt.Sprintf("%s belongs to the %s family, which no installed plugin provides yet.", tool, family))
+		}
+		// An identity not cleared gets the denial of a direct call.
+		if err := h.permitCall(ctx, family, tool); err != nil {
+			return mcp.NewToolResultError(err.Error())
+		}
+		if _, err := h.expand(ctx, family); err != nil {
+			return mcp.NewToolResultError(err.Error())
+		}
+	}
+	if !slices.Contains(h.set.ToolsOf(family), tool) {
+		return unknown // a contract tool its installed plugin does not declare
 	}
 	return h.run(ctx, family, tool, args)
-}
-
-// toolNames are a family's tools as its plugin declares them, or the
-// contract's names when no installed plugin serves it.
-func (h *Host) toolNames(family string) []string {
-	defs := h.opts.Plugins.Tools(family)
-	if len(defs) == 0 {
-		return catalog.ToolsOf(family)
-	}
-	names := make([]string, len(defs))
-	for i, d := range defs {
-		names[i] = d.GetName()
-	}
-	return names
 }
 
 type familyRow struct {
@@ -193,13 +219,10 @@ func (h *Host) overview(accept string) map[string]any {
 	doc["profile"] = h.opts.Profile.Label()
 	var rows []familyRow
 	for _, f := range h.visibleFamilies() {
-		names := h.toolNames(f)
-		if f == "meta" {
-			// memory_capabilities is always on and listed there, not here.
-			names = slices.DeleteFunc(slices.Clone(names), catalog.IsAlwaysOn)
-		}
+		// Always-on tools are listed once, under always_on, not in their family.
+		names := slices.DeleteFunc(h.set.ToolsOf(f), catalog.IsAlwaysOn)
 		row := familyRow{Name: f, ToolCount: len(names), Loaded: h.isLoaded(f), Tools: names}
-		if len(h.opts.Plugins.Tools(f)) == 0 {
+		if !h.set.Installed(f) {
 			row.Installed = sdk.Bool(false)
 		}
 		rows = append(rows, row)
@@ -221,13 +244,13 @@ func (h *Host) expand(ctx context.Context, family string) (any, error) {
 	if d := h.opts.Allowlist.Decide(agent, family); !d.Allowed {
 		return deny("allowlist rule "+ruleName(d.Rule), deniedError(agent, family, d.Rule))
 	}
-	if len(h.opts.Plugins.Tools(family)) == 0 {
-		return deny("unavailable", fmt.Errorf("family: no installed plugin provides the %s family yet", family))
+	if !h.set.Installed(family) {
+		return deny("unavailable", fmt.Errorf("family: %v", h.unavailable(family)))
 	}
 	if !h.isLoaded(family) && h.opts.Allowlist.Enabled() {
 		if ok, wait := h.opts.RateLimit.Take(agent); !ok {
-			return deny("rate_limited", fmt.Errorf("family: %s may load one new family per %s; try again in %s, or ask an operator to start the server with --profile core,%s",
-				agent, h.opts.RateLimit.Interval(), wait.Round(1e9), family))
+			return deny("rate_limited", fmt.Errorf("family: %s may load one new family per %s; try again in %s, or ask an operator to start the server with --profile %s,%s",
+				agent, h.opts.RateLimit.Interval(), wait.Round(1e9), catalog.Base, family))
 		}
 	}
 	// Start the plugin before granting, so a refused or broken binary is

@@ -23,16 +23,21 @@ func TestDecodeCapabilitiesArgs(t *testing.T) {
 		{`{"arguments":{}}`, "arguments: needs tool"},
 		{`{"tool":"x","arguments":[1]}`, "arguments: must be a JSON object"},
 		{`{"accept":"v3"}`, "accept:"},
-		{`{"agent_id":"root"}`, "agent_id: unknown argument"},
+		{`{"agent_id":"root"}`, `"agent_id": unknown argument`},
+		{`{"family":"echo"}`, ""},
+		{`{"family":"` + strings.Repeat("x", 100000) + `"}`, "(100000 bytes); one of core, lifecycle"},
 		{`[1]`, "arguments: must be a JSON object"},
 	}
 	for _, c := range cases {
-		_, err := decodeCapabilitiesArgs([]byte(c.in))
+		_, err := decodeCapabilitiesArgs([]byte(c.in), testSet)
+		if err != nil && len(err.Error()) > 300 {
+			t.Errorf("%.40s: error is %d bytes", c.in, len(err.Error()))
+		}
 		switch {
 		case c.err == "" && err != nil:
-			t.Errorf("%s: unexpected error %v", c.in, err)
+			t.Errorf("%.40s: unexpected error %v", c.in, err)
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: error %v, want containing %q", c.in, err, c.err)
+			t.Errorf("%.40s: error %.200v, want containing %q", c.in, err, c.err)
 		}
 	}
 }
@@ -42,7 +47,7 @@ func FuzzDecodeCapabilitiesArgs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		a, err := decodeCapabilitiesArgs(raw)
+		a, err := decodeCapabilitiesArgs(raw, testSet)
 		if err == nil && a.includeSchema && a.family == nil {
 			t.Fatalf("include_schema without family accepted: %s", raw)
 		}

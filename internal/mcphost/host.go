@@ -1,6 +1,8 @@
 // Package mcphost is the MCP face of ai-memory: it registers the tools of
 // the session's families with mcp-go, routes each call to the plugin that
 // owns it with the resolved call context, and serves memory_capabilities.
+// Everything it knows about particular families comes from the catalog and
+// the plugins' own descriptions; it has no per-family code.
 package mcphost
 
 import (
@@ -9,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -23,9 +24,11 @@ import (
 
 // Plugins is what the host needs from the plugin supervisor.
 type Plugins interface {
+	// Catalog is the family set: the contract plus the installed plugins' families.
+	Catalog() *catalog.Set
 	Tools(family string) []*aimemoryv1.ToolDefinition
 	Start(family string) error
-	Call(ctx context.Context, family string, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error)
+	Call(ctx context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error)
 }
 
 // Options configure a Host.
@@ -38,8 +41,10 @@ type Options struct {
 	// EngineReady is closed once the engine answers; calls wait for it.
 	EngineReady <-chan struct{}
 	EngineErr   func() error // why the engine is not ready, once EngineReady is closed
-	CallTimeout time.Duration
 	Logger      *slog.Logger
+	// MaxMessageBytes bounds one message on the stdio front
+	// (DefaultMaxMessageBytes if zero).
+	MaxMessageBytes int
 
 	// Guardrails (zero values: no allowlist, no limit, full discovery, no audit).
 	Allowlist         guard.Allowlist
@@ -59,26 +64,33 @@ type Minter interface {
 	Mint(caller.Caller) []byte
 }
 
-const instructions = "Persistent memory across sessions. Recall with memory_recall before work; store decisions, facts and preferences with memory_store. More tool families (lifecycle, graph, governance, power, meta, archive, other): memory_capabilities."
-
 // Host is one MCP server session over the plugins.
 type Host struct {
 	opts Options
 	log  *slog.Logger
 	srv  *server.MCPServer
+	set  *catalog.Set
 
-	mu         sync.Mutex
+	mu         sync.Mutex // guards clientName
 	clientName string
-	loaded     map[string]bool // families whose tools are registered
-	suggest    suggestions
+
+	// reg guards loaded and is held while tools are added or removed, so a
+	// family's tools are registered exactly while it counts as loaded.
+	reg    sync.Mutex
+	loaded map[string]bool
+
+	suggest suggestions
 }
 
 // New builds the MCP server with the profile's families registered.
 func New(opts Options) *Host {
-	if opts.CallTimeout == 0 {
-		opts.CallTimeout = 60 * time.Second
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	h := &Host{opts: opts, log: opts.Logger, loaded: map[string]bool{}, suggest: newSuggestions()}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	h := &Host{opts: opts, log: opts.Logger, set: opts.Plugins.Catalog(), loaded: map[string]bool{}, suggest: newSuggestions()}
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		h.learnClient(req.Params.ClientInfo.Name)
@@ -92,11 +104,11 @@ func New(opts Options) *Host {
 	})
 	h.srv = server.NewMCPServer("ai-memory", opts.Version,
 		server.WithToolCapabilities(true),
-		server.WithInstructions(instructions),
+		server.WithInstructions(catalog.Instructions),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 	)
-	h.srv.AddTool(capabilitiesTool(), h.capabilities)
+	h.srv.AddTool(h.capabilitiesTool(), h.capabilities)
 	h.loadProfile()
 	return h
 }
@@ -120,40 +132,37 @@ func (h *Host) Server() *server.MCPServer { return h.srv }
 
 // isLoaded reports whether a family's tools are registered in this session.
 func (h *Host) isLoaded(family string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.reg.Lock()
+	defer h.reg.Unlock()
 	return h.loaded[family]
 }
 
-// load registers a family's tools (mcp-go then notifies clients with
-// tools/list_changed). The plugin is started in the background so the
-// first call finds it warm.
+// load grants a family to this session and registers its tools, under one
+// lock (mcp-go then notifies clients with tools/list_changed). The plugin
+// is started in the background so the first call finds it warm.
 func (h *Host) load(family string) (err error) {
 	defs := h.opts.Plugins.Tools(family)
 	if len(defs) == 0 {
-		return fmt.Errorf("no installed plugin serves the %s family", family)
+		return h.unavailable(family)
 	}
-	h.mu.Lock()
-	if h.loaded[family] {
-		h.mu.Unlock()
-		return nil
-	}
-	h.loaded[family] = true
-	h.mu.Unlock()
 	tools := make([]server.ServerTool, 0, len(defs))
 	for _, d := range defs {
 		tools = append(tools, server.ServerTool{Tool: wireTool(d), Handler: h.route(family)})
 	}
-	// mcp-go panics on a malformed tool; a third-party plugin must not take the host down.
+	h.reg.Lock()
+	defer h.reg.Unlock()
+	if h.loaded[family] {
+		return nil
+	}
+	// mcp-go panics on a malformed tool, before registering any of the
+	// batch; a third-party plugin must not take the host down.
 	defer func() {
 		if r := recover(); r != nil {
-			h.mu.Lock()
-			delete(h.loaded, family)
-			h.mu.Unlock()
 			err = fmt.Errorf("family %s has a malformed tool definition: %v", family, r)
 		}
 	}()
 	h.srv.AddTools(tools...)
+	h.loaded[family] = true
 	go func() {
 		if err := h.opts.Plugins.Start(family); err != nil {
 			h.log.Error("plugin start failed", "family", family, "err", err)
@@ -164,18 +173,25 @@ func (h *Host) load(family string) (err error) {
 
 // unload removes a family's tools from this session (clients are notified).
 func (h *Host) unload(family string) {
-	h.mu.Lock()
+	h.reg.Lock()
+	defer h.reg.Unlock()
 	if !h.loaded[family] {
-		h.mu.Unlock()
 		return
 	}
-	delete(h.loaded, family)
-	h.mu.Unlock()
 	var names []string
 	for _, d := range h.opts.Plugins.Tools(family) {
 		names = append(names, d.GetName())
 	}
 	h.srv.DeleteTools(names...)
+	delete(h.loaded, family)
+}
+
+// unavailable explains why a family cannot be loaded.
+func (h *Host) unavailable(family string) error {
+	if why := h.set.RefusedFamily(family); why != "" {
+		return fmt.Errorf("the %s family is unavailable: %s", family, why)
+	}
+	return fmt.Errorf("no installed plugin provides the %s family yet", family)
 }
 
 // wireTool turns a plugin's definition into the tool clients see.
@@ -227,11 +243,7 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) *mcp.C
 	if err := h.waitEngine(ctx); err != nil {
 		return mcp.NewToolResultError(err.Error())
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
-	defer cancel()
-	resp, err := h.opts.Plugins.Call(ctx, family, &aimemoryv1.CallRequest{
-		Tool: tool, ArgumentsJson: args, Context: h.callContext(family),
-	})
+	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(family))
 	if err != nil {
 		h.log.Error("tool call failed", "tool", tool, "err", err)
 		return mcp.NewToolResultError(err.Error())
@@ -282,12 +294,12 @@ func (h *Host) waitEngine(ctx context.Context) error {
 	}
 }
 
-// loadedFamilies lists the session's loaded families in canonical order.
-func (h *Host) loadedFamilies() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// LoadedFamilies is the session's loaded families in canonical order.
+func (h *Host) LoadedFamilies() []string {
+	h.reg.Lock()
+	defer h.reg.Unlock()
 	var out []string
-	for _, f := range catalog.Families {
+	for _, f := range h.set.Families() {
 		if h.loaded[f] {
 			out = append(out, f)
 		}
@@ -298,11 +310,8 @@ func (h *Host) loadedFamilies() []string {
 // ExpectedTools is the number of family tools the session registered.
 func (h *Host) ExpectedTools() int {
 	n := 0
-	for _, f := range h.loadedFamilies() {
+	for _, f := range h.LoadedFamilies() {
 		n += len(h.opts.Plugins.Tools(f))
 	}
 	return n
 }
-
-// LoadedFamilies is the session's loaded families in canonical order.
-func (h *Host) LoadedFamilies() []string { return h.loadedFamilies() }

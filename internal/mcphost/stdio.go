@@ -1,113 +1,257 @@
 package mcphost
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"log"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
-// ServeStdio speaks MCP on in/out until in closes. Calls of tools whose
-// family is not loaded are answered here with an isError result that says
-// how to load it: mcp-go would only say "not found" (a protocol error many
-// clients hide from the model). Everything else goes to mcp-go untouched.
+// maxInFlight bounds the messages handled at once on one pipe; the reader
+// waits for a free slot, so a flood of requests holds at most this many
+// maximum-size messages in memory.
+const maxInFlight = 16
+
+// stopGrace is how long a signalled host waits for cancelled calls to
+// answer before it returns anyway.
+const stopGrace = 2 * time.Second
+
+// ServeStdio speaks MCP on in/out. It returns when in ends (after the calls
+// in flight have answered) or, promptly, when ctx is cancelled (SIGTERM,
+// SIGINT), even if in stays open.
+//
+// One goroutine reads: it bounds each message (Options.MaxMessageBytes),
+// decodes its envelope and hands it to a handler goroutine, and never
+// writes or waits on anything but a free slot. Calls run concurrently,
+// except that a message which may grant a family (or initialize) is a
+// barrier: what was read after it waits for it, so an expansion and a call
+// of the expanded tool sent back to back work.
 func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &lineWriter{w: out}
-	pr, pw := io.Pipe()
-	stdio := server.NewStdioServer(h.srv)
-	stdio.SetErrorLogger(log.New(logWriter{h}, "", 0))
-	done := make(chan error, 1)
-	go func() { done <- stdio.Listen(ctx, pr, w) }()
+	sess := newStdioSession()
+	if err := h.srv.RegisterSession(ctx, sess); err != nil {
+		return fmt.Errorf("register stdio session: %w", err)
+	}
+	defer h.srv.UnregisterSession(context.WithoutCancel(ctx), sess.SessionID())
+	ctx = h.srv.WithContext(ctx, sess)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 
-	r := bufio.NewReaderSize(in, 1<<16)
+	f := &stdioFront{h: h, w: &lineWriter{w: out, h: h}, slots: make(chan struct{}, maxInFlight)}
+	go f.forwardNotifications(ctx, sess)
+	readErr := make(chan error, 1)
+	go func() { readErr <- f.read(ctx, in) }()
+
+	select {
+	case err := <-readErr:
+		f.inFlight.Wait() // in ended: let every call answer
+		if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		stop()
+		f.close()
+		f.waitAtMost(stopGrace)
+		return nil
+	}
+}
+
+type stdioFront struct {
+	h        *Host
+	w        *lineWriter
+	slots    chan struct{}
+	inFlight sync.WaitGroup
+	barrier  chan struct{} // closed when the latest barrier message is done; reader-owned
+	released atomic.Int64  // when memory was last returned to the OS (unix ns)
+
+	mu     sync.Mutex // orders spawns before the final wait
+	closed bool
+}
+
+// close stops new handlers, so the wait for those in flight is final.
+func (f *stdioFront) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+}
+
+// releaseMemory hands the heap an oversized message grew back to the OS
+// (at most once a second), so a hostile line leaves no lasting footprint;
+// the runtime would otherwise keep it until its next forced collection.
+func (f *stdioFront) releaseMemory() {
+	now, last := time.Now().UnixNano(), f.released.Load()
+	if now-last < int64(time.Second) || !f.released.CompareAndSwap(last, now) {
+		return
+	}
+	debug.FreeOSMemory()
+}
+
+// read is the reader goroutine.
+func (f *stdioFront) read(ctx context.Context, in io.Reader) error {
+	lines := newLineReader(in, f.h.opts.MaxMessageBytes)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if resp := h.intercept(ctx, line); resp != nil {
-				if _, werr := w.Write(resp); werr != nil {
-					err = werr
-				}
-			} else {
-				if line[len(line)-1] != '\n' {
-					line = append(line, '\n')
-				}
-				if _, werr := pw.Write(line); werr != nil {
-					err = werr
-				}
+		line, over, err := lines.next()
+		switch {
+		case err != nil:
+			return err
+		case over != nil:
+			limit := f.h.opts.MaxMessageBytes
+			resp := errorResponse(over.id, mcp.INVALID_REQUEST, fmt.Sprintf(
+				"message of %d bytes is over the limit of %d bytes ([mcp] max_message_bytes in config.toml); it was not read",
+				over.size, limit), map[string]any{"limit": limit, "size": over.size})
+			if !f.spawn(ctx, nil, func() {
+				f.h.log.Warn("message over the size limit dropped", "bytes", over.size, "limit", limit)
+				f.releaseMemory()
+				f.w.send(resp)
+			}) {
+				return ctx.Err()
 			}
-		}
-		if err != nil {
-			pw.Close()
-			lerr := <-done
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
-				err = nil
+		default:
+			if !f.dispatch(ctx, line) {
+				return ctx.Err()
 			}
-			return errors.Join(err, ignoreCanceled(lerr))
 		}
 	}
 }
 
-func ignoreCanceled(err error) error {
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
-// intercept returns a complete response line for a tools/call of an
-// unloaded family's tool, or nil to let mcp-go handle the message.
-func (h *Host) intercept(ctx context.Context, line []byte) []byte {
-	if !bytes.Contains(line, []byte(`"tools/call"`)) {
-		return nil
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(line, &msg) != nil || msg.Method != "tools/call" || len(msg.ID) == 0 || string(msg.ID) == "null" {
-		return nil
-	}
-	text, ok := h.unloadedToolMessage(ctx, msg.Params.Name)
-	if !ok {
-		return nil
-	}
-	resp, err := json.Marshal(mcp.JSONRPCResponse{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(json.RawMessage(msg.ID)),
-		Result:  mcp.NewToolResultError(text),
-	})
+// dispatch hands one message to a handler goroutine; false once ctx ended.
+func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
+	env, err := decodeEnvelope(line)
 	if err != nil {
-		return nil
+		code, msg := mcp.PARSE_ERROR, "Parse error: the message is not valid JSON"
+		if json.Valid(line) {
+			code, msg = mcp.INVALID_REQUEST, "Invalid Request: a message must be one JSON-RPC object"
+		}
+		return f.spawn(ctx, nil, func() { f.w.send(errorResponse(nil, code, msg, nil)) })
 	}
-	return append(resp, '\n')
+	switch {
+	case env.Method == "" && (env.Result != nil || env.Error != nil):
+		return true // an answer to a server request; this host sends none
+	case env.Method == "":
+		var id json.RawMessage
+		if validID(env.ID) {
+			id = env.ID
+		}
+		return f.spawn(ctx, nil, func() {
+			f.w.send(errorResponse(id, mcp.INVALID_REQUEST, "Invalid Request: method is missing or not a string", nil))
+		})
+	case !env.isRequest():
+		// Notifications (cancellations among them) never queue behind a barrier.
+		return f.spawn(ctx, nil, func() { f.h.handle(ctx, &env, line) })
+	}
+	after := f.barrier
+	var done chan struct{}
+	if f.h.ordersAfter(&env, line) {
+		done = make(chan struct{})
+		f.barrier = done
+	}
+	return f.spawn(ctx, env.ID, func() {
+		if done != nil {
+			defer close(done)
+		}
+		if after != nil {
+			select {
+			case <-after:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if resp := f.h.handle(ctx, &env, line); resp != nil {
+			f.w.send(resp)
+		}
+	})
 }
 
-// lineWriter serialises whole-line writes from mcp-go and the interceptor.
+// spawn runs fn on its own goroutine once a slot is free; false if ctx
+// ended first. A panic becomes an internal-error answer to id.
+func (f *stdioFront) spawn(ctx context.Context, id json.RawMessage, fn func()) bool {
+	select {
+	case f.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		<-f.slots
+		return false
+	}
+	f.inFlight.Add(1)
+	f.mu.Unlock()
+	go func() {
+		defer f.inFlight.Done()
+		defer func() { <-f.slots }()
+		defer func() {
+			if r := recover(); r != nil {
+				f.h.log.Error("message handler panicked", "panic", r)
+				if id != nil {
+					f.w.send(errorResponse(id, mcp.INTERNAL_ERROR, "internal error", nil))
+				}
+			}
+		}()
+		fn()
+	}()
+	return true
+}
+
+func (f *stdioFront) waitAtMost(d time.Duration) {
+	done := make(chan struct{})
+	go func() { f.inFlight.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		f.h.log.Warn("stopping with calls still running", "after", d)
+	}
+}
+
+func (f *stdioFront) forwardNotifications(ctx context.Context, sess *stdioSession) {
+	for {
+		select {
+		case n := <-sess.notifications:
+			f.w.send(n)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func errorResponse(id json.RawMessage, code int, msg string, data any) mcp.JSONRPCMessage {
+	var rid mcp.RequestId
+	if id != nil {
+		rid = mcp.NewRequestId(id)
+	}
+	return mcp.JSONRPCError{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      rid,
+		Error:   mcp.JSONRPCErrorDetails{Code: code, Message: msg, Data: data},
+	}
+}
+
+// lineWriter writes whole JSON lines, one at a time.
 type lineWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	h  *Host
 }
 
-func (l *lineWriter) Write(p []byte) (int, error) {
+func (l *lineWriter) send(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		l.h.log.Error("response not encodable", "err", err)
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// logWriter sends mcp-go's log lines to the host's stderr logger.
-type logWriter struct{ h *Host }
-
-func (l logWriter) Write(p []byte) (int, error) {
-	l.h.log.Warn("mcp", "msg", string(bytes.TrimSpace(p)))
-	return len(p), nil
+	if _, err := l.w.Write(append(b, '\n')); err != nil {
+		l.h.log.Warn("stdout write failed", "err", err)
+	}
 }

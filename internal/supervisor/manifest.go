@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // ManifestName is the file `make build` writes beside the plugin binaries,
@@ -21,6 +24,9 @@ type Binary struct {
 	Name     string // file name, e.g. ai-memory-core
 	Path     string
 	Checksum string // lowercase hex
+	// FirstParty is set for binaries of the build's manifest; only they may
+	// serve the contract's families (a [plugins] pin is third-party).
+	FirstParty bool
 }
 
 // Discover lists the trusted plugin binaries: those in dir's manifest, plus
@@ -50,7 +56,7 @@ func Discover(dir string, pinned map[string]string) ([]Binary, error) {
 			if _, err := os.Stat(path); err != nil {
 				continue
 			}
-			out = append(out, Binary{Name: name, Path: path, Checksum: strings.ToLower(sum)})
+			out = append(out, Binary{Name: name, Path: path, Checksum: strings.ToLower(sum), FirstParty: true})
 		}
 		if err := sc.Err(); err != nil {
 			return nil, err
@@ -58,11 +64,19 @@ func Discover(dir string, pinned map[string]string) ([]Binary, error) {
 	}
 	for path, sum := range pinned {
 		if len(sum) != 64 {
-			return nil, fmt.Errorf("config [plugins] %q: value must be the binary's SHA-256 in hex", path)
+			return nil, fmt.Errorf("config [plugins] %s: value must be the binary's SHA-256 in hex", sdk.Quote(path))
+		}
+		if slices.ContainsFunc(out, func(b Binary) bool { return b.FirstParty && filepath.Clean(b.Path) == filepath.Clean(path) }) {
+			continue // a manifest binary pinned again is still first-party, and listed once
 		}
 		out = append(out, Binary{Name: filepath.Base(path), Path: path, Checksum: strings.ToLower(sum)})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Path < out[j].Path
+	})
 	return out, nil
 }
 

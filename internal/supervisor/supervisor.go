@@ -1,7 +1,9 @@
 // Package supervisor starts, describes, calls and restarts family plugins
 // (hashicorp/go-plugin over gRPC). Only binaries whose SHA-256 matches the
-// manifest (or a config pin) are launched. go-plugin does not restart a dead
-// plugin; the supervisor starts a fresh one on the next call.
+// manifest (or a config pin) are launched, and only those whose declared
+// families and tools pass the catalog's checks are served. go-plugin does
+// not restart a dead plugin; the supervisor starts a fresh one on the next
+// call, and stops one that does not answer within the call timeout.
 package supervisor
 
 import (
@@ -13,8 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -22,9 +24,14 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/catalog"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
+
+// DefaultCallTimeout is how long a plugin may take to answer one call
+// before it counts as hung and is replaced.
+const DefaultCallTimeout = 60 * time.Second
 
 // Options configure a Supervisor.
 type Options struct {
@@ -32,10 +39,14 @@ type Options struct {
 	CacheDir     string // Describe answers, one file per checksum
 	EngineSocket string // handed to every plugin
 	Logger       *slog.Logger
-	// Keep names the families about to be used: a plugin launched only to
-	// describe itself (first run, cold cache) stays running if it serves one
-	// of them, instead of being stopped and started again at once.
-	Keep []string
+	// Keep says which families are about to be used: a plugin launched only
+	// to describe itself (first run, cold cache) stays running if it serves
+	// one of them, instead of being stopped and started again at once.
+	Keep func(family string) bool
+	// CallTimeout bounds one tool call (DefaultCallTimeout if zero). A
+	// plugin that does not answer in time is stopped, so that the next call
+	// gets a fresh one.
+	CallTimeout time.Duration
 	// AutoMTLS turns on go-plugin's mutual TLS between host and plugin. Off
 	// by default: see docs/ARCHITECTURE.md for the measured cost and why.
 	AutoMTLS bool
@@ -45,29 +56,66 @@ type Options struct {
 type Supervisor struct {
 	opts     Options
 	log      *slog.Logger
-	mu       sync.Mutex
+	start    func(Binary) (*instance, error) // launch; tests replace it
 	plugins  []*managed
 	byFamily map[string]*managed
+	set      *catalog.Set
+	refused  []catalog.Refusal
 }
 
-// managed is one plugin binary and, while it runs, its process.
+// managed is one plugin binary and, while it runs, its current instance.
 type managed struct {
-	bin    Binary
-	desc   *aimemoryv1.DescribeResponse
-	mu     sync.Mutex // guards client/family
-	client *plugin.Client
+	bin  Binary
+	desc *aimemoryv1.DescribeResponse
+	mu   sync.Mutex // guards cur
+	cur  *instance
+}
+
+// instance is one process of a plugin binary. A failure is pinned to the
+// instance that had it, so it never stops a replacement started since.
+type instance struct {
+	proc   process
 	family aimemoryv1.FamilyClient
 }
 
+// process is the part of *plugin.Client the supervisor uses.
+type process interface {
+	Kill()
+	Exited() bool
+}
+
 // New describes every trusted binary (from the cache when it knows the
-// checksum, else by launching it once) and maps families to plugins. A
-// binary that cannot be described is logged and left out.
+// checksum, else by launching it once), checks what each declares against
+// the catalog and the others (a refused plugin is logged with the names it
+// clashes on and left out; the rest are served) and maps families to
+// plugins.
 func New(opts Options) *Supervisor {
-	s := &Supervisor{opts: opts, log: opts.Logger, byFamily: map[string]*managed{}}
-	if s.log == nil {
-		s.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	s := newSupervisor(opts, nil)
+	s.describeAll()
+	return s
+}
+
+func newSupervisor(opts Options, start func(Binary) (*instance, error)) *Supervisor {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	for _, b := range opts.Binaries {
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.Keep == nil {
+		opts.Keep = func(string) bool { return false }
+	}
+	s := &Supervisor{opts: opts, log: opts.Logger, start: start, byFamily: map[string]*managed{}}
+	if s.start == nil {
+		s.start = s.launch
+	}
+	return s
+}
+
+func (s *Supervisor) describeAll() {
+	var described []*managed
+	var decls []catalog.Declaration
+	for _, b := range s.opts.Binaries {
 		m := &managed{bin: b}
 		desc, err := s.describe(m)
 		if err != nil {
@@ -75,17 +123,42 @@ func New(opts Options) *Supervisor {
 			continue
 		}
 		m.desc = desc
-		s.plugins = append(s.plugins, m)
+		described = append(described, m)
+		d := catalog.Declaration{Plugin: b.Name, FirstParty: b.FirstParty}
 		for _, f := range desc.GetFamilies() {
-			if prev, dup := s.byFamily[f.GetName()]; dup {
-				s.log.Warn("family served twice; keeping the first", "family", f.GetName(), "kept", prev.bin.Name, "ignored", b.Name)
-				continue
+			df := catalog.DeclaredFamily{Name: f.GetName()}
+			for _, t := range f.GetTools() {
+				df.Tools = append(df.Tools, t.GetName())
 			}
-			s.byFamily[f.GetName()] = m
+			d.Families = append(d.Families, df)
+		}
+		decls = append(decls, d)
+	}
+	s.set, s.refused = catalog.NewSet(decls)
+	for _, r := range s.refused {
+		s.log.Error("plugin refused", "plugin", r.Plugin, "err", r.Error())
+	}
+	for _, m := range described {
+		served := false
+		for _, f := range m.desc.GetFamilies() {
+			if s.set.Plugin(f.GetName()) == m.bin.Name {
+				s.byFamily[f.GetName()] = m
+				served = true
+			}
+		}
+		if served {
+			s.plugins = append(s.plugins, m)
+		} else {
+			m.stop() // launched to describe itself, then refused
 		}
 	}
-	return s
 }
+
+// Catalog is the host's family set: the contract plus the accepted plugins' families.
+func (s *Supervisor) Catalog() *catalog.Set { return s.set }
+
+// Refused lists the plugins left out because of what they declare.
+func (s *Supervisor) Refused() []catalog.Refusal { return s.refused }
 
 // Tools returns the definitions of a family's tools, or nil if no plugin serves it.
 func (s *Supervisor) Tools(family string) []*aimemoryv1.ToolDefinition {
@@ -101,15 +174,6 @@ func (s *Supervisor) Tools(family string) []*aimemoryv1.ToolDefinition {
 	return nil
 }
 
-// Families lists the families some plugin serves.
-func (s *Supervisor) Families() []string {
-	var out []string
-	for f := range s.byFamily {
-		out = append(out, f)
-	}
-	return out
-}
-
 // PluginOf names the binary serving a family ("" if none).
 func (s *Supervisor) PluginOf(family string) string {
 	if m := s.byFamily[family]; m != nil {
@@ -122,31 +186,49 @@ func (s *Supervisor) PluginOf(family string) string {
 func (s *Supervisor) Start(family string) error {
 	m := s.byFamily[family]
 	if m == nil {
-		return fmt.Errorf("no installed plugin serves the %s family", family)
+		return s.unserved(family)
 	}
 	_, err := s.running(m)
 	return err
 }
 
-// Call runs a tool of a family. If the plugin died, this call gets a clear
-// error and the next call starts a fresh plugin.
-func (s *Supervisor) Call(ctx context.Context, family string, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
+func (s *Supervisor) unserved(family string) error {
+	if why := s.set.RefusedFamily(family); why != "" {
+		return fmt.Errorf("no plugin serves the %s family: %s", family, why)
+	}
+	return fmt.Errorf("no installed plugin serves the %s family", family)
+}
+
+// Call runs a tool of a family with the call context the host resolved. If
+// the plugin died, or did not answer within the call timeout, this call gets
+// a clear error, that instance is stopped, and the next call starts a fresh
+// one; a late failure of an old instance never stops its replacement.
+func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	m := s.byFamily[family]
 	if m == nil {
-		return nil, fmt.Errorf("no installed plugin serves the %s family", family)
+		return nil, s.unserved(family)
 	}
-	fc, err := s.running(m)
+	inst, err := s.running(m)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := fc.Call(ctx, req)
+	callCtx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+	resp, err := inst.family.Call(callCtx, &aimemoryv1.CallRequest{Tool: tool, ArgumentsJson: args, Context: cc})
 	if err == nil {
 		return resp, nil
 	}
-	if status.Code(err) == codes.Unavailable || m.exited() {
-		m.stop()
-		return nil, fmt.Errorf("plugin %s stopped while running %s; it will be restarted on the next call (if the call was a write, check whether it took effect before retrying): %w",
-			m.bin.Name, req.GetTool(), err)
+	const retry = "it will be restarted on the next call (if the call was a write, check whether it took effect before retrying)"
+	switch {
+	case ctx.Err() != nil: // the caller gave up; the plugin is not to blame
+		return nil, fmt.Errorf("%s: %w", tool, ctx.Err())
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		m.retire(inst)
+		s.log.Error("plugin did not answer; stopped", "plugin", m.bin.Name, "tool", tool, "timeout", s.opts.CallTimeout)
+		return nil, fmt.Errorf("plugin %s did not answer %s within %s, so it was stopped; %s", m.bin.Name, tool, s.opts.CallTimeout, retry)
+	case status.Code(err) == codes.Unavailable || inst.proc.Exited():
+		m.retire(inst)
+		return nil, fmt.Errorf("plugin %s stopped while running %s; %s: %w", m.bin.Name, tool, retry, err)
 	}
 	return nil, fmt.Errorf("plugin %s: %w", m.bin.Name, err)
 }
@@ -158,33 +240,41 @@ func (s *Supervisor) Close() {
 	}
 }
 
-// running returns a live FamilyClient, launching the plugin if needed.
-func (s *Supervisor) running(m *managed) (aimemoryv1.FamilyClient, error) {
+// running returns the live instance, launching one if needed.
+func (s *Supervisor) running(m *managed) (*instance, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.client != nil && !m.client.Exited() {
-		return m.family, nil
+	if m.cur != nil && !m.cur.proc.Exited() {
+		return m.cur, nil
 	}
-	client, fc, err := s.launch(m.bin)
+	if m.cur != nil {
+		m.cur.proc.Kill() // reap what is left of a dead one
+		m.cur = nil
+	}
+	inst, err := s.start(m.bin)
 	if err != nil {
 		return nil, err
 	}
-	m.client, m.family = client, fc
-	return fc, nil
+	m.cur = inst
+	return inst, nil
 }
 
-func (m *managed) exited() bool {
+// retire stops inst and, if it is still the current instance, forgets it.
+func (m *managed) retire(inst *instance) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.client == nil || m.client.Exited()
+	if m.cur == inst {
+		m.cur = nil
+	}
+	m.mu.Unlock()
+	inst.proc.Kill()
 }
 
 func (m *managed) stop() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.client != nil {
-		m.client.Kill()
-		m.client, m.family = nil, nil
+	if m.cur != nil {
+		m.cur.proc.Kill()
+		m.cur = nil
 	}
 }
 
@@ -193,10 +283,10 @@ var ErrChecksum = errors.New("plugin binary does not match its pinned SHA-256")
 
 // launch starts a verified plugin process. go-plugin hashes the binary
 // against the pinned checksum right before exec.
-func (s *Supervisor) launch(b Binary) (*plugin.Client, aimemoryv1.FamilyClient, error) {
+func (s *Supervisor) launch(b Binary) (*instance, error) {
 	sum, err := hexDecode(b.Checksum)
 	if err != nil {
-		return nil, nil, fmt.Errorf("plugin %s: pinned checksum: %w", b.Name, err)
+		return nil, fmt.Errorf("plugin %s: pinned checksum: %w", b.Name, err)
 	}
 	cmd := exec.Command(b.Path)
 	cmd.Env = append(os.Environ(), sdk.EngineSocketEnv+"="+s.opts.EngineSocket)
@@ -215,27 +305,28 @@ func (s *Supervisor) launch(b Binary) (*plugin.Client, aimemoryv1.FamilyClient, 
 		client.Kill()
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			actual, _ := fileSHA256(b.Path)
-			return nil, nil, fmt.Errorf("%w: %s has SHA-256 %s but %s was pinned; it changed after `make build` — rebuild with `make build`, or pin a third-party plugin in config.toml [plugins]",
+			return nil, fmt.Errorf("%w: %s has SHA-256 %s but %s was pinned; it changed after `make build` — rebuild with `make build`, or pin a third-party plugin in config.toml [plugins]",
 				ErrChecksum, b.Path, actual, b.Checksum)
 		}
-		return nil, nil, fmt.Errorf("start plugin %s: %w", b.Name, err)
+		return nil, fmt.Errorf("start plugin %s: %w", b.Name, err)
 	}
 	raw, err := rpc.Dispense(sdk.PluginKey)
 	if err != nil {
 		client.Kill()
-		return nil, nil, fmt.Errorf("plugin %s: %w", b.Name, err)
+		return nil, fmt.Errorf("plugin %s: %w", b.Name, err)
 	}
 	fc, ok := raw.(aimemoryv1.FamilyClient)
 	if !ok {
 		client.Kill()
-		return nil, nil, fmt.Errorf("plugin %s does not serve the Family service", b.Name)
+		return nil, fmt.Errorf("plugin %s does not serve the Family service", b.Name)
 	}
-	return client, fc, nil
+	return &instance{proc: client, family: fc}, nil
 }
 
 // describe returns a binary's Describe answer, cached per checksum in the
 // data dir so that knowing a family costs nothing once it was seen. A
-// plugin launched only to describe itself is stopped again.
+// plugin launched only to describe itself is stopped again unless Keep
+// wants one of its families.
 func (s *Supervisor) describe(m *managed) (*aimemoryv1.DescribeResponse, error) {
 	path := filepath.Join(s.opts.CacheDir, m.bin.Checksum+".describe")
 	if raw, err := os.ReadFile(path); err == nil {
@@ -244,21 +335,21 @@ func (s *Supervisor) describe(m *managed) (*aimemoryv1.DescribeResponse, error) 
 			return &d, nil
 		}
 	}
-	client, fc, err := s.launch(m.bin)
+	inst, err := s.start(m.bin)
 	if err != nil {
 		return nil, err
 	}
 	keep := false
 	defer func() {
 		if keep {
-			m.client, m.family = client, fc
+			m.cur = inst
 		} else {
-			client.Kill()
+			inst.proc.Kill()
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
 	defer cancel()
-	d, err := fc.Describe(ctx, &aimemoryv1.DescribeRequest{})
+	d, err := inst.family.Describe(ctx, &aimemoryv1.DescribeRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("describe plugin %s: %w", m.bin.Name, err)
 	}
@@ -271,7 +362,7 @@ func (s *Supervisor) describe(m *managed) (*aimemoryv1.DescribeResponse, error) 
 		}
 	}
 	for _, f := range d.GetFamilies() {
-		keep = keep || slices.Contains(s.opts.Keep, f.GetName())
+		keep = keep || s.opts.Keep(f.GetName())
 	}
 	return d, nil
 }

@@ -76,16 +76,16 @@ func BenchmarkLaunch(b *testing.B) {
 			name = "automtls"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := &Supervisor{opts: Options{AutoMTLS: mtls, EngineSocket: "/nonexistent"}, log: nil}
+			s := newSupervisor(Options{AutoMTLS: mtls, EngineSocket: "/nonexistent"}, nil)
 			for b.Loop() {
-				client, fc, err := s.launch(Binary{Name: "ai-memory-core", Path: path, Checksum: sum})
+				inst, err := s.launch(Binary{Name: "ai-memory-core", Path: path, Checksum: sum})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := fc.Describe(context.Background(), &aimemoryv1.DescribeRequest{}); err != nil {
+				if _, err := inst.family.Describe(context.Background(), &aimemoryv1.DescribeRequest{}); err != nil {
 					b.Fatal(err)
 				}
-				client.Kill()
+				inst.proc.Kill()
 			}
 		})
 	}

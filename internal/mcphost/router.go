@@ -1,0 +1,120 @@
+package mcphost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+// envelope is the part of a JSON-RPC message the host routes on, decoded
+// as JSON (so "tools\/call" is tools/call, as it is for mcp-go). The
+// arguments are left out: only memory_capabilities' are ever looked at.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// decodeEnvelope reads a message's envelope. A field of the wrong type
+// (a number for the tool name, say) is left empty rather than failing the
+// whole message, so the answer can still carry the request's id.
+func decodeEnvelope(line []byte) (envelope, error) {
+	var env envelope
+	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return env, errNotObject
+	}
+	err := json.Unmarshal(line, &env)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		err = nil
+	}
+	return env, err
+}
+
+var errNotObject = errors.New("not a JSON object")
+
+// isRequest reports whether the message expects a response.
+func (e *envelope) isRequest() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
+
+// HandleMessage is the host's router, the entry point of every transport
+// for one JSON-RPC message of a session (ctx carries the mcp-go session).
+// A call of a known tool whose family this session has not loaded is
+// answered here with an isError result that says how to load it (mcp-go
+// would only say "not found", a protocol error many clients hide from the
+// model); everything else goes to mcp-go untouched.
+func (h *Host) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONRPCMessage {
+	env, err := decodeEnvelope(raw)
+	if err != nil {
+		return bounded(h.srv.HandleMessage(ctx, raw)) // mcp-go answers what it cannot parse
+	}
+	return h.handle(ctx, &env, raw)
+}
+
+func (h *Host) handle(ctx context.Context, env *envelope, raw json.RawMessage) mcp.JSONRPCMessage {
+	if env.Method == string(mcp.MethodToolsCall) && env.isRequest() && env.Params.Name != "" {
+		name := env.Params.Name
+		if text, ok := h.unloadedToolMessage(ctx, name); ok {
+			return mcp.JSONRPCResponse{
+				JSONRPC: mcp.JSONRPC_VERSION,
+				ID:      mcp.NewRequestId(env.ID),
+				Result:  mcp.NewToolResultError(text),
+			}
+		}
+		if name != capabilitiesName && h.set.FamilyOf(name) == "" {
+			// mcp-go would echo the whole name back.
+			return errorResponse(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("unknown tool %s; %s lists the families and their tools", sdk.Quote(name), capabilitiesName), nil)
+		}
+	}
+	return bounded(h.srv.HandleMessage(ctx, raw))
+}
+
+// maxErrorMessage bounds the message of an error mcp-go answers, which may
+// quote the request (an unknown method, for one).
+const maxErrorMessage = 256
+
+func bounded(msg mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+	if e, ok := msg.(mcp.JSONRPCError); ok && len(e.Error.Message) > maxErrorMessage {
+		m := e.Error.Message
+		cut := maxErrorMessage - 64
+		for cut > 0 && !utf8.RuneStart(m[cut]) {
+			cut--
+		}
+		e.Error.Message = fmt.Sprintf("%s… (%d bytes)", m[:cut], len(m))
+		return e
+	}
+	return msg
+}
+
+// ordersAfter reports whether later messages on the same ordered stream
+// (a stdio pipe) must wait for this one to finish: initialize (it decides
+// the identity and with it the families) and every message that may grant a
+// family. Calls otherwise run concurrently.
+func (h *Host) ordersAfter(env *envelope, raw []byte) bool {
+	switch {
+	case env.Method == string(mcp.MethodInitialize):
+		return true
+	case env.Method != string(mcp.MethodToolsCall) || env.Params.Name != capabilitiesName:
+		return false
+	}
+	var msg struct {
+		Params struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &msg) != nil || len(msg.Params.Arguments) == 0 {
+		return false
+	}
+	a, err := decodeCapabilitiesArgs(msg.Params.Arguments, h.set)
+	return err == nil && h.expands(a)
+}
