@@ -116,3 +116,19 @@ func seedInboxMessage(t *testing.T, dataDir, to, title, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A plugin holds only the assertion it was handed for a call: without it,
+// or with it rewritten to name someone else, the engine refuses; and only
+// hosts append to the audit log.
+func TestPluginCannotForgeItsCaller(t *testing.T) {
+	e := newEnv(t)
+	e.pin("faults")
+	h := e.startHost([]string{"--profile", "core,faults", "--agent-id", "ai:probe"})
+	got := h.ok("fault_engine_probe", map[string]any{})
+	want := map[string]any{"with_assertion": "OK", "without_assertion": "Unauthenticated", "tampered": "Unauthenticated", "audit_append": "PermissionDenied"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %v, want %v", k, got[k], v)
+		}
+	}
+}
