@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -49,9 +50,23 @@ func (s *rawSession) send(msg any) {
 // request sends a request and returns its response, skipping notifications.
 func (s *rawSession) request(method string, params any) map[string]any {
 	s.t.Helper()
+	raw, err := json.Marshal(params)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.requestRaw(method, string(raw))
+}
+
+// requestRaw sends a request whose params are the exact bytes given (which
+// a JSON encoder might not produce, such as invalid UTF-8).
+func (s *rawSession) requestRaw(method, params string) map[string]any {
+	s.t.Helper()
 	s.nextID++
 	id := s.nextID
-	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+	if _, err := io.WriteString(s.in, line); err != nil {
+		s.t.Fatal(err)
+	}
 	type result struct {
 		msg map[string]any
 		raw []byte

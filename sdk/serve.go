@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 )
 
 // Serve runs a family plugin binary until its host goes away. It never
@@ -23,8 +24,10 @@ func Serve(name, version string, families ...Family) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginSet(impl),
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Warn}),
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, GRPCServerOptions()...)...)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Warn}),
 	})
 }
 

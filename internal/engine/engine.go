@@ -25,6 +25,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/store"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Files in the data dir.
@@ -135,7 +136,9 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 
 	conns := newConnTracker(opts.IdleTimeout)
-	g := grpc.NewServer(append(server.Recover(log), grpc.StatsHandler(conns))...)
+	g := grpc.NewServer(append(server.Recover(log), grpc.StatsHandler(conns),
+		// Above the record limits, so an oversized value gets its field's error.
+		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
 	aimemoryv1.RegisterEngineServer(g, server.New(st, ev, opts.Version, dir, log))
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()

@@ -33,6 +33,13 @@ const (
 	DefaultNamespace = "global"
 	DefaultTier      = "mid"
 	DefaultSource    = "claude"
+
+	// MaxMessageBytes bounds every gRPC message on every hop (host and
+	// plugin, plugin and engine). It sits far above the record limits (and
+	// a list of 200 full records), so an oversized value always reaches a
+	// validator and gets its field's own error, never a transport error
+	// such as ResourceExhausted. The host's MCP message cap must be smaller.
+	MaxMessageBytes = 64 << 20
 )
 
 // Tiers in rank order.
