@@ -4,20 +4,25 @@
 package corefamily
 
 import (
+	"log/slog"
+	"os"
+
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
-// service is what the handlers share: the engine and the token counter.
+// service is what the handlers share: the engine, the token counter and a
+// stderr log (which the host relays) for what must not fail a call.
 type service struct {
 	eng    aimemoryv1.EngineClient
 	tokens *tokenCounter
+	log    *slog.Logger
 }
 
 // Families returns the families this plugin serves: core, whose five tools
 // every profile shows (AlwaysLoad asks deferring clients to load them).
 func Families(eng aimemoryv1.EngineClient) []sdk.Family {
-	s := &service{eng: eng, tokens: &tokenCounter{}}
+	s := &service{eng: eng, tokens: &tokenCounter{}, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	// readOnly and idempotent default to false in MCP; destructive defaults
 	// to true, so only that needs saying for the tools that write.
 	notDestructive := sdk.Hints{Destructive: sdk.Bool(false)}
