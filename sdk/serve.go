@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 // Serve runs a family plugin binary until its host goes away. It never
 // returns normally. Logs go to stderr, which the host relays.
 func Serve(name, version string, families ...Family) {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("plugin", name)
+	log := Logger().With("plugin", name)
 	impl, err := NewFamilyServer(name, version, families, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)

@@ -5,7 +5,6 @@ package corefamily
 
 import (
 	"log/slog"
-	"os"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
@@ -22,7 +21,7 @@ type service struct {
 // Families returns the families this plugin serves: core, whose five tools
 // every profile shows (AlwaysLoad asks deferring clients to load them).
 func Families(eng aimemoryv1.EngineClient) []sdk.Family {
-	s := &service{eng: eng, tokens: &tokenCounter{}, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	s := &service{eng: eng, tokens: &tokenCounter{}, log: sdk.Logger().With("family", "core")}
 	// readOnly and idempotent default to false in MCP; destructive defaults
 	// to true, so only that needs saying for the tools that write.
 	notDestructive := sdk.Hints{Destructive: sdk.Bool(false)}
