@@ -131,8 +131,8 @@ func TestWireErrors(t *testing.T) {
 
 	// Arguments that are not an object are a clear tool error.
 	resp = s.request("tools/call", map[string]any{"name": "memory_get", "arguments": []int{1}})
-	if text, isErr = toolResult(resp); !isErr && resp["error"] == nil {
-		t.Fatalf("array arguments accepted: %v", resp)
+	if text, isErr = toolResult(resp); !isErr || !contains(text, "arguments", "must be a JSON object") {
+		t.Fatalf("array arguments: got %v, want an isError result saying they must be a JSON object", resp)
 	}
 }
 

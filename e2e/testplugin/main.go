@@ -6,6 +6,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"syscall"
 
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -20,6 +22,10 @@ func main() {
 			var args map[string]any
 			if err := json.Unmarshal(c.Arguments, &args); err != nil {
 				return nil, sdk.Errorf("arguments: %v", err)
+			}
+			if args["crash"] == true { // unadvertised: the tests' plugin dying in the middle of a call
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
 			}
 			return map[string]any{"args": args, "agent_id": c.Context.GetAgentId(), "client": c.Context.GetClientName(), "session": c.Context.GetSessionId()}, nil
 		},

@@ -8,7 +8,20 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 const transport = new StdioClientTransport({ command: process.argv[2], args: ["mcp"], env: process.env, stderr: "ignore" });
 const client = new Client({ name: "ts-sdk-e2e", version: "1.0.0" });
 let listChanged = 0;
-client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged++; });
+const waiters = [];
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  listChanged++;
+  for (const wake of waiters.splice(0)) wake();
+});
+// nextListChanged resolves on the next tools/list_changed, or fails after a
+// deadline so a missing notification is an error, not a hang.
+const nextListChanged = () => {
+  let timer;
+  return Promise.race([
+    new Promise((resolve) => waiters.push(resolve)),
+    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no tools/list_changed within 10 s")), 10000); }),
+  ]).finally(() => clearTimeout(timer));
+};
 await client.connect(transport);
 
 const text = (r) => r.content.map((c) => c.text).join("");
@@ -20,9 +33,10 @@ const recalled = await client.callTool({ name: "memory_recall", arguments: { con
 out.recall = JSON.parse(text(recalled));
 const bad = await client.callTool({ name: "memory_store", arguments: { title: "x" } });
 out.badStore = { isError: bad.isError, text: text(bad) };
+const changed = nextListChanged();
 const expanded = await client.callTool({ name: "memory_capabilities", arguments: { family: "other", include_schema: true } });
 out.expanded = JSON.parse(text(expanded));
-await new Promise((r) => setTimeout(r, 200));
+await changed;
 out.listChanged = listChanged;
 out.toolsAfter = (await client.listTools()).tools.map((t) => t.name).sort();
 const echoed = await client.callTool({ name: "test_echo", arguments: { say: "hi" } });
