@@ -25,7 +25,7 @@ type Args struct {
 // any string that is not valid UTF-8, which encoding/json would silently
 // have turned into U+FFFD; both errors name the argument.
 func ParseArgs(data []byte, known []string) (*Args, error) {
-	data = bytes.TrimSpace(data)
+	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace only
 	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
 		return &Args{raw: map[string]json.RawMessage{}}, nil
 	}
