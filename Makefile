@@ -19,8 +19,10 @@ build: ## Host at $(BIN)/ai-memory, plugins beside it, and their SHA-256 manifes
 	done
 	cd $(BIN) && sha256sum $(addprefix ai-memory-,$(PLUGINS)) > plugins.sha256
 
-run: build ## Serve MCP on stdio with the default data dir and profile.
-	@exec ./$(BIN)/ai-memory mcp
+run: ## Serve MCP on stdio with the default data dir and profile.
+	@# stdout belongs to MCP alone: the build reports on stderr.
+	@$(MAKE) --no-print-directory -s build >&2
+	@exec $(BIN)/ai-memory mcp
 
 TSCLIENT := e2e/tsclient/node_modules/.package-lock.json
 

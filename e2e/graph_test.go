@@ -357,12 +357,14 @@ func TestGraphEntities(t *testing.T) {
 	}
 	h.fails("memory_entity_get_by_alias", map[string]any{}, "alias is required")
 	h.fails("memory_entity_get_by_alias", map[string]any{"alias": "x", "namespace": "/x"}, "namespace: must not start or end with '/'")
+	h.fails("memory_entity_get_by_alias", map[string]any{"alias": "x", "namespace": "x/"}, "namespace: must not start or end with '/'")
+	h.fails("memory_entity_get_by_alias", map[string]any{"alias": "x", "namespace": " "}, "namespace: must not be empty")
 	h.fails("memory_entity_get_by_alias", map[string]any{"alias": 3}, "alias: must be a string")
 }
 
 func TestGraphTaxonomy(t *testing.T) {
 	h, _ := graphHost(t, "org/a/m1", "org/a/x/m2", "org/a/y/m3", "org_b/m4", "Org/m5")
-	tax := h.ok("memory_get_taxonomy", map[string]any{"namespace_prefix": "org/"})
+	tax := h.ok("memory_get_taxonomy", map[string]any{"namespace_prefix": "org"})
 	tree, _ := tax["tree"].(map[string]any)
 	if tax["total_count"] != float64(3) || tax["truncated"] != nil || tree["namespace"] != "org" || tree["subtree_count"] != float64(3) {
 		t.Fatalf("taxonomy = %v", tax)
@@ -376,7 +378,10 @@ func TestGraphTaxonomy(t *testing.T) {
 	}
 	h.fails("memory_get_taxonomy", map[string]any{"depth": 9}, "depth: must be an integer from 0 to 8")
 	h.fails("memory_get_taxonomy", map[string]any{"limit": 0}, "limit: must be an integer from 1 to 10000")
-	h.fails("memory_get_taxonomy", map[string]any{"namespace_prefix": "/"}, "namespace_prefix: must not be empty")
+	// The one namespace rule: nothing is trimmed or stripped first.
+	h.fails("memory_get_taxonomy", map[string]any{"namespace_prefix": "/"}, "namespace_prefix: must not start or end with '/'")
+	h.fails("memory_get_taxonomy", map[string]any{"namespace_prefix": "org/"}, "namespace_prefix: must not start or end with '/'")
+	h.fails("memory_get_taxonomy", map[string]any{"namespace_prefix": " "}, "namespace_prefix: must not be empty")
 	h.fails("memory_get_taxonomy", map[string]any{"namespace_prefix": "a/../b"}, "namespace_prefix")
 }
 

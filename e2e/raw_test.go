@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -89,9 +90,20 @@ func (s *rawSession) write(raw string) {
 // request sends a request and returns its response, skipping notifications.
 func (s *rawSession) request(method string, params any) map[string]any {
 	s.t.Helper()
+	raw, err := json.Marshal(params)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.requestRaw(method, string(raw))
+}
+
+// requestRaw sends a request whose params are the exact bytes given (which
+// a JSON encoder might not produce, such as invalid UTF-8).
+func (s *rawSession) requestRaw(method, params string) map[string]any {
+	s.t.Helper()
 	s.nextID++
 	id := s.nextID
-	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	s.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params))
 	return s.responseTo(id)
 }
 
@@ -160,8 +172,8 @@ func TestWireErrors(t *testing.T) {
 
 	// Arguments that are not an object are a clear tool error.
 	resp = s.request("tools/call", map[string]any{"name": "memory_get", "arguments": []int{1}})
-	if text, isErr = toolResult(resp); !isErr && resp["error"] == nil {
-		t.Fatalf("array arguments accepted: %v", resp)
+	if text, isErr = toolResult(resp); !isErr || !contains(text, "arguments", "must be a JSON object") {
+		t.Fatalf("array arguments: got %v, want an isError result saying they must be a JSON object", resp)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Args is one call's arguments, read strictly: every getter checks the JSON
@@ -19,9 +21,11 @@ type Args struct {
 }
 
 // ParseArgs decodes a JSON object and rejects any argument not in known, so
-// a typo ("namspace") is an error instead of a silently ignored filter.
+// a typo ("namspace") is an error instead of a silently ignored filter, and
+// any string that is not valid UTF-8, which encoding/json would silently
+// have turned into U+FFFD; both errors name the argument.
 func ParseArgs(data []byte, known []string) (*Args, error) {
-	data = bytes.TrimSpace(data)
+	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace only
 	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
 		return &Args{raw: map[string]json.RawMessage{}}, nil
 	}
@@ -32,6 +36,10 @@ func ParseArgs(data []byte, known []string) (*Args, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, Errorf("arguments: invalid JSON: %v", err)
 	}
+	// Checked on the raw bytes: the decoded strings already carry U+FFFD.
+	if err := badText(data); err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(raw))
 	for name := range raw {
 		names = append(names, name)
@@ -39,7 +47,7 @@ func ParseArgs(data []byte, known []string) (*Args, error) {
 	slices.Sort(names) // the same unknown name is reported on every run
 	for _, name := range names {
 		if !slices.Contains(known, name) {
-			return nil, Errorf("unknown argument %q; valid: %s", name, strings.Join(known, ", "))
+			return nil, Errorf("unknown argument %s; valid: %s", Quote(name), strings.Join(known, ", "))
 		}
 	}
 	return &Args{raw: raw}, nil
@@ -111,6 +119,36 @@ func (a *Args) Required(name string) (string, error) {
 	return s, nil
 }
 
+// Namespace returns a namespace argument, or def when it is absent. Every
+// tool reads namespaces through these getters, so one rule
+// (record.ValidateNamespace) applies to the value exactly as sent.
+func (a *Args) Namespace(name, def string) (string, error) {
+	ns, err := a.Str(name, def)
+	if err != nil {
+		return "", err
+	}
+	return ns, record.ValidateNamespace(name, ns)
+}
+
+// RequiredNamespace returns a namespace argument that must be present.
+func (a *Args) RequiredNamespace(name string) (string, error) {
+	if _, ok := a.Value(name); !ok {
+		return "", Errorf("%s is required", name)
+	}
+	return a.Namespace(name, "")
+}
+
+// NamespaceFilter returns an optional namespace filter or prefix: absent
+// or "" means every namespace; anything else must be a valid namespace, so
+// " " or "a/" is an error rather than a filter silently widened.
+func (a *Args) NamespaceFilter(name string) (string, error) {
+	ns, err := a.Str(name, "")
+	if err != nil {
+		return "", err
+	}
+	return ns, record.ValidateNamespaceFilter(name, ns)
+}
+
 // OneOf returns an optional string argument that must be one of values.
 func (a *Args) OneOf(name, def string, values ...string) (string, error) {
 	s, err := a.Str(name, def)
@@ -118,7 +156,7 @@ func (a *Args) OneOf(name, def string, values ...string) (string, error) {
 		return "", err
 	}
 	if !slices.Contains(values, s) {
-		return "", Errorf("%s: must be one of %s (got %q)", name, strings.Join(values, ", "), s)
+		return "", Errorf("%s: must be one of %s (got %s)", name, strings.Join(values, ", "), Quote(s))
 	}
 	return s, nil
 }
@@ -135,7 +173,7 @@ func (a *Args) Integer(name string, def, lo, hi int64) (int64, error) {
 		return 0, typeErr(name, "an integer", v)
 	}
 	text := string(v)
-	rangeErr := Errorf("%s: must be an integer from %d to %d (got %s)", name, lo, hi, text)
+	rangeErr := Errorf("%s: must be an integer from %d to %d (got %s)", name, lo, hi, shortNumber(text))
 	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 		if n < lo || n > hi {
 			return 0, rangeErr
@@ -150,13 +188,22 @@ func (a *Args) Integer(name string, def, lo, hi int64) (int64, error) {
 	case errors.Is(err, strconv.ErrRange):
 		return 0, rangeErr
 	case err != nil:
-		return 0, Errorf("%s: must be an integer (got %s)", name, text)
+		return 0, Errorf("%s: must be an integer (got %s)", name, shortNumber(text))
 	case f != math.Trunc(f) || (f == 0 && hasNonZeroMantissa(text)):
-		return 0, Errorf("%s: must be an integer (got %s)", name, text)
+		return 0, Errorf("%s: must be an integer (got %s)", name, shortNumber(text))
 	case f < float64(lo) || f > float64(hi):
 		return 0, rangeErr
 	}
 	return int64(f), nil
+}
+
+// shortNumber is a number's text for an error message: JSON numbers are
+// ASCII and unbounded, so a long one is cut like a quoted string.
+func shortNumber(text string) string {
+	if len(text) <= record.MaxQuotedChars {
+		return text
+	}
+	return fmt.Sprintf("%s… (%d bytes)", text[:record.MaxQuotedChars], len(text))
 }
 
 // hasNonZeroMantissa catches values like 1e-400 that ParseFloat rounds to 0.
@@ -178,7 +225,7 @@ func (a *Args) Number(name string, def float64) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, Errorf("%s: must be a number (got %s)", name, v)
+		return 0, Errorf("%s: must be a number (got %s)", name, shortNumber(string(v)))
 	}
 	return f, nil // ±Inf from ErrRange is left to the caller's range rule
 }

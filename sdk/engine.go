@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Engine is every service of the engine API, as one client: what a family
@@ -73,7 +74,7 @@ func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, erro
 		// within the caller's deadline instead of failing at once, and
 		// retry the socket quickly so a respawn is noticed in milliseconds.
 		// A list of 200 memories of 64 KiB content and metadata exceeds gRPC's 4 MiB default.
-		grpc.WithDefaultCallOptions(grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(64<<20)),
+		grpc.WithDefaultCallOptions(grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(record.MaxMessageBytes), grpc.MaxCallSendMsgSize(record.MaxMessageBytes)),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
 			MinConnectTimeout: time.Second,

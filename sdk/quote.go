@@ -1,24 +1,8 @@
 package sdk
 
-import (
-	"fmt"
-	"strconv"
-	"unicode/utf8"
-)
+import "github.com/ai-memory/ai-memory/sdk/record"
 
-// QuoteLimit is how many bytes of a bad value an error message shows.
-const QuoteLimit = 64
-
-// Quote renders a bad value for an error message: Go-quoted when it is
-// short, else its first QuoteLimit bytes (cut on a rune boundary), an
-// ellipsis and its size. An error never echoes a 10 MB argument back.
-func Quote(s string) string {
-	if len(s) <= QuoteLimit {
-		return strconv.Quote(s)
-	}
-	cut := QuoteLimit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+// Quote renders a bad value for an error message: at most 64 characters of
+// it, quoted, then its size. The rule lives in sdk/record, whose own errors
+// quote values too and which cannot import this package.
+func Quote(s string) string { return record.Quote(s) }

@@ -2,18 +2,18 @@ package sdk
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 )
 
 // Serve runs a family plugin binary until its host goes away. It never
 // returns normally. Logs go to stderr, which the host relays.
 func Serve(name, version string, families ...Family) {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("plugin", name)
+	log := Logger().With("plugin", name)
 	impl, err := NewFamilyServer(name, version, families, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
@@ -23,8 +23,10 @@ func Serve(name, version string, families ...Family) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginSet(impl),
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Warn}),
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, GRPCServerOptions()...)...)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Warn}),
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -39,6 +40,10 @@ func echo(_ context.Context, c sdk.Call) (any, error) {
 	var args map[string]any
 	if err := json.Unmarshal(c.Arguments, &args); err != nil {
 		return nil, sdk.Errorf("arguments: %v", err)
+	}
+	if args["crash"] == true { // unadvertised: the tests' plugin dying in the middle of a call
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
 	}
 	return map[string]any{"args": args, "agent_id": c.Context.GetAgentId(), "client": c.Context.GetClientName(),
 		"session": c.Context.GetSessionId(), "tool": c.Tool, "pid": os.Getpid()}, nil

@@ -3,12 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/engine"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
@@ -31,9 +35,18 @@ type auditVerifyCmd struct {
 }
 
 // engineClient connects to the data dir's engine, starting it if needed.
+// A data dir without a memory database is an error: reading its audit log
+// would create an empty one and report a fresh chain as if it were intact.
 func engineClient(root *rootCmd) (*sdk.EngineConn, error) {
 	dataDir := config.DataDir(root.DataDir)
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+	if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no data dir at %s (check --data-dir or AI_MEMORY_DATA_DIR)", dataDir)
+	} else if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, engine.DBFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no %s in data dir %s: nothing was ever stored there (check --data-dir or AI_MEMORY_DATA_DIR)", engine.DBFile, dataDir)
+	} else if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

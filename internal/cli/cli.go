@@ -53,6 +53,9 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if len(args) == 0 {
+		args = []string{"--help"} // no command is a question, not an error
+	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
 		parser.FatalIfErrorf(err)

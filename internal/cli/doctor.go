@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,9 +26,13 @@ type doctorCmd struct {
 	RawTable bool   `help:"With --tokens: JSON including the per-tool table."`
 }
 
+// check is one line of the report. Status is ok, fail, or a state that is
+// not a failure: none (nothing configured, defaults apply), missing (not
+// created yet) or idle (the engine is started on demand).
 type check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
+	Status string `json:"status"`
 	Detail string `json:"detail"`
 }
 
@@ -43,22 +49,37 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 	}
 	var checks []check
 	add := func(name string, err error, detail string) {
+		status := "ok"
 		if err != nil {
-			detail = err.Error()
+			status, detail = "fail", err.Error()
 		}
-		checks = append(checks, check{Name: name, OK: err == nil, Detail: detail})
+		checks = append(checks, check{Name: name, OK: err == nil, Status: status, Detail: detail})
+	}
+	note := func(name, status string, ok bool, detail string) {
+		checks = append(checks, check{Name: name, OK: ok, Status: status, Detail: detail})
 	}
 
 	cfgPath := config.Path(root.Config)
 	cfg, err := config.Load(cfgPath)
-	add("config", err, cfgPath)
+	if _, serr := os.Stat(cfgPath); err == nil && errors.Is(serr, fs.ErrNotExist) {
+		note("config", "none", true, "(defaults) no file at "+cfgPath)
+	} else {
+		add("config", err, cfgPath)
+	}
 	profile, source, err := config.ResolveProfile("", cfg)
 	add("profile", err, fmt.Sprintf("%s (from %s)", profile, source))
 
 	dataDir := config.DataDir(root.DataDir)
-	add("data dir", nil, dataDir)
-	detail, err := engineHealth(filepath.Join(dataDir, "engine.sock"))
-	add("engine", err, detail)
+	if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) {
+		note("data dir", "missing", false, dataDir+" does not exist yet; the first host to start creates it")
+	} else {
+		add("data dir", err, dataDir)
+	}
+	if detail, err := engineHealth(filepath.Join(dataDir, "engine.sock")); err != nil {
+		note("engine", "idle", false, err.Error()) // normal: a host starts it on demand
+	} else {
+		add("engine", nil, detail)
+	}
 
 	dir := pluginDir()
 	bins, err := supervisor.Discover(dir, cfg.Plugins)
@@ -72,21 +93,18 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 
 	healthy := true
 	for _, ch := range checks {
-		healthy = healthy && (ch.OK || ch.Name == "engine") // an engine that is not running is normal
+		healthy = healthy && ch.Status != "fail"
 	}
 	if c.JSON {
 		out, _ := json.MarshalIndent(map[string]any{"healthy": healthy, "checks": checks}, "", "  ")
 		fmt.Println(string(out))
 	} else {
 		for _, ch := range checks {
-			mark := "ok  "
-			if !ch.OK {
+			mark := ch.Status
+			if mark == "fail" {
 				mark = "FAIL"
-				if ch.Name == "engine" {
-					mark = "idle"
-				}
 			}
-			fmt.Printf("%s %-22s %s\n", mark, ch.Name, ch.Detail)
+			fmt.Printf("%-7s %-22s %s\n", mark, ch.Name, ch.Detail)
 		}
 	}
 	if !healthy {

@@ -296,6 +296,7 @@ func (s *Supervisor) launch(b Binary) (*instance, error) {
 		Plugins:          sdk.PluginSet(nil),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  sdk.GRPCDialOptions(),
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
 		AutoMTLS:         s.opts.AutoMTLS,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: b.Name, Output: os.Stderr, Level: hclog.Warn}),

@@ -22,7 +22,7 @@ const (
 // ValidateRelation: one of Relations (case-sensitive).
 func ValidateRelation(field, rel string) error {
 	if !slices.Contains(Relations, rel) {
-		return fieldErr(field, "must be one of %s (got %q)", strings.Join(Relations, ", "), rel)
+		return fieldErr(field, "must be one of %s (got %s)", strings.Join(Relations, ", "), Quote(rel))
 	}
 	return nil
 }

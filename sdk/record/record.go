@@ -33,6 +33,13 @@ const (
 	DefaultNamespace = "global"
 	DefaultTier      = "mid"
 	DefaultSource    = "claude"
+
+	// MaxMessageBytes bounds every gRPC message on every hop (host and
+	// plugin, plugin and engine). It sits far above the record limits (and
+	// a list of 200 full records), so an oversized value always reaches a
+	// validator and gets its field's own error, never a transport error
+	// such as ResourceExhausted. The host's MCP message cap must be smaller.
+	MaxMessageBytes = 64 << 20
 )
 
 // Tiers in rank order.
@@ -107,6 +114,9 @@ func ValidateContent(s string) error {
 }
 
 // ValidateNamespace applies data-model §3 to a namespace value of field.
+// It is the one namespace rule: every tool checks namespace arguments with
+// it (through sdk.Args) on the value as sent, never trimmed or stripped
+// first, so " " and "a/" are errors in every tool.
 func ValidateNamespace(field, ns string) error {
 	switch {
 	case strings.TrimSpace(ns) == "":
@@ -136,6 +146,17 @@ func ValidateNamespace(field, ns string) error {
 		}
 	}
 	return nil
+}
+
+// ValidateNamespaceFilter checks an optional namespace filter or prefix:
+// "" means every namespace (the argument was not given); anything else must
+// be a valid namespace. A blank or slash-ended value is an error, never a
+// filter silently widened to everything or to a neighbour.
+func ValidateNamespaceFilter(field, ns string) error {
+	if ns == "" {
+		return nil
+	}
+	return ValidateNamespace(field, ns)
 }
 
 // ValidateTags: ≤ 50 entries, each non-empty after trim, ≤ 128 bytes, no control characters.
@@ -175,7 +196,7 @@ func ValidateConfidence(c float64) error {
 // ValidateTier: one of short, mid, long (case-sensitive).
 func ValidateTier(field, tier string) error {
 	if TierRank(tier) < 0 {
-		return fieldErr(field, "must be one of short, mid, long (got %q)", tier)
+		return fieldErr(field, "must be one of short, mid, long (got %s)", Quote(tier))
 	}
 	return nil
 }
@@ -187,7 +208,7 @@ func ValidateSource(s string) error {
 			return nil
 		}
 	}
-	return fieldErr("source", "must be one of %s (got %q)", strings.Join(Sources, ", "), s)
+	return fieldErr("source", "must be one of %s (got %s)", strings.Join(Sources, ", "), Quote(s))
 }
 
 // ValidateScope: one of Scopes.
@@ -197,7 +218,7 @@ func ValidateScope(s string) error {
 			return nil
 		}
 	}
-	return fieldErr("scope", "must be one of %s (got %q)", strings.Join(Scopes, ", "), s)
+	return fieldErr("scope", "must be one of %s (got %s)", strings.Join(Scopes, ", "), Quote(s))
 }
 
 // ValidateID: non-empty after trim, ≤ 128 bytes, no control characters.
@@ -221,7 +242,7 @@ func ValidateAgentID(field, id string) error {
 	for _, r := range id {
 		ok := r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-:@./", r))
 		if !ok {
-			return fieldErr(field, "may contain only ASCII letters, digits and _ - : @ . / (got %q)", id)
+			return fieldErr(field, "may contain only ASCII letters, digits and _ - : @ . / (got %s)", Quote(id))
 		}
 	}
 	return nil
@@ -315,11 +336,11 @@ func ParseTimeBound(field, s string) (int64, error) {
 func ParseTime(field, s string) (int64, error) {
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 	if err != nil {
-		return 0, fieldErr(field, "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z (got %q)", s)
+		return 0, fieldErr(field, "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z (got %s)", Quote(s))
 	}
 	// Unix nanoseconds cover 1678–2262; outside that UnixNano is undefined.
 	if y := t.UTC().Year(); y < 1678 || y > 2261 {
-		return 0, fieldErr(field, "must be between the years 1678 and 2261 (got %q)", s)
+		return 0, fieldErr(field, "must be between the years 1678 and 2261 (got %s)", Quote(s))
 	}
 	return t.UnixNano(), nil
 }

@@ -26,6 +26,20 @@ func TestValidationNamesFieldAndRule(t *testing.T) {
 		{ValidateNamespace("namespace", "a/../b"), "namespace"},
 		{ValidateNamespace("namespace", "has space"), "namespace"},
 		{ValidateNamespace("namespace", "a/b/c/d/e/f/g/h/i"), "namespace"},
+		{ValidateNamespace("namespace", "a/b/c/d/e/f/g/h"), ""},
+		{ValidateNamespace("namespace", " "), "namespace"},
+		{ValidateNamespace("namespace", "a/"), "namespace"},
+		{ValidateNamespace("namespace", " a"), "namespace"},
+		{ValidateNamespace("namespace", "a\\b"), "namespace"},
+		{ValidateNamespace("namespace", "a\xffb"), "namespace"},
+		{ValidateNamespace("namespace", "./a"), "namespace"},
+		{ValidateNamespace("namespace", strings.Repeat("n", 513)), "namespace"},
+		{ValidateNamespace("namespace", ""), "namespace"},
+		{ValidateNamespaceFilter("namespace_prefix", ""), ""},
+		{ValidateNamespaceFilter("namespace_prefix", "org/team"), ""},
+		{ValidateNamespaceFilter("namespace_prefix", " "), "namespace_prefix"},
+		{ValidateNamespaceFilter("namespace_prefix", "a/"), "namespace_prefix"},
+		{ValidateNamespaceFilter("namespace_prefix", "/"), "namespace_prefix"},
 		{ValidateTags("tags", []string{"a", "b"}), ""},
 		{ValidateTags("tags", []string{"a", " "}), "tags[1]"},
 		{ValidateTags("tags", make([]string, 51)), "tags"},
@@ -84,5 +98,21 @@ func TestTimes(t *testing.T) {
 	}
 	if FormatTime(0) != "" {
 		t.Fatal("zero time must render empty")
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       `""`,
+		"tier\n":                 `"tier\n"`,
+		strings.Repeat("a", 64):  `"` + strings.Repeat("a", 64) + `"`,
+		strings.Repeat("a", 100): `"` + strings.Repeat("a", 64) + `"… (100 bytes)`,
+	} {
+		if got := Quote(in); got != want {
+			t.Errorf("Quote(%.20q) = %s, want %s", in, got, want)
+		}
+	}
+	if err := ValidateTier("tier", strings.Repeat("x", 10<<20)); len(err.Error()) > 160 {
+		t.Errorf("tier error is %d bytes long", len(err.Error()))
 	}
 }

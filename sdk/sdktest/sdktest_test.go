@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -28,6 +29,16 @@ func TestStartEngine(t *testing.T) {
 	_, err = eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "", Content: "x"}})
 	if status.Code(err) != codes.InvalidArgument {
 		t.Errorf("invalid store: %v", err)
+	}
+}
+
+// The engine's gRPC limit sits above the record limits: a 10 MB value sent
+// straight to the engine is its field's InvalidArgument, not ResourceExhausted.
+func TestEngineAnswersOversizedValuesWithFieldErrors(t *testing.T) {
+	eng := StartEngine(t)
+	_, err := eng.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: strings.Repeat("x", 10<<20)}})
+	if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "content: must be at most 65536 bytes") {
+		t.Fatalf("10 MB content: %v", err)
 	}
 }
 

@@ -4,19 +4,23 @@
 package corefamily
 
 import (
+	"log/slog"
+
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
-// service is what the handlers share: the engine and the token counter.
+// service is what the handlers share: the engine, the token counter and a
+// stderr log (which the host relays) for what must not fail a call.
 type service struct {
 	eng    sdk.Engine
 	tokens *tokenCounter
+	log    *slog.Logger
 }
 
 // Families returns the families this plugin serves: core, whose five tools
 // every profile shows (AlwaysLoad asks deferring clients to load them).
 func Families(eng sdk.Engine) []sdk.Family {
-	s := &service{eng: eng, tokens: &tokenCounter{}}
+	s := &service{eng: eng, tokens: &tokenCounter{}, log: sdk.Logger().With("family", "core")}
 	// readOnly and idempotent default to false in MCP; destructive defaults
 	// to true, so only that needs saying for the tools that write.
 	notDestructive := sdk.Hints{Destructive: sdk.Bool(false)}

@@ -11,11 +11,7 @@ import (
 
 // namespaceArg reads an optional namespace filter ("" = all).
 func namespaceArg(a *sdk.Args, name string) (string, error) {
-	ns, err := a.Str(name, "")
-	if err != nil || ns == "" {
-		return "", err
-	}
-	return ns, record.ValidateNamespace(name, ns)
+	return a.NamespaceFilter(name)
 }
 
 // tierArg reads an optional tier filter ("" = all). Unlike the reference,

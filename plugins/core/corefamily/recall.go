@@ -122,9 +122,7 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	hits = hits[:fill.taken]
-	if hits, err = s.touch(ctx, hits); err != nil {
-		return nil, err
-	}
+	hits = s.touch(ctx, hits)
 
 	meta := []pair{{"count", len(hits)}, {"mode", "keyword"}, {"tokens_used", fill.used}}
 	if q.hasBudget {
@@ -148,11 +146,20 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 	return l.render(q.format)
 }
 
+// Recall's bookkeeping (collecting expired memories, counting accesses) is
+// a write, and a write fails on a full disk where a read still works. So it
+// is best effort: a failure is logged to stderr and the recall answers with
+// what it read. Chosen over batching it off the read path: the result still
+// shows the touched records (access count, expiry, promotion), nothing is
+// queued in a plugin that may be killed at any moment, and a failed touch
+// costs only that recall's bookkeeping.
+
 // rank collects expired memories, then asks for the best matches of any
-// context word and applies the hierarchy proximity boost.
+// context word and applies the hierarchy proximity boost. Search never
+// returns an expired memory, so a failed collection changes no result.
 func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
 	if _, err := s.eng.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
-		return nil, sdk.EngineError(err)
+		s.log.Warn("recall: collecting expired memories failed; answering without it", "err", err)
 	}
 	resp, err := s.eng.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{
 		Query:  q.context,
@@ -241,10 +248,11 @@ func (s *service) fillBudget(q *recallQuery, hits []scored) (budgetFill, error) 
 }
 
 // touch records the access of every returned memory and answers with the
-// touched records (access count, expiry, tier after auto-promotion).
-func (s *service) touch(ctx context.Context, hits []scored) ([]scored, error) {
+// touched records (access count, expiry, tier after auto-promotion); if the
+// touch fails, with the records as read.
+func (s *service) touch(ctx context.Context, hits []scored) []scored {
 	if len(hits) == 0 {
-		return hits, nil
+		return hits
 	}
 	ids := make([]string, len(hits))
 	for i, h := range hits {
@@ -252,7 +260,8 @@ func (s *service) touch(ctx context.Context, hits []scored) ([]scored, error) {
 	}
 	resp, err := s.eng.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: ids})
 	if err != nil {
-		return nil, sdk.EngineError(err)
+		s.log.Warn("recall: recording access failed; answering without it", "memories", len(ids), "err", err)
+		return hits
 	}
 	touched := make(map[string]*aimemoryv1.Memory, len(resp.GetMemories()))
 	for _, m := range resp.GetMemories() {
@@ -263,5 +272,5 @@ func (s *service) touch(ctx context.Context, hits []scored) ([]scored, error) {
 			hits[i].mem = m
 		}
 	}
-	return hits, nil
+	return hits
 }

@@ -1,6 +1,7 @@
 package corefamily
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,13 @@ import (
 	"time"
 
 	"github.com/tiktoken-go/tokenizer/codec"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/sdktest"
 )
 
 type recallJSON struct {
@@ -263,5 +271,36 @@ func TestRecallPromotes(t *testing.T) {
 	}
 	if m := h.get(id); m.Tier != "long" || m.ExpiresAt != "" || m.AccessCount != 5 {
 		t.Errorf("after 5 recalls, get = %+v", m)
+	}
+}
+
+// fullDisk is an engine whose writes fail as they do when the disk is full.
+type fullDisk struct{ sdk.Engine }
+
+var errNoSpace = status.Error(codes.Internal, "write memory.db: no space left on device")
+
+func (fullDisk) TouchMemories(context.Context, *aimemoryv1.TouchMemoriesRequest, ...grpc.CallOption) (*aimemoryv1.TouchMemoriesResponse, error) {
+	return nil, errNoSpace
+}
+
+func (fullDisk) CollectGarbage(context.Context, *aimemoryv1.CollectGarbageRequest, ...grpc.CallOption) (*aimemoryv1.CollectGarbageResponse, error) {
+	return nil, errNoSpace
+}
+
+// TestRecallSurvivesFailedBookkeeping: collecting expired memories and
+// counting accesses are writes; when they fail, recall still answers with
+// what it read.
+func TestRecallSurvivesFailedBookkeeping(t *testing.T) {
+	eng := sdktest.StartEngine(t)
+	h := &harness{Family: sdktest.NewFamily(t, "core", Families(eng)).WithEngine(eng), t: t}
+	id := h.store("Postgres replication", "streaming replicas", "")
+
+	full := &harness{Family: sdktest.NewFamily(t, "core", Families(fullDisk{eng})).WithEngine(eng), t: t}
+	res := full.recall(`{"context":"postgres","format":"json"}`)
+	if res.Count != 1 || res.Memories[0].ID != id || res.Memories[0].Content != "streaming replicas" {
+		t.Fatalf("recall with failing bookkeeping = %+v", res)
+	}
+	if m := h.get(id); m.AccessCount != 0 {
+		t.Errorf("access count %d after a failed touch", m.AccessCount)
 	}
 }

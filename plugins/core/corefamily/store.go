@@ -82,11 +82,8 @@ func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
 	if err := record.ValidateContent(content); err != nil {
 		return nil, err
 	}
-	ns, err := a.Str("namespace", record.DefaultNamespace)
+	ns, err := a.Namespace("namespace", record.DefaultNamespace)
 	if err != nil {
-		return nil, err
-	}
-	if err := record.ValidateNamespace("namespace", ns); err != nil {
 		return nil, err
 	}
 	source, err := a.Str("source", record.DefaultSource)

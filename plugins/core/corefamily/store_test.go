@@ -96,6 +96,55 @@ func TestStoreWritesNothingOnBadArgument(t *testing.T) {
 	}
 }
 
+// TestInvalidUTF8IsAFieldError: every string argument of every core tool
+// is checked on its raw bytes and named; nothing is stored with U+FFFD.
+func TestInvalidUTF8IsAFieldError(t *testing.T) {
+	h := newHarness(t)
+	const bad = "\xff"
+	st := func(field, value string) string {
+		args := map[string]string{"title": `"t"`, "content": `"c"`}
+		args[field] = value
+		var b strings.Builder
+		b.WriteString("{")
+		for k, v := range args {
+			if b.Len() > 1 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + k + `":` + v)
+		}
+		return b.String() + "}"
+	}
+	cases := []struct{ tool, args, want string }{
+		{"memory_store", st("title", `"a`+bad+`"`), "title: must be valid UTF-8"},
+		{"memory_store", st("content", `"a`+bad+`"`), "content: must be valid UTF-8"},
+		{"memory_store", st("content", `"\udc00"`), "content: must be valid UTF-8"},
+		{"memory_store", st("namespace", `"n`+bad+`"`), "namespace: must be valid UTF-8"},
+		{"memory_store", st("tier", `"`+bad+`"`), "tier: must be valid UTF-8"},
+		{"memory_store", st("source", `"`+bad+`"`), "source: must be valid UTF-8"},
+		{"memory_store", st("tags", `["ok","`+bad+`"]`), "tags[1]: must be valid UTF-8"},
+		{"memory_store", st("metadata", `{"note":"`+bad+`"}`), "metadata.note: must be valid UTF-8"},
+		{"memory_store", st("agent_id", `"`+bad+`"`), "agent_id: must be valid UTF-8"},
+		{"memory_store", st("scope", `"`+bad+`"`), "scope: must be valid UTF-8"},
+		{"memory_store", st("on_conflict", `"`+bad+`"`), "on_conflict: must be valid UTF-8"},
+		{"memory_recall", `{"context":"` + bad + `"}`, "context: must be valid UTF-8"},
+		{"memory_recall", `{"context":"x","tags":"` + bad + `"}`, "tags: must be valid UTF-8"},
+		{"memory_recall", `{"context":"x","since":"` + bad + `"}`, "since: must be valid UTF-8"},
+		{"memory_search", `{"query":"` + bad + `"}`, "query: must be valid UTF-8"},
+		{"memory_search", `{"query":"x","as_agent":"` + bad + `"}`, "as_agent: must be valid UTF-8"},
+		{"memory_list", `{"namespace":"` + bad + `"}`, "namespace: must be valid UTF-8"},
+		{"memory_list", `{"format":"` + bad + `"}`, "format: must be valid UTF-8"},
+		{"memory_get", `{"id":"` + bad + `"}`, "id: must be valid UTF-8"},
+	}
+	for _, c := range cases {
+		h.Fails(c.tool, c.args, c.want)
+	}
+	var list struct{ Count int }
+	h.OK("memory_list", `{"format":"json"}`, &list)
+	if list.Count != 0 {
+		t.Errorf("%d memories written by rejected calls", list.Count)
+	}
+}
+
 // equalJSON compares a decoded result with want through their JSON.
 func equalJSON(got, want map[string]any) bool {
 	a, _ := json.Marshal(got)

@@ -83,7 +83,17 @@ func TestArgumentErrors(t *testing.T) {
 		{"memory_entity_get_by_alias", `{}`, "alias is required"},
 		{"memory_entity_get_by_alias", `{"alias":"  "}`, "alias: must not be empty"},
 		{"memory_entity_get_by_alias", `{"alias":"x","namespace":"a/../b"}`, "namespace: must not contain a '.' or '..' segment"},
-		{"memory_get_taxonomy", `{"namespace_prefix":"///"}`, "namespace_prefix: must not be empty"},
+		{"memory_get_taxonomy", `{"namespace_prefix":"///"}`, "namespace_prefix: must not start or end with '/'"},
+		// One namespace rule for every tool: no trimming or stripping first.
+		{"memory_get_taxonomy", `{"namespace_prefix":" "}`, "namespace_prefix: must not be empty"},
+		{"memory_get_taxonomy", `{"namespace_prefix":"a/"}`, "namespace_prefix: must not start or end with '/'"},
+		{"memory_get_taxonomy", `{"namespace_prefix":" a"}`, "namespace_prefix: must not contain spaces"},
+		{"memory_entity_get_by_alias", `{"alias":"x","namespace":" "}`, "namespace: must not be empty"},
+		{"memory_entity_get_by_alias", "{\"alias\":\"x\xff\"}", "alias: must be valid UTF-8"},
+		{"memory_entity_register", `{"canonical_name":"x","namespace":"n","aliases":["ok","\udc00"]}`, "aliases[1]: must be valid UTF-8"},
+		{"memory_entity_get_by_alias", `{"alias":"x","namespace":"a/"}`, "namespace: must not start or end with '/'"},
+		{"memory_entity_register", `{"canonical_name":"x","namespace":" n "}`, "namespace: must not contain spaces"},
+		{"memory_entity_register", `{"canonical_name":"x","namespace":"n/"}`, "namespace: must not start or end with '/'"},
 		{"memory_get_taxonomy", `{"namespace_prefix":"a b"}`, "namespace_prefix: must not contain spaces"},
 		{"memory_get_taxonomy", `{"depth":9}`, "depth: must be an integer from 0 to 8 (got 9)"},
 		{"memory_get_taxonomy", `{"limit":0}`, "limit: must be an integer from 1 to 10000"},
@@ -125,7 +135,7 @@ func TestArgumentDefaults(t *testing.T) {
 	if l.ObservedBy != "anonymous" {
 		t.Fatalf("no session identity: observed_by = %q", l.ObservedBy)
 	}
-	tx, err := parseTaxonomy([]byte(`{"namespace_prefix":" a/b// "}`))
+	tx, err := parseTaxonomy([]byte(`{"namespace_prefix":"a/b"}`))
 	if err != nil || tx.prefix != "a/b" || tx.depth != 8 || tx.limit != 1000 {
 		t.Fatalf("taxonomy = %+v, %v", tx, err)
 	}
@@ -133,7 +143,7 @@ func TestArgumentDefaults(t *testing.T) {
 	if err != nil || tl.Limit != 200 || tl.Since >= 0 {
 		t.Fatalf("timeline = %v, %v", tl, err)
 	}
-	r, err := parseRegister(testCall([]byte(`{"canonical_name":" X ","namespace":" n ","aliases":[" y "],"metadata":{"k":1}}`)))
+	r, err := parseRegister(testCall([]byte(`{"canonical_name":" X ","namespace":"n","aliases":[" y "],"metadata":{"k":1}}`)))
 	if err != nil || r.CanonicalName != "X" || r.Namespace != "n" || r.Aliases[0] != "y" || string(r.MetadataJson) != `{"agent_id":"ai:test","k":1}` || r.RegisteredBy != "ai:test" {
 		t.Fatalf("register = %v, %v", r, err)
 	}

@@ -45,12 +45,8 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 	if err := record.ValidateAlias("canonical_name", name); err != nil {
 		return nil, err
 	}
-	ns, err := a.Required("namespace")
+	ns, err := a.RequiredNamespace("namespace")
 	if err != nil {
-		return nil, err
-	}
-	ns = strings.TrimSpace(ns)
-	if err := record.ValidateNamespace("namespace", ns); err != nil {
 		return nil, err
 	}
 	aliases, err := a.StringList("aliases")
@@ -145,14 +141,9 @@ func parseByAlias(raw []byte) (*aimemoryv1.GetEntityByAliasRequest, error) {
 	if err := record.ValidateAlias("alias", alias); err != nil {
 		return nil, err
 	}
-	ns, err := a.Str("namespace", "")
+	ns, err := a.NamespaceFilter("namespace")
 	if err != nil {
 		return nil, err
-	}
-	if ns = strings.TrimSpace(ns); ns != "" {
-		if err := record.ValidateNamespace("namespace", ns); err != nil {
-			return nil, err
-		}
 	}
 	return &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: ns}, nil
 }

@@ -51,16 +51,10 @@ func parseTaxonomy(raw []byte) (*taxonomyParams, error) {
 		return nil, err
 	}
 	p := &taxonomyParams{}
-	prefix, err := a.Str("namespace_prefix", "")
-	if err != nil {
+	// The one namespace rule, as sent: "a/b/" and " " are errors, not
+	// quietly a/b and the whole tree (the reference stripped and trimmed).
+	if p.prefix, err = a.NamespaceFilter("namespace_prefix"); err != nil {
 		return nil, err
-	}
-	if prefix = strings.TrimSpace(prefix); prefix != "" {
-		// "a/b/" means a/b; "/" alone is no namespace and fails below.
-		p.prefix = strings.TrimRight(prefix, "/")
-		if err := record.ValidateNamespace("namespace_prefix", p.prefix); err != nil {
-			return nil, err
-		}
 	}
 	depth, err := a.Integer("depth", defaultTaxonomyDepth, 0, record.MaxNamespaceSegs)
 	if err != nil {

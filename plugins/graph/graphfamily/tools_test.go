@@ -222,7 +222,7 @@ func TestTaxonomy(t *testing.T) {
 	if raw != want {
 		t.Fatalf("taxonomy =\n%s\nwant\n%s", raw, want)
 	}
-	raw = h.OK("memory_get_taxonomy", jsonArgs("namespace_prefix", "org/", "depth", 1), nil)
+	raw = h.OK("memory_get_taxonomy", jsonArgs("namespace_prefix", "org", "depth", 1), nil)
 	want = `{"tree":{"namespace":"org","count":1,"subtree_count":5,"children":[{"name":"a","count":2,"subtree_count":3},{"name":"b","count":1,"subtree_count":1}]},"total_count":5}`
 	if raw != want {
 		t.Fatalf("taxonomy org depth 1 =\n%s\nwant\n%s", raw, want)
