@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // A data dir written by release 5d21ae6 (e2e/testdata/datadir-5d21ae6,
@@ -73,17 +71,5 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 
 	// Once every process is gone, bbolt's own check passes on the migrated file.
 	eventually(t, 20*time.Second, "the engine to exit", func() bool { return len(e.enginePids()) == 0 })
-	db, err := bolt.Open(filepath.Join(e.dataDir, "memory.db"), 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("bbolt check: %v", err)
-	}
+	checkBolt(t, filepath.Join(e.dataDir, "memory.db"))
 }

@@ -3,40 +3,19 @@ package boltstore
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // Helpers of the tests that reach into the bbolt backend; the suite in
 // storagetest has its own.
 
-// clock is a settable time source for expiry and recency tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // openTest opens a store in a fresh temp dir with a test clock.
-func openTest(t testing.TB, opts Options) (*Store, *clock) {
+func openTest(t testing.TB, opts Options) (*Store, *storagetest.Clock) {
 	t.Helper()
-	c := newClock()
+	c := storagetest.NewClock()
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}

@@ -12,30 +12,34 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// clock is a settable time source for expiry and recency tests.
-type clock struct {
+// Clock is a settable time source for expiry and recency tests; backends'
+// own tests use it too.
+type Clock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
+// NewClock starts at a fixed instant.
+func NewClock() *Clock { return &Clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
 
-func (c *clock) Now() time.Time {
+// Now is the clock's time (storage.Options.Now).
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
 }
 
-func (c *clock) Add(d time.Duration) {
+// Add moves the clock on.
+func (c *Clock) Add(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 }
 
 // open opens a fresh backend with a test clock (unless opts has one).
-func (o Opener) open(t *testing.T, opts storage.Options) (storage.Backend, *clock) {
+func (o Opener) open(t *testing.T, opts storage.Options) (storage.Backend, *Clock) {
 	t.Helper()
-	c := newClock()
+	c := NewClock()
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
