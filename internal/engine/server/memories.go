@@ -31,12 +31,36 @@ func (s *Memories) ShortIds(ctx context.Context, req *aimemoryv1.ShortIdsRequest
 
 func (s *Memories) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
 	resp, err := s.st.ListMemories(ctx, req)
+	if err == nil && req.GetShortIdLength() > 0 {
+		ids := make([]string, len(resp.GetMemories()))
+		for i, m := range resp.GetMemories() {
+			ids[i] = m.GetId()
+		}
+		resp.ShortIds, err = s.shortIDs(ctx, ids, req.GetShortIdLength())
+	}
 	return resp, s.status(err)
 }
 
 func (s *Memories) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
 	resp, err := s.st.SearchMemories(ctx, req)
+	if err == nil && req.GetShortIdLength() > 0 {
+		ids := make([]string, len(resp.GetResults()))
+		for i, r := range resp.GetResults() {
+			ids[i] = r.GetMemory().GetId()
+		}
+		resp.ShortIds, err = s.shortIDs(ctx, ids, req.GetShortIdLength())
+	}
 	return resp, s.status(err)
+}
+
+// shortIDs is ShortIds for a result's ids, answered with the result itself
+// so a compact listing costs one engine round trip, not two.
+func (s *Memories) shortIDs(ctx context.Context, ids []string, minLength uint32) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	resp, err := s.st.ShortIDs(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: minLength})
+	return resp.GetPrefixes(), err
 }
 
 func (s *Memories) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {

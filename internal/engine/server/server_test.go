@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,44 @@ func FuzzStoreRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A listing that asks for short ids gets them with its memories, one per
+// memory in order, as ShortIds would answer.
+func TestShortIDsRideAlong(t *testing.T) {
+	c, _ := newServer(t)
+	ctx := context.Background()
+	for _, title := range []string{"alpha note", "beta note", "gamma note"} {
+		if _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "a note", Tier: "long", Confidence: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := c.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 10, ShortIdLength: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search, err := c.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "note", Limit: 10, ShortIdLength: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range list.GetMemories() {
+		ids = append(ids, m.GetId())
+	}
+	want, err := c.ShortIds(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 3 || !slices.Equal(list.GetShortIds(), want.GetPrefixes()) {
+		t.Fatalf("list short ids %q, want %q", list.GetShortIds(), want.GetPrefixes())
+	}
+	for i, r := range search.GetResults() {
+		if s := search.GetShortIds()[i]; len(s) < 8 || !strings.HasPrefix(r.GetMemory().GetId(), s) {
+			t.Errorf("search result %d: short id %q of %s", i, s, r.GetMemory().GetId())
+		}
+	}
+	plain, err := c.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 10})
+	if err != nil || len(plain.GetShortIds()) != 0 {
+		t.Fatalf("not asked for: %q %v", plain.GetShortIds(), err)
+	}
 }

@@ -1,12 +1,10 @@
 package corefamily
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -136,25 +134,26 @@ func (l listing) shortID(id string) string {
 // minShortID is the shortest id prefix results show.
 const minShortID = 8
 
-// shortenIDs asks the engine for the short ids of l's memories when the
-// format shows them (toon_compact); one read for the whole result.
-func (s *service) shortenIDs(ctx context.Context, l *listing, format string) error {
-	if format != formatTOONCompact || len(l.mems) == 0 {
-		return nil
+// shortIDLength is what a listing asks the engine for alongside its
+// memories: their short ids when the format shows them (toon_compact), so
+// the result costs one engine read, not two.
+func shortIDLength(format string) uint32 {
+	if format == formatTOONCompact {
+		return minShortID
 	}
-	ids := make([]string, len(l.mems))
-	for i, m := range l.mems {
-		ids[i] = m.GetId()
-	}
-	resp, err := s.eng.ShortIds(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: minShortID})
-	if err != nil {
-		return sdk.EngineError(err)
-	}
-	l.shortIDs = make(map[string]string, len(ids))
-	for i, p := range resp.GetPrefixes() {
-		if i < len(ids) {
-			l.shortIDs[ids[i]] = p
+	return 0
+}
+
+// withShortIDs records the short ids the engine answered, one per memory of
+// l in order; an empty one (not asked for) leaves the full id.
+func (l *listing) withShortIDs(shorts []string) {
+	for i, short := range shorts {
+		if i >= len(l.mems) || short == "" {
+			continue
 		}
+		if l.shortIDs == nil {
+			l.shortIDs = make(map[string]string, len(shorts))
+		}
+		l.shortIDs[l.mems[i].GetId()] = short
 	}
-	return nil
 }

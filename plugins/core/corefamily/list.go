@@ -51,16 +51,16 @@ func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	var mems []*aimemoryv1.Memory
+	var shorts []string
 	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
+		q.req.ShortIdLength = shortIDLength(q.format)
 		resp, err := s.eng.ListMemories(ctx, &q.req)
 		if err != nil {
 			return nil, sdk.EngineError(err)
 		}
-		mems = resp.GetMemories()
+		mems, shorts = resp.GetMemories(), resp.GetShortIds()
 	}
 	l := listing{meta: []pair{{"count", len(mems)}}, key: "memories", mems: mems, namespace: q.req.Filter.Namespace, caller: sdk.Caller(call.Context)}
-	if err := s.shortenIDs(ctx, &l, q.format); err != nil {
-		return nil, err
-	}
+	l.withShortIDs(shorts)
 	return l.render(q.format)
 }

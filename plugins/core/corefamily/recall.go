@@ -136,13 +136,13 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	l := listing{meta: meta, key: "memories", scores: []float64{}, namespace: q.filter.Namespace,
 		caller: sdk.Caller(call.Context), budgeted: q.hasBudget}
-	for _, h := range hits {
+	shorts := make([]string, len(hits))
+	for i, h := range hits {
 		l.mems = append(l.mems, h.mem)
 		l.scores = append(l.scores, h.score)
+		shorts[i] = h.short
 	}
-	if err := s.shortenIDs(ctx, &l, q.format); err != nil {
-		return nil, err
-	}
+	l.withShortIDs(shorts)
 	return l.render(q.format)
 }
 
@@ -162,18 +162,24 @@ func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
 		s.log.Warn("recall: collecting expired memories failed; answering without it", "err", err)
 	}
 	resp, err := s.eng.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{
-		Query:  q.context,
-		Match:  aimemoryv1.MatchMode_MATCH_MODE_ANY,
-		Rank:   aimemoryv1.RankMode_RANK_MODE_RECALL,
-		Filter: &q.filter,
-		Limit:  q.limit,
+		Query:         q.context,
+		Match:         aimemoryv1.MatchMode_MATCH_MODE_ANY,
+		Rank:          aimemoryv1.RankMode_RANK_MODE_RECALL,
+		Filter:        &q.filter,
+		Limit:         q.limit,
+		ShortIdLength: shortIDLength(q.format),
 	})
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
 	hits := make([]scored, 0, len(resp.GetResults()))
-	for _, r := range resp.GetResults() {
-		hits = append(hits, scored{mem: r.GetMemory(), score: r.GetScore()})
+	shorts := resp.GetShortIds()
+	for i, r := range resp.GetResults() {
+		h := scored{mem: r.GetMemory(), score: r.GetScore()}
+		if i < len(shorts) {
+			h.short = shorts[i]
+		}
+		hits = append(hits, h)
 	}
 	if q.filter.NamespaceAncestors {
 		applyProximity(hits, q.filter.Namespace)

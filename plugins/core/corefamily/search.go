@@ -61,7 +61,9 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	var mems []*aimemoryv1.Memory
+	var shorts []string
 	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
+		q.req.ShortIdLength = shortIDLength(q.format)
 		resp, err := s.eng.SearchMemories(ctx, &q.req)
 		if err != nil {
 			return nil, sdk.EngineError(err)
@@ -69,10 +71,9 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 		for _, r := range resp.GetResults() {
 			mems = append(mems, r.GetMemory())
 		}
+		shorts = resp.GetShortIds()
 	}
 	l := listing{meta: []pair{{"count", len(mems)}}, key: "results", mems: mems, namespace: q.req.GetFilter().GetNamespace(), caller: sdk.Caller(call.Context)}
-	if err := s.shortenIDs(ctx, &l, q.format); err != nil {
-		return nil, err
-	}
+	l.withShortIDs(shorts)
 	return l.render(q.format)
 }

@@ -110,4 +110,5 @@ func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 type scored struct {
 	mem   *aimemoryv1.Memory
 	score float64
+	short string // its short id, when the engine was asked for them
 }

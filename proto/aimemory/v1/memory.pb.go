@@ -845,9 +845,12 @@ func (x *Filter) GetAsAgent() string {
 }
 
 type ListMemoriesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Filter        *Filter                `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
-	Limit         uint32                 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Filter *Filter                `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
+	Limit  uint32                 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// When set, the response also carries each memory's short id (as
+	// ShortIds computes it, at least this long), saving a round trip.
+	ShortIdLength uint32 `protobuf:"varint,3,opt,name=short_id_length,json=shortIdLength,proto3" json:"short_id_length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -896,10 +899,19 @@ func (x *ListMemoriesRequest) GetLimit() uint32 {
 	return 0
 }
 
+func (x *ListMemoriesRequest) GetShortIdLength() uint32 {
+	if x != nil {
+		return x.ShortIdLength
+	}
+	return 0
+}
+
 type ListMemoriesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Priority desc, then updated_at desc.
-	Memories      []*Memory `protobuf:"bytes,1,rep,name=memories,proto3" json:"memories,omitempty"`
+	Memories []*Memory `protobuf:"bytes,1,rep,name=memories,proto3" json:"memories,omitempty"`
+	// With short_id_length: one per memory, in order.
+	ShortIds      []string `protobuf:"bytes,2,rep,name=short_ids,json=shortIds,proto3" json:"short_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -941,13 +953,22 @@ func (x *ListMemoriesResponse) GetMemories() []*Memory {
 	return nil
 }
 
+func (x *ListMemoriesResponse) GetShortIds() []string {
+	if x != nil {
+		return x.ShortIds
+	}
+	return nil
+}
+
 type SearchMemoriesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Query         string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
-	Match         MatchMode              `protobuf:"varint,2,opt,name=match,proto3,enum=aimemory.v1.MatchMode" json:"match,omitempty"`
-	Rank          RankMode               `protobuf:"varint,3,opt,name=rank,proto3,enum=aimemory.v1.RankMode" json:"rank,omitempty"`
-	Filter        *Filter                `protobuf:"bytes,4,opt,name=filter,proto3" json:"filter,omitempty"`
-	Limit         uint32                 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Query  string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	Match  MatchMode              `protobuf:"varint,2,opt,name=match,proto3,enum=aimemory.v1.MatchMode" json:"match,omitempty"`
+	Rank   RankMode               `protobuf:"varint,3,opt,name=rank,proto3,enum=aimemory.v1.RankMode" json:"rank,omitempty"`
+	Filter *Filter                `protobuf:"bytes,4,opt,name=filter,proto3" json:"filter,omitempty"`
+	Limit  uint32                 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	// As in ListMemoriesRequest.
+	ShortIdLength uint32 `protobuf:"varint,6,opt,name=short_id_length,json=shortIdLength,proto3" json:"short_id_length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1017,6 +1038,13 @@ func (x *SearchMemoriesRequest) GetLimit() uint32 {
 	return 0
 }
 
+func (x *SearchMemoriesRequest) GetShortIdLength() uint32 {
+	if x != nil {
+		return x.ShortIdLength
+	}
+	return 0
+}
+
 type ScoredMemory struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Memory        *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
@@ -1070,8 +1098,10 @@ func (x *ScoredMemory) GetScore() float64 {
 }
 
 type SearchMemoriesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*ScoredMemory        `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []*ScoredMemory        `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// With short_id_length: one per result, in order.
+	ShortIds      []string `protobuf:"bytes,2,rep,name=short_ids,json=shortIds,proto3" json:"short_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1109,6 +1139,13 @@ func (*SearchMemoriesResponse) Descriptor() ([]byte, []int) {
 func (x *SearchMemoriesResponse) GetResults() []*ScoredMemory {
 	if x != nil {
 		return x.Results
+	}
+	return nil
+}
+
+func (x *SearchMemoriesResponse) GetShortIds() []string {
+	if x != nil {
+		return x.ShortIds
 	}
 	return nil
 }
@@ -1754,23 +1791,27 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x03tag\x18\x05 \x01(\tR\x03tag\x12#\n" +
 	"\rcreated_since\x18\x06 \x01(\x03R\fcreatedSince\x12#\n" +
 	"\rcreated_until\x18\a \x01(\x03R\fcreatedUntil\x12\x19\n" +
-	"\bas_agent\x18\b \x01(\tR\aasAgent\"X\n" +
+	"\bas_agent\x18\b \x01(\tR\aasAgent\"\x80\x01\n" +
 	"\x13ListMemoriesRequest\x12+\n" +
 	"\x06filter\x18\x01 \x01(\v2\x13.aimemory.v1.FilterR\x06filter\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\rR\x05limit\"G\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\x12&\n" +
+	"\x0fshort_id_length\x18\x03 \x01(\rR\rshortIdLength\"d\n" +
 	"\x14ListMemoriesResponse\x12/\n" +
-	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\"\xc9\x01\n" +
+	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
+	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"\xf1\x01\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12,\n" +
 	"\x05match\x18\x02 \x01(\x0e2\x16.aimemory.v1.MatchModeR\x05match\x12)\n" +
 	"\x04rank\x18\x03 \x01(\x0e2\x15.aimemory.v1.RankModeR\x04rank\x12+\n" +
 	"\x06filter\x18\x04 \x01(\v2\x13.aimemory.v1.FilterR\x06filter\x12\x14\n" +
-	"\x05limit\x18\x05 \x01(\rR\x05limit\"Q\n" +
+	"\x05limit\x18\x05 \x01(\rR\x05limit\x12&\n" +
+	"\x0fshort_id_length\x18\x06 \x01(\rR\rshortIdLength\"Q\n" +
 	"\fScoredMemory\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"M\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\"j\n" +
 	"\x16SearchMemoriesResponse\x123\n" +
-	"\aresults\x18\x01 \x03(\v2\x19.aimemory.v1.ScoredMemoryR\aresults\"(\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.aimemory.v1.ScoredMemoryR\aresults\x12\x1b\n" +
+	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"(\n" +
 	"\x14TouchMemoriesRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\"H\n" +
 	"\x15TouchMemoriesResponse\x12/\n" +
