@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,6 +267,49 @@ func BenchmarkStoreParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStoreInFlight is store throughput with 1, 8 and 32 writes in
+// flight (separate goroutines, like calls from several plugins), into a
+// store holding 10k memories. Every store is fsynced before it returns.
+func BenchmarkStoreInFlight(b *testing.B) {
+	for _, n := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("inflight=%d", n), func(b *testing.B) { benchStoreInFlight(b, n) })
+	}
+}
+
+func benchStoreInFlight(b *testing.B, inFlight int) {
+	s := benchStore(b, 10_000)
+	ctx := context.Background()
+	var next atomic.Int64
+	lat := make([]latencies, inFlight)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for g := range inFlight {
+		c := newCorpus(uint64(1000 + g))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+				m := c.memory(int(3_000_000 + i))
+				lat[g].time(func() {
+					if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
+						b.Error(err)
+					}
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	var all latencies
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	all.report(b)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "stores/s")
 }
 
 // BenchmarkOpen100k measures rebuilding the in-memory index at open and
