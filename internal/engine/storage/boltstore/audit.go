@@ -19,7 +19,7 @@ var bucketAudit = []byte("audit")
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
 // AppendAudit appends a record, assigning its seq, time and hashes, in one
-// fsynced transaction.
+// fsynced transaction (shared with concurrent writes, see write).
 func (s *Store) AppendAudit(ctx context.Context, in *aimemoryv1.AuditRecord) (*aimemoryv1.AuditRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -28,8 +28,8 @@ func (s *Store) AppendAudit(ctx context.Context, in *aimemoryv1.AuditRecord) (*a
 		return nil, err
 	}
 	var r *aimemoryv1.AuditRecord
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketAudit)
+	err := s.write(ctx, func(w *writeTx) error {
+		b, err := w.tx.CreateBucketIfNotExists(bucketAudit)
 		if err != nil {
 			return err
 		}
@@ -40,7 +40,7 @@ func (s *Store) AppendAudit(ctx context.Context, in *aimemoryv1.AuditRecord) (*a
 				return fmt.Errorf("audit record %x: %w", k, err)
 			}
 		}
-		r = audit.Next(last, in, s.nowNanos())
+		r = audit.Next(last, in, w.now)
 		raw, err := proto.Marshal(r)
 		if err != nil {
 			return err

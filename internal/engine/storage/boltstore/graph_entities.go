@@ -176,13 +176,16 @@ func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEnti
 	if err := record.ValidateAgentID("registered_by", by); err != nil {
 		return nil, err
 	}
-	m, err := rules.EntityMemory(name, ns, req.GetMetadataJson())
+	entity, err := rules.EntityMemory(name, ns, req.GetMetadataJson())
 	if err != nil {
 		return nil, err
 	}
 
-	resp := &aimemoryv1.RegisterEntityResponse{}
+	var resp *aimemoryv1.RegisterEntityResponse
 	err = s.write(ctx, func(w *writeTx) error {
+		// A run may be repeated (group commit): change a copy, answer afresh.
+		m := rules.Clone(entity)
+		resp = &aimemoryv1.RegisterEntityResponse{}
 		id := w.titleOwner(ns, name)
 		if id != "" && !isEntity(w.tx, id) {
 			return &storage.AliasTakenError{Field: "canonical_name", Alias: name, Namespace: ns, EntityID: id}

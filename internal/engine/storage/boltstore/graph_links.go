@@ -130,8 +130,9 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	if current != nil && current.ValidUntil == 0 && current.ValidFrom != 0 {
 		return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 	}
-	resp := &aimemoryv1.PutLinkResponse{}
+	var resp *aimemoryv1.PutLinkResponse
 	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.PutLinkResponse{}
 		src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
 		if err != nil {
 			return err
@@ -188,8 +189,9 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 	if err := record.ValidateAgentID("invalidated_by", by); err != nil {
 		return nil, err
 	}
-	resp := &aimemoryv1.InvalidateLinkResponse{}
+	var resp *aimemoryv1.InvalidateLinkResponse
 	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.InvalidateLinkResponse{}
 		src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
 		if err != nil {
 			return err

@@ -18,7 +18,7 @@ const maxContradictions = 5
 // default) updates the existing memory in place by rules.Merge's rule.
 // Expired-but-uncollected memories count as existing.
 func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
-	m, err := rules.New(req.GetMemory())
+	in, err := rules.New(req.GetMemory())
 	if err != nil {
 		return nil, err
 	}
@@ -30,8 +30,11 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		return nil, &record.FieldError{Field: "on_conflict", Rule: fmt.Sprintf("must be ERROR, MERGE or VERSION (got %d)", policy)}
 	}
 
-	resp := &aimemoryv1.StoreMemoryResponse{}
+	var resp *aimemoryv1.StoreMemoryResponse
 	err = s.write(ctx, func(w *writeTx) error {
+		// A run may be repeated (group commit): change a copy, answer afresh.
+		m := rules.Clone(in)
+		resp = &aimemoryv1.StoreMemoryResponse{}
 		existing := w.titleOwner(m.Namespace, m.Title)
 		if existing == "" {
 			return w.create(m, resp)

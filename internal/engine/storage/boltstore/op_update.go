@@ -19,8 +19,9 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 	if err := rules.ValidatePatch(req); err != nil {
 		return nil, err
 	}
-	resp := &aimemoryv1.UpdateMemoryResponse{}
+	var resp *aimemoryv1.UpdateMemoryResponse
 	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.UpdateMemoryResponse{}
 		old, err := w.get(req.GetId())
 		if err != nil {
 			return err

@@ -1,8 +1,9 @@
 // Package boltstore is the bbolt storage backend (storage.Backend): the
 // only code that opens the engine's bbolt file. It
 // keeps memory records and their indexes (unique title, keyword, expiry,
-// links) and the archive, and writes each engine request in one bbolt
-// transaction, fsynced before it returns.
+// links) and the archive. Each engine request's writes are atomic and
+// fsynced before it returns; concurrent requests share a transaction and
+// its fsync (group commit, tx.go).
 //
 // Keyword search runs on the in-memory index (package index) derived at
 // open from the per-memory term lists stored in bbolt; every write updates
@@ -44,8 +45,15 @@ type Store struct {
 
 	an *keyword.Analyzer
 	// writeMu orders commits and their in-memory index updates the same way.
-	writeMu sync.Mutex
-	idx     *index.Index
+	writeMu      sync.Mutex
+	idx          *index.Index
+	largestBatch int // the most writes one commit has taken (under writeMu)
+
+	// queueMu guards the writes waiting for the next group commit and
+	// whether a caller is leading commits now (see write).
+	queueMu sync.Mutex
+	queue   []*writeReq
+	leading bool
 }
 
 // Open opens (creating if needed) the bbolt file at path, checks or

@@ -5,6 +5,8 @@ import (
 
 	"bytes"
 	"context"
+	"errors"
+	"runtime/debug"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -14,8 +16,9 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// writeTx is one write request's bbolt transaction plus what it changed:
-// the index changes and events to apply and publish once it has committed.
+// writeTx is one write request's view of the shared bbolt transaction plus
+// what it changed: the index changes and events to apply and publish once
+// the transaction has committed.
 type writeTx struct {
 	ctx     context.Context
 	s       *Store
@@ -25,30 +28,145 @@ type writeTx struct {
 	events  []*aimemoryv1.Event
 }
 
-// write runs fn in one bbolt read-write transaction (fsynced on commit),
-// then updates the in-memory index and publishes events. Holding writeMu
-// across both keeps the index in commit order.
+// maxBatch bounds how many writes one group commit takes.
+const maxBatch = 128
+
+// writeReq is one request's write waiting for a group commit.
+type writeReq struct {
+	ctx  context.Context
+	fn   func(w *writeTx) error
+	w    *writeTx // the run that committed
+	err  error
+	lead bool          // set before done is signalled: this caller commits the next batch
+	done chan struct{} // signalled once: written (or failed), or lead
+}
+
+// write runs fn in a bbolt read-write transaction, fsynced on commit, then
+// updates the in-memory index and publishes events, and only then returns.
+//
+// Group commit: writes that arrive while a commit is under way queue, and
+// the next commit takes them all (up to maxBatch) in one transaction and
+// one fsync. Whoever finds no commit under way leads: it commits a batch,
+// hands the lead to the first writer still queued and returns. Each
+// request is its own fn, so its writes stay atomic; a failing fn fails
+// only its own request (see commit). fn may run more than once, so it must
+// start its results afresh and never change its inputs.
 func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	var w *writeTx
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		w = &writeTx{ctx: ctx, s: s, tx: tx, now: s.nowNanos()}
-		return fn(w)
-	})
-	if err != nil {
-		return err
-	}
-	s.idx.Apply(w.changes)
-	if s.events != nil {
-		for _, e := range w.events {
-			s.events.Publish(e)
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)}
+	s.queueMu.Lock()
+	s.queue = append(s.queue, r)
+	lead := !s.leading
+	s.leading = true
+	s.queueMu.Unlock()
+	if !lead {
+		<-r.done
+		if !r.lead {
+			return r.err
 		}
 	}
-	return nil
+	s.commitNext()
+	return r.err
+}
+
+// commitNext commits the next batch of queued writes, passes the lead on
+// (or gives it up when nothing waits), then wakes the batch's writers.
+// The leader's own write is the queue's first, so it is in the batch.
+func (s *Store) commitNext() {
+	s.queueMu.Lock()
+	n := min(len(s.queue), maxBatch)
+	batch := slices.Clone(s.queue[:n])
+	s.queue = slices.Delete(s.queue, 0, n)
+	s.queueMu.Unlock()
+
+	s.writeMu.Lock()
+	s.commit(slices.Clone(batch))
+	s.writeMu.Unlock()
+
+	s.queueMu.Lock()
+	if len(s.queue) == 0 {
+		s.leading = false
+	} else {
+		s.queue[0].lead = true
+		s.queue[0].done <- struct{}{}
+	}
+	s.queueMu.Unlock()
+	for _, r := range batch {
+		r.done <- struct{}{}
+	}
+}
+
+// commit runs batch's writes in order in one bbolt transaction and commits
+// it (one fsync), then applies their index changes and publishes their
+// events in the same order, so the index never runs ahead of the file.
+// bbolt cannot undo part of a transaction: when a write fails, or its
+// caller gave up before it ran, the transaction is rolled back, that write
+// gets its error and the others run again without it. When the commit
+// itself fails (a full disk), each write is retried alone, so only those
+// that cannot be written fail. The caller holds writeMu.
+func (s *Store) commit(batch []*writeReq) {
+	for len(batch) > 0 {
+		failed, failure := -1, error(nil)
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for i, r := range batch {
+				if err := s.run(r, tx); err != nil {
+					failed, failure = i, err
+					return err
+				}
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			var changes []index.Change
+			for _, r := range batch {
+				changes = append(changes, r.w.changes...)
+			}
+			s.idx.Apply(changes)
+			if len(batch) > max(s.largestBatch, 1) {
+				s.largestBatch = len(batch)
+				s.log.Info("group commit: largest so far", "writes", len(batch))
+			}
+			if s.events != nil {
+				for _, r := range batch {
+					for _, e := range r.w.events {
+						s.events.Publish(e)
+					}
+				}
+			}
+			return
+		case failed >= 0:
+			batch[failed].err = failure
+			batch = slices.Delete(batch, failed, failed+1)
+		case len(batch) == 1:
+			batch[0].err = err
+			return
+		default:
+			for _, r := range batch {
+				s.commit([]*writeReq{r})
+			}
+			return
+		}
+	}
+}
+
+// run runs one request's fn in the shared transaction. A panic fails that
+// request alone, as the server's recovery would have, instead of stopping
+// every writer queued behind it.
+func (s *Store) run(r *writeReq, tx *bolt.Tx) (err error) {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("write panicked", "panic", p, "stack", string(debug.Stack()))
+			err = errors.New("internal error in a write")
+		}
+	}()
+	r.w = &writeTx{ctx: r.ctx, s: s, tx: tx, now: s.nowNanos()}
+	return r.fn(r.w)
 }
 
 // get reads a memory by exact id; nil when absent.

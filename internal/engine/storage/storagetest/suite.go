@@ -39,6 +39,8 @@ func Run(t *testing.T, open Opener) {
 		{"StoreConflictPolicies", testStoreConflictPolicies},
 		{"PotentialContradictions", testPotentialContradictions},
 		{"Update", testUpdate},
+		{"ConcurrentWrites", testConcurrentWrites},
+		{"FailingWriteFailsAlone", testFailingWriteFailsAlone},
 		{"ValidationNamesField", testValidationNamesField},
 		{"GetByPrefix", testGetByPrefix},
 		{"ShortIDs", testShortIDs},

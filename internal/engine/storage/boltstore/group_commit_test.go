@@ -1,0 +1,170 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// trapPolicy panics on a store titled "boom" and refuses deletes of
+// memories titled "keep".
+type trapPolicy struct{}
+
+func (trapPolicy) CheckWrite(_ context.Context, w storage.Write) storage.Verdict {
+	if w.Op == storage.OpStore && w.New.GetTitle() == "boom" {
+		panic("policy trap")
+	}
+	if w.Op == storage.OpDelete && w.Old.GetTitle() == "keep" {
+		return storage.Verdict{Decision: storage.Deny, Reason: "keep is kept"}
+	}
+	return storage.Verdict{}
+}
+
+// eventLog records published events in order.
+type eventLog struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (l *eventLog) Publish(e *aimemoryv1.Event) {
+	l.mu.Lock()
+	l.ids = append(l.ids, e.MemoryId)
+	l.mu.Unlock()
+}
+
+// waitQueue waits until the leader has taken its batch and n writes wait
+// behind it.
+func waitQueue(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.queueMu.Lock()
+		queued, leading := len(s.queue), s.leading
+		s.queueMu.Unlock()
+		if leading && queued == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued (leading %v), want %d", queued, leading, n)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestGroupCommit holds a commit under way while writes queue behind it;
+// the next commit takes them all in one transaction. A write that panics,
+// one refused part-way (after it deleted a memory in the shared
+// transaction) and one whose caller gave up while queued each fail alone
+// and leave nothing behind; the others commit, their events follow in
+// commit order, and the index agrees with the records.
+func TestGroupCommit(t *testing.T) {
+	ev := &eventLog{}
+	s, _ := openTest(t, Options{Policy: trapPolicy{}, Events: ev})
+	victim := store(t, s, mem("victim", "deleted only with keep"))
+	keep := store(t, s, mem("keep", "never deleted"))
+	ev.ids = nil
+
+	s.writeMu.Lock() // the commit under way
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	storeAsync := func(ctx context.Context, title string, out *error, id *string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem(title, "written in a group")})
+			*out = err
+			if err == nil {
+				*id = resp.Memory.Id
+			}
+		}()
+	}
+	var leadErr error
+	var leadID string
+	storeAsync(ctx, "leader", &leadErr, &leadID)
+	waitQueue(t, s, 0)
+
+	const good = 20
+	goodErrs, goodIDs := make([]error, good), make([]string, good)
+	var boomErr, gaveUpErr, delErr error
+	var unused string
+	gaveUp, cancel := context.WithCancel(ctx)
+	queued := 0
+	next := func() { queued++; waitQueue(t, s, queued) } // one at a time, so the queue's order is known
+	for i := range good {
+		storeAsync(ctx, fmt.Sprintf("good %d", i), &goodErrs[i], &goodIDs[i])
+		next()
+		switch i {
+		case 5:
+			storeAsync(ctx, "boom", &boomErr, &unused)
+			next()
+		case 10:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, delErr = s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{victim.Id, keep.Id}})
+			}()
+			next()
+		case 15:
+			storeAsync(gaveUp, "gave up", &gaveUpErr, &unused)
+			next()
+		}
+	}
+	cancel()
+	s.writeMu.Unlock()
+	wg.Wait()
+
+	if leadErr != nil {
+		t.Fatalf("leader: %v", leadErr)
+	}
+	for i, err := range goodErrs {
+		if err != nil {
+			t.Errorf("good %d: %v", i, err)
+		}
+	}
+	if boomErr == nil || boomErr.Error() != "internal error in a write" {
+		t.Errorf("the panicking store: %v", boomErr)
+	}
+	if !errors.Is(delErr, storage.ErrDenied) {
+		t.Errorf("the refused delete: %v", delErr)
+	}
+	if !errors.Is(gaveUpErr, context.Canceled) {
+		t.Errorf("the store whose caller gave up: %v", gaveUpErr)
+	}
+	if s.largestBatch != good {
+		t.Errorf("largest commit took %d writes, want the %d that succeeded behind the leader", s.largestBatch, good)
+	}
+	if get := getIDs(t, s, victim.Id, keep.Id); len(get) != 2 {
+		t.Errorf("after the refused delete %d of victim and keep remain", len(get))
+	}
+	want := append([]string{leadID}, goodIDs...)
+	if !slices.Equal(ev.ids, want) {
+		t.Errorf("events %v\nwant the commit order %v", ev.ids, want)
+	}
+	if n := s.Count(); n != good+3 {
+		t.Errorf("%d memories, want %d", n, good+3)
+	}
+	for _, title := range []string{"boom", "gave up"} {
+		if hits := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: title}); len(hits) != 0 {
+			t.Errorf("the failed store %q was written: %v", title, titlesOf(hits))
+		}
+	}
+	if err := s.CheckConsistency(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+func getIDs(t *testing.T, s *Store, ids ...string) []*aimemoryv1.Memory {
+	t.Helper()
+	resp, err := s.GetMemories(context.Background(), &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Memories
+}
