@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -57,11 +59,13 @@ func (l *ackLog) waitFor(t *testing.T, n int, what string) {
 }
 
 // TestEngineKillNineLoop kills the engine with SIGKILL at random moments
-// while four writers on two hosts keep storing, over 20 rounds. Every
-// acknowledged write is there afterwards, and bbolt's own consistency check
-// passes on the file once every process is gone.
+// while sixteen writers on two hosts keep storing, over 20 rounds: enough
+// stores in flight that the engine commits them in groups (its log says
+// so), so kills land inside shared transactions. Every acknowledged write
+// is there afterwards, and bbolt's own consistency check passes on the
+// file once every process is gone.
 func TestEngineKillNineLoop(t *testing.T) {
-	const rounds, writers = 20, 4
+	const rounds, writers = 20, 16
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed) // a failing order can be replayed with this seed
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -175,6 +179,35 @@ func TestEngineKillNineLoop(t *testing.T) {
 		waitExit(t, p)
 	}
 	checkBolt(t, filepath.Join(e.dataDir, "memory.db"))
+
+	largest := largestGroupCommit(t, filepath.Join(e.dataDir, "engine.log"))
+	t.Logf("largest group commit: %d writes", largest)
+	if largest < 2 {
+		t.Fatalf("no engine committed two writes together (engine.log): the kills never hit a group commit")
+	}
+}
+
+// largestGroupCommit is the most writes one transaction took, over every
+// engine that logged to path (the store logs each new largest).
+func largestGroupCommit(t *testing.T, path string) int {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	largest := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.Contains(line, `msg="group commit: largest so far"`) {
+			continue
+		}
+		_, after, _ := strings.Cut(line, " writes=")
+		n, err := strconv.Atoi(strings.Fields(after + " ")[0])
+		if err != nil {
+			t.Fatalf("engine.log: unreadable group commit line %q", line)
+		}
+		largest = max(largest, n)
+	}
+	return largest
 }
 
 // theEngine waits for the one engine of the data dir that was not killed

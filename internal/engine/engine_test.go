@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 // shortDir is a data dir whose socket path fits a sockaddr_un.
-func shortDir(t *testing.T) string {
+func shortDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "aim")
 	if err != nil {
@@ -59,7 +59,7 @@ func serveAsync(ctx context.Context, opts Options) <-chan error {
 }
 
 // dial connects to dir's engine and waits until it answers Health.
-func dial(t *testing.T, dir string) *sdk.EngineConn {
+func dial(t testing.TB, dir string) *sdk.EngineConn {
 	t.Helper()
 	creds, err := assertion.HostDial(dir, "test", "")
 	if err != nil {
