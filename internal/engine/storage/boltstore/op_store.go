@@ -30,11 +30,13 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		return nil, &record.FieldError{Field: "on_conflict", Rule: fmt.Sprintf("must be ERROR, MERGE or VERSION (got %d)", policy)}
 	}
 
+	pre := s.analyze(in)
 	var resp *aimemoryv1.StoreMemoryResponse
 	err = s.write(ctx, func(w *writeTx) error {
 		// A run may be repeated (group commit): change a copy, answer afresh.
 		m := rules.Clone(in)
 		resp = &aimemoryv1.StoreMemoryResponse{}
+		w.pre = pre
 		existing := w.titleOwner(m.Namespace, m.Title)
 		if existing == "" {
 			return w.create(m, resp)

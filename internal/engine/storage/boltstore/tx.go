@@ -13,6 +13,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -26,6 +27,31 @@ type writeTx struct {
 	now     int64
 	changes []index.Change
 	events  []*aimemoryv1.Event
+	// pre is the request's text analysed before it queued (see analyzed).
+	pre *analyzed
+}
+
+// analyzed is a memory's term list computed before its write queues, so
+// the analysis runs outside the writer lock; put uses it when the record
+// it writes still has that text (a store, a merge), else analyses afresh.
+type analyzed struct {
+	title, content string
+	tags           []string
+	terms          []keyword.TermFreq
+}
+
+func (s *Store) analyze(m *aimemoryv1.Memory) *analyzed {
+	terms, _ := s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
+	return &analyzed{title: m.GetTitle(), content: m.GetContent(), tags: m.GetTags(), terms: terms}
+}
+
+// terms is m's term list.
+func (w *writeTx) terms(m *aimemoryv1.Memory) []keyword.TermFreq {
+	if p := w.pre; p != nil && p.title == m.GetTitle() && p.content == m.GetContent() && slices.Equal(p.tags, m.GetTags()) {
+		return p.terms
+	}
+	terms, _ := w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
+	return terms
 }
 
 // maxBatch bounds how many writes one group commit takes.
@@ -239,7 +265,7 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 				return err
 			}
 		}
-		c.NewTerms, _ = w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
+		c.NewTerms = w.terms(m)
 		if err := terms.Put(id, encodeTerms(c.NewTerms)); err != nil {
 			return err
 		}
