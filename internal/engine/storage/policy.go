@@ -72,7 +72,10 @@ type Verdict struct {
 
 // WritePolicy decides whether a write may happen. It is called inside the
 // write transaction, with the records as they are and will be, so its
-// answer holds for what commits. It must not call back into the backend.
+// answer holds for what commits. It must not call back into the backend,
+// and it may be asked more than once about one write (a backend that
+// commits writes in groups re-runs a group without a write that failed),
+// so it must have no side effects.
 type WritePolicy interface {
 	CheckWrite(ctx context.Context, w Write) Verdict
 }

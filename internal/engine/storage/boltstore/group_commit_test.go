@@ -168,3 +168,51 @@ func getIDs(t *testing.T, s *Store, ids ...string) []*aimemoryv1.Memory {
 	}
 	return resp.Memories
 }
+
+// panicPublisher panics on the events of namespace "bug".
+type panicPublisher struct{}
+
+func (panicPublisher) Publish(e *aimemoryv1.Event) {
+	if e.Namespace == "bug" {
+		panic("publisher bug")
+	}
+}
+
+// TestGroupCommitSurvivesABug: a panic outside the writes' functions (here
+// in event publishing, after the commit) reaches the leader's caller, fails
+// the rest of its batch with an error rather than an acknowledgement, and
+// leaves the store writable.
+func TestGroupCommitSurvivesABug(t *testing.T) {
+	s, _ := openTest(t, Options{Events: panicPublisher{}})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs, panics := make([]error, 3), make([]any, 3)
+	storeAsync := func(i int, ns string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { panics[i] = recover() }()
+			_, errs[i] = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem(fmt.Sprintf("write %d", i), "x", inNS(ns))})
+		}()
+	}
+	s.writeMu.Lock()
+	storeAsync(0, "first") // commits alone, then hands the lead to the bug
+	waitQueue(t, s, 0)
+	storeAsync(1, "bug") // leads the second batch: its panic reaches its caller
+	waitQueue(t, s, 1)
+	storeAsync(2, "fine") // shares the second batch
+	waitQueue(t, s, 2)
+	s.writeMu.Unlock()
+	wg.Wait()
+
+	if errs[0] != nil || panics[0] != nil {
+		t.Errorf("the first batch: %v, %v", errs[0], panics[0])
+	}
+	if panics[1] != "publisher bug" {
+		t.Errorf("the bug's leader: panic %v, error %v", panics[1], errs[1])
+	}
+	if errs[2] == nil || errs[2].Error() != "internal error in a group commit" || panics[2] != nil {
+		t.Errorf("the write sharing the bug's batch: %v, %v", errs[2], panics[2])
+	}
+	store(t, s, mem("after", "the store still takes writes"))
+}

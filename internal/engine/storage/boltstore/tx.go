@@ -64,7 +64,7 @@ type writeReq struct {
 	w    *writeTx // the run that committed
 	err  error
 	lead bool          // set before done is signalled: this caller commits the next batch
-	done chan struct{} // signalled once: written (or failed), or lead
+	done chan struct{} // signalled when written (or failed); first, for a leader, to lead
 }
 
 // write runs fn in a bbolt read-write transaction, fsynced on commit, then
@@ -107,21 +107,34 @@ func (s *Store) commitNext() {
 	s.queue = slices.Delete(s.queue, 0, n)
 	s.queueMu.Unlock()
 
+	finished := false
+	defer func() {
+		// A panic outside the writes' own functions (a bug) must neither
+		// stop the writers queued behind nor acknowledge a write it may
+		// have cut short; it goes on to the leader's caller.
+		if !finished {
+			for _, r := range batch {
+				if r.err == nil {
+					r.err = errors.New("internal error in a group commit")
+				}
+			}
+		}
+		s.queueMu.Lock()
+		if len(s.queue) == 0 {
+			s.leading = false
+		} else {
+			s.queue[0].lead = true
+			s.queue[0].done <- struct{}{}
+		}
+		s.queueMu.Unlock()
+		for _, r := range batch {
+			r.done <- struct{}{}
+		}
+	}()
 	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	s.commit(slices.Clone(batch))
-	s.writeMu.Unlock()
-
-	s.queueMu.Lock()
-	if len(s.queue) == 0 {
-		s.leading = false
-	} else {
-		s.queue[0].lead = true
-		s.queue[0].done <- struct{}{}
-	}
-	s.queueMu.Unlock()
-	for _, r := range batch {
-		r.done <- struct{}{}
-	}
+	finished = true
 }
 
 // commit runs batch's writes in order in one bbolt transaction and commits
