@@ -40,13 +40,14 @@ type analyzed struct {
 	terms          []keyword.TermFreq
 }
 
+// analyze is m's term list, to hand to its write.
 func (s *Store) analyze(m *aimemoryv1.Memory) *analyzed {
 	terms, _ := s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
 	return &analyzed{title: m.GetTitle(), content: m.GetContent(), tags: m.GetTags(), terms: terms}
 }
 
-// terms is m's term list.
-func (w *writeTx) terms(m *aimemoryv1.Memory) []keyword.TermFreq {
+// termsOf is m's term list, from pre when it still applies.
+func (w *writeTx) termsOf(m *aimemoryv1.Memory) []keyword.TermFreq {
 	if p := w.pre; p != nil && p.title == m.GetTitle() && p.content == m.GetContent() && slices.Equal(p.tags, m.GetTags()) {
 		return p.terms
 	}
@@ -278,7 +279,7 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 				return err
 			}
 		}
-		c.NewTerms = w.terms(m)
+		c.NewTerms = w.termsOf(m)
 		if err := terms.Put(id, encodeTerms(c.NewTerms)); err != nil {
 			return err
 		}
