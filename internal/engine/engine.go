@@ -157,7 +157,8 @@ func Serve(ctx context.Context, opts Options) error {
 	conns := newConnTracker(opts.IdleTimeout)
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
-	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns), sdk.StreamWorkers(),
+	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
+	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
 	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log})
