@@ -107,8 +107,10 @@ func startMCPClient(b *testing.B, name, command string, env []string, dir string
 			env = append(env, k+"="+v) // profile the processes (see sdk/profile.go)
 		}
 	}
-	if v := os.Getenv("AI_MEMORY_BENCH_GOMAXPROCS"); v != "" {
-		env = append(env, "GOMAXPROCS="+v) // the servers', not this client's
+	for _, k := range []string{"GOMAXPROCS", "GOGC"} {
+		if v := os.Getenv("AI_MEMORY_BENCH_" + k); v != "" {
+			env = append(env, k+"="+v) // the servers', not this client's
+		}
 	}
 	tr := transport.NewStdioWithOptions(command, env, args,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
