@@ -67,7 +67,7 @@ func DialEngine() (*EngineConn, error) {
 // forward the caller assertion of the tool call their context came from;
 // opts may add more (a host adds its own credentials).
 func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, error) {
-	opts = append([]grpc.DialOption{
+	opts = append(append(FixedWindowDialOptions(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(forwardAssertion{}),
 		// The engine may be restarting (its host respawns it): wait for it
@@ -78,8 +78,7 @@ func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, erro
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
 			MinConnectTimeout: time.Second,
-		}),
-	}, opts...)
+		})), opts...)
 	conn, err := grpc.NewClient("unix://"+socketPath, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial engine at %s: %w", socketPath, err)

@@ -54,13 +54,13 @@ func (s *familyServer) Describe(context.Context, *aimemoryv1.DescribeRequest) (*
 func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (resp *aimemoryv1.CallResponse, err error) {
 	t, ok := s.tools[req.GetTool()]
 	if !ok {
-		return &aimemoryv1.CallResponse{IsError: true, Text: fmt.Sprintf("tool %q is not served by plugin %s", req.GetTool(), s.name)}, nil
+		return &aimemoryv1.CallResponse{IsError: true, Text: fmt.Appendf(nil, "tool %q is not served by plugin %s", req.GetTool(), s.name)}, nil
 	}
 	// No input may crash the plugin: a panicking handler is an error result.
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("tool panicked", "tool", req.GetTool(), "panic", r, "stack", string(debug.Stack()))
-			resp, err = &aimemoryv1.CallResponse{IsError: true, Text: fmt.Sprintf("internal error in %s; the call changed nothing it had not committed", req.GetTool())}, nil
+			resp, err = &aimemoryv1.CallResponse{IsError: true, Text: fmt.Appendf(nil, "internal error in %s; the call changed nothing it had not committed", req.GetTool())}, nil
 		}
 	}()
 	args := json.RawMessage(req.GetArgumentsJson())
@@ -74,16 +74,16 @@ func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (r
 	ctx = withAssertion(ctx, cc.GetAssertion())
 	out, herr := t.Handler(ctx, Call{Tool: t.Name, Arguments: args, Context: cc})
 	if herr != nil {
-		return &aimemoryv1.CallResponse{IsError: true, Text: herr.Error()}, nil
+		return &aimemoryv1.CallResponse{IsError: true, Text: []byte(herr.Error())}, nil
 	}
 	if t, ok := out.(Text); ok {
-		return &aimemoryv1.CallResponse{Text: string(t)}, nil
+		return &aimemoryv1.CallResponse{Text: []byte(t)}, nil
 	}
 	text, merr := MarshalCompact(out)
 	if merr != nil {
-		return &aimemoryv1.CallResponse{IsError: true, Text: "could not encode result: " + merr.Error()}, nil
+		return &aimemoryv1.CallResponse{IsError: true, Text: []byte("could not encode result: " + merr.Error())}, nil
 	}
-	return &aimemoryv1.CallResponse{Text: string(text)}, nil
+	return &aimemoryv1.CallResponse{Text: text}, nil
 }
 
 // MarshalCompact encodes v as compact JSON without HTML escaping, which

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 type engineCmd struct {
@@ -18,6 +19,7 @@ type engineCmd struct {
 }
 
 func (c *engineCmd) Run(root *rootCmd) error {
+	sdk.StartProfiling("engine")
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("proc", "engine", "pid", os.Getpid())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

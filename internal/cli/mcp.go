@@ -34,6 +34,7 @@ type mcpCmd struct {
 }
 
 func (c *mcpCmd) Run(root *rootCmd) error {
+	sdk.StartProfiling("host")
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfgPath := config.Path(root.Config)
 	cfg, err := config.Load(cfgPath)

@@ -27,6 +27,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -156,6 +157,7 @@ func Serve(ctx context.Context, opts Options) error {
 	conns := newConnTracker(opts.IdleTimeout)
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
+	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)

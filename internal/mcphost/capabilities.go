@@ -191,7 +191,7 @@ func (h *Host) bridge(ctx context.Context, tool string, args json.RawMessage) *m
 	if !slices.Contains(h.set.ToolsOf(family), tool) {
 		return unknown // a contract tool its installed plugin does not declare
 	}
-	return h.run(ctx, family, tool, args)
+	return h.run(ctx, family, tool, args).result()
 }
 
 type familyRow struct {

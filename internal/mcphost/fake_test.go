@@ -64,7 +64,7 @@ func (p *fakePlugins) Call(_ context.Context, family, tool string, args []byte, 
 	p.calls = append(p.calls, tool)
 	p.mu.Unlock()
 	out, _ := json.Marshal(map[string]any{"tool": tool, "family": family, "args": json.RawMessage(args), "agent_id": cc.GetAgentId()})
-	return &aimemoryv1.CallResponse{Text: string(out)}, nil
+	return &aimemoryv1.CallResponse{Text: out}, nil
 }
 
 // auditLog records audit entries in memory.

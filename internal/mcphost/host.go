@@ -78,6 +78,11 @@ type Host struct {
 	// family's tools are registered exactly while it counts as loaded.
 	reg    sync.Mutex
 	loaded map[string]bool
+	tools  map[string]string // registered family tool → its family
+
+	// inflight cancels the direct calls (see direct.go) by request id, for
+	// notifications/cancelled.
+	inflight sync.Map
 
 	suggest suggestions
 }
@@ -90,7 +95,7 @@ func New(opts Options) *Host {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Host{opts: opts, log: opts.Logger, set: opts.Plugins.Catalog(), loaded: map[string]bool{}, suggest: newSuggestions()}
+	h := &Host{opts: opts, log: opts.Logger, set: opts.Plugins.Catalog(), loaded: map[string]bool{}, tools: map[string]string{}, suggest: newSuggestions()}
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		h.learnClient(req.Params.ClientInfo.Name)
@@ -163,6 +168,9 @@ func (h *Host) load(family string) (err error) {
 	}()
 	h.srv.AddTools(tools...)
 	h.loaded[family] = true
+	for _, d := range defs {
+		h.tools[d.GetName()] = family
+	}
 	go func() {
 		if err := h.opts.Plugins.Start(family); err != nil {
 			h.log.Error("plugin start failed", "family", family, "err", err)
@@ -181,6 +189,7 @@ func (h *Host) unload(family string) {
 	var names []string
 	for _, d := range h.opts.Plugins.Tools(family) {
 		names = append(names, d.GetName())
+		delete(h.tools, d.GetName())
 	}
 	h.srv.DeleteTools(names...)
 	delete(h.loaded, family)
@@ -229,29 +238,42 @@ func (h *Host) route(family string) server.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		return h.run(ctx, family, req.Params.Name, args), nil
+		return h.run(ctx, family, req.Params.Name, args).result(), nil
 	}
+}
+
+// answer is a tool call's result: the text as the plugin rendered it.
+type answer struct {
+	text    []byte
+	isError bool
+}
+
+func failed(err error) answer { return answer{text: []byte(err.Error()), isError: true} }
+
+// result is the answer as mcp-go's result type (for the mcp-go path).
+func (a answer) result() *mcp.CallToolResult {
+	if a.isError {
+		return mcp.NewToolResultError(string(a.text))
+	}
+	return mcp.NewToolResultText(string(a.text))
 }
 
 // run executes a tool of a loaded family for this session: the one path
 // shared by direct calls and the memory_capabilities bridge.
-func (h *Host) run(ctx context.Context, family, tool string, args []byte) *mcp.CallToolResult {
+func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer {
 	if err := h.permitCall(ctx, family, tool); err != nil {
-		return mcp.NewToolResultError(err.Error())
+		return failed(err)
 	}
 	h.observeCall(tool, args)
 	if err := h.waitEngine(ctx); err != nil {
-		return mcp.NewToolResultError(err.Error())
+		return failed(err)
 	}
 	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(family))
 	if err != nil {
 		h.log.Error("tool call failed", "tool", tool, "err", err)
-		return mcp.NewToolResultError(err.Error())
+		return failed(err)
 	}
-	if resp.GetIsError() {
-		return mcp.NewToolResultError(resp.GetText())
-	}
-	return mcp.NewToolResultText(resp.GetText())
+	return answer{text: resp.GetText(), isError: resp.GetIsError()}
 }
 
 // rawArguments returns the call's arguments as the client sent them; they

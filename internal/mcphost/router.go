@@ -15,12 +15,18 @@ import (
 
 // envelope is the part of a JSON-RPC message the host routes on, decoded
 // as JSON (so "tools\/call" is tools/call, as it is for mcp-go). The
-// arguments are left out: only memory_capabilities' are ever looked at.
+// arguments stay raw bytes: the direct path (direct.go) hands them to the
+// plugin as they came.
 type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name string `json:"name"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"` // kept raw, for the direct path
+		Meta      json.RawMessage `json:"_meta"`
+		Task      json.RawMessage `json:"task"`
+		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
 	} `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  json.RawMessage `json:"error"`
@@ -75,6 +81,12 @@ func (h *Host) handle(ctx context.Context, env *envelope, raw json.RawMessage) m
 			// mcp-go would echo the whole name back.
 			return errorResponse(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("unknown tool %s; %s lists the families and their tools", sdk.Quote(name), capabilitiesName), nil)
 		}
+		if resp, ok := h.direct(ctx, env); ok {
+			return resp
+		}
+	}
+	if env.Method == string(mcp.MethodNotificationCancelled) && !env.isRequest() {
+		h.cancelDirect(env) // mcp-go cancels the calls it runs itself
 	}
 	return bounded(h.srv.HandleMessage(ctx, raw))
 }

@@ -244,10 +244,13 @@ type lineWriter struct {
 }
 
 func (l *lineWriter) send(msg any) {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		l.h.log.Error("response not encodable", "err", err)
-		return
+	b, ok := msg.(rawLine) // encoded already (the direct path)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(msg); err != nil {
+			l.h.log.Error("response not encodable", "err", err)
+			return
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

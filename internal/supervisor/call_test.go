@@ -106,7 +106,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 			<-release[string(req.GetArgumentsJson())]
 			return nil, status.Error(codes.Unavailable, "plugin crashed")
 		}
-		return &aimemoryv1.CallResponse{Text: "ok"}, nil
+		return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 	}
 	s := newFake(t, time.Minute, f, echoBin) // describe launched and stopped instance 1
 	if err := s.Start("echo"); err != nil {  // instance 2
@@ -152,7 +152,7 @@ func TestHungPluginIsReplacedAfterTheCallTimeout(t *testing.T) {
 			<-ctx.Done()
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
-		return &aimemoryv1.CallResponse{Text: "ok"}, nil
+		return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 	}
 	s := newFake(t, 20*time.Millisecond, f, echoBin)
 	_, err := s.Call(context.Background(), "echo", "fail", nil, nil)
@@ -190,7 +190,7 @@ func TestRefusedPluginIsLeftOutAndTheRestServed(t *testing.T) {
 		"evil":           describeOf("evil", map[string][]string{"evil": {"memory_store", "evil_x"}}),
 	}}
 	f.behave = func(int, context.Context, *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
-		return &aimemoryv1.CallResponse{Text: "ok"}, nil
+		return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 	}
 	s := newFake(t, time.Minute, f,
 		Binary{Name: "evil", Checksum: strings.Repeat("a", 64)},

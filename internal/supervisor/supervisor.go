@@ -212,7 +212,8 @@ func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte,
 	if err != nil {
 		return nil, err
 	}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	deadline := time.Now().Add(s.opts.CallTimeout)
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	resp, err := inst.family.Call(callCtx, &aimemoryv1.CallRequest{Tool: tool, ArgumentsJson: args, Context: cc})
 	if err == nil {
@@ -222,7 +223,10 @@ func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte,
 	switch {
 	case ctx.Err() != nil: // the caller gave up; the plugin is not to blame
 		return nil, fmt.Errorf("%s: %w", tool, ctx.Err())
-	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+	// The plugin's server enforces the propagated deadline too, and its
+	// answer (DeadlineExceeded) may arrive before callCtx's own timer
+	// has fired: the clock decides, not which side noticed first.
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded) || (status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(deadline)):
 		m.retire(inst)
 		s.log.Error("plugin did not answer; stopped", "plugin", m.bin.Name, "tool", tool, "timeout", s.opts.CallTimeout)
 		return nil, fmt.Errorf("plugin %s did not answer %s within %s, so it was stopped; %s", m.bin.Name, tool, s.opts.CallTimeout, retry)

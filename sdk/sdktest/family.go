@@ -61,7 +61,7 @@ func (f *Family) Call(tool, args string) (string, bool) {
 	if err != nil {
 		f.t.Fatalf("%s %s: transport error %v", tool, args, err)
 	}
-	return resp.GetText(), resp.GetIsError()
+	return string(resp.GetText()), resp.GetIsError()
 }
 
 // OK runs a call that must succeed and returns its text; with v non-nil it

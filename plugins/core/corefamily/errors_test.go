@@ -57,7 +57,7 @@ func TestEngineDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !resp.GetIsError() || !strings.HasPrefix(resp.GetText(), "memory engine ") || !strings.HasSuffix(resp.GetText(), "; retry") {
+	if !resp.GetIsError() || !strings.HasPrefix(string(resp.GetText()), "memory engine ") || !strings.HasSuffix(string(resp.GetText()), "; retry") {
 		t.Errorf("engine down: %+v", resp)
 	}
 }

@@ -462,8 +462,12 @@ func (x *CallRequest) GetContext() *CallContext {
 type CallResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The text content returned to the MCP client (compact JSON on success,
-	// an actionable message on error).
-	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// an actionable message on error), UTF-8. Bytes, not string: the result
+	// is rendered once, in the plugin, and the host copies these bytes into
+	// its JSON-RPC answer as one escaped string, with no decode or re-encode
+	// in between (bytes and string share a wire type, so older peers still
+	// interoperate).
+	Text          []byte `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
 	IsError       bool   `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -499,11 +503,11 @@ func (*CallResponse) Descriptor() ([]byte, []int) {
 	return file_aimemory_v1_family_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *CallResponse) GetText() string {
+func (x *CallResponse) GetText() []byte {
 	if x != nil {
 		return x.Text
 	}
-	return ""
+	return nil
 }
 
 func (x *CallResponse) GetIsError() bool {
@@ -560,7 +564,7 @@ const file_aimemory_v1_family_proto_rawDesc = "" +
 	"\x0earguments_json\x18\x02 \x01(\fR\rargumentsJson\x122\n" +
 	"\acontext\x18\x03 \x01(\v2\x18.aimemory.v1.CallContextR\acontext\"=\n" +
 	"\fCallResponse\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\x12\x19\n" +
+	"\x04text\x18\x01 \x01(\fR\x04text\x12\x19\n" +
 	"\bis_error\x18\x02 \x01(\bR\aisError2\x8e\x01\n" +
 	"\x06Family\x12G\n" +
 	"\bDescribe\x12\x1c.aimemory.v1.DescribeRequest\x1a\x1d.aimemory.v1.DescribeResponse\x12;\n" +
