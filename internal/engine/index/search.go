@@ -55,46 +55,46 @@ func (x *Index) Search(q Query) []Hit {
 	defer x.mu.RUnlock()
 
 	type termPostings struct {
-		ps  []posting
+		l   *plist
 		idf float64
 	}
-	n := len(x.slotOf)
+	n := x.count
 	if n == 0 {
 		return nil
 	}
 	avgLen := float64(x.totalLen) / float64(n)
 	var lists []termPostings
 	for _, t := range q.Terms {
-		id, ok := x.termIDs[t]
-		if !ok || len(x.postings[id]) == 0 {
+		l := x.list(t)
+		if l == nil {
 			if q.All {
 				return nil
 			}
 			continue
 		}
-		ps := x.postings[id]
-		lists = append(lists, termPostings{ps: ps, idf: keyword.IDF(len(ps), n)})
+		lists = append(lists, termPostings{l: l, idf: keyword.IDF(int(l.n), n)})
 	}
 	if len(lists) == 0 {
 		return nil
 	}
 	// Rarest first: under ALL, later terms only add to slots still in the running.
-	slices.SortFunc(lists, func(a, b termPostings) int { return len(a.ps) - len(b.ps) })
+	slices.SortFunc(lists, func(a, b termPostings) int { return int(a.l.n) - int(b.l.n) })
 
 	s := x.getScratch()
 	defer x.putScratch(s)
 	for i, l := range lists {
-		for _, p := range l.ps {
-			m := s.matched[p.slot]
+		x.each(l.l, func(slot, tf uint32) bool {
+			m := s.matched[slot]
 			if q.All && int(m) != i {
-				continue
+				return true
 			}
 			if m == 0 {
-				s.touched = append(s.touched, p.slot)
+				s.touched = append(s.touched, slot)
 			}
-			s.matched[p.slot] = m + 1
-			s.sum[p.slot] += keyword.TermScore(l.idf, p.tf, x.lens[p.slot], avgLen)
-		}
+			s.matched[slot] = m + 1
+			s.sum[slot] += keyword.TermScore(l.idf, tf, x.lens[slot], avgLen)
+			return true
+		})
 	}
 
 	top := &topK{k: q.Limit}
@@ -104,14 +104,14 @@ func (x *Index) Search(q Query) []Hit {
 		}
 		// Most candidates of a common word cannot reach the top: skip them
 		// without reading their docInfo.
-		if top.full() && s.sum[slot]*float64(x.static[slot])*maxRecency < top.worst() {
+		if top.full() && s.sum[slot]*x.static[slot]*maxRecency < top.worst() {
 			continue
 		}
 		d := &x.docs[slot]
-		if (q.LiveAt != 0 && !d.live(q.LiveAt)) || (q.Filter != nil && !q.Filter.match(d)) {
+		if (q.LiveAt != 0 && !d.live(q.LiveAt)) || (q.Filter != nil && !q.Filter.match(x, d)) {
 			continue
 		}
-		sc := score(s.sum[slot], d, q.Now)
+		sc := score(s.sum[slot], x.static[slot], d, q.Now)
 		top.offer(d, sc, sc)
 	}
 	return top.sorted()
@@ -128,7 +128,7 @@ func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
 	top := &topK{k: limit}
 	for i := range x.docs {
 		d := &x.docs[i]
-		if d.id == "" || !d.live(liveAt) || !f.match(d) {
+		if d.id == "" || !d.live(liveAt) || !f.match(x, d) {
 			continue
 		}
 		top.offer(d, float64(d.priority), 0)
@@ -144,39 +144,39 @@ func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
 func (x *Index) Related(terms []string, namespace, exclude string, limit int) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := len(x.slotOf)
+	n := x.count
 	if n == 0 || limit <= 0 {
 		return nil
 	}
-	var lists [][]posting
+	var lists []*plist
 	for _, t := range terms {
-		if id, ok := x.termIDs[t]; ok && len(x.postings[id]) > 0 {
-			lists = append(lists, x.postings[id])
+		if l := x.list(t); l != nil {
+			lists = append(lists, l)
 		}
 	}
-	slices.SortFunc(lists, func(a, b []posting) int { return len(a) - len(b) })
+	slices.SortFunc(lists, func(a, b *plist) int { return int(a.n) - int(b.n) })
 	enough := 4 * limit
 	cands := map[uint32]bool{}
-gather:
-	for _, ps := range lists {
-		for _, p := range ps {
-			d := &x.docs[p.slot]
-			if d.namespace == namespace && d.id != exclude {
-				cands[p.slot] = true
-				if len(cands) >= enough {
-					break gather
-				}
-			}
+	for _, l := range lists {
+		if len(cands) >= enough {
+			break
 		}
+		x.each(l, func(slot, _ uint32) bool {
+			d := &x.docs[slot]
+			if x.ns(d) == namespace && d.id != exclude {
+				cands[slot] = true
+			}
+			return len(cands) < enough
+		})
 	}
 	avgLen := float64(x.totalLen) / float64(n)
 	top := &topK{k: limit}
 	for slot := range cands {
 		d := &x.docs[slot]
 		var sc float64
-		for _, ps := range lists {
-			if i, found := slices.BinarySearchFunc(ps, slot, cmpSlot); found {
-				sc += keyword.TermScore(keyword.IDF(len(ps), n), ps[i].tf, d.length, avgLen)
+		for _, l := range lists {
+			if tf, found := x.find(l, slot); found {
+				sc += keyword.TermScore(keyword.IDF(int(l.n), n), tf, x.lens[slot], avgLen)
 			}
 		}
 		top.offer(d, sc, sc)

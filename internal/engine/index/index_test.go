@@ -1,0 +1,100 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// TestApplyMatchesRecords drives the index through random creates,
+// updates (with and without new terms) and deletes, enough for long lists
+// with block tables, splits, emptied blocks and a compaction, and checks it
+// against the records after every step.
+func TestApplyMatchesRecords(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields("alpha beta gamma delta eps zeta eta theta iota kappa lambda mu")
+	text := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			// Skewed: the first words land in most memories.
+			b.WriteString(words[min(r.IntN(len(words)), r.IntN(len(words)))] + " ")
+		}
+		fmt.Fprintf(&b, "w%d", r.IntN(50))
+		return b.String()
+	}
+	x := New()
+	records := map[string]*aimemoryv1.Memory{}
+	var ids []string
+	change := func(id string, m *aimemoryv1.Memory) Change {
+		c := Change{ID: id, Memory: m, Reindex: true}
+		if old := records[id]; old != nil {
+			c.OldTerms, _ = keyword.Document(old.Title, old.Content, old.Tags)
+		}
+		if m != nil {
+			c.NewTerms, _ = keyword.Document(m.Title, m.Content, m.Tags)
+		}
+		return c
+	}
+	for step := range 3000 {
+		var cs []Change
+		for range 1 + r.IntN(3) {
+			switch op := r.IntN(10); {
+			case op < 5 || len(ids) == 0:
+				id := fmt.Sprintf("id-%05d", step*10+len(cs))
+				m := &aimemoryv1.Memory{Id: id, Title: text(), Content: text(), Namespace: fmt.Sprintf("ns%d", r.IntN(3)),
+					Priority: int32(1 + r.IntN(10)), Confidence: r.Float64(), UpdatedAt: int64(step)}
+				if r.IntN(2) == 0 {
+					m.Tags = []string{fmt.Sprintf("t%d", r.IntN(4))}
+				}
+				cs = append(cs, change(id, m))
+				records[id] = m
+				ids = append(ids, id)
+			case op < 8:
+				id := ids[r.IntN(len(ids))]
+				m := &aimemoryv1.Memory{Id: id, Title: records[id].Title, Content: text(), Tags: records[id].Tags, Namespace: records[id].Namespace, Priority: 5}
+				c := change(id, m)
+				if r.IntN(3) == 0 { // no new terms
+					m.Content = records[id].Content
+					c = Change{ID: id, Memory: m}
+				}
+				cs = append(cs, c)
+				records[id] = m
+			default:
+				i := r.IntN(len(ids))
+				id := ids[i]
+				cs = append(cs, change(id, nil))
+				delete(records, id)
+				ids = append(ids[:i], ids[i+1:]...)
+			}
+		}
+		x.Apply(cs)
+		if step%97 == 0 || step > 2900 {
+			if err := x.Verify(records); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		if step == 1500 { // delete most: the next Apply compacts
+			for len(ids) > 20 {
+				x.Apply([]Change{change(ids[0], nil)})
+				delete(records, ids[0])
+				ids = ids[1:]
+			}
+		}
+	}
+	if err := x.Verify(records); err != nil {
+		t.Fatal(err)
+	}
+	big := 0
+	for i := range x.lists {
+		if x.lists[i].big != 0 {
+			big++
+		}
+	}
+	if big == 0 {
+		t.Fatal("no list grew a block table")
+	}
+}
