@@ -294,3 +294,11 @@ func (x *Index) loaded() {
 	x.terms = slices.Clone(x.terms)
 	x.lists = slices.Clone(x.lists)
 }
+
+// Has reports whether memory id is indexed.
+func (x *Index) Has(id string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.slotOf(id)
+	return ok
+}

@@ -23,6 +23,7 @@ type writeTx struct {
 	now     int64
 	changes []index.Change
 	events  []*aimemoryv1.Event
+	logged  int // new index log entries (snapshot.go)
 }
 
 // write runs fn in one bbolt read-write transaction (fsynced on commit),
@@ -43,6 +44,7 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 		return err
 	}
 	s.idx.Apply(w.changes)
+	s.noteLogged(w.logged)
 	if s.events != nil {
 		for _, e := range w.events {
 			s.events.Publish(e)
@@ -82,6 +84,9 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 		return err
 	}
 	id := []byte(m.GetId())
+	if err := w.logIndexChange(id, old != nil); err != nil {
+		return err
+	}
 	if err := w.tx.Bucket(bucketMemories).Put(id, raw); err != nil {
 		return err
 	}
@@ -135,6 +140,9 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 // entity, its aliases.
 func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	id := []byte(m.GetId())
+	if err := w.logIndexChange(id, true); err != nil {
+		return err
+	}
 	if err := w.tx.Bucket(bucketMemories).Delete(id); err != nil {
 		return err
 	}
