@@ -9,8 +9,8 @@
 package index
 
 import (
-	"encoding/binary"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 
@@ -29,8 +29,9 @@ type docInfo struct {
 	createdAt int64
 	ns        uint32 // Index.strs
 	agent     uint32 // Index.strs: metadata.agent_id
-	tags      uint32 // Index.tagSets
-	priority  int16  // 1 … 10 (as stored)
+	tags      uint32 // where its tags' Index.strs numbers start in Index.tagPool
+	ntags     uint8  // at most record.MaxTags
+	priority  int8   // 1 … 10
 	tier      int8   // record.TierRank
 	scope     int8   // index in record.Scopes; -1 = unknown (visible to no as_agent)
 }
@@ -41,7 +42,7 @@ type newDoc struct {
 	tags                   []string
 	expiresAt, updatedAt   int64
 	createdAt              int64
-	priority               int16
+	priority               int8
 	tier, scope            int8
 	static                 float64
 }
@@ -55,7 +56,7 @@ func docFromMemory(m *aimemoryv1.Memory) *newDoc {
 		tags:      m.GetTags(),
 		tier:      int8(record.TierRank(m.GetTier())),
 		scope:     scopeRank(scope),
-		priority:  int16(m.GetPriority()),
+		priority:  int8(max(math.MinInt8, min(math.MaxInt8, m.GetPriority()))),
 		static:    staticFactor(m.GetPriority(), m.GetConfidence()),
 		createdAt: m.GetCreatedAt(),
 		updatedAt: m.GetUpdatedAt(),
@@ -88,8 +89,8 @@ func MetadataAgentScope(raw []byte) (agentID, scope string) {
 	return agentID, scope
 }
 
-// strTable numbers the namespaces and agent ids (0 = ""), and tagSets the
-// distinct tag lists (0 = none), so a doc holds each in four bytes.
+// strTable numbers the namespaces, agent ids and tags (0 = ""), so a doc
+// holds each in four bytes.
 type strTable struct {
 	strs []string
 	ids  map[string]uint32
@@ -105,29 +106,4 @@ func (t *strTable) intern(s string) uint32 {
 	t.ids[s] = uint32(len(t.strs))
 	t.strs = append(t.strs, s)
 	return uint32(len(t.strs) - 1)
-}
-
-type tagTable struct {
-	sets [][]string
-	ids  map[string]uint32 // tags, each length-prefixed
-}
-
-func newTagTable() tagTable { return tagTable{sets: [][]string{nil}, ids: map[string]uint32{}} }
-
-func (t *tagTable) intern(tags []string) uint32 {
-	if len(tags) == 0 {
-		return 0
-	}
-	var b []byte
-	for _, t := range tags {
-		b = binary.AppendUvarint(b, uint64(len(t)))
-		b = append(b, t...)
-	}
-	key := string(b)
-	if id, ok := t.ids[key]; ok {
-		return id
-	}
-	t.ids[key] = uint32(len(t.sets))
-	t.sets = append(t.sets, slices.Clone(tags))
-	return uint32(len(t.sets) - 1)
 }

@@ -77,7 +77,7 @@ func (f *Filter) match(x *Index, d *docInfo) bool {
 	case f.namespaces != nil && !slices.Contains(f.namespaces, ns),
 		f.tier >= 0 && d.tier != f.tier,
 		f.agentID != "" && x.strs.strs[d.agent] != f.agentID,
-		f.tag != "" && !slices.Contains(x.tagsOf(d), f.tag),
+		f.tag != "" && !x.hasTag(d, f.tag),
 		f.since != 0 && d.createdAt < f.since,
 		f.until != 0 && d.createdAt > f.until,
 		f.Hidden(ns):
@@ -102,4 +102,13 @@ func visible(scope int8, ns string, a []string) bool {
 	}
 	anc := a[scope]
 	return ns == anc || strings.HasPrefix(ns, anc+"/")
+}
+
+func (x *Index) hasTag(d *docInfo, tag string) bool {
+	for _, id := range x.tagIDs(d) {
+		if x.strs.strs[id] == tag {
+			return true
+		}
+	}
+	return false
 }

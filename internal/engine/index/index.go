@@ -1,11 +1,13 @@
 package index
 
 import (
+	"math"
 	"slices"
 	"sync"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Index is the in-memory view of every stored memory: the doc table that
@@ -30,21 +32,51 @@ type Index struct {
 	lists    []plist
 	blocks   [][]block // block tables of long lists (plist.big)
 	totalLen uint64
-	strs     strTable // namespaces and agent ids
-	tagSets  tagTable
+	strs     strTable // namespaces, agent ids and tags
+	tagPool  []uint32 // each doc's tags (strs numbers), a run per doc
+	tagWaste int      // entries of tagPool no doc uses
 	loadLast []uint32 // while loading: each list's highest slot
 	scratch  sync.Pool
 }
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{slots: newTable(), termIDs: newTable(), strs: newStrTable(), tagSets: newTagTable()}
+	return &Index{slots: newTable(), termIDs: newTable(), strs: newStrTable()}
 }
 
 func (x *Index) idOf(slot uint32) string    { return x.docs[slot].id }
 func (x *Index) termOf(id uint32) string    { return x.terms[id] }
 func (x *Index) ns(d *docInfo) string       { return x.strs.strs[d.ns] }
-func (x *Index) tagsOf(d *docInfo) []string { return x.tagSets.sets[d.tags] }
+func (x *Index) tagIDs(d *docInfo) []uint32 { return x.tagPool[d.tags : d.tags+uint32(d.ntags)] }
+
+// tagsOf is d's tags as strings.
+func (x *Index) tagsOf(d *docInfo) []string {
+	var out []string
+	for _, id := range x.tagIDs(d) {
+		out = append(out, x.strs.strs[id])
+	}
+	return out
+}
+
+// setTags stores tags for d, in place of its old ones (old: d is in use).
+func (x *Index) setTags(d *docInfo, tags []string, old bool) {
+	var ids [record.MaxTags]uint32
+	n := min(len(tags), len(ids), math.MaxUint8)
+	for i, t := range tags[:n] {
+		ids[i] = x.strs.intern(t)
+	}
+	if old && int(d.ntags) >= n {
+		x.tagWaste += int(d.ntags) - n
+		copy(x.tagPool[d.tags:], ids[:n])
+		d.ntags = uint8(n)
+		return
+	}
+	if old {
+		x.tagWaste += int(d.ntags)
+	}
+	d.tags, d.ntags = uint32(len(x.tagPool)), uint8(n)
+	x.tagPool = append(x.tagPool, ids[:n]...)
+}
 
 func (x *Index) slotOf(id string) (uint32, bool) { return x.slots.find(id, x.idOf) }
 
@@ -112,7 +144,7 @@ func (x *Index) Apply(changes []Change) {
 	for _, c := range cs {
 		x.applyOne(c)
 	}
-	if len(x.docs) > 2*x.count+1024 {
+	if len(x.docs) > 2*x.count+1024 || x.tagWaste > len(x.tagPool)/2+1024 {
 		x.compact()
 	}
 }
@@ -127,6 +159,7 @@ func (x *Index) applyOne(c change) {
 		x.removePostings(slot, c.oldTerms)
 		x.totalLen -= uint64(x.lens[slot])
 		x.slots.remove(c.id, x.idOf)
+		x.tagWaste += int(x.docs[slot].ntags)
 		x.docs[slot], x.lens[slot], x.static[slot] = docInfo{}, 0, 0
 		x.count--
 	case exists:
@@ -157,18 +190,13 @@ func (x *Index) set(slot uint32, d *newDoc, length uint32) {
 		x.lens = append(x.lens, 0)
 		x.static = append(x.static, 0)
 	}
-	x.docs[slot] = docInfo{
-		id:        d.id,
-		expiresAt: d.expiresAt,
-		updatedAt: d.updatedAt,
-		createdAt: d.createdAt,
-		ns:        x.strs.intern(d.namespace),
-		agent:     x.strs.intern(d.agentID),
-		tags:      x.tagSets.intern(d.tags),
-		priority:  d.priority,
-		tier:      d.tier,
-		scope:     d.scope,
-	}
+	doc := &x.docs[slot]
+	old := doc.id != ""
+	doc.id = d.id
+	doc.expiresAt, doc.updatedAt, doc.createdAt = d.expiresAt, d.updatedAt, d.createdAt
+	doc.ns, doc.agent = x.strs.intern(d.namespace), x.strs.intern(d.agentID)
+	doc.priority, doc.tier, doc.scope = d.priority, d.tier, d.scope
+	x.setTags(doc, d.tags, old)
 	x.lens[slot] = length
 	x.static[slot] = d.static
 }
@@ -236,7 +264,7 @@ func (x *Index) takeTables(y *Index) {
 	x.docs, x.lens, x.static, x.count = y.docs, y.lens, y.static, y.count
 	x.slots, x.ids = y.slots, y.ids
 	x.terms, x.termText, x.termIDs, x.lists, x.blocks = y.terms, y.termText, y.termIDs, y.lists, y.blocks
-	x.totalLen, x.strs, x.tagSets, x.loadLast = y.totalLen, y.strs, y.tagSets, nil
+	x.totalLen, x.strs, x.tagPool, x.tagWaste, x.loadLast = y.totalLen, y.strs, y.tagPool, y.tagWaste, nil
 }
 
 // lastOf is the highest slot of a list being built, for appends.
@@ -282,13 +310,12 @@ func (x *Index) Loaded() { x.loaded() }
 
 func (x *Index) loaded() {
 	x.loadLast = nil
-	for i := range x.lists {
-		x.lists[i].data = slices.Clone(x.lists[i].data)
-	}
+	x.packLists()
 	for i, bs := range x.blocks {
 		x.blocks[i] = slices.Clone(bs)
 	}
 	x.docs = slices.Clone(x.docs)
+	x.tagPool = slices.Clone(x.tagPool)
 	x.lens = slices.Clone(x.lens)
 	x.static = slices.Clone(x.static)
 	x.terms = slices.Clone(x.terms)
@@ -301,4 +328,23 @@ func (x *Index) Has(id string) bool {
 	defer x.mu.RUnlock()
 	_, ok := x.slotOf(id)
 	return ok
+}
+
+// packLists moves every postings list into one allocation, each capped so
+// that growing one moves it out again.
+func (x *Index) packLists() {
+	total := 0
+	for i := range x.lists {
+		total += len(x.lists[i].data)
+	}
+	buf := make([]byte, 0, total)
+	for i := range x.lists {
+		l := &x.lists[i]
+		start := len(buf)
+		buf = append(buf, l.data...)
+		l.data = buf[start:len(buf):len(buf)]
+		if len(l.data) == 0 {
+			l.data = nil
+		}
+	}
 }

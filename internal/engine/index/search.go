@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
@@ -34,6 +35,40 @@ func (x *Index) getScratch() *scratch {
 		s.matched = make([]uint16, n+n/4)
 	}
 	return s
+}
+
+// accumulate adds one block's postings of the i-th rarest query term
+// (under all, only to slots that matched every rarer one). The decoding is
+// decodeBlock's, inlined: this loop is where a query spends its time.
+func (s *scratch) accumulate(b []byte, i int, all bool, idf float64, lens []uint32, avgLen float64) {
+	var slot uint32
+	for k := 0; k < len(b); {
+		var v uint64
+		if c := b[k]; c < 0x80 {
+			v = uint64(c)
+			k++
+		} else {
+			var n int
+			v, n = binary.Uvarint(b[k:])
+			k += n
+		}
+		slot += uint32(v >> 2)
+		tf := uint32(v & 3)
+		if tf == 0 {
+			w, n := binary.Uvarint(b[k:])
+			k += n
+			tf = uint32(w)
+		}
+		m := s.matched[slot]
+		if all && int(m) != i {
+			continue
+		}
+		if m == 0 {
+			s.touched = append(s.touched, slot)
+		}
+		s.matched[slot] = m + 1
+		s.sum[slot] += keyword.TermScore(idf, tf, lens[slot], avgLen)
+	}
 }
 
 func (x *Index) putScratch(s *scratch) {
@@ -83,18 +118,11 @@ func (x *Index) Search(q Query) []Hit {
 	s := x.getScratch()
 	defer x.putScratch(s)
 	for i, l := range lists {
-		x.each(l.l, func(slot, tf uint32) bool {
-			m := s.matched[slot]
-			if q.All && int(m) != i {
-				return true
-			}
-			if m == 0 {
-				s.touched = append(s.touched, slot)
-			}
-			s.matched[slot] = m + 1
-			s.sum[slot] += keyword.TermScore(l.idf, tf, x.lens[slot], avgLen)
-			return true
-		})
+		var one [1]block
+		bs := x.blocksOf(l.l, &one)
+		for j, b := range bs {
+			s.accumulate(l.l.data[b.off:blockEnd(l.l, bs, j)], i, q.All, l.idf, x.lens, avgLen)
+		}
 	}
 
 	top := &topK{k: q.Limit}

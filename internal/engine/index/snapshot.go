@@ -34,10 +34,6 @@ func (x *Index) Encode() []byte {
 	w = binary.AppendUvarint(w, uint64(x.count))
 	w = binary.AppendUvarint(w, x.totalLen)
 	w = appendStrings(w, x.strs.strs[1:])
-	w = binary.AppendUvarint(w, uint64(len(x.tagSets.sets)-1))
-	for _, set := range x.tagSets.sets[1:] {
-		w = appendStrings(w, set)
-	}
 	for slot := range x.docs {
 		d := &x.docs[slot]
 		w = appendString(w, d.id)
@@ -49,7 +45,10 @@ func (x *Index) Encode() []byte {
 		w = binary.AppendVarint(w, d.createdAt)
 		w = binary.AppendUvarint(w, uint64(d.ns))
 		w = binary.AppendUvarint(w, uint64(d.agent))
-		w = binary.AppendUvarint(w, uint64(d.tags))
+		w = binary.AppendUvarint(w, uint64(d.ntags))
+		for _, t := range x.tagIDs(d) {
+			w = binary.AppendUvarint(w, uint64(t))
+		}
 		w = binary.AppendVarint(w, int64(d.priority))
 		w = append(w, byte(d.tier), byte(d.scope))
 		w = binary.LittleEndian.AppendUint64(w, math.Float64bits(x.static[slot]))
@@ -177,21 +176,16 @@ func Decode(b []byte) (*Index, error) {
 	for _, s := range strs {
 		x.strs.intern(s)
 	}
-	nsets := r.uvarint(uint64(len(r.b)))
-	for range nsets {
-		if x.tagSets.intern(r.strings()) == 0 && r.err == nil {
-			r.fail() // an empty set is never stored
-		}
-	}
-	if r.err != nil || len(x.strs.strs) != len(strs)+1 || uint64(len(x.tagSets.sets)) != nsets+1 {
+	if r.err != nil || len(x.strs.strs) != len(strs)+1 {
 		return nil, errSnapshot
 	}
 	// Sizes come from the snapshot: trust them only as far as its length.
 	capSlots := min(slots, uint64(len(r.b))/8)
 	x.docs = make([]docInfo, 0, capSlots)
+	x.slots.grow(x.idOf, int(min(count, capSlots)))
 	x.lens = make([]uint32, 0, capSlots)
 	x.static = make([]float64, 0, capSlots)
-	nstrs, ntags := uint64(len(x.strs.strs)-1), uint64(len(x.tagSets.sets)-1)
+	nstrs := uint64(len(x.strs.strs) - 1)
 	for slot := range slots {
 		id := r.str()
 		if len(id) == 0 {
@@ -200,8 +194,16 @@ func Decode(b []byte) (*Index, error) {
 		}
 		d := docInfo{id: x.ids.add(bytesString(id))}
 		d.expiresAt, d.updatedAt, d.createdAt = r.varint(), r.varint(), r.varint()
-		d.ns, d.agent, d.tags = uint32(r.uvarint(nstrs)), uint32(r.uvarint(nstrs)), uint32(r.uvarint(ntags))
-		d.priority = int16(r.varint())
+		d.ns, d.agent = uint32(r.uvarint(nstrs)), uint32(r.uvarint(nstrs))
+		d.ntags, d.tags = uint8(r.uvarint(record.MaxTags)), uint32(len(x.tagPool))
+		for range d.ntags {
+			x.tagPool = append(x.tagPool, uint32(r.uvarint(nstrs)))
+		}
+		p := r.varint()
+		if p < math.MinInt8 || p > math.MaxInt8 {
+			r.fail()
+		}
+		d.priority = int8(p)
 		tb := r.bytes(2)
 		st := r.bytes(8)
 		length := r.uvarint(math.MaxUint32)
@@ -212,13 +214,12 @@ func Decode(b []byte) (*Index, error) {
 		if d.tier < -1 || int(d.tier) >= len(record.Tiers) || d.scope < -1 || int(d.scope) >= len(record.Scopes) {
 			return nil, fmt.Errorf("%w: tier %d scope %d", errSnapshot, d.tier, d.scope)
 		}
-		if _, dup := x.slotOf(d.id); dup {
-			return nil, fmt.Errorf("%w: id %q twice", errSnapshot, d.id)
-		}
 		x.docs = append(x.docs, d)
 		x.lens = append(x.lens, uint32(length))
 		x.static = append(x.static, math.Float64frombits(binary.LittleEndian.Uint64(st)))
-		x.slots.insert(d.id, uint32(slot), x.idOf)
+		if !x.slots.insert(d.id, uint32(slot), x.idOf) {
+			return nil, fmt.Errorf("%w: id %q twice", errSnapshot, d.id)
+		}
 		x.count++
 	}
 	if uint64(x.count) != count {
@@ -227,6 +228,7 @@ func Decode(b []byte) (*Index, error) {
 	nterms := r.uvarint(uint64(len(r.b)))
 	x.terms = make([]string, 0, min(nterms, uint64(len(r.b))/4))
 	x.lists = make([]plist, 0, cap(x.terms))
+	x.termIDs.grow(x.termOf, cap(x.terms))
 	for range nterms {
 		term := r.str()
 		n := r.uvarint(uint64(count))
@@ -235,12 +237,14 @@ func Decode(b []byte) (*Index, error) {
 		if r.err != nil || n == 0 {
 			return nil, errSnapshot
 		}
-		if _, dup := x.termIDs.find(bytesString(term), x.termOf); dup {
+		id := uint32(len(x.terms))
+		x.terms = append(x.terms, x.termText.add(bytesString(term)))
+		x.lists = append(x.lists, plist{})
+		if !x.termIDs.insert(x.terms[id], id, x.termOf) {
 			return nil, fmt.Errorf("%w: term %q twice", errSnapshot, term)
 		}
-		id, _ := x.termID(bytesString(term), true)
 		l := &x.lists[id]
-		l.data, l.n = append([]byte(nil), data...), uint32(n)
+		l.data, l.n = data, uint32(n) // a view into b until packLists
 		if nblocks > 0 {
 			bs := make([]block, nblocks)
 			for i := range bs {
@@ -256,11 +260,12 @@ func Decode(b []byte) (*Index, error) {
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errSnapshot
 	}
+	x.packLists()
 	return x, nil
 }
 
 // checkList makes sure a decoded list can be read safely: its blocks are
-// in order and hold what the table says, and every slot is in use.
+// in order and hold what the table says, and every slot is in range.
 func (x *Index) checkList(l *plist, slots uint64) error {
 	var one [1]block
 	bs := x.blocksOf(l, &one)
@@ -271,18 +276,11 @@ func (x *Index) checkList(l *plist, slots uint64) error {
 		if b.off > end || end > uint32(len(l.data)) || (i == 0 && b.off != 0) || b.n == 0 {
 			return errSnapshot
 		}
-		var n uint32
-		ok := decodeChecked(l.data[b.off:end], func(slot, tf uint32) bool {
-			if int64(slot) <= prev || uint64(slot) >= slots || x.docs[slot].id == "" || (n == 0 && l.big != 0 && slot != b.first) {
-				return false
-			}
-			prev = int64(slot)
-			n++
-			return true
-		})
-		if !ok || n != b.n {
+		n, last, ok := x.checkBlock(l.data[b.off:end], prev, slots)
+		if !ok || n != b.n || (l.big != 0 && n > 0 && x.firstOf(l.data[b.off:end]) != b.first) {
 			return errSnapshot
 		}
+		prev = last
 		total += n
 	}
 	if total != l.n {
@@ -291,28 +289,37 @@ func (x *Index) checkList(l *plist, slots uint64) error {
 	return nil
 }
 
-// decodeChecked is decodeBlock for bytes not yet trusted.
-func decodeChecked(b []byte, fn func(slot, tf uint32) bool) bool {
+func (x *Index) firstOf(b []byte) uint32 {
+	v, _ := binary.Uvarint(b)
+	return uint32(v >> 2)
+}
+
+// checkBlock decodes one untrusted block: slots ascending past prev, each
+// below slots and in use, tf in its shortest form. It returns the count
+// and the last slot.
+func (x *Index) checkBlock(b []byte, prev int64, slots uint64) (uint32, int64, bool) {
 	var slot uint64
-	for i := 0; i < len(b); {
+	var n uint32
+	for i := 0; i < len(b); n++ {
 		v, k := binary.Uvarint(b[i:])
 		if k <= 0 {
-			return false
+			return 0, 0, false
 		}
 		i += k
 		slot += v >> 2
-		tf := v & 3
-		if tf == 0 {
+		if v&3 == 0 {
 			w, k := binary.Uvarint(b[i:])
 			if k <= 0 || w < 4 || w > math.MaxUint32 {
-				return false
+				return 0, 0, false
 			}
 			i += k
-			tf = w
 		}
-		if slot > math.MaxUint32 || !fn(uint32(slot), uint32(tf)) {
-			return false
+		// (A posting of a deleted slot would only be a hit that
+		// Search's caller finds no record for; the encoder writes none.)
+		if int64(slot) <= prev || slot >= slots {
+			return 0, 0, false
 		}
+		prev = int64(slot)
 	}
-	return true
+	return n, prev, true
 }

@@ -37,23 +37,34 @@ func (t *table) find(key string, keyOf func(uint32) string) (uint32, bool) {
 	}
 }
 
-// insert stores v under key, which must be absent.
-func (t *table) insert(key string, v uint32, keyOf func(uint32) string) {
+// insert stores v under key; false (and nothing stored) if key is there.
+func (t *table) insert(key string, v uint32, keyOf func(uint32) string) bool {
 	if 4*(t.n+1) > 3*len(t.vals) {
-		t.grow(keyOf)
+		t.grow(keyOf, t.n+1)
 	}
 	mask := len(t.vals) - 1
 	i := t.hash(key)
-	for t.vals[i] != 0 {
-		i = (i + 1) & mask
+	for ; t.vals[i] != 0; i = (i + 1) & mask {
+		if keyOf(t.vals[i]-1) == key {
+			return false
+		}
 	}
 	t.vals[i] = v + 1
 	t.n++
+	return true
 }
 
-func (t *table) grow(keyOf func(uint32) string) {
+// grow makes room for n keys.
+func (t *table) grow(keyOf func(uint32) string, n int) {
+	size := max(64, len(t.vals))
+	for 4*n > 3*size {
+		size *= 2
+	}
+	if size == len(t.vals) {
+		return
+	}
 	old := t.vals
-	t.vals = make([]uint32, max(64, 2*len(old)))
+	t.vals = make([]uint32, size)
 	mask := len(t.vals) - 1
 	for _, v := range old {
 		if v != 0 {
