@@ -90,7 +90,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	_, terms := idx.Sizes()
 	s.log.Info("store open", "path", path, "memories", idx.Count(), "terms", terms,
 		"from_snapshot", !fresh, "replayed", logged, "load", time.Since(start))
-	if fresh && idx.Count() > 0 {
+	if fresh { // even an empty one: from now on a kill -9 costs a replay, not a rebuild
 		s.writeMu.Lock()
 		s.startSnapshot()
 		s.writeMu.Unlock()
