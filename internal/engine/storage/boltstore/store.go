@@ -4,9 +4,10 @@
 // links) and the archive, and writes each engine request in one bbolt
 // transaction, fsynced before it returns.
 //
-// Keyword search runs on the in-memory index (package index) derived at
-// open from the per-memory term lists stored in bbolt; every write updates
-// the stored lists in its transaction and the in-memory index right after
+// Keyword search runs on the in-memory index (package index), restored at
+// open from its snapshot and log (snapshot.go) or rebuilt from the
+// per-memory term lists stored in bbolt; every write updates the stored
+// lists and the log in its transaction and the in-memory index right after
 // the commit, while still holding the store's writer lock.
 package boltstore
 
