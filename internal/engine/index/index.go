@@ -267,7 +267,8 @@ func (x *Index) takeTables(y *Index) {
 	x.totalLen, x.strs, x.tagPool, x.tagWaste, x.loadLast = y.totalLen, y.strs, y.tagPool, y.tagWaste, nil
 }
 
-// lastOf is the highest slot of a list being built, for appends.
+// lastOf is the highest slot of a list being built, for appends
+// (lastUnknown: look it up).
 func (x *Index) lastOf(tid uint32) uint32 {
 	if x.lists[tid].n == 0 {
 		return lastUnknown
@@ -282,7 +283,12 @@ func (x *Index) Load(m *aimemoryv1.Memory, walk func(yield func(term []byte, tf 
 	if x.loadLast == nil {
 		x.loadLast = make([]uint32, len(x.lists))
 	}
-	d := docFromMemory(m)
+	return x.loadDoc(docFromMemory(m), walk)
+}
+
+// loadDoc adds d in the next slot, with loadLast tracking each list's
+// highest slot.
+func (x *Index) loadDoc(d *newDoc, walk func(yield func(term []byte, tf uint32)) error) error {
 	slot := uint32(len(x.docs))
 	var length uint32
 	err := walk(func(term []byte, tf uint32) {
@@ -302,6 +308,122 @@ func (x *Index) Load(m *aimemoryv1.Memory, walk func(yield func(term []byte, tf 
 	x.slots.insert(d.id, slot, x.idOf)
 	x.count++
 	return nil
+}
+
+// Replay applies a backend's log of changes since a snapshot: deletions
+// (Memory nil, OldTerms as the index holds them) and additions (Memory
+// and NewTerms), at most one of each per id. Unlike Apply, which edits
+// one block per posting, it rewrites each list a deletion touches once and
+// appends the additions as a load does, so replaying thousands of
+// memories costs about one pass over the postings.
+func (x *Index) Replay(changes []Change) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	drop := make([]bool, len(x.docs))
+	touched := map[uint32]bool{}
+	for _, c := range changes {
+		slot, ok := x.slotOf(c.ID)
+		if c.Memory != nil || !ok {
+			continue
+		}
+		drop[slot] = true
+		for _, t := range c.OldTerms {
+			if id, ok := x.termID(t.Term, false); ok {
+				touched[id] = true
+			}
+		}
+		x.totalLen -= uint64(x.lens[slot])
+		x.slots.remove(c.ID, x.idOf)
+		x.tagWaste += int(x.docs[slot].ntags)
+		x.docs[slot], x.lens[slot], x.static[slot] = docInfo{}, 0, 0
+		x.count--
+	}
+	var dropped []uint32
+	for slot, d := range drop {
+		if d {
+			dropped = append(dropped, uint32(slot))
+		}
+	}
+	var keep []posting
+	for id := range touched {
+		keep = x.dropSlots(&x.lists[id], dropped, drop, keep)
+	}
+	x.loadLast = slices.Repeat([]uint32{lastUnknown}, len(x.lists))
+	for _, c := range changes {
+		if c.Memory == nil {
+			continue
+		}
+		terms := c.NewTerms
+		x.loadDoc(docFromMemory(c.Memory), func(yield func(term []byte, tf uint32)) error {
+			for _, t := range terms {
+				yield([]byte(t.Term), t.Freq)
+			}
+			return nil
+		})
+	}
+	x.loadLast = nil
+	x.packLists()
+	if len(x.docs) > 2*x.count+1024 || x.tagWaste > len(x.tagPool)/2+1024 {
+		x.compact()
+	}
+}
+
+// dropSlots rewrites l without the postings of the dropped slots (sorted;
+// drop marks the same). Blocks holding none of them are copied as they
+// are: each block decodes alone.
+func (x *Index) dropSlots(l *plist, dropped []uint32, drop []bool, keep []posting) []posting {
+	var one [1]block
+	bs := x.blocksOf(l, &one)
+	var data []byte
+	var out []block
+	for i, b := range bs {
+		start, end := b.off, blockEnd(l, bs, i)
+		hi := uint32(math.MaxUint32)
+		if i+1 < len(bs) {
+			hi = bs[i+1].first
+		}
+		j, _ := slices.BinarySearch(dropped, b.first)
+		if l.big != 0 && (j == len(dropped) || dropped[j] >= hi) {
+			out = append(out, block{first: b.first, off: uint32(len(data)), n: b.n})
+			data = append(data, l.data[start:end]...)
+			continue
+		}
+		keep = keep[:0]
+		decodeBlock(l.data[start:end], func(slot, tf uint32) bool {
+			if !drop[slot] {
+				keep = append(keep, posting{slot, tf})
+			}
+			return true
+		})
+		if len(keep) > 0 {
+			out = append(out, block{first: keep[0].slot, off: uint32(len(data)), n: uint32(len(keep))})
+			data = encodeBlock(data, keep)
+		}
+	}
+	var n uint32
+	for _, b := range out {
+		n += b.n
+	}
+	x.setBlocks(l, data, n, out)
+	return keep
+}
+
+// setBlocks makes l the postings data in blocks bs.
+func (x *Index) setBlocks(l *plist, data []byte, n uint32, bs []block) {
+	if n == 0 {
+		data = nil
+	}
+	l.data, l.n = data, n
+	switch {
+	case len(bs) > 1 && l.big != 0:
+		x.blocks[l.big-1] = bs
+	case len(bs) > 1:
+		x.blocks = append(x.blocks, bs)
+		l.big = uint32(len(x.blocks))
+	case l.big != 0:
+		x.blocks[l.big-1] = nil // the entry is left unused until compaction
+		l.big = 0
+	}
 }
 
 // Loaded ends a rebuild: appending left up to half of each postings

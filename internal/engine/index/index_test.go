@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -31,7 +32,14 @@ func TestApplyMatchesRecords(t *testing.T) {
 	x := New()
 	records := map[string]*aimemoryv1.Memory{}
 	var ids []string
+	// A snapshot taken mid-way and the ids changed since, as a backend's log.
+	var snap []byte
+	var atSnap map[string]*aimemoryv1.Memory
+	logged := map[string]bool{}
 	change := func(id string, m *aimemoryv1.Memory) Change {
+		if snap != nil {
+			logged[id] = true
+		}
 		c := Change{ID: id, Memory: m, Reindex: true}
 		if old := records[id]; old != nil {
 			c.OldTerms, _ = keyword.Document(old.Title, old.Content, old.Tags)
@@ -74,6 +82,9 @@ func TestApplyMatchesRecords(t *testing.T) {
 			}
 		}
 		x.Apply(cs)
+		if step == 2000 {
+			snap, atSnap = x.Encode(), maps.Clone(records)
+		}
 		if step%97 == 0 || step > 2900 {
 			if err := x.Verify(records); err != nil {
 				t.Fatalf("step %d: %v", step, err)
@@ -91,6 +102,28 @@ func TestApplyMatchesRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSnapshot(t, x, records)
+
+	// The snapshot plus a replay of the log is the index of the records.
+	y, err := Decode(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replay []Change
+	for id := range logged {
+		if old := atSnap[id]; old != nil {
+			terms, _ := keyword.Document(old.Title, old.Content, old.Tags)
+			replay = append(replay, Change{ID: id, OldTerms: terms})
+		}
+		if m := records[id]; m != nil {
+			terms, _ := keyword.Document(m.Title, m.Content, m.Tags)
+			replay = append(replay, Change{ID: id, Memory: m, Reindex: true, NewTerms: terms})
+		}
+	}
+	y.Replay(replay)
+	if err := y.Verify(records); err != nil {
+		t.Fatalf("snapshot + replay of %d logged: %v", len(logged), err)
+	}
+
 	big := 0
 	for i := range x.lists {
 		if x.lists[i].big != 0 {
