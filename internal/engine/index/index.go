@@ -13,9 +13,10 @@ import (
 // Index is the in-memory view of every stored memory: the doc table that
 // filters and ranks, and the inverted keyword index (term → packed postings
 // in slot order, postings.go). A backend rebuilds it at open from its
-// stored term lists (Load) or a snapshot (Decode), and changes it only by
-// Apply, after the transaction that wrote the same change has committed,
-// in commit order. Its methods are safe for concurrent use.
+// stored term lists (Load) or restores it from a snapshot (Decode) and the
+// log of changes since (Replay), and changes it only by Apply, after the
+// transaction that wrote the same change has committed, in commit order.
+// Its methods are safe for concurrent use.
 type Index struct {
 	mu   sync.RWMutex
 	docs []docInfo // by slot, contiguous for scans; id "" once deleted (slots are reused only by compaction)
