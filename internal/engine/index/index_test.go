@@ -102,6 +102,7 @@ func TestApplyMatchesRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSnapshot(t, x, records)
+	checkIntersect(t, x)
 
 	// The snapshot plus a replay of the log is the index of the records.
 	y, err := Decode(snap)
@@ -177,6 +178,30 @@ func checkSnapshot(t *testing.T, x *Index, records map[string]*aimemoryv1.Memory
 		bad = binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, castagnoli))
 		if z, err := Decode(bad); err == nil {
 			_ = z.Verify(records)
+		}
+	}
+}
+
+// checkIntersect: ALL queries answer the same, scores to the bit, whether
+// long lists are intersected block by block or scanned.
+func checkIntersect(t *testing.T, x *Index) {
+	t.Helper()
+	queries := [][]string{}
+	for i := range 50 {
+		queries = append(queries, []string{fmt.Sprintf("w%d", i), "alpha"}, []string{fmt.Sprintf("w%d", i), "alpha", "beta", "gamma"})
+	}
+	for _, q := range queries {
+		var ts []string
+		for _, w := range q {
+			terms, _ := keyword.Document(w, "", nil)
+			ts = append(ts, terms[0].Term)
+		}
+		a := x.Search(Query{Terms: ts, All: true, Limit: 20, Now: 5})
+		useIntersect = false
+		b := x.Search(Query{Terms: ts, All: true, Limit: 20, Now: 5})
+		useIntersect = true
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("%q: intersected %v, scanned %v", q, a, b)
 		}
 	}
 }

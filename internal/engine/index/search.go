@@ -23,6 +23,7 @@ type scratch struct {
 	sum     []float64
 	matched []uint16
 	touched []uint32
+	block   []posting // one decoded block, for intersect
 }
 
 func (x *Index) getScratch() *scratch {
@@ -41,6 +42,7 @@ func (x *Index) getScratch() *scratch {
 // (under all, only to slots that matched every rarer one). The decoding is
 // decodeBlock's, inlined: this loop is where a query spends its time.
 func (s *scratch) accumulate(b []byte, i int, all bool, idf float64, lens []uint32, avgLen float64) {
+	sum, matched, touched := s.sum, s.matched, s.touched
 	var slot uint32
 	for k := 0; k < len(b); {
 		var v uint64
@@ -59,16 +61,54 @@ func (s *scratch) accumulate(b []byte, i int, all bool, idf float64, lens []uint
 			k += n
 			tf = uint32(w)
 		}
-		m := s.matched[slot]
+		m := matched[slot]
 		if all && int(m) != i {
 			continue
 		}
 		if m == 0 {
-			s.touched = append(s.touched, slot)
+			touched = append(touched, slot)
 		}
-		s.matched[slot] = m + 1
-		s.sum[slot] += keyword.TermScore(idf, tf, lens[slot], avgLen)
+		matched[slot] = m + 1
+		sum[slot] += keyword.TermScore(idf, tf, lens[slot], avgLen)
 	}
+	s.touched = touched
+}
+
+// useIntersect is off in a test that checks intersect against the scan.
+var useIntersect = true
+
+// intersect is accumulate under ALL for the i-th term's list (blocks bs)
+// when few slots are still in the running: s.touched holds them in slot
+// order (the rarest list's), so the blocks are visited once, in order, and
+// only those holding a candidate are decoded. It returns how many
+// candidates the term kept.
+func (s *scratch) intersect(l *plist, bs []block, i int, idf float64, lens []uint32, avgLen float64) int {
+	kept, j, decoded, pos := 0, 0, -1, 0
+	for _, slot := range s.touched {
+		if int(s.matched[slot]) != i {
+			continue
+		}
+		for j+1 < len(bs) && bs[j+1].first <= slot {
+			j++
+		}
+		if decoded != j {
+			s.block = s.block[:0]
+			decodeBlock(l.data[bs[j].off:blockEnd(l, bs, j)], func(slot, tf uint32) bool {
+				s.block = append(s.block, posting{slot, tf})
+				return true
+			})
+			decoded, pos = j, 0
+		}
+		for pos < len(s.block) && s.block[pos].slot < slot {
+			pos++
+		}
+		if pos < len(s.block) && s.block[pos].slot == slot {
+			s.matched[slot]++
+			s.sum[slot] += keyword.TermScore(idf, s.block[pos].tf, lens[slot], avgLen)
+			kept++
+		}
+	}
+	return kept
 }
 
 func (x *Index) putScratch(s *scratch) {
@@ -117,11 +157,29 @@ func (x *Index) Search(q Query) []Hit {
 
 	s := x.getScratch()
 	defer x.putScratch(s)
+	alive := 0 // under ALL: slots that matched every term so far
 	for i, l := range lists {
 		var one [1]block
 		bs := x.blocksOf(l.l, &one)
-		for j, b := range bs {
-			s.accumulate(l.l.data[b.off:blockEnd(l.l, bs, j)], i, q.All, l.idf, x.lens, avgLen)
+		if q.All && i > 0 && len(bs) > 1 && alive*8 < int(l.l.n) && useIntersect {
+			// Few candidates left against a long list: decode only the
+			// blocks that may hold one.
+			alive = s.intersect(l.l, bs, i, l.idf, x.lens, avgLen)
+		} else {
+			for j, b := range bs {
+				s.accumulate(l.l.data[b.off:blockEnd(l.l, bs, j)], i, q.All, l.idf, x.lens, avgLen)
+			}
+			if q.All {
+				alive = 0
+				for _, slot := range s.touched {
+					if int(s.matched[slot]) == i+1 {
+						alive++
+					}
+				}
+			}
+		}
+		if q.All && alive == 0 {
+			return nil
 		}
 	}
 
