@@ -23,7 +23,6 @@ type scratch struct {
 	sum     []float64
 	matched []uint16
 	touched []uint32
-	block   []posting // one decoded block, for intersect
 }
 
 func (x *Index) getScratch() *scratch {
@@ -83,28 +82,34 @@ var useIntersect = true
 // only those holding a candidate are decoded. It returns how many
 // candidates the term kept.
 func (s *scratch) intersect(l *plist, bs []block, i int, idf float64, lens []uint32, avgLen float64) int {
-	kept, j, decoded, pos := 0, 0, -1, 0
+	kept, j := 0, -1
+	var b []byte // block j; k bytes of it decoded, the last posting (cur, tf)
+	k, cur, tf, have := 0, uint32(0), uint32(0), false
 	for _, slot := range s.touched {
 		if int(s.matched[slot]) != i {
 			continue
 		}
-		for j+1 < len(bs) && bs[j+1].first <= slot {
-			j++
+		nj := max(j, 0)
+		for nj+1 < len(bs) && bs[nj+1].first <= slot {
+			nj++
 		}
-		if decoded != j {
-			s.block = s.block[:0]
-			decodeBlock(l.data[bs[j].off:blockEnd(l, bs, j)], func(slot, tf uint32) bool {
-				s.block = append(s.block, posting{slot, tf})
-				return true
-			})
-			decoded, pos = j, 0
+		if nj != j {
+			j, b, k, cur, have = nj, l.data[bs[nj].off:blockEnd(l, bs, nj)], 0, 0, false
 		}
-		for pos < len(s.block) && s.block[pos].slot < slot {
-			pos++
+		for (!have || cur < slot) && k < len(b) {
+			v, n := binary.Uvarint(b[k:])
+			k += n
+			cur += uint32(v >> 2)
+			if tf = uint32(v & 3); tf == 0 {
+				w, n := binary.Uvarint(b[k:])
+				k += n
+				tf = uint32(w)
+			}
+			have = true
 		}
-		if pos < len(s.block) && s.block[pos].slot == slot {
+		if have && cur == slot {
 			s.matched[slot]++
-			s.sum[slot] += keyword.TermScore(idf, s.block[pos].tf, lens[slot], avgLen)
+			s.sum[slot] += keyword.TermScore(idf, tf, lens[slot], avgLen)
 			kept++
 		}
 	}
@@ -161,7 +166,7 @@ func (x *Index) Search(q Query) []Hit {
 	for i, l := range lists {
 		var one [1]block
 		bs := x.blocksOf(l.l, &one)
-		if q.All && i > 0 && len(bs) > 1 && alive*8 < int(l.l.n) && useIntersect {
+		if q.All && i > 0 && len(bs) > 1 && alive*32 < int(l.l.n) && useIntersect {
 			// Few candidates left against a long list: decode only the
 			// blocks that may hold one.
 			alive = s.intersect(l.l, bs, i, l.idf, x.lens, avgLen)
@@ -169,7 +174,12 @@ func (x *Index) Search(q Query) []Hit {
 			for j, b := range bs {
 				s.accumulate(l.l.data[b.off:blockEnd(l.l, bs, j)], i, q.All, l.idf, x.lens, avgLen)
 			}
-			if q.All {
+			switch {
+			case !q.All || i+1 == len(lists): // no count needed
+				alive = 1
+			case i == 0:
+				alive = len(s.touched)
+			default:
 				alive = 0
 				for _, slot := range s.touched {
 					if int(s.matched[slot]) == i+1 {
