@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,6 +16,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 )
 
 // ackedWrite is a store the client saw succeed: it must survive any kill.
@@ -59,11 +63,12 @@ func (l *ackLog) waitFor(t *testing.T, n int, what string) {
 }
 
 // TestEngineKillNineLoop kills the engine with SIGKILL at random moments
-// while sixteen writers on two hosts keep storing, over 20 rounds: enough
-// stores in flight that the engine commits them in groups (its log says
-// so), so kills land inside shared transactions. Every acknowledged write
-// is there afterwards, and bbolt's own consistency check passes on the
-// file once every process is gone.
+// while sixteen writers on two hosts keep storing, over 20 rounds (every
+// fifth a SIGTERM, which leaves an index snapshot): enough stores in flight
+// that the engine commits them in groups (its log says so), so kills land
+// inside shared transactions. Every acknowledged write is there afterwards,
+// bbolt's own consistency check passes on the file once every process is
+// gone, and so does the keyword index's check against the records.
 func TestEngineKillNineLoop(t *testing.T) {
 	const rounds, writers = 20, 16
 	seed := rand.Uint64()
@@ -117,7 +122,14 @@ func TestEngineKillNineLoop(t *testing.T) {
 		// A random number of acknowledgements in, with the other writers' calls in flight.
 		acks.waitFor(t, acks.count()+1+rng.IntN(25), fmt.Sprintf("writes before kill %d", round+1))
 		pid := theEngine(t, e, killed)
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		// Every fifth round stops the engine cleanly instead, so it writes
+		// an index snapshot and the kills after it restart from that
+		// snapshot and replay its log.
+		sig := syscall.SIGKILL
+		if round%5 == 4 {
+			sig = syscall.SIGTERM
+		}
+		if err := syscall.Kill(pid, sig); err != nil {
 			t.Fatalf("kill engine: %v", err)
 		}
 		killed[pid] = true
@@ -179,7 +191,7 @@ func TestEngineKillNineLoop(t *testing.T) {
 		waitExit(t, p)
 	}
 	checkBolt(t, filepath.Join(e.dataDir, "memory.db"))
-
+	checkIndex(t, filepath.Join(e.dataDir, "memory.db"))
 	largest := largestGroupCommit(t, filepath.Join(e.dataDir, "engine.log"))
 	t.Logf("largest group commit: %d writes", largest)
 	if largest < 2 {
@@ -208,6 +220,21 @@ func largestGroupCommit(t *testing.T, path string) int {
 		largest = max(largest, n)
 	}
 	return largest
+}
+
+// checkIndex opens the file as the engine does after a kill -9 (the
+// keyword index from its snapshot and log, or rebuilt) and checks the
+// index against every record.
+func checkIndex(t *testing.T, path string) {
+	t.Helper()
+	s, err := boltstore.Open(context.Background(), path, storage.Options{OpenTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CheckConsistency(context.Background()); err != nil {
+		t.Fatalf("index after the kills: %v", err)
+	}
 }
 
 // theEngine waits for the one engine of the data dir that was not killed

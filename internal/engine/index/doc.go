@@ -3,13 +3,16 @@
 // answering search, recall, list and related-title queries without reading
 // a record. It is derived: a backend stores each memory's term list in the
 // transaction that writes the memory, rebuilds the index from those lists
-// at open, and applies each committed change. So it assumes one engine per
-// data dir (one writer that sees every commit).
+// (or a snapshot of it, snapshot.go) at open, and applies each committed
+// change. So it assumes one engine per data dir (one writer that sees
+// every commit).
 package index
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
+	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -17,43 +20,47 @@ import (
 
 // docInfo is what the in-memory index keeps of a memory: everything filters
 // and ranking read, so a query never decodes a record it will not return.
+// Strings many memories share are numbers into the index's tables; the
+// BM25 length and the static ranking factor live in slices of their own.
 type docInfo struct {
-	// What a list scan reads for every memory comes first: one cache line.
-	id        string
-	namespace string
+	id        string // in the index's id arena; "" once deleted
 	expiresAt int64
 	updatedAt int64
 	createdAt int64
-	priority  int32
-	tier      int8 // record.TierRank
-	scope     int8 // index in record.Scopes; -1 = unknown (visible to no as_agent)
-
-	agentID    string // metadata.agent_id
-	tags       []string
-	access     int64
-	confidence float64
-	length     uint32 // terms in title+content+tags, for BM25
+	ns        uint32 // Index.strs
+	agent     uint32 // Index.strs: metadata.agent_id
+	tags      uint32 // where its tags' Index.strs numbers start in Index.tagPool
+	ntags     uint8  // at most record.MaxTags
+	priority  int8   // 1 … 10
+	tier      int8   // record.TierRank
+	scope     int8   // index in record.Scopes; -1 = unknown (visible to no as_agent)
 }
 
-func docFromMemory(m *aimemoryv1.Memory) *docInfo {
+// newDoc is a memory as the index will hold it, not yet interned.
+type newDoc struct {
+	id, namespace, agentID string
+	tags                   []string
+	expiresAt, updatedAt   int64
+	createdAt              int64
+	priority               int8
+	tier, scope            int8
+	static                 float64
+}
+
+func docFromMemory(m *aimemoryv1.Memory) *newDoc {
 	agent, scope := MetadataAgentScope(m.GetMetadataJson())
-	var tags []string
-	if len(m.GetTags()) > 0 {
-		tags = slices.Clone(m.GetTags())
-	}
-	return &docInfo{
-		id:         m.GetId(),
-		namespace:  m.GetNamespace(),
-		agentID:    agent,
-		tags:       tags,
-		tier:       int8(record.TierRank(m.GetTier())),
-		scope:      scopeRank(scope),
-		priority:   m.GetPriority(),
-		access:     m.GetAccessCount(),
-		confidence: m.GetConfidence(),
-		createdAt:  m.GetCreatedAt(),
-		updatedAt:  m.GetUpdatedAt(),
-		expiresAt:  m.GetExpiresAt(),
+	return &newDoc{
+		id:        m.GetId(),
+		namespace: m.GetNamespace(),
+		agentID:   agent,
+		tags:      m.GetTags(),
+		tier:      int8(record.TierRank(m.GetTier())),
+		scope:     scopeRank(scope),
+		priority:  int8(max(math.MinInt8, min(math.MaxInt8, m.GetPriority()))),
+		static:    staticFactor(m.GetPriority(), m.GetConfidence()),
+		createdAt: m.GetCreatedAt(),
+		updatedAt: m.GetUpdatedAt(),
+		expiresAt: m.GetExpiresAt(),
 	}
 }
 
@@ -80,4 +87,23 @@ func MetadataAgentScope(raw []byte) (agentID, scope string) {
 	_ = json.Unmarshal(m["agent_id"], &agentID)
 	_ = json.Unmarshal(m["scope"], &scope)
 	return agentID, scope
+}
+
+// strTable numbers the namespaces, agent ids and tags (0 = ""), so a doc
+// holds each in four bytes.
+type strTable struct {
+	strs []string
+	ids  map[string]uint32
+}
+
+func newStrTable() strTable { return strTable{strs: []string{""}, ids: map[string]uint32{"": 0}} }
+
+func (t *strTable) intern(s string) uint32 {
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	s = strings.Clone(s)
+	t.ids[s] = uint32(len(t.strs))
+	t.strs = append(t.strs, s)
+	return uint32(len(t.strs) - 1)
 }

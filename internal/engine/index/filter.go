@@ -71,34 +71,44 @@ func CompileFilter(f *aimemoryv1.Filter) (*Filter, error) {
 	return c, nil
 }
 
-func (f *Filter) match(d *docInfo) bool {
+func (f *Filter) match(x *Index, d *docInfo) bool {
+	ns := x.ns(d)
 	switch {
-	case f.namespaces != nil && !slices.Contains(f.namespaces, d.namespace),
+	case f.namespaces != nil && !slices.Contains(f.namespaces, ns),
 		f.tier >= 0 && d.tier != f.tier,
-		f.agentID != "" && d.agentID != f.agentID,
-		f.tag != "" && !slices.Contains(d.tags, f.tag),
+		f.agentID != "" && x.strs.strs[d.agent] != f.agentID,
+		f.tag != "" && !x.hasTag(d, f.tag),
 		f.since != 0 && d.createdAt < f.since,
 		f.until != 0 && d.createdAt > f.until,
-		f.Hidden(d.namespace):
+		f.Hidden(ns):
 		return false
 	}
-	return f.asAgent == nil || visible(d, f.asAgent)
+	return f.asAgent == nil || visible(d.scope, ns, f.asAgent)
 }
 
 // visible applies data-model §5.1: a memory of scope level L (private 0 …
 // org 3) is visible to a caller whose namespace ancestors are a when its
 // namespace is a[L] (private) or lies at or under a[L]; collective always.
-func visible(d *docInfo, a []string) bool {
+func visible(scope int8, ns string, a []string) bool {
 	switch {
-	case d.scope < 0:
+	case scope < 0:
 		return false
-	case int(d.scope) == len(record.Scopes)-1:
+	case int(scope) == len(record.Scopes)-1:
 		return true
-	case int(d.scope) >= len(a):
+	case int(scope) >= len(a):
 		return false
-	case d.scope == 0:
-		return d.namespace == a[0]
+	case scope == 0:
+		return ns == a[0]
 	}
-	anc := a[d.scope]
-	return d.namespace == anc || strings.HasPrefix(d.namespace, anc+"/")
+	anc := a[scope]
+	return ns == anc || strings.HasPrefix(ns, anc+"/")
+}
+
+func (x *Index) hasTag(d *docInfo, tag string) bool {
+	for _, id := range x.tagIDs(d) {
+		if x.strs.strs[id] == tag {
+			return true
+		}
+	}
+	return false
 }

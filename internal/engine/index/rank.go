@@ -25,9 +25,10 @@ import (
 // any weight on them would make what a question finds depend on the
 // questions before it. The additive score of data-model §9.2 did exactly
 // that.
-func score(bm25 float64, d *docInfo, now int64) float64 {
+// static is staticFactor of the memory, as the index keeps it.
+func score(bm25, static float64, d *docInfo, now int64) float64 {
 	days := max(0, float64(now-d.updatedAt)/float64(24*time.Hour))
-	return bm25 * staticFactor(d) * (1 + recencyWeight/(1+days/recencyDays))
+	return bm25 * static * (1 + recencyWeight/(1+days/recencyDays))
 }
 
 // Weights of score.
@@ -39,13 +40,13 @@ const (
 )
 
 // staticFactor is the part of score that depends on the memory alone.
-func staticFactor(d *docInfo) float64 {
-	return (1 + priorityStep*float64(int(d.priority)-record.DefaultPriority)) *
-		(confidenceBase + (1-confidenceBase)*d.confidence)
+func staticFactor(priority int32, confidence float64) float64 {
+	return (1 + priorityStep*float64(int(priority)-record.DefaultPriority)) *
+		(confidenceBase + (1-confidenceBase)*confidence)
 }
 
-// maxRecency bounds f_recency, with room for float32 rounding of the
-// stored static factor, for pruning candidates that cannot rank.
+// maxRecency bounds f_recency, with room for rounding, for pruning
+// candidates that cannot rank.
 const maxRecency = (1 + recencyWeight) * (1 + 1e-6)
 
 // Hit is a ranked candidate. Higher key wins; ties fall to the newer

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
@@ -36,6 +37,85 @@ func (x *Index) getScratch() *scratch {
 	return s
 }
 
+// accumulate adds one block's postings of the i-th rarest query term
+// (under all, only to slots that matched every rarer one). The decoding is
+// decodeBlock's, inlined: this loop is where a query spends its time.
+func (s *scratch) accumulate(b []byte, i int, all bool, idf float64, lens []uint32, avgLen float64) {
+	sum, matched, touched := s.sum, s.matched, s.touched
+	var slot uint32
+	for k := 0; k < len(b); {
+		var v uint64
+		if c := b[k]; c < 0x80 {
+			v = uint64(c)
+			k++
+		} else {
+			var n int
+			v, n = binary.Uvarint(b[k:])
+			k += n
+		}
+		slot += uint32(v >> 2)
+		tf := uint32(v & 3)
+		if tf == 0 {
+			w, n := binary.Uvarint(b[k:])
+			k += n
+			tf = uint32(w)
+		}
+		m := matched[slot]
+		if all && int(m) != i {
+			continue
+		}
+		if m == 0 {
+			touched = append(touched, slot)
+		}
+		matched[slot] = m + 1
+		sum[slot] += keyword.TermScore(idf, tf, lens[slot], avgLen)
+	}
+	s.touched = touched
+}
+
+// useIntersect is off in a test that checks intersect against the scan.
+var useIntersect = true
+
+// intersect is accumulate under ALL for the i-th term's list (blocks bs)
+// when few slots are still in the running: s.touched holds them in slot
+// order (the rarest list's), so the blocks are visited once, in order, and
+// only those holding a candidate are decoded. It returns how many
+// candidates the term kept.
+func (s *scratch) intersect(l *plist, bs []block, i int, idf float64, lens []uint32, avgLen float64) int {
+	kept, j := 0, -1
+	var b []byte // block j; k bytes of it decoded, the last posting (cur, tf)
+	k, cur, tf, have := 0, uint32(0), uint32(0), false
+	for _, slot := range s.touched {
+		if int(s.matched[slot]) != i {
+			continue
+		}
+		nj := max(j, 0)
+		for nj+1 < len(bs) && bs[nj+1].first <= slot {
+			nj++
+		}
+		if nj != j {
+			j, b, k, cur, have = nj, l.data[bs[nj].off:blockEnd(l, bs, nj)], 0, 0, false
+		}
+		for (!have || cur < slot) && k < len(b) {
+			v, n := binary.Uvarint(b[k:])
+			k += n
+			cur += uint32(v >> 2)
+			if tf = uint32(v & 3); tf == 0 {
+				w, n := binary.Uvarint(b[k:])
+				k += n
+				tf = uint32(w)
+			}
+			have = true
+		}
+		if have && cur == slot {
+			s.matched[slot]++
+			s.sum[slot] += keyword.TermScore(idf, tf, lens[slot], avgLen)
+			kept++
+		}
+	}
+	return kept
+}
+
 func (x *Index) putScratch(s *scratch) {
 	for _, slot := range s.touched {
 		s.sum[slot] = 0
@@ -55,45 +135,61 @@ func (x *Index) Search(q Query) []Hit {
 	defer x.mu.RUnlock()
 
 	type termPostings struct {
-		ps  []posting
+		l   *plist
 		idf float64
 	}
-	n := len(x.slotOf)
+	n := x.count
 	if n == 0 {
 		return nil
 	}
 	avgLen := float64(x.totalLen) / float64(n)
 	var lists []termPostings
 	for _, t := range q.Terms {
-		id, ok := x.termIDs[t]
-		if !ok || len(x.postings[id]) == 0 {
+		l := x.list(t)
+		if l == nil {
 			if q.All {
 				return nil
 			}
 			continue
 		}
-		ps := x.postings[id]
-		lists = append(lists, termPostings{ps: ps, idf: keyword.IDF(len(ps), n)})
+		lists = append(lists, termPostings{l: l, idf: keyword.IDF(int(l.n), n)})
 	}
 	if len(lists) == 0 {
 		return nil
 	}
 	// Rarest first: under ALL, later terms only add to slots still in the running.
-	slices.SortFunc(lists, func(a, b termPostings) int { return len(a.ps) - len(b.ps) })
+	slices.SortFunc(lists, func(a, b termPostings) int { return int(a.l.n) - int(b.l.n) })
 
 	s := x.getScratch()
 	defer x.putScratch(s)
+	alive := 0 // under ALL: slots that matched every term so far
 	for i, l := range lists {
-		for _, p := range l.ps {
-			m := s.matched[p.slot]
-			if q.All && int(m) != i {
-				continue
+		var one [1]block
+		bs := x.blocksOf(l.l, &one)
+		if q.All && i > 0 && len(bs) > 1 && alive*32 < int(l.l.n) && useIntersect {
+			// Few candidates left against a long list: decode only the
+			// blocks that may hold one.
+			alive = s.intersect(l.l, bs, i, l.idf, x.lens, avgLen)
+		} else {
+			for j, b := range bs {
+				s.accumulate(l.l.data[b.off:blockEnd(l.l, bs, j)], i, q.All, l.idf, x.lens, avgLen)
 			}
-			if m == 0 {
-				s.touched = append(s.touched, p.slot)
+			switch {
+			case !q.All || i+1 == len(lists): // no count needed
+				alive = 1
+			case i == 0:
+				alive = len(s.touched)
+			default:
+				alive = 0
+				for _, slot := range s.touched {
+					if int(s.matched[slot]) == i+1 {
+						alive++
+					}
+				}
 			}
-			s.matched[p.slot] = m + 1
-			s.sum[p.slot] += keyword.TermScore(l.idf, p.tf, x.lens[p.slot], avgLen)
+		}
+		if q.All && alive == 0 {
+			return nil
 		}
 	}
 
@@ -104,14 +200,14 @@ func (x *Index) Search(q Query) []Hit {
 		}
 		// Most candidates of a common word cannot reach the top: skip them
 		// without reading their docInfo.
-		if top.full() && s.sum[slot]*float64(x.static[slot])*maxRecency < top.worst() {
+		if top.full() && s.sum[slot]*x.static[slot]*maxRecency < top.worst() {
 			continue
 		}
 		d := &x.docs[slot]
-		if (q.LiveAt != 0 && !d.live(q.LiveAt)) || (q.Filter != nil && !q.Filter.match(d)) {
+		if (q.LiveAt != 0 && !d.live(q.LiveAt)) || (q.Filter != nil && !q.Filter.match(x, d)) {
 			continue
 		}
-		sc := score(s.sum[slot], d, q.Now)
+		sc := score(s.sum[slot], x.static[slot], d, q.Now)
 		top.offer(d, sc, sc)
 	}
 	return top.sorted()
@@ -128,7 +224,7 @@ func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
 	top := &topK{k: limit}
 	for i := range x.docs {
 		d := &x.docs[i]
-		if d.id == "" || !d.live(liveAt) || !f.match(d) {
+		if d.id == "" || !d.live(liveAt) || !f.match(x, d) {
 			continue
 		}
 		top.offer(d, float64(d.priority), 0)
@@ -144,39 +240,39 @@ func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
 func (x *Index) Related(terms []string, namespace, exclude string, limit int) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := len(x.slotOf)
+	n := x.count
 	if n == 0 || limit <= 0 {
 		return nil
 	}
-	var lists [][]posting
+	var lists []*plist
 	for _, t := range terms {
-		if id, ok := x.termIDs[t]; ok && len(x.postings[id]) > 0 {
-			lists = append(lists, x.postings[id])
+		if l := x.list(t); l != nil {
+			lists = append(lists, l)
 		}
 	}
-	slices.SortFunc(lists, func(a, b []posting) int { return len(a) - len(b) })
+	slices.SortFunc(lists, func(a, b *plist) int { return int(a.n) - int(b.n) })
 	enough := 4 * limit
 	cands := map[uint32]bool{}
-gather:
-	for _, ps := range lists {
-		for _, p := range ps {
-			d := &x.docs[p.slot]
-			if d.namespace == namespace && d.id != exclude {
-				cands[p.slot] = true
-				if len(cands) >= enough {
-					break gather
-				}
-			}
+	for _, l := range lists {
+		if len(cands) >= enough {
+			break
 		}
+		x.each(l, func(slot, _ uint32) bool {
+			d := &x.docs[slot]
+			if x.ns(d) == namespace && d.id != exclude {
+				cands[slot] = true
+			}
+			return len(cands) < enough
+		})
 	}
 	avgLen := float64(x.totalLen) / float64(n)
 	top := &topK{k: limit}
 	for slot := range cands {
 		d := &x.docs[slot]
 		var sc float64
-		for _, ps := range lists {
-			if i, found := slices.BinarySearchFunc(ps, slot, cmpSlot); found {
-				sc += keyword.TermScore(keyword.IDF(len(ps), n), ps[i].tf, d.length, avgLen)
+		for _, l := range lists {
+			if tf, found := x.find(l, slot); found {
+				sc += keyword.TermScore(keyword.IDF(int(l.n), n), tf, x.lens[slot], avgLen)
 			}
 		}
 		top.offer(d, sc, sc)

@@ -28,7 +28,7 @@ func (x *Index) Tally(now, soon int64) Tally {
 		if d.tier >= 0 {
 			t.ByTier[d.tier]++
 		}
-		t.ByNamespace[d.namespace]++
+		t.ByNamespace[x.ns(d)]++
 		if d.expiresAt > now && d.expiresAt <= now+soon {
 			t.ExpiringSoon++
 		}
@@ -50,10 +50,11 @@ func (x *Index) Namespaces(prefix string, now int64) (map[string]uint64, uint64)
 		if d.id == "" || !d.live(now) {
 			continue
 		}
-		if prefix != "" && d.namespace != prefix && !strings.HasPrefix(d.namespace, under) {
+		ns := x.ns(d)
+		if prefix != "" && ns != prefix && !strings.HasPrefix(ns, under) {
 			continue
 		}
-		counts[d.namespace]++
+		counts[ns]++
 		total++
 	}
 	return counts, total
@@ -63,9 +64,11 @@ func (x *Index) Namespaces(prefix string, now int64) (map[string]uint64, uint64)
 func (x *Index) IDs() []string {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	ids := make([]string, 0, len(x.slotOf))
-	for id := range x.slotOf {
-		ids = append(ids, id)
+	ids := make([]string, 0, x.count)
+	for i := range x.docs {
+		if id := x.docs[i].id; id != "" {
+			ids = append(ids, strings.Clone(id))
+		}
 	}
 	return ids
 }
@@ -75,5 +78,5 @@ func (x *Index) IDs() []string {
 func (x *Index) Sizes() (slots, terms int) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return len(x.docs), len(x.termIDs)
+	return len(x.docs), len(x.terms)
 }

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +14,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -125,7 +130,7 @@ func benchStore(b *testing.B, n int) *Store {
 		benchStores.dir = dir
 	}
 	start := time.Now()
-	s, err := Open(context.Background(), filepath.Join(benchStores.dir, fmt.Sprintf("%d.db", n)), Options{})
+	s, err := Open(context.Background(), filepath.Join(benchStores.dir, fmt.Sprintf("%d.db", n)), Options{Logger: benchLog})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -312,35 +317,66 @@ func benchStoreInFlight(b *testing.B, inFlight int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "stores/s")
 }
 
-// BenchmarkOpen100k measures rebuilding the in-memory index at open and
-// the heap it keeps (the cached store is closed and dropped first, so the
-// heap delta is one index).
-func BenchmarkOpen100k(b *testing.B) {
-	path := benchStore(b, 100_000).Path()
+// BenchmarkOpen100k measures an engine start: opening the store (loading
+// the in-memory index from its snapshot) and answering a first search, and
+// the heap the index keeps (the cached store is closed and dropped first,
+// so the heap delta is one index). OpenRebuild is the same without a
+// snapshot: the index rebuilt from the term lists, as after an upgrade.
+func BenchmarkOpen10k(b *testing.B)         { benchOpen(b, 10_000, false) }
+func BenchmarkOpen100k(b *testing.B)        { benchOpen(b, 100_000, false) }
+func BenchmarkOpenRebuild100k(b *testing.B) { benchOpen(b, 100_000, true) }
+
+func benchOpen(b *testing.B, n int, rebuild bool) {
+	path := benchStore(b, n).Path()
 	benchStores.Lock()
 	defer benchStores.Unlock()
-	benchStores.stores[100_000].Close()
-	delete(benchStores.stores, 100_000)
+	benchStores.stores[n].Close()
+	delete(benchStores.stores, n)
+	ctx := context.Background()
+	q := newCorpus(99).queries(1)[0]
 	var s *Store
 	var heap uint64
+	var first time.Duration // from Open to the first search's answer
 	for b.Loop() {
 		if s != nil {
 			s.Close()
 			s = nil
 		}
+		if rebuild {
+			b.StopTimer()
+			db, err := bolt.Open(path, 0o600, nil)
+			if err == nil {
+				err = db.Update(dropSnapshot)
+				db.Close()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		var err error
-		if s, err = Open(context.Background(), path, Options{}); err != nil {
+		start := time.Now()
+		if s, err = Open(ctx, path, Options{Logger: benchLog}); err != nil {
 			b.Fatal(err)
+		}
+		if _, err := s.SearchMemories(ctx, searchReq(q)); err != nil {
+			b.Fatal(err)
+		}
+		first += time.Since(start)
+		if rebuild {
+			s.bg.Wait() // the snapshot it writes is not part of the index
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		heap = after.HeapAlloc - before.HeapAlloc
 	}
-	benchStores.stores[100_000] = s
+	benchStores.stores[n] = s
+	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "first-search-ms")
 	b.ReportMetric(float64(heap)/(1<<20), "index-MiB")
+	b.ReportMetric(float64(heap)/float64(n), "bytes/memory")
 }
 
 // BenchmarkShortIDs100k is the engine read a compact result adds: the
@@ -367,4 +403,62 @@ func BenchmarkShortIDs100k(b *testing.B) {
 		})
 	}
 	lat.report(b)
+}
+
+var benchLog = func() *slog.Logger {
+	if os.Getenv("AI_MEMORY_BENCH_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+}()
+
+// BenchmarkOpenReplay100k is an engine start after a kill -9 with the
+// longest log a snapshot leaves: the index from the snapshot, then that
+// many memories (here: new contents) replayed from their records.
+func BenchmarkOpenReplay100k(b *testing.B) {
+	s := benchStore(b, 100_000)
+	ctx := context.Background()
+	ids := s.idx.IDs()
+	slices.Sort(ids)
+	c := newCorpus(5)
+	logged := min(snapshotLogMax(s.idx.Count())-1, len(ids))
+	if err := s.write(ctx, func(w *writeTx) error {
+		for _, id := range ids[:logged] {
+			m, err := w.get(id)
+			if err != nil {
+				return err
+			}
+			n := proto.Clone(m).(*aimemoryv1.Memory)
+			n.Content = c.words(20 + c.r.IntN(61))
+			if err := w.put(m, n, "updated"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "killed.db")
+	if err := s.db.View(func(tx *bolt.Tx) error { return tx.CopyFile(path, 0o600) }); err != nil {
+		b.Fatal(err)
+	}
+	q := newCorpus(99).queries(1)[0]
+	var first time.Duration
+	for b.Loop() {
+		start := time.Now()
+		k, err := Open(ctx, path, Options{Logger: benchLog})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := k.SearchMemories(ctx, searchReq(q)); err != nil {
+			b.Fatal(err)
+		}
+		first += time.Since(start)
+		if k.rebuilt {
+			b.Fatal("no snapshot")
+		}
+		k.db.Close() // as killed: no new snapshot, so the next open replays again
+	}
+	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "first-search-ms")
+	b.ReportMetric(float64(logged), "replayed")
 }

@@ -17,7 +17,9 @@ import (
 //
 //	1  release 5d21ae6 and before
 //	2  Memory.created_by / updated_by, stamped by the engine from the caller
-const SchemaVersion = 2
+//	3  index_snapshot and index_log (snapshot.go): every write logs there,
+//	   so a build that does not must not write the file
+const SchemaVersion = 3
 
 // Buckets. Keys and values are described in codec.go.
 var (
@@ -39,6 +41,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketMemories, bucketTitles, bucketTerms,
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
 	bucketAliases, bucketEntityAliases,
+	bucketIndexSnapshot, bucketIndexLog,
 }
 
 var keySchemaVersion = []byte("schema_version")
@@ -48,6 +51,8 @@ func migration(from uint32) func(*bolt.Tx) error {
 	switch from {
 	case 1:
 		return migrateAuthors
+	case 2:
+		return func(*bolt.Tx) error { return nil } // the new buckets exist already
 	}
 	return nil
 }
@@ -132,6 +137,12 @@ func migrate(tx *bolt.Tx) error {
 			return err
 		}
 	}
+	if version < SchemaVersion {
+		// A migration may change what the index holds: rebuild it.
+		if err := dropSnapshot(tx); err != nil {
+			return err
+		}
+	}
 	for ; version < SchemaVersion; version++ {
 		step := migration(version)
 		if step == nil {
@@ -142,4 +153,17 @@ func migrate(tx *bolt.Tx) error {
 		}
 	}
 	return meta.Put(keySchemaVersion, binary.BigEndian.AppendUint32(nil, version))
+}
+
+// dropSnapshot deletes the index snapshot and its log.
+func dropSnapshot(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketIndexSnapshot, bucketIndexLog} {
+		if err := tx.DeleteBucket(name); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,9 +5,10 @@
 // fsynced before it returns; concurrent requests share a transaction and
 // its fsync (group commit, tx.go).
 //
-// Keyword search runs on the in-memory index (package index) derived at
-// open from the per-memory term lists stored in bbolt; every write updates
-// the stored lists in its transaction and the in-memory index right after
+// Keyword search runs on the in-memory index (package index), restored at
+// open from its snapshot and log (snapshot.go) or rebuilt from the
+// per-memory term lists stored in bbolt; every write updates the stored
+// lists and the log in its transaction and the in-memory index right after
 // the commit, while still holding the store's writer lock.
 package boltstore
 
@@ -48,6 +49,13 @@ type Store struct {
 	writeMu      sync.Mutex
 	idx          *index.Index
 	largestBatch int // the most writes one commit has taken (under writeMu)
+	// Under writeMu: the index snapshot's state (snapshot.go).
+	logLen       int  // memories in the index log
+	snapshotDue  bool // no usable snapshot: write one at Close at the latest
+	snapshotting bool
+	closed       bool
+	bg           sync.WaitGroup
+	rebuilt      bool // the index was rebuilt from the term lists at open
 
 	// queueMu guards the writes waiting for the next group commit and
 	// whether a caller is leading commits now (see write).
@@ -82,14 +90,20 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	start := time.Now()
-	idx, err := loadIndex(ctx, db)
+	idx, logged, fresh, err := loadIndex(ctx, s)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: load index: %w", path, err)
 	}
-	s.idx = idx
+	s.idx, s.logLen, s.snapshotDue, s.rebuilt = idx, logged, fresh, fresh
 	_, terms := idx.Sizes()
-	s.log.Info("store open", "path", path, "memories", idx.Count(), "terms", terms, "load", time.Since(start))
+	s.log.Info("store open", "path", path, "memories", idx.Count(), "terms", terms,
+		"from_snapshot", !fresh, "replayed", logged, "load", time.Since(start))
+	if fresh { // even an empty one: from now on a kill -9 costs a replay, not a rebuild
+		s.writeMu.Lock()
+		s.startSnapshot()
+		s.writeMu.Unlock()
+	}
 	return s, nil
 }
 
@@ -98,8 +112,21 @@ var _ storage.Backend = (*Store)(nil)
 // SchemaVersion is the layout this build reads and writes.
 func (s *Store) SchemaVersion() uint32 { return SchemaVersion }
 
-// Close closes the database file.
-func (s *Store) Close() error { return s.db.Close() }
+// Close writes an index snapshot if the last one is out of date, so the
+// next open is quick, and closes the database file.
+func (s *Store) Close() error {
+	s.writeMu.Lock()
+	closed := s.closed
+	s.closed = true
+	if !closed && (s.logLen > 0 || s.snapshotDue) {
+		if err := s.writeSnapshot(); err != nil {
+			s.log.Warn("index snapshot at close", "err", err)
+		}
+	}
+	s.writeMu.Unlock()
+	s.bg.Wait()
+	return s.db.Close()
+}
 
 // Path is the database file's path.
 func (s *Store) Path() string { return s.path }
@@ -108,30 +135,3 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Count() int { return s.idx.Count() }
 
 func (s *Store) nowNanos() int64 { return s.now().UnixNano() }
-
-// loadIndex builds the index from the records and their stored term lists.
-// Both buckets are keyed by id, so walking them in step assigns slots in id
-// order and every postings list comes out sorted.
-func loadIndex(ctx context.Context, db *bolt.DB) (*index.Index, error) {
-	x := index.New()
-	err := db.View(func(tx *bolt.Tx) error {
-		terms := tx.Bucket(bucketTerms)
-		return tx.Bucket(bucketMemories).ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			m, err := decodeMemory(v)
-			if err != nil {
-				return err
-			}
-			return x.Load(m, func(yield func(term []byte, tf uint32)) error {
-				return walkTerms(terms.Get(k), yield)
-			})
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	x.Loaded()
-	return x, nil
-}

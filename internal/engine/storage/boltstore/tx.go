@@ -28,7 +28,8 @@ type writeTx struct {
 	changes []index.Change
 	events  []*aimemoryv1.Event
 	// pre is the request's text analysed before it queued (see analyzed).
-	pre *analyzed
+	pre    *analyzed
+	logged int // new index log entries (snapshot.go)
 }
 
 // analyzed is a memory's term list computed before its write queues, so
@@ -161,10 +162,13 @@ func (s *Store) commit(batch []*writeReq) {
 		switch {
 		case err == nil:
 			var changes []index.Change
+			logged := 0
 			for _, r := range batch {
 				changes = append(changes, r.w.changes...)
+				logged += r.w.logged
 			}
 			s.idx.Apply(changes)
+			s.noteLogged(logged)
 			if len(batch) > max(s.largestBatch, 1) {
 				s.largestBatch = len(batch)
 				s.log.Info("group commit: largest so far", "writes", len(batch))
@@ -240,6 +244,9 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 		return err
 	}
 	id := []byte(m.GetId())
+	if err := w.logIndexChange(id, old != nil); err != nil {
+		return err
+	}
 	if err := w.tx.Bucket(bucketMemories).Put(id, raw); err != nil {
 		return err
 	}
@@ -293,6 +300,9 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 // entity, its aliases.
 func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	id := []byte(m.GetId())
+	if err := w.logIndexChange(id, true); err != nil {
+		return err
+	}
 	if err := w.tx.Bucket(bucketMemories).Delete(id); err != nil {
 		return err
 	}
