@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 )
 
 // BenchmarkInitialize measures spawn → initialize answered under core.
@@ -34,7 +35,7 @@ func BenchmarkInitialize(b *testing.B) {
 				s.cmd.Process.Kill()
 				s.cmd.Wait()
 			}
-			reportPercentiles(b, samples, "init")
+			benchutil.ReportPercentiles(b, samples, "init")
 		})
 	}
 }
@@ -56,7 +57,7 @@ func BenchmarkStoreOverMCP(b *testing.B) {
 			b.Fatalf("store failed: %v", resp)
 		}
 	}
-	reportPercentiles(b, samples, "store")
+	benchutil.ReportPercentiles(b, samples, "store")
 	reportRSS(b, e, s.cmd.Process.Pid)
 }
 
@@ -92,22 +93,9 @@ func BenchmarkRecallOverMCP(b *testing.B) {
 					b.Fatalf("%s: %v", tool, resp)
 				}
 			}
-			reportPercentiles(b, samples, "call")
+			benchutil.ReportPercentiles(b, samples, "call")
 		})
 	}
-}
-
-func reportPercentiles(b *testing.B, samples []time.Duration, name string) {
-	if len(samples) == 0 {
-		return
-	}
-	slices.Sort(samples)
-	at := func(p float64) float64 {
-		return float64(samples[min(len(samples)-1, int(p*float64(len(samples))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(at(0.50), name+"-p50-ms")
-	b.ReportMetric(at(0.95), name+"-p95-ms")
-	b.ReportMetric(at(0.99), name+"-p99-ms")
 }
 
 // reportRSS reports the memory of the host, its plugins and the engine as
@@ -171,7 +159,7 @@ func BenchmarkExpansion(b *testing.B) {
 			s.cmd.Wait()
 			b.StartTimer()
 		}
-		reportPercentiles(b, samples, "expand")
+		benchutil.ReportPercentiles(b, samples, "expand")
 	})
 	b.Run("warm", func(b *testing.B) {
 		s := newEnv(b).startRaw()
@@ -185,6 +173,6 @@ func BenchmarkExpansion(b *testing.B) {
 				b.Fatalf("expansion failed: %v", resp)
 			}
 		}
-		reportPercentiles(b, samples, "expand")
+		benchutil.ReportPercentiles(b, samples, "expand")
 	})
 }

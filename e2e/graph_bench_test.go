@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 )
 
 // BenchmarkGraphOverMCP measures the graph tools end to end: client → host
@@ -92,7 +94,7 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 				samples = append(samples, time.Since(t0))
 			}
 			check()
-			reportPercentiles(b, samples, "call")
+			benchutil.ReportPercentiles(b, samples, "call")
 		})
 	}
 	for _, depth := range []int{1, 3, 5} {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 )
 
 // The peers of the side-by-side run, pinned. better-sqlite3 12 is what
@@ -64,7 +66,7 @@ func BenchmarkPeersOverMCP(b *testing.B) {
 		ours := p50(samples[op+"/ai-memory"])
 		for _, p := range servers {
 			s := samples[op+"/"+p.c.name]
-			reportPercentiles(b, s, op+"-"+p.c.name)
+			benchutil.ReportPercentiles(b, s, op+"-"+p.c.name)
 			if p.c.name != "ai-memory" {
 				b.ReportMetric(p50(s).Seconds()/ours.Seconds(), op+"-"+p.c.name+"/ai-memory-x")
 			}

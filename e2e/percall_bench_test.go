@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
@@ -58,7 +59,7 @@ func BenchmarkCallOverMCP(b *testing.B) {
 	for _, c := range calls {
 		b.Run(c.name, func(b *testing.B) {
 			samples, cpu := s.measure(b, func(i int) (string, map[string]any) { return c.args(i) })
-			reportPercentiles(b, samples, "call")
+			benchutil.ReportPercentiles(b, samples, "call")
 			b.ReportMetric(cpu, "cpu-us/call")
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
@@ -35,7 +36,7 @@ func BenchmarkAtScale(b *testing.B) {
 				reportRSS(b, e, h.pid())
 				h.close()
 			}
-			reportPercentiles(b, firstAnswer, "first-answer")
+			benchutil.ReportPercentiles(b, firstAnswer, "first-answer")
 		})
 	}
 }

@@ -3,12 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -25,41 +23,15 @@ func BenchmarkStoreOverGRPC(b *testing.B) {
 	var seq atomic.Int64
 	for _, n := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("inflight=%d", n), func(b *testing.B) {
-			var next atomic.Int64
-			lat := make([][]time.Duration, n)
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for g := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						i := seq.Add(1)
-						t0 := time.Now()
-						_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
-							Title:   fmt.Sprintf("benchmark note %d", i),
-							Content: fmt.Sprintf("stored over the engine socket by writer %d, call %d, with a few ordinary words", g, i),
-							Tags:    []string{"bench"}, Namespace: "bench/grpc",
-						}})
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						lat[g] = append(lat[g], time.Since(t0))
-					}
-				}()
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			all := slices.Concat(lat...)
-			slices.Sort(all)
-			if len(all) > 0 {
-				b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns")
-				b.ReportMetric(float64(all[len(all)*95/100].Nanoseconds()), "p95-ns")
-			}
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "stores/s")
+			benchutil.InFlight(b, n, func(g int, _ int64) error {
+				i := seq.Add(1)
+				_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+					Title:   fmt.Sprintf("benchmark note %d", i),
+					Content: fmt.Sprintf("stored over the engine socket by writer %d, call %d, with a few ordinary words", g, i),
+					Tags:    []string{"bench"}, Namespace: "bench/grpc",
+				}})
+				return err
+			})
 		})
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -286,35 +286,14 @@ func BenchmarkStoreInFlight(b *testing.B) {
 func benchStoreInFlight(b *testing.B, inFlight int) {
 	s := benchStore(b, 10_000)
 	ctx := context.Background()
-	var next atomic.Int64
-	lat := make([]latencies, inFlight)
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for g := range inFlight {
-		c := newCorpus(uint64(1000 + g))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
-				m := c.memory(int(3_000_000 + i))
-				lat[g].time(func() {
-					if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
-						b.Error(err)
-					}
-				})
-			}
-		}()
+	corpora := make([]*corpus, inFlight)
+	for g := range corpora {
+		corpora[g] = newCorpus(uint64(1000 + g))
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	var all latencies
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	all.report(b)
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "stores/s")
+	benchutil.InFlight(b, inFlight, func(g int, i int64) error {
+		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: corpora[g].memory(int(3_000_000 + i))})
+		return err
+	})
 }
 
 // BenchmarkOpen100k measures an engine start: opening the store (loading
