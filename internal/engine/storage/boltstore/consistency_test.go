@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -25,16 +26,16 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	ctx := context.Background()
 	s, clk := openTest(t, Options{})
 	find := func(q string, f *aimemoryv1.Filter) []string {
-		return titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: q, Filter: f}))
+		return storagetest.TitlesOf(storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: q, Filter: f}))
 	}
 
-	a := store(t, s, mem("Deploy checklist", "Run the migrations before deploying", tags("ops")))
-	b := store(t, s, mem("Rollback plan", "Revert the release tag", inNS("team/x")))
-	store(t, s, mem("Scratch note", "temporary thought", tier("short")))
+	a := storagetest.Store(t, s, storagetest.Mem("Deploy checklist", "Run the migrations before deploying", storagetest.Tags("ops")))
+	b := storagetest.Store(t, s, storagetest.Mem("Rollback plan", "Revert the release tag", storagetest.InNS("team/x")))
+	storagetest.Store(t, s, storagetest.Mem("Scratch note", "temporary thought", storagetest.Tier("short")))
 	checkConsistent(t, s)
 
 	// Merge replaces content and tags: the old words stop finding it.
-	store(t, s, mem("Deploy checklist", "Canary first then promote", tags("ops", "canary")))
+	storagetest.Store(t, s, storagetest.Mem("Deploy checklist", "Canary first then promote", storagetest.Tags("ops", "canary")))
 	checkConsistent(t, s)
 	if got := find("migrations", nil); len(got) != 0 {
 		t.Errorf("after merge, 'migrations' finds %q", got)
@@ -64,10 +65,10 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 		t.Errorf("new namespace finds %q", got)
 	}
 	// The old title is free again, the new one taken.
-	store(t, s, mem("Rollback plan", "a new memory", inNS("team/x")))
+	storagetest.Store(t, s, storagetest.Mem("Rollback plan", "a new memory", storagetest.InNS("team/x")))
 	checkConsistent(t, s)
 
-	d := store(t, s, mem("Doomed", "to be deleted soon"))
+	d := storagetest.Store(t, s, storagetest.Mem("Doomed", "to be deleted soon"))
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.Id}}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestIndexCompaction(t *testing.T) {
 	var ids []string
 	err := s.write(ctx, func(w *writeTx) error {
 		for i := range 3000 {
-			m, err := rules.New(mem("note "+itoa(i), "shared words and number "+itoa(i)))
+			m, err := rules.New(storagetest.Mem("note "+itoa(i), "shared words and number "+itoa(i)))
 			if err != nil {
 				return err
 			}
@@ -131,8 +132,8 @@ func TestIndexCompaction(t *testing.T) {
 		t.Errorf("after compaction %d slots, want 100", n)
 	}
 	checkConsistent(t, s)
-	if got := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "shared 2950"}); len(got) != 1 || got[0].Memory.Title != "note 2950" {
-		t.Errorf("search after compaction = %q", titlesOf(got))
+	if got := storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "shared 2950"}); len(got) != 1 || got[0].Memory.Title != "note 2950" {
+		t.Errorf("search after compaction = %q", storagetest.TitlesOf(got))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -67,8 +68,8 @@ func waitQueue(t *testing.T, s *Store, n int) {
 func TestGroupCommit(t *testing.T) {
 	ev := &eventLog{}
 	s, _ := openTest(t, Options{Policy: trapPolicy{}, Events: ev})
-	victim := store(t, s, mem("victim", "deleted only with keep"))
-	keep := store(t, s, mem("keep", "never deleted"))
+	victim := storagetest.Store(t, s, storagetest.Mem("victim", "deleted only with keep"))
+	keep := storagetest.Store(t, s, storagetest.Mem("keep", "never deleted"))
 	ev.ids = nil
 
 	s.writeMu.Lock() // the commit under way
@@ -78,7 +79,7 @@ func TestGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem(title, "written in a group")})
+			resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "written in a group")})
 			*out = err
 			if err == nil {
 				*id = resp.Memory.Id
@@ -151,8 +152,8 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("%d memories, want %d", n, good+3)
 	}
 	for _, title := range []string{"boom", "gave up"} {
-		if hits := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: title}); len(hits) != 0 {
-			t.Errorf("the failed store %q was written: %v", title, titlesOf(hits))
+		if hits := storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: title}); len(hits) != 0 {
+			t.Errorf("the failed store %q was written: %v", title, storagetest.TitlesOf(hits))
 		}
 	}
 	if err := s.CheckConsistency(ctx); err != nil {
@@ -192,7 +193,7 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { panics[i] = recover() }()
-			_, errs[i] = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem(fmt.Sprintf("write %d", i), "x", inNS(ns))})
+			_, errs[i] = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("write %d", i), "x", storagetest.InNS(ns))})
 		}()
 	}
 	s.writeMu.Lock()
@@ -214,5 +215,5 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 	if errs[2] == nil || errs[2].Error() != "internal error in a group commit" || panics[2] != nil {
 		t.Errorf("the write sharing the bug's batch: %v, %v", errs[2], panics[2])
 	}
-	store(t, s, mem("after", "the store still takes writes"))
+	storagetest.Store(t, s, storagetest.Mem("after", "the store still takes writes"))
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // Helpers of the tests that reach into the bbolt backend; the suite in
@@ -42,47 +41,4 @@ func reopen(t testing.TB, s *Store, opts Options) *Store {
 	}
 	t.Cleanup(func() { s2.Close() })
 	return s2
-}
-
-func mem(title, content string, mod ...func(*aimemoryv1.Memory)) *aimemoryv1.Memory {
-	m := &aimemoryv1.Memory{Title: title, Content: content, Confidence: 1}
-	for _, f := range mod {
-		f(m)
-	}
-	return m
-}
-
-func inNS(ns string) func(*aimemoryv1.Memory) { return func(m *aimemoryv1.Memory) { m.Namespace = ns } }
-func tier(t string) func(*aimemoryv1.Memory)  { return func(m *aimemoryv1.Memory) { m.Tier = t } }
-func tags(ts ...string) func(*aimemoryv1.Memory) {
-	return func(m *aimemoryv1.Memory) { m.Tags = ts }
-}
-
-func store(t testing.TB, s *Store, m *aimemoryv1.Memory) *aimemoryv1.Memory {
-	t.Helper()
-	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: m})
-	if err != nil {
-		t.Fatalf("store %q: %v", m.GetTitle(), err)
-	}
-	return resp.Memory
-}
-
-func search(t testing.TB, s *Store, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
-	t.Helper()
-	if req.Limit == 0 {
-		req.Limit = 100
-	}
-	resp, err := s.SearchMemories(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.Results
-}
-
-func titlesOf(results []*aimemoryv1.ScoredMemory) []string {
-	out := make([]string, len(results))
-	for i, r := range results {
-		out[i] = r.Memory.Title
-	}
-	return out
 }

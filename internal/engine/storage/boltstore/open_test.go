@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -59,7 +60,7 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 25 {
-				m := store(t, s, mem(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("shared words writer%d", w), tags("t")))
+				m := storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("shared words writer%d", w), storagetest.Tags("t")))
 				if i%5 == 0 {
 					s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: m.Id, Content: proto.String("changed words")})
 				}
@@ -70,7 +71,7 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 		})
 		wg.Go(func() {
 			for range 50 {
-				search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "shared words", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY})
+				storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "shared words", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY})
 				s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 10})
 			}
 		})

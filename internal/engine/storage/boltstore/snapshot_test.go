@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -45,9 +46,9 @@ func sameAnswers(t *testing.T, a, b *Store) {
 	for _, q := range []string{"alpha", "beta note", "number 7", "gamma 12"} {
 		for _, match := range []aimemoryv1.MatchMode{aimemoryv1.MatchMode_MATCH_MODE_ALL, aimemoryv1.MatchMode_MATCH_MODE_ANY} {
 			req := &aimemoryv1.SearchMemoriesRequest{Query: q, Match: match, Limit: 50}
-			x, y := search(t, a, req), search(t, b, proto.Clone(req).(*aimemoryv1.SearchMemoriesRequest))
-			if !slices.Equal(titlesOf(x), titlesOf(y)) {
-				t.Errorf("search %q %v: %q, want %q", q, match, titlesOf(y), titlesOf(x))
+			x, y := storagetest.Search(t, a, req), storagetest.Search(t, b, proto.Clone(req).(*aimemoryv1.SearchMemoriesRequest))
+			if !slices.Equal(storagetest.TitlesOf(x), storagetest.TitlesOf(y)) {
+				t.Errorf("search %q %v: %q, want %q", q, match, storagetest.TitlesOf(y), storagetest.TitlesOf(x))
 			}
 		}
 	}
@@ -65,7 +66,7 @@ func TestSnapshotAndLog(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	var ids []string
 	for i := range 300 {
-		m := store(t, s, mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d gamma %d", i, i%17), tags(fmt.Sprintf("t%d", i%3))))
+		m := storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d gamma %d", i, i%17), storagetest.Tags(fmt.Sprintf("t%d", i%3))))
 		ids = append(ids, m.Id)
 	}
 	s = reopen(t, s, Options{})
@@ -78,7 +79,7 @@ func TestSnapshotAndLog(t *testing.T) {
 	checkConsistent(t, s)
 
 	// Changes after the snapshot, then a crash.
-	store(t, s, mem("note 5", "merged: only delta now"))
+	storagetest.Store(t, s, storagetest.Mem("note 5", "merged: only delta now"))
 	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[6], Content: proto.String("epsilon")}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +89,12 @@ func TestSnapshotAndLog(t *testing.T) {
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[10:20]}); err != nil {
 		t.Fatal(err)
 	}
-	search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "gamma", Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 5})
-	fresh := store(t, s, mem("new note", "alpha gamma 12 zeta"))
+	storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "gamma", Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 5})
+	fresh := storagetest.Store(t, s, storagetest.Mem("new note", "alpha gamma 12 zeta"))
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{fresh.Id}}); err != nil {
 		t.Fatal(err)
 	}
-	store(t, s, mem("newer note", "alpha gamma 12 eta"))
+	storagetest.Store(t, s, storagetest.Mem("newer note", "alpha gamma 12 eta"))
 	if n := logLen(t, s); n < 15 {
 		t.Fatalf("the log holds %d memories, want at least 15", n)
 	}
@@ -129,7 +130,7 @@ func TestSnapshotWhenLogIsLong(t *testing.T) {
 	minSnapshotLog = 50
 	s, _ := openTest(t, Options{})
 	for i := range 120 {
-		store(t, s, mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
+		storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
 	}
 	s.bg.Wait()
 	if n := logLen(t, s); n >= 50 {

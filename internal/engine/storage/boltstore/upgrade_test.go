@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -141,9 +142,9 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 	ctx := context.Background()
 	s, clk := openTest(t, Options{})
 	// Written without a caller, as schema 1 wrote everything.
-	gone := store(t, s, mem("Short", "x", tier("short"), func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:old"}`) }))
-	kept := store(t, s, mem("Kept", "x", func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:keeper"}`) }))
-	anon := store(t, s, mem("Anonymous", "x"))
+	gone := storagetest.Store(t, s, storagetest.Mem("Short", "x", storagetest.Tier("short"), func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:old"}`) }))
+	kept := storagetest.Store(t, s, storagetest.Mem("Kept", "x", func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:keeper"}`) }))
+	anon := storagetest.Store(t, s, storagetest.Mem("Anonymous", "x"))
 	clk.Add(7 * time.Hour)
 	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func testAttribution(t *testing.T, o Opener) {
 			t.Errorf("%s: read back %v", what, got.Memories)
 		}
 	}
-	forged := mem("Shared fact", "alice's version", inNS("team"), meta(`{"agent_id":"ai:claimed"}`), func(m *aimemoryv1.Memory) {
+	forged := Mem("Shared fact", "alice's version", InNS("team"), meta(`{"agent_id":"ai:claimed"}`), func(m *aimemoryv1.Memory) {
 		m.CreatedBy, m.UpdatedBy = "ai:forged", "ai:forged"
 	})
 	a := storeAs(t, alice, s, forged)
@@ -37,7 +37,7 @@ func testAttribution(t *testing.T, o Opener) {
 	}
 
 	// Another identity stores the same title: a merge, naming both.
-	resp, err := s.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: mem("Shared fact", "bob's version", inNS("team"),
+	resp, err := s.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: Mem("Shared fact", "bob's version", InNS("team"),
 		meta(`{"agent_id":"ai:alice"}`), func(m *aimemoryv1.Memory) { m.CreatedBy, m.UpdatedBy = "ai:bob", "ai:alice" })})
 	if err != nil || resp.Outcome != aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED || resp.Memory.Id != a.Id || resp.Memory.Content != "bob's version" {
 		t.Fatalf("merge = %v, %v", resp, err)
@@ -70,7 +70,7 @@ func testAttribution(t *testing.T, o Opener) {
 }
 
 func forged2() *aimemoryv1.Memory {
-	return mem("Uncalled", "x", meta(`{"agent_id":"ai:claimed"}`), func(m *aimemoryv1.Memory) { m.CreatedBy = "ai:forged" })
+	return Mem("Uncalled", "x", meta(`{"agent_id":"ai:claimed"}`), func(m *aimemoryv1.Memory) { m.CreatedBy = "ai:forged" })
 }
 
 func metadataAgent(t *testing.T, m *aimemoryv1.Memory) string {

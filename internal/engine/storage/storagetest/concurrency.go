@@ -34,15 +34,15 @@ func testConcurrentWrites(t *testing.T, o Opener) {
 			ctx := as(fmt.Sprintf("ai:writer%d", g))
 			<-start
 			for i := range each {
-				resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem(fmt.Sprintf("%s note %d", burstWords[g], i),
-					fmt.Sprintf("%s written in a burst", burstWords[g]), inNS("burst"))})
+				resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem(fmt.Sprintf("%s note %d", burstWords[g], i),
+					fmt.Sprintf("%s written in a burst", burstWords[g]), InNS("burst"))})
 				if err != nil {
 					t.Errorf("writer %d store %d: %v", g, i, err)
 					return
 				}
 				ids[g] = append(ids[g], resp.Memory.Id)
 				// Every writer also stores the one shared title: merges racing each other.
-				if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("shared", fmt.Sprintf("merged by writer %d", g), inNS("burst"))}); err != nil {
+				if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("shared", fmt.Sprintf("merged by writer %d", g), InNS("burst"))}); err != nil {
 					t.Errorf("writer %d merge %d: %v", g, i, err)
 					return
 				}
@@ -62,11 +62,11 @@ func testConcurrentWrites(t *testing.T, o Opener) {
 				t.Errorf("writer %d write %d (%s) reads back as %v", g, i, id, m)
 			}
 		}
-		if got := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: word}); len(got) != each {
-			t.Errorf("search %q finds %d memories, want %d: %v", word, len(got), each, titlesOf(got))
+		if got := Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: word}); len(got) != each {
+			t.Errorf("search %q finds %d memories, want %d: %v", word, len(got), each, TitlesOf(got))
 		}
 	}
-	shared := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "shared"})
+	shared := Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "shared"})
 	if len(shared) != 1 || shared[0].Memory.UpdatedBy == "" {
 		t.Errorf("the shared title after racing merges: %v", shared)
 	}
@@ -92,8 +92,8 @@ func testFailingWriteFailsAlone(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{Policy: keepPolicy{}})
 	for round := range 5 {
 		ns := fmt.Sprintf("round%d", round)
-		victim := store(t, s, mem("victim", "deleted only with keep", inNS(ns)))
-		keep := store(t, s, mem("keep", "never deleted", inNS(ns)))
+		victim := Store(t, s, Mem("victim", "deleted only with keep", InNS(ns)))
+		keep := Store(t, s, Mem("keep", "never deleted", InNS(ns)))
 		const writers = 24
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -108,7 +108,7 @@ func testFailingWriteFailsAlone(t *testing.T, o Opener) {
 			defer wg.Done()
 			<-start
 			_, conflictErr = s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{
-				Memory: mem("keep", "a second keep", inNS(ns)), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
+				Memory: Mem("keep", "a second keep", InNS(ns)), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
 		}()
 		stored := make([]string, writers)
 		for g := range writers {
@@ -116,7 +116,7 @@ func testFailingWriteFailsAlone(t *testing.T, o Opener) {
 			go func() {
 				defer wg.Done()
 				<-start
-				resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: mem(fmt.Sprintf("bystander %d", g), "stored beside failing writes", inNS(ns))})
+				resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: Mem(fmt.Sprintf("bystander %d", g), "stored beside failing writes", InNS(ns))})
 				if err != nil {
 					t.Errorf("round %d bystander %d: %v", round, g, err)
 					return

@@ -15,15 +15,15 @@ import (
 func testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
-	short := store(t, s, mem("Short lived", "ephemeral fact", tier("short")))
-	mid := store(t, s, mem("Mid lived", "ephemeral other fact"))
-	long := store(t, s, mem("Long lived", "ephemeral lasting fact", tier("long")))
+	short := Store(t, s, Mem("Short lived", "ephemeral fact", Tier("short")))
+	mid := Store(t, s, Mem("Mid lived", "ephemeral other fact"))
+	long := Store(t, s, Mem("Long lived", "ephemeral lasting fact", Tier("long")))
 	start := clk.Now().UnixNano()
 	if short.ExpiresAt != start+int64(6*time.Hour) || mid.ExpiresAt != start+int64(7*24*time.Hour) || long.ExpiresAt != 0 {
 		t.Fatalf("expiries short %d mid %d long %d (now %d)", short.ExpiresAt, mid.ExpiresAt, long.ExpiresAt, start)
 	}
 	// A long memory given an expiry is collected like any other.
-	longExp := store(t, s, mem("Long with expiry", "ephemeral", tier("long")))
+	longExp := Store(t, s, Mem("Long with expiry", "ephemeral", Tier("long")))
 	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: longExp.Id, ExpiresAt: proto.Int64(start + int64(time.Hour))}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T, o
 	if got := memTitles(list.Memories); len(got) != 2 {
 		t.Errorf("list shows %q, want the mid and long memories", got)
 	}
-	if got := titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "ephemeral"})); len(got) != 2 {
+	if got := TitlesOf(Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "ephemeral"})); len(got) != 2 {
 		t.Errorf("search shows %q, want the mid and long memories", got)
 	}
 	if get(t, s, short.Id) == nil {
@@ -108,7 +108,7 @@ func testTouch(t *testing.T, o Opener) {
 	}
 
 	t.Run("never shortens expiry", func(t *testing.T) {
-		m := store(t, s, mem("Fresh mid", "x"))
+		m := Store(t, s, Mem("Fresh mid", "x"))
 		got := touch(m.Id)
 		if got.ExpiresAt != m.ExpiresAt {
 			t.Errorf("touch moved a 7-day expiry to %v", time.Duration(got.ExpiresAt-m.ExpiresAt))
@@ -118,7 +118,7 @@ func testTouch(t *testing.T, o Opener) {
 		}
 	})
 	t.Run("extends a short memory about to expire", func(t *testing.T) {
-		m := store(t, s, mem("Short", "x", tier("short")))
+		m := Store(t, s, Mem("Short", "x", Tier("short")))
 		clk.Add(5*time.Hour + 50*time.Minute)
 		got := touch(m.Id)
 		if want := clk.Now().Add(time.Hour).UnixNano(); got.ExpiresAt != want {
@@ -126,8 +126,8 @@ func testTouch(t *testing.T, o Opener) {
 		}
 	})
 	t.Run("mid promotes to long at five accesses, short never", func(t *testing.T) {
-		m := store(t, s, mem("Popular", "x"))
-		sh := store(t, s, mem("Popular short", "x", tier("short")))
+		m := Store(t, s, Mem("Popular", "x"))
+		sh := Store(t, s, Mem("Popular short", "x", Tier("short")))
 		var got, gotShort *aimemoryv1.Memory
 		for range 5 {
 			clk.Add(time.Minute)
@@ -143,7 +143,7 @@ func testTouch(t *testing.T, o Opener) {
 		check(t, s)
 	})
 	t.Run("priority never rises with access", func(t *testing.T) {
-		m := store(t, s, mem("Hot", "x", tier("long"), prio(9)))
+		m := Store(t, s, Mem("Hot", "x", Tier("long"), prio(9)))
 		for i := 1; i <= 20; i++ {
 			if got := touch(m.Id); got.Priority != 9 {
 				t.Fatalf("after %d touches priority %d, want 9", i, got.Priority)
@@ -156,7 +156,7 @@ func testCustomTTL(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{TTL: storage.TTL{Short: time.Minute, Mid: time.Hour, Long: 48 * time.Hour}})
 	now := clk.Now().UnixNano()
 	for tierName, want := range map[string]int64{"short": now + int64(time.Minute), "mid": now + int64(time.Hour), "long": now + int64(48*time.Hour)} {
-		if m := store(t, s, mem("t "+tierName, "x", tier(tierName))); m.ExpiresAt != want {
+		if m := Store(t, s, Mem("t "+tierName, "x", Tier(tierName))); m.ExpiresAt != want {
 			t.Errorf("%s expires %d, want %d", tierName, m.ExpiresAt, want)
 		}
 	}

@@ -14,7 +14,7 @@ func testFilters(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{})
 	t0 := clk.Now().UnixNano()
 	add := func(title, ns string, mod ...func(*aimemoryv1.Memory)) {
-		store(t, s, mem(title, "common", append(mod, inNS(ns))...))
+		Store(t, s, Mem(title, "common", append(mod, InNS(ns))...))
 		clk.Add(time.Second)
 	}
 	add("root", "org")
@@ -22,10 +22,10 @@ func testFilters(t *testing.T, o Opener) {
 	add("team", "org/unit/team")
 	add("alice private", "org/unit/team/alice", meta(`{"agent_id":"alice"}`))
 	add("bob private", "org/unit/team/bob", meta(`{"agent_id":"bob"}`))
-	add("bob team", "org/unit/team/bob", meta(`{"agent_id":"bob","scope":"team"}`), tags("x", "shared"))
-	add("bob unit", "org/unit/team/bob", meta(`{"scope":"unit"}`), tier("long"))
+	add("bob team", "org/unit/team/bob", meta(`{"agent_id":"bob","scope":"team"}`), Tags("x", "shared"))
+	add("bob unit", "org/unit/team/bob", meta(`{"scope":"unit"}`), Tier("long"))
 	add("bob org", "org/unit/team/bob", meta(`{"scope":"org"}`))
-	add("bob collective", "org/unit/team/bob", meta(`{"scope":"collective"}`), tags("shared"))
+	add("bob collective", "org/unit/team/bob", meta(`{"scope":"collective"}`), Tags("shared"))
 	add("other team", "org/unit/other", meta(`{"scope":"team"}`))
 	add("elsewhere unit", "org/else", meta(`{"scope":"unit"}`))
 	add("flat", "flat", meta(`{"scope":"team"}`))
@@ -69,7 +69,7 @@ func testFilters(t *testing.T, o Opener) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("list = %q\nwant %q", got, tc.want)
 			}
-			sr := titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "common", Filter: tc.f}))
+			sr := TitlesOf(Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "common", Filter: tc.f}))
 			slices.Sort(sr)
 			if len(sr) == 0 {
 				sr = nil

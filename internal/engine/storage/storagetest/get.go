@@ -18,7 +18,7 @@ func testGetByPrefix(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	var ids []string
 	for i := range 40 {
-		ids = append(ids, store(t, s, mem(fmt.Sprint("m", i), "x")).Id)
+		ids = append(ids, Store(t, s, Mem(fmt.Sprint("m", i), "x")).Id)
 	}
 	slices.Sort(ids)
 	// Two sorted neighbours sharing a first character make an ambiguous prefix.

@@ -178,7 +178,7 @@ func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) 
 		t.Fatalf("newest wins = %v", got)
 	}
 	// An ordinary memory with the title blocks registration.
-	store(t, s, mem("Redis", "cache", inNS("infra")))
+	Store(t, s, Mem("Redis", "cache", InNS("infra")))
 	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Redis", Namespace: "infra", RegisteredBy: "ai:x"}); !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "not an entity") {
 		t.Fatalf("title collision = %v", err)
 	}
@@ -222,7 +222,7 @@ func testEntityCascadeOnDelete(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, _ := o.open(t, storage.Options{})
 	e := register(t, s, "Alice", "people", "al", "ally").Entity
-	fact := store(t, s, mem("Alice likes tea", "x", inNS("people")))
+	fact := Store(t, s, Mem("Alice likes tea", "x", InNS("people")))
 	putLinkOK(t, s, e.Id, fact.Id, "related_to", "ai:t")
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{e.Id}}); err != nil {
 		t.Fatal(err)

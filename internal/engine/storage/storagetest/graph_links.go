@@ -33,8 +33,8 @@ func linkRows(t *testing.T, s storage.Backend) uint64 {
 func testPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, _ := o.open(t, storage.Options{})
-	a := store(t, s, mem("a", "x"))
-	b := store(t, s, mem("b", "x"))
+	a := Store(t, s, Mem("a", "x"))
+	b := Store(t, s, Mem("b", "x"))
 	for _, tc := range []struct {
 		req  *aimemoryv1.PutLinkRequest
 		want string
@@ -64,8 +64,8 @@ func testPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T, o Opener) {
 func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
-	a := store(t, s, mem("a", "x"))
-	b := store(t, s, mem("b", "x"))
+	a := Store(t, s, Mem("a", "x"))
+	b := Store(t, s, Mem("b", "x"))
 
 	t0 := clk.Now().UnixNano()
 	r := putLinkOK(t, s, a.Id, b.Id, "", "ai:alice")
@@ -154,8 +154,8 @@ func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
 func testLinkHistoryIsBounded(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
-	a := store(t, s, mem("a", "x"))
-	b := store(t, s, mem("b", "x"))
+	a := Store(t, s, Mem("a", "x"))
+	b := Store(t, s, Mem("b", "x"))
 	var last *aimemoryv1.PutLinkResponse
 	for range maxLinkHistory + 5 {
 		last = putLinkOK(t, s, a.Id, b.Id, "supersedes", "ai:t")
@@ -173,9 +173,9 @@ func testLinkHistoryIsBounded(t *testing.T, o Opener) {
 func testGetLinksFiltersAndNodes(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, _ := o.open(t, storage.Options{})
-	a := store(t, s, mem("a", "x"))
-	b := store(t, s, mem("b", "x", inNS("ns/b")))
-	c := store(t, s, mem("c", "x"))
+	a := Store(t, s, Mem("a", "x"))
+	b := Store(t, s, Mem("b", "x", InNS("ns/b")))
+	c := Store(t, s, Mem("c", "x"))
 	putLinkOK(t, s, a.Id, b.Id, "supersedes", "ai:one")
 	putLinkOK(t, s, a.Id, c.Id, "related_to", "ai:two")
 	putLinkOK(t, s, c.Id, a.Id, "contradicts", "ai:one")
@@ -234,11 +234,11 @@ func titleOf(t *testing.T, s storage.Backend, id string) string {
 func testLinkTimeline(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
-	src := store(t, s, mem("src", "x"))
+	src := Store(t, s, Mem("src", "x"))
 	var ids []string
 	var times []int64
 	for i := range 5 {
-		m := store(t, s, mem(string(rune('a'+i)), "x"))
+		m := Store(t, s, Mem(string(rune('a'+i)), "x"))
 		ids = append(ids, m.Id)
 		times = append(times, clk.Now().UnixNano())
 		putLinkOK(t, s, src.Id, m.Id, "related_to", "ai:t")
@@ -296,10 +296,10 @@ func testLinkTimeline(t *testing.T, o Opener) {
 func testLinksCascadeAtomically(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{Policy: denyDeleteIn("locked")})
-	a := store(t, s, mem("a", "x"))
-	b := store(t, s, mem("b", "x"))
-	c := store(t, s, mem("c", "x", tier("short")))
-	l := store(t, s, mem("l", "x", inNS("locked")))
+	a := Store(t, s, Mem("a", "x"))
+	b := Store(t, s, Mem("b", "x"))
+	c := Store(t, s, Mem("c", "x", Tier("short")))
+	l := Store(t, s, Mem("l", "x", InNS("locked")))
 	putLinkOK(t, s, a.Id, b.Id, "related_to", "ai:t")
 	putLinkOK(t, s, b.Id, a.Id, "supersedes", "ai:t")
 	putLinkOK(t, s, b.Id, c.Id, "derived_from", "ai:t")

@@ -14,9 +14,9 @@ func testCountNamespaces(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
 	for i, ns := range []string{"a", "a/b", "a/b", "a/b/c", "a_b", "ab", "A/b", "x"} {
-		store(t, s, mem(fmt.Sprint("m", i), "x", inNS(ns)))
+		Store(t, s, Mem(fmt.Sprint("m", i), "x", InNS(ns)))
 	}
-	store(t, s, mem("expiring", "x", inNS("a/b"), tier("short")))
+	Store(t, s, Mem("expiring", "x", InNS("a/b"), Tier("short")))
 	clk.Add(7 * time.Hour) // the short one has expired: not counted
 	count := func(prefix string, limit uint32) string {
 		t.Helper()

@@ -31,11 +31,11 @@ func guardedErr(t *testing.T, what string, err error, ns string) {
 func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	bob := as("ai:bob")
-	ordinary := storeAs(t, bob, s, mem("Plain", "x", inNS("team")))
+	ordinary := storeAs(t, bob, s, Mem("Plain", "x", InNS("team")))
 
 	for _, ns := range []string{"_agents", "_messages/ai:bob", "_messages/ai:carol", "_other", "_"} {
 		for _, ctx := range []context.Context{bob, context.Background()} {
-			_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("m", "x", inNS(ns))})
+			_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("m", "x", InNS(ns))})
 			guardedErr(t, "store into "+ns, err, ns)
 		}
 		_, err := s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: ordinary.Id, Namespace: proto.String(ns)})
@@ -50,13 +50,13 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	// The owners' internal path writes where it owns, and nowhere else.
 	registry := storage.AsOwner(bob, storage.GuardAgents)
 	messaging := storage.AsOwner(bob, storage.GuardMessages)
-	agent := storeAs(t, registry, s, mem("ai:bob", "an agent", inNS("_agents")))
-	msg := storeAs(t, messaging, s, mem("hello", "to carol", inNS("_messages/ai:carol")))
+	agent := storeAs(t, registry, s, Mem("ai:bob", "an agent", InNS("_agents")))
+	msg := storeAs(t, messaging, s, Mem("hello", "to carol", InNS("_messages/ai:carol")))
 	for _, tc := range []struct {
 		ctx context.Context
 		ns  string
 	}{{registry, "_messages/ai:carol"}, {messaging, "_agents"}, {registry, "_other"}, {messaging, "_other"}} {
-		_, err := s.StoreMemory(tc.ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("m2", "x", inNS(tc.ns))})
+		_, err := s.StoreMemory(tc.ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("m2", "x", InNS(tc.ns))})
 		guardedErr(t, "owner of another namespace storing into "+tc.ns, err, tc.ns)
 	}
 	if _, err := s.PutLink(messaging, &aimemoryv1.PutLinkRequest{SourceId: msg.Id, TargetId: agent.Id, ObservedBy: "ai:bob"}); !errors.Is(err, storage.ErrDenied) {
@@ -69,7 +69,7 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	guardedErr(t, "update in _agents", err, "_agents")
 	_, err = s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: agent.Id, Namespace: proto.String("team")})
 	guardedErr(t, "move out of _agents", err, "_agents")
-	_, err = s.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: mem("hello", "overwrite", inNS("_messages/ai:carol"))})
+	_, err = s.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: Mem("hello", "overwrite", InNS("_messages/ai:carol"))})
 	guardedErr(t, "merge into an inbox", err, "_messages/ai:carol")
 	_, err = s.DeleteMemories(bob, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ordinary.Id, agent.Id}})
 	guardedErr(t, "delete in _agents", err, "_agents")
@@ -102,10 +102,10 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 func testInboxReadableByOwnerOnly(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	messaging := storage.AsOwner(as("ai:sender"), storage.GuardMessages)
-	toBob := storeAs(t, messaging, s, mem("Deploy note for bob", "the secret word is kiwi", inNS("_messages/ai:bob")))
-	toCarol := storeAs(t, messaging, s, mem("Deploy note for carol", "the secret word is plum", inNS("_messages/ai:carol")))
-	agent := storeAs(t, storage.AsOwner(as("ai:bob"), storage.GuardAgents), s, mem("ai:bob", "secret agent entry", inNS("_agents")))
-	plain := storeAs(t, as("ai:bob"), s, mem("Deploy checklist", "no secret here", inNS("team")))
+	toBob := storeAs(t, messaging, s, Mem("Deploy note for bob", "the secret word is kiwi", InNS("_messages/ai:bob")))
+	toCarol := storeAs(t, messaging, s, Mem("Deploy note for carol", "the secret word is plum", InNS("_messages/ai:carol")))
+	agent := storeAs(t, storage.AsOwner(as("ai:bob"), storage.GuardAgents), s, Mem("ai:bob", "secret agent entry", InNS("_agents")))
+	plain := storeAs(t, as("ai:bob"), s, Mem("Deploy checklist", "no secret here", InNS("team")))
 
 	for _, tc := range []struct {
 		who     string

@@ -68,7 +68,9 @@ func stats(t testing.TB, s storage.Backend) *aimemoryv1.StatsResponse {
 	return st
 }
 
-func mem(title, content string, mod ...func(*aimemoryv1.Memory)) *aimemoryv1.Memory {
+// Mem is a memory to store (confidence 1), changed by mod: the suite's
+// helpers below are shared with backends' own tests.
+func Mem(title, content string, mod ...func(*aimemoryv1.Memory)) *aimemoryv1.Memory {
 	m := &aimemoryv1.Memory{Title: title, Content: content, Confidence: 1}
 	for _, f := range mod {
 		f(m)
@@ -76,17 +78,19 @@ func mem(title, content string, mod ...func(*aimemoryv1.Memory)) *aimemoryv1.Mem
 	return m
 }
 
-func inNS(ns string) func(*aimemoryv1.Memory) { return func(m *aimemoryv1.Memory) { m.Namespace = ns } }
-func tier(t string) func(*aimemoryv1.Memory)  { return func(m *aimemoryv1.Memory) { m.Tier = t } }
+// InNS, Tier and Tags set a field of a Mem.
+func InNS(ns string) func(*aimemoryv1.Memory) { return func(m *aimemoryv1.Memory) { m.Namespace = ns } }
+func Tier(t string) func(*aimemoryv1.Memory)  { return func(m *aimemoryv1.Memory) { m.Tier = t } }
 func prio(p int32) func(*aimemoryv1.Memory)   { return func(m *aimemoryv1.Memory) { m.Priority = p } }
-func tags(ts ...string) func(*aimemoryv1.Memory) {
+func Tags(ts ...string) func(*aimemoryv1.Memory) {
 	return func(m *aimemoryv1.Memory) { m.Tags = ts }
 }
 func meta(j string) func(*aimemoryv1.Memory) {
 	return func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(j) }
 }
 
-func store(t testing.TB, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
+// Store stores m and fails the test on an error.
+func Store(t testing.TB, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	t.Helper()
 	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: m})
 	if err != nil {
@@ -107,7 +111,8 @@ func get(t testing.TB, s storage.Backend, id string) *aimemoryv1.Memory {
 	return resp.Memories[0]
 }
 
-func search(t testing.TB, s storage.Backend, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
+// Search runs req (limit 100 unless set) and fails the test on an error.
+func Search(t testing.TB, s storage.Backend, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
 	t.Helper()
 	if req.Limit == 0 {
 		req.Limit = 100
@@ -119,7 +124,8 @@ func search(t testing.TB, s storage.Backend, req *aimemoryv1.SearchMemoriesReque
 	return resp.Results
 }
 
-func titlesOf(results []*aimemoryv1.ScoredMemory) []string {
+// TitlesOf lists the results' titles in order.
+func TitlesOf(results []*aimemoryv1.ScoredMemory) []string {
 	out := make([]string, len(results))
 	for i, r := range results {
 		out[i] = r.Memory.Title

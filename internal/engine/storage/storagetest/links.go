@@ -14,9 +14,9 @@ import (
 func testLinksCascadeOnDelete(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
-	a := store(t, s, mem("a", "x"))
-	b := store(t, s, mem("b", "x"))
-	c := store(t, s, mem("c", "x", tier("short")))
+	a := Store(t, s, Mem("a", "x"))
+	b := Store(t, s, Mem("b", "x"))
+	c := Store(t, s, Mem("c", "x", Tier("short")))
 	link := func(from, to, rel string) *aimemoryv1.Link {
 		return putLinkOK(t, s, from, to, rel, "ai:t").Link
 	}

@@ -74,12 +74,12 @@ func testWritePolicy(t *testing.T, o Opener) {
 		}
 	}
 
-	m := storeAs(t, ctx, s, mem("a", "x", inNS("open")))
+	m := storeAs(t, ctx, s, Mem("a", "x", InNS("open")))
 	want("store", "ai:alice store -→open")
 	if p.last.New.GetCreatedBy() != "ai:alice" || p.last.New.GetId() != m.Id {
 		t.Errorf("store: the policy saw %v, not the record as it is written", p.last.New)
 	}
-	storeAs(t, as("ai:bob"), s, mem("a", "merged", inNS("open")))
+	storeAs(t, as("ai:bob"), s, Mem("a", "merged", InNS("open")))
 	want("merge", "ai:bob merge open→open")
 	if p.last.Old.GetContent() != "x" || p.last.New.GetContent() != "merged" || p.last.New.GetUpdatedBy() != "ai:bob" {
 		t.Errorf("merge: old %v new %v", p.last.Old, p.last.New)
@@ -88,7 +88,7 @@ func testWritePolicy(t *testing.T, o Opener) {
 		t.Fatal(err)
 	}
 	want("update", "ai:alice update open→open")
-	other := storeAs(t, ctx, s, mem("b", "x", inNS("open")))
+	other := storeAs(t, ctx, s, Mem("b", "x", InNS("open")))
 	p.take()
 	if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: m.Id, TargetId: other.Id, ObservedBy: "ai:alice"}); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func testWritePolicy(t *testing.T, o Opener) {
 	want("touch and gc")
 
 	before := stats(t, s).Total
-	_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("b", "x", inNS("locked"))})
+	_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("b", "x", InNS("locked"))})
 	if !errors.Is(err, storage.ErrDenied) || err.Error() != "store denied by governance: namespace locked is locked" {
 		t.Errorf("store into locked: %v", err)
 	}
@@ -128,7 +128,7 @@ func testWritePolicy(t *testing.T, o Opener) {
 		t.Errorf("move into locked: %v", err)
 	}
 	want("denied", "ai:alice store -→locked", "ai:alice update open→locked")
-	_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("q", "x", inNS("queued"))})
+	_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("q", "x", InNS("queued"))})
 	var pending *storage.PendingError
 	if !errors.Is(err, storage.ErrPending) || !errors.As(err, &pending) || !strings.Contains(err.Error(), "needs an approver") || errors.Is(err, storage.ErrDenied) {
 		t.Errorf("store into queued: %v", err)
@@ -149,13 +149,13 @@ func testEventsAfterCommit(t *testing.T, o Opener) {
 	sub := b.Subscribe(16)
 	defer sub.Close()
 	s, clk := o.open(t, storage.Options{Events: &b})
-	m := store(t, s, mem("a", "x", meta(`{"agent_id":"alice"}`), tier("short")))
+	m := Store(t, s, Mem("a", "x", meta(`{"agent_id":"alice"}`), Tier("short")))
 	s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{m.Id}})
 	s.UpdateMemory(as("bob"), &aimemoryv1.UpdateMemoryRequest{Id: m.Id, Content: proto.String("y")})
-	s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("a", "dup"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR}) // fails: no event
+	s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("a", "dup"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR}) // fails: no event
 	clk.Add(24 * time.Hour)
 	s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{})
-	n := store(t, s, mem("b", "x"))
+	n := Store(t, s, Mem("b", "x"))
 	s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{n.Id}})
 	var got []string
 	for range 6 {

@@ -20,11 +20,11 @@ func testRankingFormula(t *testing.T, o Opener) {
 	// Long TTLs so the mid memories are still live ten days on.
 	s, clk := o.open(t, storage.Options{TTL: storage.TTL{Short: 30 * 24 * time.Hour, Mid: 30 * 24 * time.Hour}})
 	// Each document: title word + "deploy the service" = 4 terms.
-	alpha := store(t, s, mem("alpha", "deploy the service"))                        // p5 mid
-	store(t, s, mem("bravo", "deploy the service", prio(7)))                        // p7 mid
-	charlie := store(t, s, mem("charlie", "deploy the service", tier("long")))      // p5 long
-	delta := store(t, s, mem("delta", "deploy the service", tier("long"), prio(4))) // p4 long
-	_ = store(t, s, mem("echo", "unrelated words here"))                            // no match
+	alpha := Store(t, s, Mem("alpha", "deploy the service"))                        // p5 mid
+	Store(t, s, Mem("bravo", "deploy the service", prio(7)))                        // p7 mid
+	charlie := Store(t, s, Mem("charlie", "deploy the service", Tier("long")))      // p5 long
+	delta := Store(t, s, Mem("delta", "deploy the service", Tier("long"), prio(4))) // p4 long
+	_ = Store(t, s, Mem("echo", "unrelated words here"))                            // no match
 	delta.Confidence = 0.5
 	if _, err := s.UpdateMemory(t.Context(), &aimemoryv1.UpdateMemoryRequest{Id: delta.Id, Confidence: &delta.Confidence}); err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func testRankingFormula(t *testing.T, o Opener) {
 	want := map[string]float64{"alpha": f(5, 1), "bravo": f(7, 1), "charlie": f(5, 1), "delta": f(4, 0.5)}
 	check := func(name string, res []*aimemoryv1.ScoredMemory, order []string) {
 		t.Helper()
-		if got := titlesOf(res); !reflect.DeepEqual(got, order) {
+		if got := TitlesOf(res); !reflect.DeepEqual(got, order) {
 			t.Errorf("%s order = %q, want %q", name, got, order)
 		}
 		for _, r := range res {
@@ -60,8 +60,8 @@ func testRankingFormula(t *testing.T, o Opener) {
 	}
 	order := append(append([]string{"bravo"}, tied...), "delta")
 	recall := &aimemoryv1.SearchMemoriesRequest{Query: "deploy", Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY}
-	check("search", search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "deploy"}), order)
-	check("recall", search(t, s, recall), order)
+	check("search", Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "deploy"}), order)
+	check("recall", Search(t, s, recall), order)
 
 	// Being returned changes nothing: a hundred touches later (alpha is
 	// promoted to long on the way), the order and the scores are the same.
@@ -70,7 +70,7 @@ func testRankingFormula(t *testing.T, o Opener) {
 			t.Fatal(err)
 		}
 	}
-	check("recall after touches", search(t, s, recall), order)
+	check("recall after touches", Search(t, s, recall), order)
 }
 
 // TestRankingBounded: priority, confidence and recency together move a
@@ -78,19 +78,19 @@ func testRankingFormula(t *testing.T, o Opener) {
 // outranks one matching only a common word, whatever their weights.
 func testRankingBounded(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{})
-	weak := store(t, s, mem("weak", "kafka notes for the team", prio(10), tier("long")))
+	weak := Store(t, s, Mem("weak", "kafka notes for the team", prio(10), Tier("long")))
 	for i := range 8 {
-		store(t, s, mem(fmt.Sprintf("filler %d", i), "kafka topics and partitions", tier("long")))
+		Store(t, s, Mem(fmt.Sprintf("filler %d", i), "kafka topics and partitions", Tier("long")))
 	}
 	clk.Add(365 * 24 * time.Hour) // the strong one is newer, the weak one old:
-	strong := store(t, s, mem("strong", "zookeeper quorum lost: kafka brokers stalled", prio(1)))
+	strong := Store(t, s, Mem("strong", "zookeeper quorum lost: kafka brokers stalled", prio(1)))
 	strong.Confidence = 0
 	if _, err := s.UpdateMemory(t.Context(), &aimemoryv1.UpdateMemoryRequest{Id: strong.Id, Confidence: &strong.Confidence}); err != nil {
 		t.Fatal(err)
 	}
-	got := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "kafka zookeeper", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL})
+	got := Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "kafka zookeeper", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL})
 	if len(got) != 9+1 || got[0].Memory.Id != strong.Id || !slices.ContainsFunc(got, func(r *aimemoryv1.ScoredMemory) bool { return r.Memory.Id == weak.Id }) {
-		t.Fatalf("order %q, want strong first, weak among the rest", titlesOf(got))
+		t.Fatalf("order %q, want strong first, weak among the rest", TitlesOf(got))
 	}
 	// Every factor at its extreme: priority 1 vs 10 (0.94 vs 1.075),
 	// confidence 0 vs 1 (0.96 vs 1), a year old vs new (1.0024 vs 1.03).
@@ -104,10 +104,10 @@ func testRankingBounded(t *testing.T, o Opener) {
 func testRankingTermFrequency(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	// Same length (4 terms), different term frequency.
-	store(t, s, mem("once", "kafka broker cluster"))
-	store(t, s, mem("twice", "kafka kafka broker"))
-	got := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "kafka"})
-	if titles := titlesOf(got); !reflect.DeepEqual(titles, []string{"twice", "once"}) {
+	Store(t, s, Mem("once", "kafka broker cluster"))
+	Store(t, s, Mem("twice", "kafka kafka broker"))
+	got := Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "kafka"})
+	if titles := TitlesOf(got); !reflect.DeepEqual(titles, []string{"twice", "once"}) {
 		t.Fatalf("order %q", titles)
 	}
 	// idf = ln(1+0.5/2.5); tf part = tf·2.2/(tf+1.2); default priority and
@@ -125,29 +125,29 @@ func testRankingTermFrequency(t *testing.T, o Opener) {
 // that has other words; search keeps them (all must match).
 func testRecallFunctionWords(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
-	dog := store(t, s, mem("dog", "we adopted a dog named Biscuit"))
-	store(t, s, mem("grammar", "what did you do with what you had, and what was it for?"))
+	dog := Store(t, s, Mem("dog", "we adopted a dog named Biscuit"))
+	Store(t, s, Mem("grammar", "what did you do with what you had, and what was it for?"))
 	anyMode := &aimemoryv1.SearchMemoriesRequest{Query: "What did they name the dog?", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL}
-	if got := search(t, s, anyMode); len(got) != 1 || got[0].Memory.Id != dog.Id {
-		t.Errorf("recall = %q, want only dog", titlesOf(got))
+	if got := Search(t, s, anyMode); len(got) != 1 || got[0].Memory.Id != dog.Id {
+		t.Errorf("recall = %q, want only dog", TitlesOf(got))
 	}
 	anyMode.Query = "what did it do"
-	if got := search(t, s, anyMode); len(got) != 1 || got[0].Memory.Title != "grammar" {
-		t.Errorf("recall of function words only = %q, want grammar", titlesOf(got))
+	if got := Search(t, s, anyMode); len(got) != 1 || got[0].Memory.Title != "grammar" {
+		t.Errorf("recall of function words only = %q, want grammar", TitlesOf(got))
 	}
-	if got := search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "what dog"}); len(got) != 0 {
-		t.Errorf("search for every word found %q", titlesOf(got))
+	if got := Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "what dog"}); len(got) != 0 {
+		t.Errorf("search for every word found %q", TitlesOf(got))
 	}
 }
 
 // TestListOrder: priority desc, then updated_at desc, then id.
 func testListOrder(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{})
-	old := store(t, s, mem("old", "x"))
+	old := Store(t, s, Mem("old", "x"))
 	clk.Add(time.Second)
-	newer := store(t, s, mem("newer", "x"))
-	same := store(t, s, mem("same instant", "x"))
-	store(t, s, mem("important", "x", prio(9)))
+	newer := Store(t, s, Mem("newer", "x"))
+	same := Store(t, s, Mem("same instant", "x"))
+	Store(t, s, Mem("important", "x", prio(9)))
 	tied := []string{"newer", "same instant"}
 	if same.Id < newer.Id {
 		tied = []string{"same instant", "newer"}
@@ -171,12 +171,12 @@ func testListOrder(t *testing.T, o Opener) {
 
 func testMatchModesStemmingAndSanitising(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
-	store(t, s, mem("both", "deploy and rollback"))
-	store(t, s, mem("deploy only", "ship it"))
-	store(t, s, mem("rollback only", "undo it"))
-	store(t, s, mem("runner", "the job runs daily"))
-	store(t, s, mem("mailer", "send an e-mail to ops"))
-	store(t, s, mem("snake", "call memory_store first"))
+	Store(t, s, Mem("both", "deploy and rollback"))
+	Store(t, s, Mem("deploy only", "ship it"))
+	Store(t, s, Mem("rollback only", "undo it"))
+	Store(t, s, Mem("runner", "the job runs daily"))
+	Store(t, s, Mem("mailer", "send an e-mail to ops"))
+	Store(t, s, Mem("snake", "call memory_store first"))
 
 	all := aimemoryv1.MatchMode_MATCH_MODE_ALL
 	anyMode := aimemoryv1.MatchMode_MATCH_MODE_ANY
@@ -206,7 +206,7 @@ func testMatchModesStemmingAndSanitising(t *testing.T, o Opener) {
 		{"deploy:rollback", all, []string{"both"}},
 	}
 	for _, tc := range tests {
-		got := titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: tc.query, Match: tc.match}))
+		got := TitlesOf(Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: tc.query, Match: tc.match}))
 		slices.Sort(got)
 		if len(got) == 0 {
 			got = nil
@@ -216,7 +216,7 @@ func testMatchModesStemmingAndSanitising(t *testing.T, o Opener) {
 		}
 	}
 	// In ANY mode a document with more of the words ranks first.
-	if got := titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "deploy rollback", Match: anyMode})); got[0] != "both" {
+	if got := TitlesOf(Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "deploy rollback", Match: anyMode})); got[0] != "both" {
 		t.Errorf("ANY ranks %q first", got[0])
 	}
 	// limit 0 means none.

@@ -17,14 +17,14 @@ func testShortIDs(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{})
 	var archived, live []string
 	for i := range 150 {
-		archived = append(archived, store(t, s, mem(fmt.Sprintf("gone %d", i), "x", tier("short"))).Id)
+		archived = append(archived, Store(t, s, Mem(fmt.Sprintf("gone %d", i), "x", Tier("short"))).Id)
 	}
 	clk.Add(7 * time.Hour) // the short ones expire and are archived
 	if _, err := s.CollectGarbage(t.Context(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 150 {
-		live = append(live, store(t, s, mem(fmt.Sprintf("kept %d", i), "x")).Id)
+		live = append(live, Store(t, s, Mem(fmt.Sprintf("kept %d", i), "x")).Id)
 	}
 	all := append(append([]string(nil), live...), archived...)
 	for _, minLen := range []uint32{1, 8} {

@@ -23,7 +23,7 @@ var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 
 func testStoreDefaults(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{})
-	m := store(t, s, &aimemoryv1.Memory{
+	m := Store(t, s, &aimemoryv1.Memory{
 		Title: "t", Content: "c", Id: "caller-id", AccessCount: 7, CreatedAt: 1, ExpiresAt: 1,
 	})
 	now := clk.Now().UnixNano()
@@ -46,27 +46,27 @@ func testStoreDefaults(t *testing.T, o Opener) {
 func testStoreConflictPolicies(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
-	orig := store(t, s, mem("Title", "first", inNS("ns"), tier("long"), prio(3),
-		tags("a"), meta(`{"agent_id":"alice","k":1}`),
+	orig := Store(t, s, Mem("Title", "first", InNS("ns"), Tier("long"), prio(3),
+		Tags("a"), meta(`{"agent_id":"alice","k":1}`),
 		func(m *aimemoryv1.Memory) { m.Source = "user"; m.Confidence = 0.9 }))
 
 	t.Run("error", func(t *testing.T) {
 		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{
-			Memory: mem("Title", "second", inNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR,
+			Memory: Mem("Title", "second", InNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR,
 		})
 		want := fmt.Sprintf("CONFLICT: memory with title 'Title' already exists in namespace 'ns' (existing id: %s)", orig.Id)
 		if !errors.Is(err, storage.ErrConflict) || err.Error() != want {
 			t.Errorf("err = %v, want %s", err, want)
 		}
 		// Another namespace, or other bytes, is no conflict.
-		store(t, s, mem("Title", "other ns", inNS("ns2")))
-		store(t, s, mem("title", "other case", inNS("ns")))
+		Store(t, s, Mem("Title", "other ns", InNS("ns2")))
+		Store(t, s, Mem("title", "other case", InNS("ns")))
 	})
 
 	t.Run("version", func(t *testing.T) {
 		for _, want := range []string{"Title (2)", "Title (3)"} {
 			resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{
-				Memory: mem("Title", "v", inNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
+				Memory: Mem("Title", "v", InNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
 			})
 			if err != nil || resp.Memory.Title != want || resp.Outcome != aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
 				t.Fatalf("version store = %v, %v; want title %q", resp, err, want)
@@ -74,16 +74,16 @@ func testStoreConflictPolicies(t *testing.T, o Opener) {
 		}
 		// A free title is stored as given.
 		resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{
-			Memory: mem("Fresh", "v", inNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
+			Memory: Mem("Fresh", "v", InNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
 		})
 		if err != nil || resp.Memory.Title != "Fresh" {
 			t.Errorf("version of free title = %v, %v", resp, err)
 		}
 		// A title at the length limit has no room for a suffix.
 		long := strings.Repeat("x", record.MaxTitleChars)
-		store(t, s, mem(long, "v", inNS("ns")))
+		Store(t, s, Mem(long, "v", InNS("ns")))
 		_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{
-			Memory: mem(long, "v", inNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
+			Memory: Mem(long, "v", InNS("ns")), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
 		})
 		var fe *record.FieldError
 		if !errors.As(err, &fe) || fe.Field != "title" {
@@ -95,7 +95,7 @@ func testStoreConflictPolicies(t *testing.T, o Opener) {
 		clk.Add(time.Hour)
 		for _, policy := range []aimemoryv1.ConflictPolicy{aimemoryv1.ConflictPolicy_CONFLICT_POLICY_MERGE, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_UNSPECIFIED} {
 			resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{
-				Memory: mem("Title", "merged "+policy.String(), inNS("ns"), tier("short"), prio(8), tags("b", "c"),
+				Memory: Mem("Title", "merged "+policy.String(), InNS("ns"), Tier("short"), prio(8), Tags("b", "c"),
 					meta(`{"agent_id":"mallory","k":2}`), func(m *aimemoryv1.Memory) { m.Source = "api"; m.Confidence = 0.4 }),
 				OnConflict: policy,
 			})
@@ -121,9 +121,9 @@ func testStoreConflictPolicies(t *testing.T, o Opener) {
 	})
 
 	t.Run("merge raises tier and refreshes expiry", func(t *testing.T) {
-		short := store(t, s, mem("Up", "x", tier("short")))
+		short := Store(t, s, Mem("Up", "x", Tier("short")))
 		clk.Add(time.Hour)
-		m := store(t, s, mem("Up", "y", tier("mid"), meta(`{"agent_id":"bob"}`)))
+		m := Store(t, s, Mem("Up", "y", Tier("mid"), meta(`{"agent_id":"bob"}`)))
 		if m.Id != short.Id || m.Tier != "mid" || m.ExpiresAt != clk.Now().Add(7*24*time.Hour).UnixNano() {
 			t.Errorf("merged %v", m)
 		}
@@ -131,24 +131,24 @@ func testStoreConflictPolicies(t *testing.T, o Opener) {
 		if !strings.Contains(string(m.MetadataJson), "bob") {
 			t.Errorf("metadata %s", m.MetadataJson)
 		}
-		m = store(t, s, mem("Up", "z", tier("short")))
+		m = Store(t, s, Mem("Up", "z", Tier("short")))
 		if m.Tier != "mid" || m.ExpiresAt != clk.Now().Add(7*24*time.Hour).UnixNano() {
 			t.Errorf("tier lowered or expiry not refreshed: %v", m)
 		}
 	})
 
 	t.Run("expired but uncollected counts as existing", func(t *testing.T) {
-		old := store(t, s, mem("Stale", "x", tier("short")))
+		old := Store(t, s, Mem("Stale", "x", Tier("short")))
 		clk.Add(7 * time.Hour)
-		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("Stale", "y"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
+		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("Stale", "y"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
 		if !errors.Is(err, storage.ErrConflict) {
 			t.Errorf("ERROR on expired duplicate: %v", err)
 		}
-		m := store(t, s, mem("Stale", "revived", tier("short")))
+		m := Store(t, s, Mem("Stale", "revived", Tier("short")))
 		if m.Id != old.Id || m.ExpiresAt != clk.Now().Add(6*time.Hour).UnixNano() {
 			t.Errorf("merge into expired row: %v", m)
 		}
-		if got := titlesOf(search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "revived"})); len(got) != 1 {
+		if got := TitlesOf(Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "revived"})); len(got) != 1 {
 			t.Errorf("revived memory not live: %q", got)
 		}
 	})
@@ -157,12 +157,12 @@ func testStoreConflictPolicies(t *testing.T, o Opener) {
 
 func testPotentialContradictions(t *testing.T, o Opener) {
 	s, clk := o.open(t, storage.Options{})
-	a := store(t, s, mem("Database migrations", "x", inNS("p")))
-	b := store(t, s, mem("Other", "run the migration tool", inNS("p"), tier("short")))
-	store(t, s, mem("Elsewhere", "migrations", inNS("q")))
-	store(t, s, mem("Unrelated", "nothing here", inNS("p")))
+	a := Store(t, s, Mem("Database migrations", "x", InNS("p")))
+	b := Store(t, s, Mem("Other", "run the migration tool", InNS("p"), Tier("short")))
+	Store(t, s, Mem("Elsewhere", "migrations", InNS("q")))
+	Store(t, s, Mem("Unrelated", "nothing here", InNS("p")))
 	clk.Add(7 * time.Hour) // b expires: still counted
-	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: mem("Migration order", "y", inNS("p"))})
+	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: Mem("Migration order", "y", InNS("p"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,9 +174,9 @@ func testPotentialContradictions(t *testing.T, o Opener) {
 		t.Errorf("contradictions %v, want %v", got, want)
 	}
 	for i := range 8 {
-		store(t, s, mem(fmt.Sprintf("order %d", i), "x", inNS("p")))
+		Store(t, s, Mem(fmt.Sprintf("order %d", i), "x", InNS("p")))
 	}
-	resp, _ = s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: mem("order again", "y", inNS("p"))})
+	resp, _ = s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: Mem("order again", "y", InNS("p"))})
 	if len(resp.PotentialContradictions) != maxContradictions || slices.Contains(resp.PotentialContradictions, resp.Memory.Id) {
 		t.Errorf("contradictions %v", resp.PotentialContradictions)
 	}
@@ -185,8 +185,8 @@ func testPotentialContradictions(t *testing.T, o Opener) {
 func testUpdate(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, clk := o.open(t, storage.Options{})
-	m := store(t, s, mem("Note", "x", meta(`{"agent_id":"alice"}`)))
-	other := store(t, s, mem("Taken", "x"))
+	m := Store(t, s, Mem("Note", "x", meta(`{"agent_id":"alice"}`)))
+	other := Store(t, s, Mem("Taken", "x"))
 	clk.Add(time.Minute)
 	now := clk.Now().UnixNano()
 	upd := func(req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.Memory, error) {

@@ -16,30 +16,30 @@ import (
 func testValidationNamesField(t *testing.T, o Opener) {
 	ctx := context.Background()
 	s, _ := o.open(t, storage.Options{})
-	existing := store(t, s, mem("exists", "x"))
+	existing := Store(t, s, Mem("exists", "x"))
 	storeCases := []struct {
 		field string
 		m     *aimemoryv1.Memory
 	}{
 		{"memory", nil},
-		{"title", mem("  ", "x")},
-		{"title", mem(strings.Repeat("é", 513), "x")},
-		{"content", mem("t", "line\r\n")},
-		{"content", mem("t", strings.Repeat("x", 65537))},
-		{"namespace", mem("t", "x", inNS("a//b"))},
-		{"namespace", mem("t", "x", inNS("/a"))},
-		{"tags", mem("t", "x", tags(make([]string, 51)...))},
-		{"tags[1]", mem("t", "x", tags("ok", " "))},
-		{"priority", mem("t", "x", prio(11))},
-		{"priority", mem("t", "x", prio(-1))},
-		{"confidence", mem("t", "x", func(m *aimemoryv1.Memory) { m.Confidence = 1.5 })},
-		{"source", mem("t", "x", func(m *aimemoryv1.Memory) { m.Source = "bogus" })},
-		{"tier", mem("t", "x", tier("forever"))},
-		{"metadata", mem("t", "x", meta(`[]`))},
-		{"metadata", mem("t", "x", meta(`{bad`))},
-		{"metadata.agent_id", mem("t", "x", meta(`{"agent_id":"has space"}`))},
-		{"metadata.agent_id", mem("t", "x", meta(`{"agent_id":7}`))},
-		{"scope", mem("t", "x", meta(`{"scope":"world"}`))},
+		{"title", Mem("  ", "x")},
+		{"title", Mem(strings.Repeat("é", 513), "x")},
+		{"content", Mem("t", "line\r\n")},
+		{"content", Mem("t", strings.Repeat("x", 65537))},
+		{"namespace", Mem("t", "x", InNS("a//b"))},
+		{"namespace", Mem("t", "x", InNS("/a"))},
+		{"tags", Mem("t", "x", Tags(make([]string, 51)...))},
+		{"tags[1]", Mem("t", "x", Tags("ok", " "))},
+		{"priority", Mem("t", "x", prio(11))},
+		{"priority", Mem("t", "x", prio(-1))},
+		{"confidence", Mem("t", "x", func(m *aimemoryv1.Memory) { m.Confidence = 1.5 })},
+		{"source", Mem("t", "x", func(m *aimemoryv1.Memory) { m.Source = "bogus" })},
+		{"tier", Mem("t", "x", Tier("forever"))},
+		{"metadata", Mem("t", "x", meta(`[]`))},
+		{"metadata", Mem("t", "x", meta(`{bad`))},
+		{"metadata.agent_id", Mem("t", "x", meta(`{"agent_id":"has space"}`))},
+		{"metadata.agent_id", Mem("t", "x", meta(`{"agent_id":7}`))},
+		{"scope", Mem("t", "x", meta(`{"scope":"world"}`))},
 	}
 	for _, tc := range storeCases {
 		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: tc.m})
@@ -48,7 +48,7 @@ func testValidationNamesField(t *testing.T, o Opener) {
 			t.Errorf("store %s: err = %v", tc.field, err)
 		}
 	}
-	if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mem("t", "x"), OnConflict: 9}); err == nil {
+	if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("t", "x"), OnConflict: 9}); err == nil {
 		t.Error("unknown on_conflict accepted")
 	}
 
