@@ -1,10 +1,6 @@
 package corefamily
 
-import (
-	"bytes"
-	"encoding/json"
-	"slices"
-)
+import "github.com/ai-memory/ai-memory/sdk"
 
 // Tool descriptions and input schemas. Every client pays for these on every
 // request, so each word must earn its place; the arguments each handler
@@ -72,26 +68,8 @@ const searchSchema = `{"type":"object","properties":{
 ` + formatProp + `
 },"required":["query"]}`
 
-// schema compacts a schema literal: the newlines above are for people only.
-// An invalid literal is left as is for NewFamilyServer to refuse loudly.
-func schema(s string) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		return json.RawMessage(s)
-	}
-	return b.Bytes()
-}
-
-// argNames lists a schema's properties: the arguments its handler accepts.
-func argNames(s string, extra ...string) []string {
-	var v struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	_ = json.Unmarshal([]byte(s), &v) // a bad literal fails the schema test
-	names := slices.Clone(extra)
-	for name := range v.Properties {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+// schema and argNames are the SDK's: short names for the literals above.
+var (
+	schema   = sdk.Schema
+	argNames = sdk.ArgNames
+)

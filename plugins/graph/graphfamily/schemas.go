@@ -1,10 +1,6 @@
 package graphfamily
 
-import (
-	"bytes"
-	"encoding/json"
-	"slices"
-)
+import "github.com/ai-memory/ai-memory/sdk"
 
 // Tool descriptions and input schemas. Every client pays for these on every
 // request (family-graph.md: the reference's eight cost 1,694 cl100k
@@ -77,26 +73,8 @@ const taxonomySchema = `{"type":"object","properties":{
 "limit":{"type":"integer","description":"Max namespaces, 1-10000, default 1000"}
 }}`
 
-// schema compacts a schema literal: the newlines above are for people only.
-// An invalid literal is left as is for NewFamilyServer to refuse loudly.
-func schema(s string) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		return json.RawMessage(s)
-	}
-	return b.Bytes()
-}
-
-// argNames lists a schema's properties: the arguments its handler accepts.
-func argNames(s string) []string {
-	var v struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	_ = json.Unmarshal([]byte(s), &v) // a bad literal fails the describe test
-	var names []string
-	for name := range v.Properties {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+// schema and argNames are the SDK's: short names for the literals above.
+var (
+	schema   = sdk.Schema
+	argNames = sdk.ArgNames
+)
