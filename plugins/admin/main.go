@@ -1,0 +1,23 @@
+// Command admin is the plugin binary of the lifecycle, governance and other
+// families. The ai-memory host starts it; run by hand it only explains that.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ai-memory/ai-memory/plugins/admin/adminfamily"
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "admin:", err)
+		os.Exit(1)
+	}
+	sdk.Serve("admin", version, adminfamily.Families(eng)...)
+}
