@@ -22,6 +22,7 @@ type Engine interface {
 	aimemoryv1.GraphClient    // links, entities, namespace tree
 	aimemoryv1.AuditClient    // the hash-chained audit log
 	aimemoryv1.EventsClient   // committed writes, as a stream
+	aimemoryv1.ArchiveClient  // forget, promote, restore, archived rows
 }
 
 // EngineConn is a connection to the data dir's engine, with a client of
@@ -32,6 +33,7 @@ type EngineConn struct {
 	aimemoryv1.GraphClient
 	aimemoryv1.AuditClient
 	aimemoryv1.EventsClient
+	aimemoryv1.ArchiveClient
 	conn *grpc.ClientConn
 }
 
@@ -45,6 +47,7 @@ func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 		GraphClient:    aimemoryv1.NewGraphClient(conn),
 		AuditClient:    aimemoryv1.NewAuditClient(conn),
 		EventsClient:   aimemoryv1.NewEventsClient(conn),
+		ArchiveClient:  aimemoryv1.NewArchiveClient(conn),
 		conn:           conn,
 	}
 }

@@ -53,14 +53,28 @@ type Audit interface {
 	VerifyAudit(ctx context.Context) (*aimemoryv1.VerifyAuditResponse, error)
 }
 
-// Archive is where removed memories are kept.
+// Archive is where removed memories are kept, and the lifecycle writes
+// that go through it (one archive operation: every removal path archives
+// the same way, keeping metadata and links).
 type Archive interface {
 	// Archived is the archive row of id; ErrNotFound when there is none.
 	Archived(ctx context.Context, id string) (*Archived, error)
+	GetArchived(context.Context, *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error)
+	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
+	PromoteMemory(context.Context, *aimemoryv1.PromoteMemoryRequest) (*aimemoryv1.PromoteMemoryResponse, error)
+	RestoreMemory(context.Context, *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error)
 }
 
-// ArchiveReasonTTL marks archive rows written by garbage collection.
-const ArchiveReasonTTL = "ttl_expired"
+// Archive reasons.
+const (
+	ArchiveReasonTTL        = "ttl_expired" // garbage collection
+	ArchiveReasonForget     = "forget"
+	ArchiveReasonDelete     = "delete"     // DeleteMemories with archive
+	ArchiveReasonSuperseded = "superseded" // the version an update or a merging store replaced
+)
+
+// MaxReported bounds the memories a bulk lifecycle answer lists (Forget).
+const MaxReported = 100
 
 // Archived is a memory collected into the archive, with why and when.
 type Archived struct {

@@ -23,7 +23,16 @@ const (
 	OpDelete Op = "delete" // DeleteMemories
 	OpLink   Op = "link"   // PutLink, InvalidateLink
 	OpAlias  Op = "alias"  // RegisterEntity adding aliases to an existing entity
+	// OpPromote: PromoteMemory. Tier mode asks once (Old and New the
+	// memory); vertical mode asks about the source (Old = New = source) and
+	// again about the copy in the ancestor (Old the memory it merges into,
+	// or nil; New the copy), so the ancestor's policy decides too.
+	OpPromote Op = "promote"
 )
+
+// Forget asks OpDelete about each memory it archives, delete with archive
+// OpDelete, and RestoreMemory OpStore (a memory comes back into its
+// namespace as a new write would).
 
 // Write is what the policy is asked about: who, which operation, and the
 // record before and after.

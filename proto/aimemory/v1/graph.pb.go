@@ -268,9 +268,12 @@ type GetLinksRequest struct {
 	ObservedBy *AgentSet `protobuf:"bytes,5,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
 	// Also return the title and namespace of the memories at the far end of
 	// the returned links (those not among ids), each once.
-	IncludeNodes  bool `protobuf:"varint,6,opt,name=include_nodes,json=includeNodes,proto3" json:"include_nodes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	IncludeNodes bool `protobuf:"varint,6,opt,name=include_nodes,json=includeNodes,proto3" json:"include_nodes,omitempty"`
+	// Also step into archived memories: their kept links are returned, and
+	// an archived id is not "not found".
+	IncludeArchived bool `protobuf:"varint,7,opt,name=include_archived,json=includeArchived,proto3" json:"include_archived,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetLinksRequest) Reset() {
@@ -341,6 +344,13 @@ func (x *GetLinksRequest) GetObservedBy() *AgentSet {
 func (x *GetLinksRequest) GetIncludeNodes() bool {
 	if x != nil {
 		return x.IncludeNodes
+	}
+	return false
+}
+
+func (x *GetLinksRequest) GetIncludeArchived() bool {
+	if x != nil {
+		return x.IncludeArchived
 	}
 	return false
 }
@@ -1528,7 +1538,7 @@ const file_aimemory_v1_graph_proto_rawDesc = "" +
 	"\x0einvalidated_by\x18\b \x01(\tR\rinvalidatedBy\x12%\n" +
 	"\x0einvalidated_at\x18\t \x01(\x03R\rinvalidatedAt\x123\n" +
 	"\ahistory\x18\n" +
-	" \x03(\v2\x19.aimemory.v1.LinkValidityR\ahistory\"\xed\x01\n" +
+	" \x03(\v2\x19.aimemory.v1.LinkValidityR\ahistory\"\x98\x02\n" +
 	"\x0fGetLinksRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\x124\n" +
 	"\tdirection\x18\x02 \x01(\x0e2\x16.aimemory.v1.DirectionR\tdirection\x12\x1a\n" +
@@ -1536,7 +1546,8 @@ const file_aimemory_v1_graph_proto_rawDesc = "" +
 	"\bvalid_at\x18\x04 \x01(\x03R\avalidAt\x126\n" +
 	"\vobserved_by\x18\x05 \x01(\v2\x15.aimemory.v1.AgentSetR\n" +
 	"observedBy\x12#\n" +
-	"\rinclude_nodes\x18\x06 \x01(\bR\fincludeNodes\"\x88\x01\n" +
+	"\rinclude_nodes\x18\x06 \x01(\bR\fincludeNodes\x12)\n" +
+	"\x10include_archived\x18\a \x01(\bR\x0fincludeArchived\"\x88\x01\n" +
 	"\x10GetLinksResponse\x12'\n" +
 	"\x05links\x18\x01 \x03(\v2\x11.aimemory.v1.LinkR\x05links\x12.\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x18.aimemory.v1.NodeSummaryR\x05nodes\x12\x1b\n" +

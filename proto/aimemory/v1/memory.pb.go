@@ -1418,8 +1418,10 @@ func (x *UpdateMemoryResponse) GetMemory() *Memory {
 }
 
 type DeleteMemoriesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ids           []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Ids   []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// Archive (reason "delete", links kept) instead of removing for good.
+	Archive       bool `protobuf:"varint,2,opt,name=archive,proto3" json:"archive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1459,6 +1461,13 @@ func (x *DeleteMemoriesRequest) GetIds() []string {
 		return x.Ids
 	}
 	return nil
+}
+
+func (x *DeleteMemoriesRequest) GetArchive() bool {
+	if x != nil {
+		return x.Archive
+	}
+	return false
 }
 
 type DeleteMemoriesResponse struct {
@@ -1515,8 +1524,11 @@ func (x *DeleteMemoriesResponse) GetNotFound() []string {
 
 type CollectGarbageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Copy collected memories into the archive first.
-	Archive       bool `protobuf:"varint,1,opt,name=archive,proto3" json:"archive,omitempty"`
+	// Collect into the archive (reason ttl_expired, links kept) rather than
+	// removing for good.
+	Archive bool `protobuf:"varint,1,opt,name=archive,proto3" json:"archive,omitempty"`
+	// Report what is expired; write nothing.
+	DryRun        bool `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1558,9 +1570,18 @@ func (x *CollectGarbageRequest) GetArchive() bool {
 	return false
 }
 
+func (x *CollectGarbageRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
 type CollectGarbageResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Collected     []string               `protobuf:"bytes,1,rep,name=collected,proto3" json:"collected,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Collected []string               `protobuf:"bytes,1,rep,name=collected,proto3" json:"collected,omitempty"`
+	// The same memories, in the same order, as id, title and namespace.
+	Memories      []*MemoryRef `protobuf:"bytes,2,rep,name=memories,proto3" json:"memories,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1602,6 +1623,74 @@ func (x *CollectGarbageResponse) GetCollected() []string {
 	return nil
 }
 
+func (x *CollectGarbageResponse) GetMemories() []*MemoryRef {
+	if x != nil {
+		return x.Memories
+	}
+	return nil
+}
+
+// What a bulk lifecycle answer shows of each memory it names.
+type MemoryRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Title         string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Namespace     string                 `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryRef) Reset() {
+	*x = MemoryRef{}
+	mi := &file_aimemory_v1_memory_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryRef) ProtoMessage() {}
+
+func (x *MemoryRef) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_memory_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryRef.ProtoReflect.Descriptor instead.
+func (*MemoryRef) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *MemoryRef) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MemoryRef) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *MemoryRef) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
 type StatsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1610,7 +1699,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[21]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1711,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[21]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1724,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{21}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{22}
 }
 
 type StatsResponse struct {
@@ -1653,7 +1742,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_aimemory_v1_memory_proto_msgTypes[22]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1665,7 +1754,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_memory_proto_msgTypes[22]
+	mi := &file_aimemory_v1_memory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1678,7 +1767,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{22}
+	return file_aimemory_v1_memory_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatsResponse) GetTotal() uint64 {
@@ -1844,16 +1933,23 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x0e_metadata_jsonB\r\n" +
 	"\v_expires_at\"C\n" +
 	"\x14UpdateMemoryResponse\x12+\n" +
-	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\")\n" +
+	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\"C\n" +
 	"\x15DeleteMemoriesRequest\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\tR\x03ids\"O\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x18\n" +
+	"\aarchive\x18\x02 \x01(\bR\aarchive\"O\n" +
 	"\x16DeleteMemoriesResponse\x12\x18\n" +
 	"\adeleted\x18\x01 \x03(\tR\adeleted\x12\x1b\n" +
-	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"1\n" +
+	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"J\n" +
 	"\x15CollectGarbageRequest\x12\x18\n" +
-	"\aarchive\x18\x01 \x01(\bR\aarchive\"6\n" +
+	"\aarchive\x18\x01 \x01(\bR\aarchive\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"j\n" +
 	"\x16CollectGarbageResponse\x12\x1c\n" +
-	"\tcollected\x18\x01 \x03(\tR\tcollected\"\x0e\n" +
+	"\tcollected\x18\x01 \x03(\tR\tcollected\x122\n" +
+	"\bmemories\x18\x02 \x03(\v2\x16.aimemory.v1.MemoryRefR\bmemories\"O\n" +
+	"\tMemoryRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1c\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\"\x0e\n" +
 	"\fStatsRequest\"\x8e\x02\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x04R\x05total\x120\n" +
@@ -1905,7 +2001,7 @@ func file_aimemory_v1_memory_proto_rawDescGZIP() []byte {
 }
 
 var file_aimemory_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_aimemory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_aimemory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_aimemory_v1_memory_proto_goTypes = []any{
 	(ConflictPolicy)(0),            // 0: aimemory.v1.ConflictPolicy
 	(StoreOutcome)(0),              // 1: aimemory.v1.StoreOutcome
@@ -1932,10 +2028,11 @@ var file_aimemory_v1_memory_proto_goTypes = []any{
 	(*DeleteMemoriesResponse)(nil), // 22: aimemory.v1.DeleteMemoriesResponse
 	(*CollectGarbageRequest)(nil),  // 23: aimemory.v1.CollectGarbageRequest
 	(*CollectGarbageResponse)(nil), // 24: aimemory.v1.CollectGarbageResponse
-	(*StatsRequest)(nil),           // 25: aimemory.v1.StatsRequest
-	(*StatsResponse)(nil),          // 26: aimemory.v1.StatsResponse
-	(*Link)(nil),                   // 27: aimemory.v1.Link
-	(*CountByKey)(nil),             // 28: aimemory.v1.CountByKey
+	(*MemoryRef)(nil),              // 25: aimemory.v1.MemoryRef
+	(*StatsRequest)(nil),           // 26: aimemory.v1.StatsRequest
+	(*StatsResponse)(nil),          // 27: aimemory.v1.StatsResponse
+	(*Link)(nil),                   // 28: aimemory.v1.Link
+	(*CountByKey)(nil),             // 29: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_memory_proto_depIdxs = []int32{
 	4,  // 0: aimemory.v1.StoreMemoryRequest.memory:type_name -> aimemory.v1.Memory
@@ -1943,7 +2040,7 @@ var file_aimemory_v1_memory_proto_depIdxs = []int32{
 	4,  // 2: aimemory.v1.StoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
 	1,  // 3: aimemory.v1.StoreMemoryResponse.outcome:type_name -> aimemory.v1.StoreOutcome
 	4,  // 4: aimemory.v1.GetMemoriesResponse.memories:type_name -> aimemory.v1.Memory
-	27, // 5: aimemory.v1.GetMemoriesResponse.links:type_name -> aimemory.v1.Link
+	28, // 5: aimemory.v1.GetMemoriesResponse.links:type_name -> aimemory.v1.Link
 	11, // 6: aimemory.v1.ListMemoriesRequest.filter:type_name -> aimemory.v1.Filter
 	4,  // 7: aimemory.v1.ListMemoriesResponse.memories:type_name -> aimemory.v1.Memory
 	2,  // 8: aimemory.v1.SearchMemoriesRequest.match:type_name -> aimemory.v1.MatchMode
@@ -1953,33 +2050,34 @@ var file_aimemory_v1_memory_proto_depIdxs = []int32{
 	15, // 12: aimemory.v1.SearchMemoriesResponse.results:type_name -> aimemory.v1.ScoredMemory
 	4,  // 13: aimemory.v1.TouchMemoriesResponse.memories:type_name -> aimemory.v1.Memory
 	4,  // 14: aimemory.v1.UpdateMemoryResponse.memory:type_name -> aimemory.v1.Memory
-	28, // 15: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
-	28, // 16: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
-	5,  // 17: aimemory.v1.Memories.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
-	7,  // 18: aimemory.v1.Memories.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
-	9,  // 19: aimemory.v1.Memories.ShortIds:input_type -> aimemory.v1.ShortIdsRequest
-	12, // 20: aimemory.v1.Memories.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
-	14, // 21: aimemory.v1.Memories.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
-	17, // 22: aimemory.v1.Memories.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
-	19, // 23: aimemory.v1.Memories.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
-	21, // 24: aimemory.v1.Memories.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
-	23, // 25: aimemory.v1.Memories.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
-	25, // 26: aimemory.v1.Memories.Stats:input_type -> aimemory.v1.StatsRequest
-	6,  // 27: aimemory.v1.Memories.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
-	8,  // 28: aimemory.v1.Memories.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
-	10, // 29: aimemory.v1.Memories.ShortIds:output_type -> aimemory.v1.ShortIdsResponse
-	13, // 30: aimemory.v1.Memories.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
-	16, // 31: aimemory.v1.Memories.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
-	18, // 32: aimemory.v1.Memories.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
-	20, // 33: aimemory.v1.Memories.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
-	22, // 34: aimemory.v1.Memories.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
-	24, // 35: aimemory.v1.Memories.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
-	26, // 36: aimemory.v1.Memories.Stats:output_type -> aimemory.v1.StatsResponse
-	27, // [27:37] is the sub-list for method output_type
-	17, // [17:27] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	25, // 15: aimemory.v1.CollectGarbageResponse.memories:type_name -> aimemory.v1.MemoryRef
+	29, // 16: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
+	29, // 17: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
+	5,  // 18: aimemory.v1.Memories.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
+	7,  // 19: aimemory.v1.Memories.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
+	9,  // 20: aimemory.v1.Memories.ShortIds:input_type -> aimemory.v1.ShortIdsRequest
+	12, // 21: aimemory.v1.Memories.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
+	14, // 22: aimemory.v1.Memories.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
+	17, // 23: aimemory.v1.Memories.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
+	19, // 24: aimemory.v1.Memories.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
+	21, // 25: aimemory.v1.Memories.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
+	23, // 26: aimemory.v1.Memories.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
+	26, // 27: aimemory.v1.Memories.Stats:input_type -> aimemory.v1.StatsRequest
+	6,  // 28: aimemory.v1.Memories.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
+	8,  // 29: aimemory.v1.Memories.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
+	10, // 30: aimemory.v1.Memories.ShortIds:output_type -> aimemory.v1.ShortIdsResponse
+	13, // 31: aimemory.v1.Memories.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
+	16, // 32: aimemory.v1.Memories.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
+	18, // 33: aimemory.v1.Memories.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
+	20, // 34: aimemory.v1.Memories.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
+	22, // 35: aimemory.v1.Memories.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
+	24, // 36: aimemory.v1.Memories.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
+	27, // 37: aimemory.v1.Memories.Stats:output_type -> aimemory.v1.StatsResponse
+	28, // [28:38] is the sub-list for method output_type
+	18, // [18:28] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_memory_proto_init() }
@@ -1996,7 +2094,7 @@ func file_aimemory_v1_memory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_memory_proto_rawDesc), len(file_aimemory_v1_memory_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

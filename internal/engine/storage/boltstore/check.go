@@ -107,6 +107,9 @@ func checkGraph(tx *bolt.Tx, records map[string]*aimemoryv1.Memory, report func(
 	}); err != nil {
 		return err
 	}
+	if err := checkArchivedLinks(tx, records, report); err != nil {
+		return err
+	}
 	ea := tx.Bucket(bucketEntityAliases)
 	if err := tx.Bucket(bucketAliases).ForEach(func(k, v []byte) error {
 		folded, ns, ok := bytes.Cut(k, []byte{0})
@@ -127,6 +130,36 @@ func checkGraph(tx *bolt.Tx, records map[string]*aimemoryv1.Memory, report func(
 		id, _, ok := bytes.Cut(k, []byte{0})
 		if !ok || records[string(id)] == nil {
 			report("entity alias row %q names a missing memory", k)
+		}
+		return nil
+	})
+}
+
+// checkArchivedLinks: every link kept in the archive has its mirror, at
+// least one archived end, and no end that is neither live nor archived.
+func checkArchivedLinks(tx *bolt.Tx, records map[string]*aimemoryv1.Memory, report func(string, ...any)) error {
+	out, in, arch := tx.Bucket(bucketArchivedLinksOut), tx.Bucket(bucketArchivedLinksIn), tx.Bucket(bucketArchive)
+	archived := func(id string) bool { return arch.Get([]byte(id)) != nil }
+	if err := out.ForEach(func(k, _ []byte) error {
+		src, dst, rel, ok := splitLinkKey(k)
+		switch {
+		case !ok:
+			report("corrupt archived link key %q", k)
+		case !archived(src) && !archived(dst):
+			report("archived link %s→%s %s has two live ends", src, dst, rel)
+		case (records[src] == nil && !archived(src)) || (records[dst] == nil && !archived(dst)):
+			report("dangling archived link %s→%s %s", src, dst, rel)
+		case in.Get(linkKey(dst, src, rel)) == nil:
+			report("archived link %s→%s %s has no mirror row", src, dst, rel)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return in.ForEach(func(k, _ []byte) error {
+		dst, src, rel, ok := splitLinkKey(k)
+		if !ok || out.Get(linkKey(src, dst, rel)) == nil {
+			report("archived_links_in row %q has no archived_links_out row", k)
 		}
 		return nil
 	})

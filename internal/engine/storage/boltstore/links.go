@@ -26,14 +26,19 @@ func decodeLink(raw []byte) (*aimemoryv1.Link, error) {
 // mirrored by target (links_in) so both directions are a prefix scan.
 // putLink writes both rows (the graph operations are in graph_links.go).
 func putLink(tx *bolt.Tx, l *aimemoryv1.Link) error {
+	return putLinkRows(tx.Bucket(bucketLinksOut), tx.Bucket(bucketLinksIn), l)
+}
+
+// putLinkRows writes l's two rows into a pair of link buckets (live or archived).
+func putLinkRows(out, in *bolt.Bucket, l *aimemoryv1.Link) error {
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(l)
 	if err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketLinksOut).Put(linkKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation()), raw); err != nil {
+	if err := out.Put(linkKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation()), raw); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketLinksIn).Put(linkKey(l.GetTargetId(), l.GetSourceId(), l.GetRelation()), nil)
+	return in.Put(linkKey(l.GetTargetId(), l.GetSourceId(), l.GetRelation()), nil)
 }
 
 // prefixKeys copies the keys of b that start with prefix.
@@ -146,10 +151,12 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 		return nil, err
 	}
 	resp := &aimemoryv1.GetLinksResponse{}
+	archived := req.GetIncludeArchived()
 	err = s.db.View(func(tx *bolt.Tx) error {
 		mems, out, in := tx.Bucket(bucketMemories), tx.Bucket(bucketLinksOut), tx.Bucket(bucketLinksIn)
+		arch, archOut, archIn := tx.Bucket(bucketArchive), tx.Bucket(bucketArchivedLinksOut), tx.Bucket(bucketArchivedLinksIn)
 		var seen map[string]bool
-		if dir == aimemoryv1.Direction_DIRECTION_BOTH || dir == aimemoryv1.Direction_DIRECTION_UNSPECIFIED {
+		if dir == aimemoryv1.Direction_DIRECTION_BOTH || dir == aimemoryv1.Direction_DIRECTION_UNSPECIFIED || archived {
 			seen = map[string]bool{}
 		}
 		asked := make(map[string]bool, len(req.GetIds()))
@@ -158,13 +165,23 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 				continue
 			}
 			asked[id] = true
-			if mems.Get([]byte(id)) == nil {
+			live := mems.Get([]byte(id)) != nil
+			if !live && !(archived && arch.Get([]byte(id)) != nil) {
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
 			var err error
-			if resp.Links, err = collectLinks(out, in, id, dir, f, seen, resp.Links); err != nil {
-				return err
+			if live {
+				if resp.Links, err = collectLinks(out, in, id, dir, f, seen, resp.Links); err != nil {
+					return err
+				}
+			}
+			// An archived memory's links, and a live one's links to
+			// archived memories, are kept in the archive's buckets.
+			if archived {
+				if resp.Links, err = collectLinks(archOut, archIn, id, dir, f, seen, resp.Links); err != nil {
+					return err
+				}
 			}
 		}
 		if !req.GetIncludeNodes() {
@@ -176,7 +193,7 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 					continue
 				}
 				asked[id] = true
-				n, err := nodeSummary(mems, id)
+				n, err := anyNodeSummary(mems, arch, id)
 				if err != nil {
 					return err
 				}
@@ -189,4 +206,20 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 		return nil, err
 	}
 	return resp, nil
+}
+
+// anyNodeSummary is nodeSummary of a live memory, else of an archived one.
+func anyNodeSummary(mems, arch *bolt.Bucket, id string) (*aimemoryv1.NodeSummary, error) {
+	if mems.Get([]byte(id)) != nil {
+		return nodeSummary(mems, id)
+	}
+	raw := arch.Get([]byte(id))
+	if raw == nil {
+		return nil, fmt.Errorf("link names missing memory %s", id)
+	}
+	a, err := decodeArchived(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &aimemoryv1.NodeSummary{Id: id, Title: a.Memory.GetTitle(), Namespace: a.Memory.GetNamespace()}, nil
 }

@@ -8,8 +8,10 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// DeleteMemories removes memories by exact id, with their index entries and
-// every link touching them, in one transaction. Never archived.
+// DeleteMemories removes memories by exact id, with their index entries, in
+// one transaction: with archive through the archive (reason delete, links
+// kept there), else for good with every link touching them, live or
+// archived.
 func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error) {
 	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
@@ -30,7 +32,7 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 			if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
 				return err
 			}
-			if err := w.remove(m, "memory_delete"); err != nil {
+			if err := w.deleteMemory(m, req.GetArchive()); err != nil {
 				return err
 			}
 			resp.Deleted = append(resp.Deleted, id)
@@ -41,4 +43,20 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 		return nil, err
 	}
 	return resp, nil
+}
+
+// deleteMemory is DeleteMemories' removal of one memory, after its check.
+func (w *writeTx) deleteMemory(m *aimemoryv1.Memory, archive bool) error {
+	if archive {
+		return w.archive(m, storage.ArchiveReasonDelete, "memory_delete")
+	}
+	return w.removeForGood(m, "memory_delete")
+}
+
+// removeForGood removes m and every link touching it, live or archived.
+func (w *writeTx) removeForGood(m *aimemoryv1.Memory, event string) error {
+	if err := deleteArchivedLinks(w.tx, m.Id); err != nil {
+		return err
+	}
+	return w.remove(m, event)
 }

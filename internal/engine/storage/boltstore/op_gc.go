@@ -26,42 +26,38 @@ func (s *Store) HasExpired(ctx context.Context) (bool, error) {
 	return found, err
 }
 
-// CollectGarbage deletes every expired memory (with its links), first
-// copying it into the archive when req.archive, all in one transaction.
-// With nothing expired it writes nothing.
+// CollectGarbage removes every expired memory, through the archive
+// (reason ttl_expired, metadata and links kept) when req.archive, else for
+// good, all in one transaction, and reports each by id, title and
+// namespace. With dry_run, or with nothing expired, it writes nothing.
+// Not asked of the policy: the expiry is the memory's own.
 func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error) {
 	resp := &aimemoryv1.CollectGarbageResponse{}
 	if expired, err := s.HasExpired(ctx); err != nil || !expired {
 		return resp, err
 	}
+	if req.GetDryRun() {
+		now := s.nowNanos()
+		err := s.db.View(func(tx *bolt.Tx) error {
+			mems, err := expired(tx, now)
+			for _, m := range mems {
+				resp.Collected, resp.Memories = append(resp.Collected, m.Id), append(resp.Memories, ref(m))
+			}
+			return err
+		})
+		return resp, err
+	}
 	err := s.write(ctx, func(w *writeTx) error {
-		resp.Collected = nil
-		var ids []string
-		c := w.tx.Bucket(bucketExpiry).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			at, id := splitExpiryKey(k)
-			if at > w.now {
-				break
-			}
-			ids = append(ids, id)
+		resp = &aimemoryv1.CollectGarbageResponse{}
+		mems, err := expired(w.tx, w.now)
+		if err != nil {
+			return err
 		}
-		for _, id := range ids {
-			m, err := w.get(id)
-			if err != nil {
+		for _, m := range mems {
+			if err := w.collect(m, req.GetArchive()); err != nil {
 				return err
 			}
-			if m == nil {
-				return fmt.Errorf("expiry index names missing memory %s", id)
-			}
-			if req.GetArchive() {
-				if err := w.archive(m, storage.ArchiveReasonTTL); err != nil {
-					return err
-				}
-			}
-			if err := w.remove(m, "memory_gc"); err != nil {
-				return err
-			}
-			resp.Collected = append(resp.Collected, id)
+			resp.Collected, resp.Memories = append(resp.Collected, m.Id), append(resp.Memories, ref(m))
 		}
 		return nil
 	})
@@ -71,19 +67,35 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 	return resp, nil
 }
 
-// archive copies m into the archive, replacing an earlier copy of the id.
-func (w *writeTx) archive(m *aimemoryv1.Memory, reason string) error {
-	raw, err := encodeArchived(&storage.Archived{
-		Memory:            m,
-		ArchivedAt:        w.now,
-		Reason:            reason,
-		OriginalTier:      m.Tier,
-		OriginalExpiresAt: m.ExpiresAt,
-	})
-	if err != nil {
-		return err
+// collect is garbage collection's removal of one expired memory.
+func (w *writeTx) collect(m *aimemoryv1.Memory, archive bool) error {
+	if archive {
+		return w.archive(m, storage.ArchiveReasonTTL, "memory_gc")
 	}
-	return w.tx.Bucket(bucketArchive).Put([]byte(m.Id), raw)
+	return w.removeForGood(m, "memory_gc")
+}
+
+// expired reads every memory whose expiry is at or before now, soonest first.
+func expired(tx *bolt.Tx, now int64) ([]*aimemoryv1.Memory, error) {
+	var out []*aimemoryv1.Memory
+	mems := tx.Bucket(bucketMemories)
+	c := tx.Bucket(bucketExpiry).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		at, id := splitExpiryKey(k)
+		if at > now {
+			break
+		}
+		raw := mems.Get([]byte(id))
+		if raw == nil {
+			return nil, fmt.Errorf("expiry index names missing memory %s", id)
+		}
+		m, err := decodeMemory(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // Archived returns the archive row of id; storage.ErrNotFound when there is none.

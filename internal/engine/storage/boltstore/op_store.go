@@ -15,7 +15,8 @@ const maxContradictions = 5
 
 // StoreMemory writes a new memory, or resolves a (title, namespace)
 // collision by on_conflict: ERROR fails, VERSION picks "T (n)", MERGE (the
-// default) updates the existing memory in place by rules.Merge's rule.
+// default) updates the existing memory in place by rules.Merge's rule,
+// keeping the version it replaces in the archive (superseded).
 // Expired-but-uncollected memories count as existing.
 func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
 	in, err := rules.New(req.GetMemory())
@@ -64,6 +65,9 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 			return err
 		}
 		if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
+			return err
+		}
+		if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
 			return err
 		}
 		resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED

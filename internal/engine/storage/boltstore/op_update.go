@@ -14,7 +14,7 @@ import (
 // new tier's TTL (none for long); an explicit expires_at or
 // clear_expires_at wins over that. metadata.agent_id cannot change once
 // set. updated_at is bumped and updated_by stamped with the caller on every
-// call.
+// call. The version it replaces is kept in the archive (superseded).
 func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error) {
 	if err := rules.ValidatePatch(req); err != nil {
 		return nil, err
@@ -44,6 +44,9 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 			return err
 		}
 		if err := w.moveEntity(old, m); err != nil {
+			return err
+		}
+		if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
 			return err
 		}
 		resp.Memory = m

@@ -19,7 +19,10 @@ import (
 //	2  Memory.created_by / updated_by, stamped by the engine from the caller
 //	3  index_snapshot and index_log (snapshot.go): every write logs there,
 //	   so a build that does not must not write the file
-const SchemaVersion = 3
+//	4  archived_links_out/in and versions (op_archive.go): an archived
+//	   memory's links move there, so a build that would drop them must not
+//	   write the file
+const SchemaVersion = 4
 
 // Buckets. Keys and values are described in codec.go.
 var (
@@ -31,6 +34,10 @@ var (
 	bucketLinksOut = []byte("links_out") // source NUL target NUL relation → Link
 	bucketLinksIn  = []byte("links_in")  // target NUL source NUL relation → ""
 	bucketArchive  = []byte("archive")   // id → archived memory
+	// The archive's links and superseded versions (op_archive.go).
+	bucketArchivedLinksOut = []byte("archived_links_out") // as links_out, for links with an archived end
+	bucketArchivedLinksIn  = []byte("archived_links_in")  // as links_in
+	bucketVersions         = []byte("versions")           // id NUL archived_at(8, big-endian) → archived memory
 
 	// Entities (graph_entities.go).
 	bucketAliases       = []byte("aliases")        // fold(alias) NUL namespace → entity id
@@ -42,6 +49,7 @@ var allBuckets = [][]byte{
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
 	bucketAliases, bucketEntityAliases,
 	bucketIndexSnapshot, bucketIndexLog,
+	bucketArchivedLinksOut, bucketArchivedLinksIn, bucketVersions,
 }
 
 var keySchemaVersion = []byte("schema_version")
@@ -51,7 +59,7 @@ func migration(from uint32) func(*bolt.Tx) error {
 	switch from {
 	case 1:
 		return migrateAuthors
-	case 2:
+	case 2, 3:
 		return func(*bolt.Tx) error { return nil } // the new buckets exist already
 	}
 	return nil

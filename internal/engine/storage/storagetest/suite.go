@@ -56,6 +56,12 @@ func Run(t *testing.T, open Opener) {
 		{"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC},
 		{"Touch", testTouch},
 		{"CustomTTL", testCustomTTL},
+		{"ArchiveKeepsMetadataAndLinks", testArchiveKeepsMetadataAndLinks},
+		{"RestoreRefusals", testRestoreRefusals},
+		{"Forget", testForget},
+		{"ForgetSkipsGuarded", testForgetSkipsGuarded},
+		{"SupersededVersions", testSupersededVersions},
+		{"Promote", testPromote},
 		// policy and events
 		{"WritePolicy", testWritePolicy},
 		{"EventsAfterCommit", testEventsAfterCommit},

@@ -1,0 +1,245 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// The archive. archive is the one operation every removal path goes
+// through (gc, forget, delete with archive, later consolidate), and the
+// one that keeps the version an update or a merging store replaced:
+//
+//   - a removal writes the whole record (metadata included) to the archive
+//     bucket under its id, replacing an earlier archive row of that id,
+//     moves every link touching it from links_out/in to
+//     archived_links_out/in (same layout), and removes the live record
+//     with its index entries. Live traversals read only the live link
+//     buckets, so they never step into an archived memory; GetLinks with
+//     include_archived reads both.
+//   - a superseded version is written to versions under id NUL
+//     archived_at; the live record and its links stay as they are.
+//
+// A link lives in exactly one place: live when both ends are live, else
+// archived. Restore moves back the links whose other end is live and
+// leaves the rest, so they come back when the other end does. A hard
+// delete removes the memory's links in both places: an end that is gone
+// for good takes its links with it.
+
+// archive archives m for reason, with event typ for a removal.
+func (w *writeTx) archive(m *aimemoryv1.Memory, reason, typ string) error {
+	row, err := encodeArchived(&storage.Archived{
+		Memory:            m,
+		ArchivedAt:        w.now,
+		Reason:            reason,
+		OriginalTier:      m.Tier,
+		OriginalExpiresAt: m.ExpiresAt,
+	})
+	if err != nil {
+		return err
+	}
+	if reason == storage.ArchiveReasonSuperseded {
+		versions := w.tx.Bucket(bucketVersions)
+		at := w.now
+		for versions.Get(versionKey(m.Id, at)) != nil { // two versions in one clock tick
+			at++
+		}
+		return versions.Put(versionKey(m.Id, at), row)
+	}
+	if err := w.tx.Bucket(bucketArchive).Put([]byte(m.Id), row); err != nil {
+		return err
+	}
+	if _, _, err := moveLinks(w.tx, m.Id, bucketLinksOut, bucketLinksIn, bucketArchivedLinksOut, bucketArchivedLinksIn, nil); err != nil {
+		return err
+	}
+	return w.remove(m, typ)
+}
+
+// versionKey is id NUL archived_at: an id's versions sort oldest first.
+func versionKey(id string, at int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(id), 0), uint64(at))
+}
+
+// moveLinks moves every link touching id from one pair of link buckets to
+// the other, keeping those for which keep (if set) says false; it returns
+// how many it moved and how many it kept.
+func moveLinks(tx *bolt.Tx, id string, fromOut, fromIn, toOut, toIn []byte, move func(*aimemoryv1.Link) bool) (moved, kept int, err error) {
+	srcOut, srcIn := tx.Bucket(fromOut), tx.Bucket(fromIn)
+	links, err := collectLinks(srcOut, srcIn, id, aimemoryv1.Direction_DIRECTION_BOTH, nil, map[string]bool{}, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	dstOut, dstIn := tx.Bucket(toOut), tx.Bucket(toIn)
+	for _, l := range links {
+		if move != nil && !move(l) {
+			kept++
+			continue
+		}
+		if err := putLinkRows(dstOut, dstIn, l); err != nil {
+			return 0, 0, err
+		}
+		if err := srcOut.Delete(linkKey(l.SourceId, l.TargetId, l.Relation)); err != nil {
+			return 0, 0, err
+		}
+		if err := srcIn.Delete(linkKey(l.TargetId, l.SourceId, l.Relation)); err != nil {
+			return 0, 0, err
+		}
+		moved++
+	}
+	return moved, kept, nil
+}
+
+// deleteArchivedLinks removes the archived links touching id: its end is
+// gone for good.
+func deleteArchivedLinks(tx *bolt.Tx, id string) error {
+	out, in := tx.Bucket(bucketArchivedLinksOut), tx.Bucket(bucketArchivedLinksIn)
+	links, err := collectLinks(out, in, id, aimemoryv1.Direction_DIRECTION_BOTH, nil, map[string]bool{}, nil)
+	if err != nil {
+		return err
+	}
+	for _, l := range links {
+		if err := out.Delete(linkKey(l.SourceId, l.TargetId, l.Relation)); err != nil {
+			return err
+		}
+		if err := in.Delete(linkKey(l.TargetId, l.SourceId, l.Relation)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// archivedRow reads id's archive row; nil when there is none.
+func archivedRow(tx *bolt.Tx, id string) (*storage.Archived, error) {
+	raw := tx.Bucket(bucketArchive).Get([]byte(id))
+	if raw == nil {
+		return nil, nil
+	}
+	return decodeArchived(raw)
+}
+
+// RestoreMemory brings an archived memory back under its id: a fresh
+// expiry for its tier (none for long), its metadata as archived, and the
+// links whose other end is live. Its id must not be live and its title
+// must be free in its namespace (storage.ErrConflict). Asked as OpStore.
+func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
+	if err := rules.ValidateIDs("id", []string{req.GetId()}); err != nil {
+		return nil, err
+	}
+	id := req.GetId()
+	var resp *aimemoryv1.RestoreMemoryResponse
+	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.RestoreMemoryResponse{}
+		a, err := archivedRow(w.tx, id)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			return fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
+		}
+		if live, err := w.get(id); err != nil || live != nil {
+			if err == nil {
+				err = fmt.Errorf("%w: memory %s is live; nothing to restore", storage.ErrConflict, id)
+			}
+			return err
+		}
+		m := rules.Clone(a.Memory)
+		if owner := w.titleOwner(m.Namespace, m.Title); owner != "" {
+			return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
+		}
+		m.ExpiresAt = w.s.ttl.ExpiresAt(m.Tier, w.now)
+		if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
+			return err
+		}
+		if err := w.put(nil, m, "memory_restore"); err != nil {
+			return err
+		}
+		if err := w.tx.Bucket(bucketArchive).Delete([]byte(id)); err != nil {
+			return err
+		}
+		live := func(l *aimemoryv1.Link) bool {
+			other := l.TargetId
+			if other == id {
+				other = l.SourceId
+			}
+			return w.tx.Bucket(bucketMemories).Get([]byte(other)) != nil
+		}
+		moved, kept, err := moveLinks(w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn, live)
+		if err != nil {
+			return err
+		}
+		resp.Memory, resp.LinksRestored, resp.LinksKept = m, uint32(moved), uint32(kept)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// GetArchived returns the archive rows of exact ids, with the links kept
+// in the archive and, on request, the superseded versions.
+func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.GetArchivedResponse{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		seen := map[string]bool{}
+		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
+			a, err := archivedRow(tx, id)
+			if err != nil {
+				return err
+			}
+			if req.GetIncludeVersions() {
+				c := tx.Bucket(bucketVersions).Cursor()
+				prefix := append([]byte(id), 0)
+				for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+					va, err := decodeArchived(v)
+					if err != nil {
+						return err
+					}
+					if storage.Readable(ctx, va.Memory.GetNamespace()) {
+						resp.Versions = append(resp.Versions, archivedMessage(va))
+					}
+				}
+			}
+			if a == nil {
+				resp.NotFound = append(resp.NotFound, id)
+				continue
+			}
+			if !storage.Readable(ctx, a.Memory.GetNamespace()) {
+				resp.NotFound = append(resp.NotFound, id)
+				continue
+			}
+			resp.Archived = append(resp.Archived, archivedMessage(a))
+			if resp.Links, err = collectLinks(tx.Bucket(bucketArchivedLinksOut), tx.Bucket(bucketArchivedLinksIn), id,
+				aimemoryv1.Direction_DIRECTION_BOTH, nil, seen, resp.Links); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func archivedMessage(a *storage.Archived) *aimemoryv1.ArchivedMemory {
+	return &aimemoryv1.ArchivedMemory{
+		Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason,
+		OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt,
+	}
+}
+
+// ref is what bulk answers show of m.
+func ref(m *aimemoryv1.Memory) *aimemoryv1.MemoryRef {
+	return &aimemoryv1.MemoryRef{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
+}

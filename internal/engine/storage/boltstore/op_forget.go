@@ -1,0 +1,142 @@
+package boltstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Forget archives (reason forget) every memory matching all of the
+// request's criteria: exact namespace, tier, and a pattern whose every
+// word the memory's title, content or tags hold (search's analysis, so
+// "draft notes" matches only memories with both words). Expired and long
+// memories match like any. Without a namespace, guarded namespaces are
+// not searched; named, the guard refuses. Each memory is asked of the
+// policy as OpDelete; one refusal fails the whole request and nothing is
+// archived. With dry_run it writes nothing and reports the same matches.
+func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
+	crit, err := rules.NewForget(req, s.an.Query)
+	if err != nil {
+		return nil, err
+	}
+	// A guarded namespace named outright is refused before anything is
+	// read, dry run included: its titles are not everyone's to list.
+	if crit.Namespace != "" {
+		if err := storage.CheckGuard(ctx, storage.OpDelete, crit.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	var resp *aimemoryv1.ForgetResponse
+	if req.GetDryRun() {
+		err = s.db.View(func(tx *bolt.Tx) error {
+			mems, err := forgetMatches(tx, crit)
+			resp = forgetAnswer(mems)
+			return err
+		})
+		return resp, err
+	}
+	err = s.write(ctx, func(w *writeTx) error {
+		mems, err := forgetMatches(w.tx, crit)
+		if err != nil {
+			return err
+		}
+		if err := w.forget(mems); err != nil {
+			return err
+		}
+		resp = forgetAnswer(mems)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// forget archives mems, each authorised as a delete: the tx-level step of
+// Forget, for callers that have matched already (an approval, later).
+func (w *writeTx) forget(mems []*aimemoryv1.Memory) error {
+	for _, m := range mems {
+		if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
+			return err
+		}
+		if err := w.archive(m, storage.ArchiveReasonForget, "memory_forget"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func forgetAnswer(mems []*aimemoryv1.Memory) *aimemoryv1.ForgetResponse {
+	resp := &aimemoryv1.ForgetResponse{Matched: uint32(len(mems))}
+	for _, m := range mems[:min(len(mems), storage.MaxReported)] {
+		resp.Memories = append(resp.Memories, ref(m))
+	}
+	return resp
+}
+
+// forgetMatches reads the memories crit matches, oldest first. With a
+// namespace it walks that namespace's titles; else every record. The
+// pattern is checked against each memory's stored term list, so the
+// answer holds for the transaction it runs in (the in-memory index may be
+// behind it within a group commit).
+func forgetMatches(tx *bolt.Tx, crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
+	mems, terms := tx.Bucket(bucketMemories), tx.Bucket(bucketTerms)
+	var out []*aimemoryv1.Memory
+	consider := func(id []byte) error {
+		if len(crit.Terms) > 0 {
+			ok, err := holdsAll(terms.Get(id), crit.Terms)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		raw := mems.Get(id)
+		if raw == nil {
+			return nil
+		}
+		m, err := decodeMemory(raw)
+		if err != nil {
+			return err
+		}
+		if crit.Matches(m) {
+			out = append(out, m)
+		}
+		return nil
+	}
+	if crit.Namespace != "" {
+		prefix := titleKey(crit.Namespace, "")
+		c := tx.Bucket(bucketTitles).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if err := consider(v); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := mems.ForEach(func(k, _ []byte) error { return consider(k) }); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *aimemoryv1.Memory) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.Id, b.Id))
+	})
+	return out, nil
+}
+
+// holdsAll reports whether a stored term list holds every term of want.
+func holdsAll(list []byte, want []string) (bool, error) {
+	found := 0
+	seen := make([]bool, len(want))
+	err := walkTerms(list, func(term []byte, _ uint32) {
+		for i, w := range want {
+			if !seen[i] && string(term) == w {
+				seen[i] = true
+				found++
+			}
+		}
+	})
+	return found == len(want), err
+}
