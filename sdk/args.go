@@ -230,6 +230,19 @@ func (a *Args) Number(name string, def float64) (float64, error) {
 	return f, nil // ±Inf from ErrRange is left to the caller's range rule
 }
 
+// Bool returns an optional boolean argument, or def when it is absent; a
+// string such as "true" is an error, not a guess.
+func (a *Args) Bool(name string, def bool) (bool, error) {
+	v, ok := a.Value(name)
+	if !ok {
+		return def, nil
+	}
+	if jsonType(v) != "boolean" {
+		return false, typeErr(name, "a boolean", v)
+	}
+	return string(v) == "true", nil
+}
+
 // StringList returns an optional array-of-strings argument; any other element
 // is an error naming its index.
 func (a *Args) StringList(name string) ([]string, error) {

@@ -1,0 +1,52 @@
+package adminfamily
+
+// Lifecycle tool descriptions and input schemas: every client pays for
+// these on every request, so each word earns its place. Each handler
+// accepts exactly these properties (plus agent_id on delete and promote,
+// taken for compatibility and never used as authority).
+
+const (
+	updateDesc  = "Edit a memory; the old version is archived."
+	deleteDesc  = "Delete a memory and its links."
+	forgetDesc  = "Archive every memory matching all filters given."
+	gcDesc      = "Archive expired memories now."
+	promoteDesc = "Make a memory long-term, or copy it to an ancestor namespace."
+)
+
+const idProp = `"id":{"type":"string","description":"Id or unique prefix"}`
+
+const dryRunProp = `"dry_run":{"type":"boolean","description":"Only report"}`
+
+const updateSchema = `{"type":"object","properties":{
+` + idProp + `,
+"title":{"type":"string","description":"New title"},
+"content":{"type":"string","description":"New text"},
+"tier":{"type":"string","description":"short, mid or long"},
+"namespace":{"type":"string","description":"Moves it"},
+"tags":{"type":"array","items":{"type":"string"},"description":"Replace all"},
+"priority":{"type":"integer","description":"1-10"},
+"confidence":{"type":"number","description":"0-1"},
+"expires_at":{"type":"string","description":"RFC 3339; empty clears"},
+"metadata":{"type":"object","description":"Replace all; agent_id kept"}
+},"required":["id"]}`
+
+const deleteSchema = `{"type":"object","properties":{
+` + idProp + `,
+"archive":{"type":"boolean","description":"Keep restorable, with links"}
+},"required":["id"]}`
+
+const forgetSchema = `{"type":"object","properties":{
+"namespace":{"type":"string","description":"Exact"},
+"pattern":{"type":"string","description":"Words; all must match"},
+"tier":{"type":"string","description":"short, mid or long"},
+` + dryRunProp + `
+}}`
+
+const gcSchema = `{"type":"object","properties":{
+` + dryRunProp + `
+}}`
+
+const promoteSchema = `{"type":"object","properties":{
+` + idProp + `,
+"to_namespace":{"type":"string","description":"Ancestor to copy into; absent: make long"}
+},"required":["id"]}`
