@@ -29,9 +29,6 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
-			if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
-				return err
-			}
 			if err := w.deleteMemory(m, req.GetArchive()); err != nil {
 				return err
 			}
@@ -45,8 +42,12 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 	return resp, nil
 }
 
-// deleteMemory is DeleteMemories' removal of one memory, after its check.
+// deleteMemory is DeleteMemories' transaction step for one memory: the
+// policy's delete check, then the removal (for an approval, later, too).
 func (w *writeTx) deleteMemory(m *aimemoryv1.Memory, archive bool) error {
+	if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
+		return err
+	}
 	if archive {
 		return w.archive(m, storage.ArchiveReasonDelete, "memory_delete")
 	}

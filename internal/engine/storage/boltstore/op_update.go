@@ -21,39 +21,45 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 	}
 	var resp *aimemoryv1.UpdateMemoryResponse
 	err := s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.UpdateMemoryResponse{}
-		old, err := w.get(req.GetId())
-		if err != nil {
-			return err
-		}
-		if old == nil {
-			return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
-		}
-		m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
-		if err != nil {
-			return err
-		}
-		if m.Namespace != old.Namespace || m.Title != old.Title {
-			if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
-				return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-			}
-		}
-		// The policy sees both records, so a move is one question about
-		// both namespaces.
-		if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
-			return err
-		}
-		if err := w.moveEntity(old, m); err != nil {
-			return err
-		}
-		if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-			return err
-		}
-		resp.Memory = m
-		return w.put(old, m, "memory_update")
+		m, err := w.update(req)
+		resp = &aimemoryv1.UpdateMemoryResponse{Memory: m}
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// update is UpdateMemory's transaction step (req already validated), for
+// any caller holding a write transaction (an approval, later).
+func (w *writeTx) update(req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.Memory, error) {
+	old, err := w.get(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	if old == nil {
+		return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
+	}
+	m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
+	if err != nil {
+		return nil, err
+	}
+	if m.Namespace != old.Namespace || m.Title != old.Title {
+		if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
+			return nil, &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
+		}
+	}
+	// The policy sees both records, so a move is one question about
+	// both namespaces.
+	if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
+		return nil, err
+	}
+	if err := w.moveEntity(old, m); err != nil {
+		return nil, err
+	}
+	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
+		return nil, err
+	}
+	return m, w.put(old, m, "memory_update")
 }
