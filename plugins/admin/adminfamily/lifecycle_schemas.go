@@ -6,11 +6,11 @@ package adminfamily
 // taken for compatibility and never used as authority).
 
 const (
-	updateDesc  = "Edit a memory; the old version is archived."
+	updateDesc  = "Edit a memory (old version archived)."
 	deleteDesc  = "Delete a memory and its links."
-	forgetDesc  = "Archive every memory matching all filters given."
+	forgetDesc  = "Archive memories matching all filters."
 	gcDesc      = "Archive expired memories now."
-	promoteDesc = "Make a memory long-term, or copy it to an ancestor namespace."
+	promoteDesc = "Make a memory long-term, or copy it up to to_namespace."
 )
 
 const idProp = `"id":{"type":"string","description":"Id or unique prefix"}`
@@ -27,12 +27,12 @@ const updateSchema = `{"type":"object","properties":{
 "priority":{"type":"integer","description":"1-10"},
 "confidence":{"type":"number","description":"0-1"},
 "expires_at":{"type":"string","description":"RFC 3339; empty clears"},
-"metadata":{"type":"object","description":"Replace all; agent_id kept"}
+"metadata":{"type":"object","description":"Replaces; keeps agent_id"}
 },"required":["id"]}`
 
 const deleteSchema = `{"type":"object","properties":{
 ` + idProp + `,
-"archive":{"type":"boolean","description":"Keep restorable, with links"}
+"archive":{"type":"boolean","description":"Keep it restorable"}
 },"required":["id"]}`
 
 const forgetSchema = `{"type":"object","properties":{
@@ -48,5 +48,5 @@ const gcSchema = `{"type":"object","properties":{
 
 const promoteSchema = `{"type":"object","properties":{
 ` + idProp + `,
-"to_namespace":{"type":"string","description":"Ancestor to copy into; absent: make long"}
+"to_namespace":{"type":"string","description":"An ancestor namespace"}
 },"required":["id"]}`
