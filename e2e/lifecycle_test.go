@@ -305,3 +305,29 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestArchivedNodesLeaveLiveTraversals: a forgotten memory's links are
+// kept in the archive, so memory_get_links and memory_kg_query no longer
+// reach it, and the live memories' other links are untouched.
+func TestArchivedNodesLeaveLiveTraversals(t *testing.T) {
+	h := newEnv(t).startHost([]string{"--profile", "graph,lifecycle"})
+	id := func(title string) string {
+		return h.ok("memory_store", map[string]any{"title": title, "content": "about " + title, "namespace": "t"})["id"].(string)
+	}
+	a, b, c := id("A"), id("B"), id("C")
+	h.ok("memory_link", map[string]any{"source_id": a, "target_id": b})
+	h.ok("memory_link", map[string]any{"source_id": b, "target_id": c})
+	if got := h.ok("memory_kg_query", map[string]any{"source_id": a, "max_depth": 2}); got["count"] != 2.0 {
+		t.Fatalf("kg_query from A before = %v", got)
+	}
+	h.ok("memory_forget", map[string]any{"namespace": "t", "pattern": "about B"})
+	if got := h.ok("memory_get_links", map[string]any{"id": a}); got["count"] != 0.0 {
+		t.Errorf("links of A after B was archived = %v", got)
+	}
+	if got := h.ok("memory_get_links", map[string]any{"id": c}); got["count"] != 0.0 {
+		t.Errorf("links of C after B was archived = %v", got)
+	}
+	if got := h.ok("memory_kg_query", map[string]any{"source_id": a, "max_depth": 2}); got["count"] != 0.0 {
+		t.Errorf("kg_query from A stepped into the archive: %v", got)
+	}
+}
