@@ -8,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -36,14 +37,14 @@ func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aim
 	var resp *aimemoryv1.ForgetResponse
 	if req.GetDryRun() {
 		err = s.db.View(func(tx *bolt.Tx) error {
-			mems, err := forgetMatches(tx, crit)
+			mems, err := s.forgetMatches(tx, crit)
 			resp = forgetAnswer(mems)
 			return err
 		})
 		return resp, err
 	}
-	err = s.write(ctx, func(w *writeTx) error {
-		mems, err := forgetMatches(w.tx, crit)
+	err = s.writeFirst(ctx, func(w *writeTx) error { // forgetMatches reads the index
+		mems, err := s.forgetMatches(w.tx, crit)
 		if err != nil {
 			return err
 		}
@@ -81,12 +82,13 @@ func forgetAnswer(mems []*aimemoryv1.Memory) *aimemoryv1.ForgetResponse {
 	return resp
 }
 
-// forgetMatches reads the memories crit matches, oldest first. With a
-// namespace it walks that namespace's titles; else every record. The
-// pattern is checked against each memory's stored term list, so the
-// answer holds for the transaction it runs in (the in-memory index may be
-// behind it within a group commit).
-func forgetMatches(tx *bolt.Tx, crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
+// forgetMatches reads the memories crit matches, oldest first. A pattern
+// takes its candidates from the in-memory index (every word, expired
+// memories included), which is current for a write that leads its batch
+// (writeFirst) and at worst a commit behind a dry run's read; each
+// candidate is checked against its stored term list and record in tx.
+// Without a pattern it walks the namespace's titles, or every record.
+func (s *Store) forgetMatches(tx *bolt.Tx, crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
 	mems, terms := tx.Bucket(bucketMemories), tx.Bucket(bucketTerms)
 	var out []*aimemoryv1.Memory
 	consider := func(id []byte) error {
@@ -109,7 +111,18 @@ func forgetMatches(tx *bolt.Tx, crit *rules.Forget) ([]*aimemoryv1.Memory, error
 		}
 		return nil
 	}
-	if crit.Namespace != "" {
+	switch {
+	case len(crit.Terms) > 0:
+		f, err := index.CompileFilter(&aimemoryv1.Filter{Namespace: crit.Namespace, Tier: crit.Tier})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range s.idx.Search(index.Query{Terms: crit.Terms, All: true, Filter: f, Limit: s.idx.Count() + 1}) {
+			if err := consider([]byte(h.ID)); err != nil {
+				return nil, err
+			}
+		}
+	case crit.Namespace != "":
 		prefix := titleKey(crit.Namespace, "")
 		c := tx.Bucket(bucketTitles).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -117,8 +130,10 @@ func forgetMatches(tx *bolt.Tx, crit *rules.Forget) ([]*aimemoryv1.Memory, error
 				return nil, err
 			}
 		}
-	} else if err := mems.ForEach(func(k, _ []byte) error { return consider(k) }); err != nil {
-		return nil, err
+	default:
+		if err := mems.ForEach(func(k, _ []byte) error { return consider(k) }); err != nil {
+			return nil, err
+		}
 	}
 	slices.SortFunc(out, func(a, b *aimemoryv1.Memory) int {
 		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.Id, b.Id))

@@ -67,6 +67,10 @@ type writeReq struct {
 	err  error
 	lead bool          // set before done is signalled: this caller commits the next batch
 	done chan struct{} // signalled when written (or failed); first, for a leader, to lead
+	// alone: the write reads the in-memory index, so it must run first in
+	// its batch, where the index is exactly at the last commit (writes
+	// earlier in a batch are in the transaction but not yet in the index).
+	alone bool
 }
 
 // write runs fn in a bbolt read-write transaction, fsynced on commit, then
@@ -80,10 +84,19 @@ type writeReq struct {
 // only its own request (see commit). fn may run more than once, so it must
 // start its results afresh and never change its inputs.
 func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
-	if err := ctx.Err(); err != nil {
+	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)})
+}
+
+// writeFirst is write for a fn that reads the in-memory index (see
+// writeReq.alone): it leads its batch, so the index it reads is current.
+func (s *Store) writeFirst(ctx context.Context, fn func(w *writeTx) error) error {
+	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1), alone: true})
+}
+
+func (s *Store) enqueue(r *writeReq) error {
+	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)}
 	s.queueMu.Lock()
 	s.queue = append(s.queue, r)
 	lead := !s.leading
@@ -105,6 +118,12 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 func (s *Store) commitNext() {
 	s.queueMu.Lock()
 	n := min(len(s.queue), maxBatch)
+	for i := 1; i < n; i++ {
+		if s.queue[i].alone { // it leads the next batch instead
+			n = i
+			break
+		}
+	}
 	batch := slices.Clone(s.queue[:n])
 	s.queue = slices.Delete(s.queue, 0, n)
 	s.queueMu.Unlock()
