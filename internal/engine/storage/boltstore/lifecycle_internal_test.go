@@ -19,7 +19,10 @@ func TestForgetLeadsItsBatch(t *testing.T) {
 	s.writeMu.Lock() // a commit under way
 	var wg sync.WaitGroup
 	wg.Add(3)
-	go func() { defer wg.Done(); s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")}) }()
+	go func() {
+		defer wg.Done()
+		s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")})
+	}()
 	waitQueue(t, s, 0)
 	var stored *aimemoryv1.StoreMemoryResponse
 	go func() {
