@@ -287,7 +287,7 @@ type deleteResult struct {
 	Archived bool   `json:"archived,omitempty"`
 }
 
-func (s *service) delete(ctx context.Context, call sdk.Call) (any, error) {
+func deleteRequest(call sdk.Call) (*aimemoryv1.DeleteMemoriesRequest, error) {
 	a, err := sdk.ParseArgs(call.Arguments, deleteArgs)
 	if err != nil {
 		return nil, err
@@ -300,13 +300,20 @@ func (s *service) delete(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := callerArg(a); err != nil {
+	return &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}, Archive: archive}, callerArg(a)
+}
+
+func (s *service) delete(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := deleteRequest(call)
+	if err != nil {
 		return nil, err
 	}
+	id, archive := req.Ids[0], req.Archive
 	if id, err = s.resolve(ctx, id); err != nil {
 		return nil, err
 	}
-	resp, err := s.eng.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}, Archive: archive})
+	req.Ids[0] = id
+	resp, err := s.eng.DeleteMemories(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
@@ -316,7 +323,7 @@ func (s *service) delete(ctx context.Context, call sdk.Call) (any, error) {
 	return deleteResult{Deleted: true, ID: id, Archived: archive}, nil
 }
 
-func (s *service) forget(ctx context.Context, call sdk.Call) (any, error) {
+func forgetRequest(call sdk.Call) (*aimemoryv1.ForgetRequest, error) {
 	a, err := sdk.ParseArgs(call.Arguments, forgetArgs)
 	if err != nil {
 		return nil, err
@@ -342,6 +349,14 @@ func (s *service) forget(ctx context.Context, call sdk.Call) (any, error) {
 	if req.Namespace == "" && req.Pattern == "" && req.Tier == "" {
 		return nil, sdk.Errorf("at least one of namespace, pattern or tier is required")
 	}
+	return req, nil
+}
+
+func (s *service) forget(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := forgetRequest(call)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := s.eng.Forget(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)
@@ -349,16 +364,22 @@ func (s *service) forget(ctx context.Context, call sdk.Call) (any, error) {
 	return newBulk(int(resp.GetMatched()), resp.GetMemories(), req.DryRun), nil
 }
 
-func (s *service) gc(ctx context.Context, call sdk.Call) (any, error) {
+func gcRequest(call sdk.Call) (*aimemoryv1.CollectGarbageRequest, error) {
 	a, err := sdk.ParseArgs(call.Arguments, gcArgs)
 	if err != nil {
 		return nil, err
 	}
 	dry, err := a.Bool("dry_run", false)
+	return &aimemoryv1.CollectGarbageRequest{Archive: true, DryRun: dry}, err
+}
+
+func (s *service) gc(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := gcRequest(call)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.eng.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true, DryRun: dry})
+	dry := req.DryRun
+	resp, err := s.eng.CollectGarbage(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
@@ -377,7 +398,7 @@ type promoteResult struct {
 	Merged      bool   `json:"merged,omitempty"`
 }
 
-func (s *service) promote(ctx context.Context, call sdk.Call) (any, error) {
+func promoteRequest(call sdk.Call) (*aimemoryv1.PromoteMemoryRequest, error) {
 	a, err := sdk.ParseArgs(call.Arguments, promoteArgs)
 	if err != nil {
 		return nil, err
@@ -392,13 +413,20 @@ func (s *service) promote(ctx context.Context, call sdk.Call) (any, error) {
 			return nil, err
 		}
 	}
-	if err := callerArg(a); err != nil {
+	return &aimemoryv1.PromoteMemoryRequest{Id: id, ToNamespace: to}, callerArg(a)
+}
+
+func (s *service) promote(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := promoteRequest(call)
+	if err != nil {
 		return nil, err
 	}
+	id, to := req.Id, req.ToNamespace
 	if id, err = s.resolve(ctx, id); err != nil {
 		return nil, err
 	}
-	resp, err := s.eng.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: id, ToNamespace: to})
+	req.Id = id
+	resp, err := s.eng.PromoteMemory(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
