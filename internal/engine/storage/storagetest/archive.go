@@ -439,3 +439,31 @@ func (p noDeleteIn) CheckWrite(ctx context.Context, w storage.Write) storage.Ver
 	}
 	return storage.Verdict{}
 }
+
+// testRestoreLongHasNoExpiry: a long memory collected for an expiry it
+// was given comes back with none (a fresh expiry for its tier), and keeps
+// its original expiry in the archive row until then.
+func testRestoreLongHasNoExpiry(t *testing.T, o Opener) {
+	ctx := context.Background()
+	s, clk := o.open(t, storage.Options{})
+	m := Store(t, s, Mem("Keeper", "x", Tier("long")))
+	at := clk.Now().Add(time.Minute).UnixNano()
+	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: m.Id, ExpiresAt: proto.Int64(at)}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(time.Hour)
+	if gc, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil || len(gc.Collected) != 1 {
+		t.Fatalf("gc = %v, %v", gc, err)
+	}
+	if a, err := s.Archived(ctx, m.Id); err != nil || a.OriginalExpiresAt != at || a.OriginalTier != "long" {
+		t.Fatalf("archive row = %v, %v", a, err)
+	}
+	r, err := s.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: m.Id})
+	if err != nil || r.Memory.ExpiresAt != 0 || r.Memory.Tier != "long" {
+		t.Fatalf("restore = %v, %v", r, err)
+	}
+	if exp, _ := s.HasExpired(ctx); exp {
+		t.Error("the restored long memory counts as expired")
+	}
+	check(t, s)
+}

@@ -58,6 +58,7 @@ func Run(t *testing.T, open Opener) {
 		{"CustomTTL", testCustomTTL},
 		{"ArchiveKeepsMetadataAndLinks", testArchiveKeepsMetadataAndLinks},
 		{"RestoreRefusals", testRestoreRefusals},
+		{"RestoreLongHasNoExpiry", testRestoreLongHasNoExpiry},
 		{"Forget", testForget},
 		{"ForgetSkipsGuarded", testForgetSkipsGuarded},
 		{"SupersededVersions", testSupersededVersions},
