@@ -36,10 +36,8 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 			t.Errorf("no refusal naming %q in stderr:\n%s", want, logs)
 		}
 	}
-	// The rest is served: core's memory_store, the real graph, the echo family.
-	want := sorted(append(slices.Clone(coreSurface), "test_echo",
-		"memory_kg_query", "memory_kg_timeline", "memory_kg_invalidate", "memory_link",
-		"memory_get_links", "memory_entity_register", "memory_entity_get_by_alias", "memory_get_taxonomy"))
+	// The rest is served: core's memory_store, the real graph and lifecycle, the echo family.
+	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools), "test_echo"))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}
