@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -54,6 +55,9 @@ func (h *Host) permitCall(ctx context.Context, family, tool string) error {
 }
 
 func deniedError(agent, family, rule string) error {
+	if rule == guard.CredentialRule {
+		return fmt.Errorf("agent %s is not cleared for the %s family: its credential does not grant it; ask an operator for a token with that family (ai-memory token create --families)", agent, family)
+	}
 	return fmt.Errorf("agent %s is not cleared for the %s family (allowlist rule %s); ask an operator to add it to [mcp.allowlist] in config.toml",
 		agent, family, ruleName(rule))
 }
