@@ -22,6 +22,10 @@ type Allowlist struct {
 	// limit, when non-nil, is the families a credential grants (an HTTP
 	// token's families): the table's answer is intersected with it.
 	limit []string
+	// attest and level: the attestation each family needs, and the
+	// principal's (see Attested).
+	attest Attestation
+	level  int
 }
 
 // CredentialRule is the Decision.Rule of a family the table allows but the
@@ -58,18 +62,23 @@ func NewAllowlist(table map[string][]string, set *catalog.Set) (Allowlist, error
 	return a, nil
 }
 
-// Enabled reports whether a table or a credential limit is configured.
-func (a Allowlist) Enabled() bool { return len(a.rows) > 0 || a.limit != nil }
+// Enabled reports whether a table, a credential limit or an attestation
+// requirement applies.
+func (a Allowlist) Enabled() bool { return len(a.rows) > 0 || a.limit != nil || a.attest != nil }
 
 // Decision is the outcome for one identity and family, and the row that decided it.
 type Decision struct {
 	Allowed bool
 	Rule    string // the matching pattern, "*", "" (no table) or "none"
+	Need    string // for AttestationRule: the level the family requires
 }
 
 // Decide applies: no table → allow; exact key; else the longest key that is
 // a plain prefix of the identity; else "*"; else deny.
 func (a Allowlist) Decide(agentID, family string) Decision {
+	if a.attest[family] > a.level {
+		return Decision{Allowed: false, Rule: AttestationRule, Need: AttestationLevels[a.attest[family]]}
+	}
 	if a.limit != nil && !slices.Contains(a.limit, family) {
 		return Decision{Allowed: false, Rule: CredentialRule}
 	}
