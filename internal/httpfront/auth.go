@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Attestation levels, weakest first: how a principal was identified.
@@ -82,6 +83,9 @@ func (a MTLSAuth) Authenticate(r *http.Request) (Principal, error) {
 			return Principal{}, &AuthError{Status: http.StatusUnauthorized, Msg: "a verified client certificate is required"}
 		}
 		return a.Next.Authenticate(r)
+	}
+	if err := record.ValidateAgentID("client certificate identity", id); err != nil {
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: err.Error()}
 	}
 	if _, ok := bearer(r); ok && a.Next != nil {
 		p, err := a.Next.Authenticate(r)
