@@ -78,9 +78,13 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 	if c.JSON {
 		rows := make([]map[string]any, 0, len(resp.GetRecords()))
 		for _, r := range resp.GetRecords() {
-			rows = append(rows, map[string]any{"seq": r.GetSeq(), "timestamp": record.FormatTime(r.GetAt()), "agent_id": r.GetAgentId(),
+			row := map[string]any{"seq": r.GetSeq(), "timestamp": record.FormatTime(r.GetAt()), "agent_id": r.GetAgentId(),
 				"event_type": r.GetEvent(), "family": r.GetFamily(), "tool": r.GetTool(), "granted": r.GetGranted(),
-				"reason": r.GetReason(), "hash": r.GetHash()})
+				"reason": r.GetReason(), "hash": r.GetHash()}
+			if a := r.GetAttestation(); a != "" {
+				row["attestation"] = a // how an HTTP principal was identified
+			}
+			rows = append(rows, row)
 		}
 		out, _ := json.MarshalIndent(rows, "", "  ")
 		fmt.Println(string(out))
