@@ -145,7 +145,9 @@ func (s *served) post(hc *http.Client, body string, headers map[string]string) r
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
-func bearerHeader(key string) map[string]string { return map[string]string{"Authorization": "Bearer " + key} }
+func bearerHeader(key string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + key}
+}
 
 func TestHTTPRefusesWhatItMust(t *testing.T) {
 	e := newEnv(t)
