@@ -200,5 +200,5 @@ func (c *serveCmd) oauth(rt *runtime) (httpfront.Authenticator, map[string]http.
 		extra["/.well-known/oauth-protected-resource"+path] = doc
 	}
 	return httpfront.OAuthAuth{Keyfunc: kf.Keyfunc, Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, Scopes: c.OAuthScopes,
-		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta}, extra, nil
+		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta, Cache: &httpfront.VerifiedCache{}}, extra, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -27,7 +28,25 @@ type OAuthAuth struct {
 	PrincipalClaim string   // "sub" by default
 	MetadataURL    string   // the protected-resource metadata document
 	Now            func() time.Time
+	// Cache, if set, remembers verified tokens, so a client's next request
+	// with the same token costs a map lookup and an expiry check instead
+	// of an RSA verification.
+	Cache *VerifiedCache
 }
+
+// VerifiedCache maps tokens already verified to their claims and expiry.
+type VerifiedCache struct {
+	mu sync.Mutex
+	m  map[string]verified
+}
+
+type verified struct {
+	claims jwt.MapClaims
+	exp    time.Time
+}
+
+// maxVerified bounds the cache; when full it starts afresh.
+const maxVerified = 4096
 
 // Claims that narrow a principal's grant, both optional.
 const (
@@ -78,6 +97,35 @@ func (a OAuthAuth) Authenticate(r *http.Request) (Principal, error) {
 
 // Verify checks a JWT's signature (JWKS), issuer, audience and expiry.
 func (a OAuthAuth) Verify(tok string) (jwt.MapClaims, error) {
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	if c := a.Cache; c != nil {
+		c.mu.Lock()
+		v, ok := c.m[tok]
+		c.mu.Unlock()
+		if ok && now().Before(v.exp) {
+			return v.claims, nil
+		}
+	}
+	claims, err := a.verify(tok)
+	if err != nil || a.Cache == nil {
+		return claims, err
+	}
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+		c := a.Cache
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxVerified {
+			c.m = map[string]verified{}
+		}
+		c.m[tok] = verified{claims: claims, exp: exp.Time}
+		c.mu.Unlock()
+	}
+	return claims, nil
+}
+
+func (a OAuthAuth) verify(tok string) (jwt.MapClaims, error) {
 	opts := []jwt.ParserOption{
 		jwt.WithIssuer(a.Issuer), jwt.WithAudience(a.Audience), jwt.WithExpirationRequired(),
 		jwt.WithLeeway(30 * time.Second),
