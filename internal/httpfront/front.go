@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,7 +175,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuse(w, http.StatusForbidden, fmt.Sprintf("Host %s is not allowed (serve --allowed-host)", quote(r.Host)))
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !f.originAllowed(o) {
+	if o := r.Header.Get("Origin"); o != "" && !f.originAllowed(o, r.Host) {
 		f.refuse(w, http.StatusForbidden, fmt.Sprintf("Origin %s is not allowed (serve --allowed-origin)", quote(o)))
 		return
 	}
@@ -314,7 +315,13 @@ func (f *Front) hostAllowed(hostport string) bool {
 	return slices.ContainsFunc(f.opts.Hosts, func(a string) bool { return strings.EqualFold(a, host) })
 }
 
-func (f *Front) originAllowed(origin string) bool {
+// originAllowed: the allow-list, or the request's own origin (an Origin
+// naming the Host it was sent to, which passed the Host allow-list, is the
+// server's own page, not a cross-site one).
+func (f *Front) originAllowed(origin, host string) bool {
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, host) {
+		return true
+	}
 	return slices.ContainsFunc(f.opts.Origins, func(a string) bool { return strings.EqualFold(strings.TrimSuffix(a, "/"), origin) })
 }
 
