@@ -311,6 +311,24 @@ func TestHTTPBothProtocolEras(t *testing.T) {
 	if r.status != 200 || !strings.Contains(r.body, "memory_store") || r.header.Get("Mcp-Session-Id") != "" {
 		t.Fatalf("2026-07-28 tools/list: %d session=%q %.400s", r.status, r.header.Get("Mcp-Session-Id"), r.body)
 	}
+	// The old era's GET stream opens: the front passes the writer on with
+	// its Flush (a wrapper without it turns streaming off: 405).
+	r = s.post(nil, initBody, bearerHeader(key))
+	sid := r.header.Get("Mcp-Session-Id")
+	req, _ := http.NewRequest(http.MethodGet, s.url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Errorf("GET stream: %d %q (session %q)", resp.StatusCode, resp.Header.Get("Content-Type"), sid)
+	}
+	resp.Body.Close()
+
 	hdr["Mcp-Method"], hdr["Mcp-Name"] = "tools/call", "memory_recall"
 	r = s.post(nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_recall","arguments":{"context":"handshake"},`+meta+`}}`, hdr)
 	if r.status != 200 || !strings.Contains(r.body, "from the old handshake") {

@@ -80,7 +80,7 @@ type Options struct {
 	// a request waits up to QueueWait for a slot, then gets 429.
 	MaxConcurrent int
 	QueueWait     time.Duration
-	// ReadTimeout bounds reading a request; WriteTimeout bounds a POST's
+	// ReadTimeout bounds reading a POST body; WriteTimeout bounds a POST's
 	// answer (GET streams are long-lived and kept alive by heartbeats);
 	// IdleTimeout closes idle keep-alive connections.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
@@ -134,7 +134,9 @@ func New(opts Options) *Front {
 		Handler:           f,
 		TLSConfig:         opts.TLS,
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       opts.ReadTimeout,
+		// Not ReadTimeout: its deadline outlives the body, and the server's
+		// background read hitting it cancels the request's context, which
+		// would end streams and long calls. post bounds the body instead.
 		IdleTimeout:       opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
@@ -223,7 +225,12 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request, t *tenant) {
 		f.tooLarge(w, r.ContentLength)
 		return
 	}
+	rc := http.NewResponseController(w)
+	if f.opts.ReadTimeout > 0 {
+		rc.SetReadDeadline(time.Now().Add(f.opts.ReadTimeout))
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		f.refuse(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 		return
@@ -239,7 +246,7 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request, t *tenant) {
 	}
 	defer func() { <-t.slots }()
 	if f.opts.WriteTimeout > 0 {
-		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(f.opts.WriteTimeout))
+		rc.SetWriteDeadline(time.Now().Add(f.opts.WriteTimeout))
 	}
 	if isJSON(r) {
 		if msg, ok := t.host.AnswerCall(r.Context(), body); ok {
