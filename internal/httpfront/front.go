@@ -137,9 +137,9 @@ func New(opts Options) *Front {
 		// Not ReadTimeout: its deadline outlives the body, and the server's
 		// background read hitting it cancels the request's context, which
 		// would end streams and long calls. post bounds the body instead.
-		IdleTimeout:       opts.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
+		IdleTimeout:    opts.IdleTimeout,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 	}
 	return f
 }
