@@ -384,3 +384,29 @@ func equalSets(a, b []string) bool {
 func tlsClient(cfg *tls.Config) *http.Client {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
 }
+
+// doctor --url checks a running server as a client sees it.
+func TestDoctorChecksARunningServer(t *testing.T) {
+	e := newEnv(t)
+	key := e.token("ops", "--namespace", "*")
+	s := e.serve()
+	e.extra = append(e.extra, "OPS_TOKEN="+key)
+	out, code := e.cli("doctor", "--url", s.url, "--token-env", "OPS_TOKEN", "--json")
+	var r struct {
+		Healthy bool
+		Checks  []struct{ Name, Status, Detail string }
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || !r.Healthy {
+		t.Fatalf("doctor --url: exit %d %v\n%s", code, err, out)
+	}
+	joined := fmt.Sprint(r.Checks)
+	for _, want := range []string{`required (Bearer realm="ai-memory")`, "ai-memory", "protocol 2025-06-18", "6 tools for this principal"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("doctor --url lacks %q:\n%s", want, out)
+		}
+	}
+	e.extra = append(e.extra, "BAD_TOKEN=aim_nope")
+	if out, code := e.cli("doctor", "--url", s.url, "--token-env", "BAD_TOKEN"); code != 1 || !strings.Contains(out, "401") {
+		t.Errorf("doctor with a bad token: exit %d\n%s", code, out)
+	}
+}
