@@ -65,7 +65,11 @@ func (h *Host) deniedError(agent, family string, d guard.Decision) error {
 		if have == "" {
 			have = "none"
 		}
-		return fmt.Errorf("agent %s may not use the %s family over this connection: it requires an attested identity (%s), and this one is %s; connect with a client certificate (mTLS) or ask an operator to lower [mcp.attestation] for it", agent, family, d.Need, have)
+		how := "connect with a client certificate (mTLS)"
+		if d.Need != "mtls" {
+			how = "connect with an OAuth access token or a client certificate"
+		}
+		return fmt.Errorf("agent %s may not use the %s family over this connection: it requires an attested identity (%s), and this one is %s; %s, or ask an operator to lower [mcp.attestation] for it", agent, family, d.Need, have, how)
 	}
 	if rule == guard.CredentialRule {
 		return fmt.Errorf("agent %s is not cleared for the %s family: its credential does not grant it; ask an operator for a token with that family (ai-memory token create --families)", agent, family)
