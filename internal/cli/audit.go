@@ -103,7 +103,11 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 		if r.GetTool() != "" {
 			target += "/" + r.GetTool()
 		}
-		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), r.GetReason())
+		reason := r.GetReason()
+		if a := r.GetAttestation(); a != "" {
+			reason += " (" + a + ")"
+		}
+		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), reason)
 	}
 	return nil
 }
