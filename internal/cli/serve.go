@@ -36,7 +36,7 @@ type serveCmd struct {
 	TLSKey         string        `help:"TLS private key (PEM)." type:"path" name:"tls-key"`
 	ClientCA       string        `help:"CA bundle (PEM) that signs client certificates: mTLS binds the principal to the certificate (SPIFFE URI SAN, else subject CN)." type:"path" name:"client-ca"`
 	RequireCert    bool          `help:"With --client-ca: refuse connections without a verified client certificate." name:"require-client-cert"`
-	MaxConcurrent  int           `help:"Requests one principal may have in flight (streams aside)." default:"32"`
+	MaxConcurrent  int           `help:"Requests one principal may have in flight, and, separately, GET streams it may hold open." default:"32"`
 	ReadTimeout    time.Duration `help:"Bound on reading one request." default:"30s"`
 	WriteTimeout   time.Duration `help:"Bound on writing one answer (streams aside)." default:"120s"`
 	IdleTimeout    time.Duration `help:"Keep-alive connections idle this long are closed." default:"120s"`

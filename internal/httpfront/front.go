@@ -76,8 +76,9 @@ type Options struct {
 	NewHost func(Principal) *mcphost.Host
 	// MaxBodyBytes bounds a request body (a 413 with a JSON-RPC error above).
 	MaxBodyBytes int64
-	// MaxConcurrent bounds a principal's requests in flight (streams aside);
-	// a request waits up to QueueWait for a slot, then gets 429.
+	// MaxConcurrent bounds a principal's requests in flight (a request
+	// waits up to QueueWait for a slot, then gets 429) and, separately, its
+	// open GET streams (429 at once).
 	MaxConcurrent int
 	QueueWait     time.Duration
 	// ReadTimeout bounds reading a POST body; WriteTimeout bounds a POST's
@@ -109,7 +110,8 @@ type Front struct {
 type tenant struct {
 	host    *mcphost.Host
 	handler *server.StreamableHTTPServer
-	slots   chan struct{}
+	slots   chan struct{} // requests in flight
+	streams chan struct{} // GET streams open
 }
 
 // New builds a Front; Serve runs it.
@@ -209,11 +211,24 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t := f.tenant(p)
-	if r.Method == http.MethodPost {
+	switch r.Method {
+	case http.MethodPost:
 		f.post(w, r, t)
-		return
+	case http.MethodGet:
+		// A stream holds its slot for as long as it is open; beyond the
+		// cap a principal's new stream is refused at once.
+		select {
+		case t.streams <- struct{}{}:
+			defer func() { <-t.streams }()
+		default:
+			w.Header().Set("Retry-After", "5")
+			f.refuse(w, http.StatusTooManyRequests, fmt.Sprintf("too many open streams for this principal (at most %d)", f.opts.MaxConcurrent))
+			return
+		}
+		t.handler.ServeHTTP(w, r)
+	default:
+		t.handler.ServeHTTP(w, r) // DELETE session, HEAD, or mcp-go's 404/405
 	}
-	t.handler.ServeHTTP(w, r) // GET stream, DELETE session
 }
 
 // post bounds the body, takes a slot, and answers: the host itself for the
@@ -298,7 +313,8 @@ func (f *Front) tenant(p Principal) *tenant {
 	if f.opts.Heartbeat > 0 {
 		opts = append(opts, server.WithHeartbeatInterval(f.opts.Heartbeat))
 	}
-	t := &tenant{host: h, handler: server.NewStreamableHTTPServer(h.Server(), opts...), slots: make(chan struct{}, f.opts.MaxConcurrent)}
+	t := &tenant{host: h, handler: server.NewStreamableHTTPServer(h.Server(), opts...), slots: make(chan struct{}, f.opts.MaxConcurrent),
+		streams: make(chan struct{}, f.opts.MaxConcurrent)}
 	f.tenants[k] = t
 	return t
 }
