@@ -122,3 +122,56 @@ func TestConcurrencyCapIsPerPrincipal(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 }
+
+// A principal's open GET streams are capped: one more is refused at once.
+func TestStreamCap(t *testing.T) {
+	profile, _ := catalog.ParseProfile("core", testSet)
+	ready := make(chan struct{})
+	close(ready)
+	plugins := &blockingPlugins{entered: make(chan string, 1), release: make(chan struct{})}
+	f := New(Options{Auth: headerAuth{}, MaxConcurrent: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		NewHost: func(p Principal) *mcphost.Host {
+			return mcphost.New(mcphost.Options{Profile: profile, AgentID: p.ID, Plugins: plugins, EngineReady: ready,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		}})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.Serve(ctx, l, time.Second)
+	url := "http://" + l.Addr().String() + "/mcp"
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Test-Principal", "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	stream := func() *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		req.Header.Set("X-Test-Principal", "alice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := stream()
+	defer first.Body.Close()
+	if first.StatusCode != 200 {
+		t.Fatalf("first stream: %d", first.StatusCode)
+	}
+	second := stream()
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("second stream: %d, want 429", second.StatusCode)
+	}
+}
