@@ -108,6 +108,18 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	if e, err := s.GetEntityByAlias(alice, &aimemoryv1.GetEntityByAliasRequest{Alias: "zed"}); err != nil || e.Entity != nil {
 		t.Errorf("alice finds an entity outside her scope: %v, %v", e, err)
 	}
+	st, err := s.Stats(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range st.ByNamespace {
+		if !strings.HasPrefix(n.Key, "team-a") && !strings.HasPrefix(n.Key, "shared/") {
+			t.Errorf("stats name the namespace %s", n.Key)
+		}
+	}
+	if st.Total != 3 || st.Links != 0 || st.DbSizeBytes != 0 {
+		t.Errorf("alice's stats: total %d, links %d, size %d", st.Total, st.Links, st.DbSizeBytes)
+	}
 	if gl, _ := s.GetLinks(context.Background(), &aimemoryv1.GetLinksRequest{Ids: []string{inA.Id}}); len(gl.Links) != 2 {
 		t.Errorf("an unscoped caller sees %d links, want 2", len(gl.Links))
 	}
