@@ -3,12 +3,16 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/supervisor"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -31,8 +35,20 @@ func (c *tokenCreateCmd) Run(root *rootCmd) error {
 	}
 	var fams []string
 	if len(c.Families) > 0 {
+		// The installed family set, third-party families included (from
+		// the plugins' cached descriptions).
+		set := catalog.Contract()
+		if cfg, err := config.Load(config.Path(root.Config)); err == nil {
+			if bins, err := supervisor.Discover(pluginDir(), cfg.Plugins); err == nil {
+				dataDir := config.DataDir(root.DataDir)
+				sup := supervisor.New(supervisor.Options{Binaries: bins, CacheDir: filepath.Join(dataDir, "plugin-cache"),
+					EngineSocket: filepath.Join(dataDir, "engine.sock"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				set = sup.Catalog()
+				defer sup.Close()
+			}
+		}
 		var err error
-		if fams, err = catalog.ExpandNames(c.Families, catalog.Contract()); err != nil {
+		if fams, err = catalog.ExpandNames(c.Families, set); err != nil {
 			return &exitError{code: 2, msg: "ai-memory token create: --families: " + err.Error()}
 		}
 	}
