@@ -30,7 +30,13 @@ $(TSCLIENT): e2e/tsclient/package-lock.json ## The official MCP TypeScript clien
 	@if command -v npm >/dev/null; then npm ci --prefix e2e/tsclient --no-audit --no-fund --silent; \
 	else echo "npm not found: the TypeScript SDK client test will be skipped" >&2; fi
 
-test: build $(TSCLIENT) ## Vet, then every unit and end-to-end test.
+CONFORMANCE := e2e/conformance/node_modules/.package-lock.json
+
+$(CONFORMANCE): e2e/conformance/package-lock.json ## The MCP conformance suite for the HTTP e2e test.
+	@if command -v npm >/dev/null; then npm ci --prefix e2e/conformance --no-audit --no-fund --silent; \
+	else echo "npm not found: the conformance suite test will be skipped" >&2; fi
+
+test: build $(TSCLIENT) $(CONFORMANCE) ## Vet, then every unit and end-to-end test.
 	go vet ./...
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...
 

@@ -3,6 +3,8 @@ module github.com/ai-memory/ai-memory
 go 1.26.0
 
 require (
+	github.com/MicahParks/keyfunc/v3 v3.9.2
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	google.golang.org/grpc v1.85.0
@@ -10,10 +12,12 @@ require (
 )
 
 require (
+	github.com/MicahParks/jwkset v0.11.4 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )
 
 require (

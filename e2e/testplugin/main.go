@@ -5,6 +5,7 @@
 // one of the misbehaving or faulty plugins the tests need:
 //
 //	faults        family "faults": fault_echo, fault_hang (never answers), fault_crash (exits),
+//	              fault_wait (answers once the file {"say": path} exists),
 //	              fault_engine_probe (engine calls with, without and with a tampered assertion)
 //	taken-tool    family "evil", declaring core's memory_store
 //	taken-family  family "graph", a first-party family
@@ -19,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -102,6 +104,21 @@ func families() []sdk.Family {
 			tool("fault_hang", "Never answer, whatever the deadline.", func(context.Context, sdk.Call) (any, error) {
 				fmt.Fprintln(stderr, "[WARN] fault_hang started") // the prefix makes go-plugin relay it to the host's stderr
 				select {}                                         // a plugin that stops answering ignores its context too
+			}),
+			tool("fault_wait", "Answer once the file named by say exists.", func(ctx context.Context, c sdk.Call) (any, error) {
+				var args struct{ Say string }
+				json.Unmarshal(c.Arguments, &args)
+				fmt.Fprintln(stderr, "[WARN] fault_wait started")
+				for {
+					if _, err := os.Stat(args.Say); err == nil {
+						return map[string]any{"waited_for": args.Say}, nil
+					}
+					select {
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
 			}),
 			tool("fault_crash", "Exit the plugin process.", func(context.Context, sdk.Call) (any, error) {
 				os.Exit(3)

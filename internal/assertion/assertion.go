@@ -39,6 +39,7 @@ type claims struct {
 	Principal string `json:"p"`
 	Session   string `json:"s,omitempty"`
 	Family    string `json:"f"`
+	Scope     string `json:"n,omitempty"`
 	Expires   int64  `json:"e"` // Unix nanoseconds
 }
 
@@ -106,7 +107,7 @@ func (s *Signer) Mint(c caller.Caller) []byte {
 }
 
 func (s *Signer) mint(c caller.Caller, now time.Time) []byte {
-	payload, _ := json.Marshal(claims{Principal: c.Principal, Session: c.Session, Family: c.Family, Expires: now.Add(s.ttl).UnixNano()})
+	payload, _ := json.Marshal(claims{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope, Expires: now.Add(s.ttl).UnixNano()})
 	enc := base64.RawURLEncoding
 	out := make([]byte, 0, enc.EncodedLen(len(payload))+1+enc.EncodedLen(sha256.Size))
 	out = enc.AppendEncode(out, payload)
@@ -140,7 +141,7 @@ func (s *Signer) Verify(token []byte) (caller.Caller, error) {
 	if s.now().UnixNano() >= c.Expires {
 		return caller.Caller{}, ErrExpired
 	}
-	return caller.Caller{Principal: c.Principal, Session: c.Session, Family: c.Family}, nil
+	return caller.Caller{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope}, nil
 }
 
 // check verifies a token's signature and claims, not its expiry.

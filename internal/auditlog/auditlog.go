@@ -20,7 +20,7 @@ func (r Recorder) Record(ctx context.Context, e mcphost.AuditEntry) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_, err := r.Engine.AppendAudit(ctx, &aimemoryv1.AppendAuditRequest{Record: &aimemoryv1.AuditRecord{
-		AgentId: e.AgentID, Event: e.Event, Family: e.Family, Tool: e.Tool, Granted: e.Granted, Reason: e.Reason,
+		AgentId: e.AgentID, Event: e.Event, Family: e.Family, Tool: e.Tool, Granted: e.Granted, Reason: e.Reason, Attestation: e.Attestation,
 	}})
 	return err
 }

@@ -78,9 +78,13 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 	if c.JSON {
 		rows := make([]map[string]any, 0, len(resp.GetRecords()))
 		for _, r := range resp.GetRecords() {
-			rows = append(rows, map[string]any{"seq": r.GetSeq(), "timestamp": record.FormatTime(r.GetAt()), "agent_id": r.GetAgentId(),
+			row := map[string]any{"seq": r.GetSeq(), "timestamp": record.FormatTime(r.GetAt()), "agent_id": r.GetAgentId(),
 				"event_type": r.GetEvent(), "family": r.GetFamily(), "tool": r.GetTool(), "granted": r.GetGranted(),
-				"reason": r.GetReason(), "hash": r.GetHash()})
+				"reason": r.GetReason(), "hash": r.GetHash()}
+			if a := r.GetAttestation(); a != "" {
+				row["attestation"] = a // how an HTTP principal was identified
+			}
+			rows = append(rows, row)
 		}
 		out, _ := json.MarshalIndent(rows, "", "  ")
 		fmt.Println(string(out))
@@ -99,7 +103,11 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 		if r.GetTool() != "" {
 			target += "/" + r.GetTool()
 		}
-		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), r.GetReason())
+		reason := r.GetReason()
+		if a := r.GetAttestation(); a != "" {
+			reason += " (" + a + ")"
+		}
+		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), reason)
 	}
 	return nil
 }

@@ -19,6 +19,8 @@ type rootCmd struct {
 	DataDir string `help:"data directory (default: $$AI_MEMORY_DATA_DIR, else $$XDG_DATA_HOME/ai-memory)." type:"path"`
 
 	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
+	Serve   serveCmd   `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
+	Token   tokenCmd   `cmd:"" help:"Manage the API keys of serve --auth token."`
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
 	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`

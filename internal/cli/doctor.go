@@ -24,6 +24,8 @@ type doctorCmd struct {
 	Profile  string `help:"With --tokens: the profile to measure (default core)."`
 	JSON     bool   `help:"Print the report as JSON."`
 	RawTable bool   `help:"With --tokens: JSON including the per-tool table."`
+	URL      string `help:"Check a running ai-memory serve at this URL (e.g. http://127.0.0.1:8420/mcp) instead of the local installation." name:"url"`
+	TokenEnv string `help:"With --url: the environment variable holding the API key or access token." name:"token-env"`
 }
 
 // check is one line of the report. Status is ok, fail, or a state that is
@@ -59,6 +61,10 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		checks = append(checks, check{Name: name, OK: ok, Status: status, Detail: detail})
 	}
 
+	if c.URL != "" {
+		remoteChecks(c.URL, c.TokenEnv, add, note)
+		return report(checks, c.JSON)
+	}
 	cfgPath := config.Path(root.Config)
 	cfg, err := config.Load(cfgPath)
 	if _, serr := os.Stat(cfgPath); err == nil && errors.Is(serr, fs.ErrNotExist) {
@@ -91,11 +97,16 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		add("plugin "+b.Name, supervisor.Verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
 	}
 
+	return report(checks, c.JSON)
+}
+
+// report prints the checks; an error if any failed.
+func report(checks []check, asJSON bool) error {
 	healthy := true
 	for _, ch := range checks {
 		healthy = healthy && ch.Status != "fail"
 	}
-	if c.JSON {
+	if asJSON {
 		out, _ := json.MarshalIndent(map[string]any{"healthy": healthy, "checks": checks}, "", "  ")
 		fmt.Println(string(out))
 	} else {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/auditlog"
+	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/guard"
@@ -35,42 +36,110 @@ type mcpCmd struct {
 
 func (c *mcpCmd) Run(root *rootCmd) error {
 	sdk.StartProfiling("host")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rt, err := startRuntime(ctx, root, "mcp", c.Profile, c.AgentID, c.EngineIdle)
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	host := mcphost.New(rt.hostOptions(c.AgentID, rt.sessionID, c.AutoProfile))
+	loaded := host.LoadedFamilies()
+	rt.log.Info("ai-memory mcp ready", "profile", rt.profile.Label(), "profile_source", rt.source,
+		"families", fmt.Sprintf("%d families (%s)", len(loaded), strings.Join(loaded, ", ")),
+		"expected_tool_count", host.ExpectedTools(), "data_dir", rt.dataDir)
+	err = host.ServeStdio(ctx, os.Stdin, os.Stdout)
+	if ctx.Err() != nil {
+		rt.log.Info("ai-memory mcp stopping on signal")
+	}
+	return err
+}
+
+// runtime is what a host process needs whatever its transport: config,
+// plugins, the engine and the key that signs per-call assertions.
+type runtime struct {
+	log        *slog.Logger
+	cfg        config.Config
+	cfgPath    string
+	dataDir    string
+	profile    catalog.Profile
+	source     string
+	allow      guard.Allowlist
+	rate       *guard.RateLimit
+	maxMessage int
+	signer     *assertion.Signer
+	sessionID  string
+	sup        *supervisor.Supervisor
+	engine     *keeper.Keeper
+	engineConn *sdk.EngineConn
+}
+
+func (rt *runtime) close() {
+	if rt.engineConn != nil {
+		rt.engineConn.Close()
+	}
+	rt.sup.Close()
+}
+
+// hostOptions are the options of a host serving agentID ("" = derive).
+func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcphost.Options {
+	return mcphost.Options{
+		Version:         Version,
+		Profile:         rt.profile,
+		AgentID:         agentID,
+		SessionID:       sessionID,
+		Assertions:      rt.signer,
+		Plugins:         rt.sup,
+		EngineReady:     rt.engine.Ready(),
+		EngineErr:       rt.engine.Err,
+		Logger:          rt.log,
+		MaxMessageBytes: rt.maxMessage,
+
+		Allowlist:         rt.allow,
+		RateLimit:         rt.rate,
+		RedactedDiscovery: rt.cfg.MCP.RedactedDiscovery,
+		AutoProfile:       autoProfile,
+		Audit:             auditlog.Recorder{Engine: rt.engineConn},
+	}
+}
+
+func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID string, engineIdle time.Duration) (*runtime, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfgPath := config.Path(root.Config)
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
-		return &exitError{code: 2, msg: "ai-memory mcp: " + err.Error()}
+		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": " + err.Error()}
 	}
-	request, source, err := config.ResolveProfile(c.Profile, cfg)
+	request, source, err := config.ResolveProfile(profileFlag, cfg)
 	if err != nil {
-		return &exitError{code: 2, msg: "ai-memory mcp: invalid profile: " + err.Error()}
+		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": invalid profile: " + err.Error()}
 	}
 	badConfig := func(err error) error {
-		return &exitError{code: 2, msg: "ai-memory mcp: config " + cfgPath + ": " + err.Error()}
+		return &exitError{code: 2, msg: "ai-memory " + cmd + ": config " + cfgPath + ": " + err.Error()}
 	}
 	interval, err := cfg.ExpansionInterval()
 	if err != nil {
-		return badConfig(err)
+		return nil, badConfig(err)
 	}
 	maxMessage, err := cfg.MaxMessageBytes()
 	if err != nil {
-		return badConfig(err)
+		return nil, badConfig(err)
 	}
 	callTimeout, err := cfg.CallTimeout()
 	if err != nil {
-		return badConfig(err)
+		return nil, badConfig(err)
 	}
-	if c.AgentID != "" {
-		if err := record.ValidateAgentID("--agent-id", c.AgentID); err != nil {
-			return &exitError{code: 2, msg: "ai-memory mcp: " + err.Error()}
+	if agentID != "" {
+		if err := record.ValidateAgentID("--agent-id", agentID); err != nil {
+			return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": " + err.Error()}
 		}
 	}
 	dataDir := config.DataDir(root.DataDir)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	if _, differ, err := settings.Reconcile(dataDir, cfg.Settings); err != nil {
-		return &exitError{code: 2, msg: "ai-memory mcp: engine settings: " + err.Error()}
+		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": engine settings: " + err.Error()}
 	} else if len(differ) > 0 {
 		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",
 			"keys", strings.Join(differ, ", "), "config", cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
@@ -80,24 +149,21 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	// plugin: its own (family "host") and one assertion per tool call.
 	key, err := assertion.LoadOrCreateKey(dataDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	signer, err := assertion.NewSigner(key, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sessionID := uuid.NewString()
-	hostCreds := signer.HostCredentials(identity.Resolve(c.AgentID, ""), sessionID)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	hostCreds := signer.HostCredentials(identity.Resolve(agentID, ""), sessionID)
 
 	// The family set is known once the plugins have described themselves
 	// (from the cache, or by a first launch); only then can the profile and
 	// the allowlist name a third-party family.
 	binaries, err := supervisor.Discover(pluginDir(), cfg.Plugins)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sup := supervisor.New(supervisor.Options{
 		Binaries:     binaries,
@@ -107,48 +173,21 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 		Keep:         request.Mentions,
 		CallTimeout:  callTimeout,
 	})
-	defer sup.Close()
-	profile, err := request.Resolve(sup.Catalog())
-	if err != nil {
-		return &exitError{code: 2, msg: "ai-memory mcp: invalid profile: " + source + ": " + err.Error()}
+	rt := &runtime{log: log, cfg: cfg, cfgPath: cfgPath, dataDir: dataDir, source: source, maxMessage: maxMessage,
+		signer: signer, sessionID: sessionID, sup: sup, rate: guard.NewRateLimit(interval, nil)}
+	fail := func(err error) (*runtime, error) {
+		rt.close()
+		return nil, err
 	}
-	allow, err := guard.NewAllowlist(cfg.MCP.Allowlist, sup.Catalog())
-	if err != nil {
-		return badConfig(err)
+	if rt.profile, err = request.Resolve(sup.Catalog()); err != nil {
+		return fail(&exitError{code: 2, msg: "ai-memory " + cmd + ": invalid profile: " + source + ": " + err.Error()})
 	}
-
-	engine := keeper.Start(ctx, selfPath(), dataDir, c.EngineIdle, log, hostCreds)
-	engineConn, err := sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCreds)
-	if err != nil {
-		return err
+	if rt.allow, err = guard.NewAllowlist(cfg.MCP.Allowlist, sup.Catalog()); err != nil {
+		return fail(badConfig(err))
 	}
-	defer engineConn.Close()
-
-	host := mcphost.New(mcphost.Options{
-		Version:         Version,
-		Profile:         profile,
-		AgentID:         c.AgentID,
-		SessionID:       sessionID,
-		Assertions:      signer,
-		Plugins:         sup,
-		EngineReady:     engine.Ready(),
-		EngineErr:       engine.Err,
-		Logger:          log,
-		MaxMessageBytes: maxMessage,
-
-		Allowlist:         allow,
-		RateLimit:         guard.NewRateLimit(interval, nil),
-		RedactedDiscovery: cfg.MCP.RedactedDiscovery,
-		AutoProfile:       c.AutoProfile,
-		Audit:             auditlog.Recorder{Engine: engineConn},
-	})
-	loaded := host.LoadedFamilies()
-	log.Info("ai-memory mcp ready", "profile", profile.Label(), "profile_source", source,
-		"families", fmt.Sprintf("%d families (%s)", len(loaded), strings.Join(loaded, ", ")),
-		"expected_tool_count", host.ExpectedTools(), "data_dir", dataDir)
-	err = host.ServeStdio(ctx, os.Stdin, os.Stdout)
-	if ctx.Err() != nil {
-		log.Info("ai-memory mcp stopping on signal")
+	rt.engine = keeper.Start(ctx, selfPath(), dataDir, engineIdle, log, hostCreds)
+	if rt.engineConn, err = sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCreds); err != nil {
+		return fail(err)
 	}
-	return err
+	return rt, nil
 }

@@ -34,6 +34,9 @@ type Config struct {
 		// CallTimeout bounds one tool call; a plugin that does not answer in
 		// time is replaced ("60s" default).
 		CallTimeout string `toml:"call_timeout"`
+		// Attestation names, per family (or profile), the least attestation
+		// an HTTP principal needs to use it: none, token, oauth or mtls.
+		Attestation map[string]string `toml:"attestation"`
 	} `toml:"mcp"`
 	// Plugins pins extra plugin binaries: path → SHA-256 hex.
 	Plugins map[string]string `toml:"plugins"`

@@ -19,6 +19,27 @@ type Allowlist struct {
 	rows map[string][]string // pattern → expanded families
 	keys []string            // non-"*" patterns, longest first
 	set  *catalog.Set
+	// limit, when non-nil, is the families a credential grants (an HTTP
+	// token's families): the table's answer is intersected with it.
+	limit []string
+	// attest and level: the attestation each family needs, and the
+	// principal's (see Attested).
+	attest Attestation
+	level  int
+}
+
+// CredentialRule is the Decision.Rule of a family the table allows but the
+// principal's credential does not grant.
+const CredentialRule = "credential"
+
+// Within returns the allowlist limited to families (a credential's grant):
+// a family outside them is denied whatever the table says. nil = no limit.
+func (a Allowlist) Within(families []string) Allowlist {
+	if families == nil {
+		return a
+	}
+	a.limit = append([]string{}, families...)
+	return a
 }
 
 // NewAllowlist validates a table against the host's family set: each value
@@ -41,19 +62,27 @@ func NewAllowlist(table map[string][]string, set *catalog.Set) (Allowlist, error
 	return a, nil
 }
 
-// Enabled reports whether a table is configured.
-func (a Allowlist) Enabled() bool { return len(a.rows) > 0 }
+// Enabled reports whether a table, a credential limit or an attestation
+// requirement applies.
+func (a Allowlist) Enabled() bool { return len(a.rows) > 0 || a.limit != nil || a.attest != nil }
 
 // Decision is the outcome for one identity and family, and the row that decided it.
 type Decision struct {
 	Allowed bool
 	Rule    string // the matching pattern, "*", "" (no table) or "none"
+	Need    string // for AttestationRule: the level the family requires
 }
 
 // Decide applies: no table → allow; exact key; else the longest key that is
 // a plain prefix of the identity; else "*"; else deny.
 func (a Allowlist) Decide(agentID, family string) Decision {
-	if !a.Enabled() {
+	if a.attest[family] > a.level {
+		return Decision{Allowed: false, Rule: AttestationRule, Need: AttestationLevels[a.attest[family]]}
+	}
+	if a.limit != nil && !slices.Contains(a.limit, family) {
+		return Decision{Allowed: false, Rule: CredentialRule}
+	}
+	if len(a.rows) == 0 {
 		return Decision{Allowed: true}
 	}
 	rule := ""

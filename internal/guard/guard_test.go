@@ -103,3 +103,29 @@ func TestRateLimit(t *testing.T) {
 		t.Fatal("zero interval must disable the limit")
 	}
 }
+
+// A credential's families are intersected with the table, and limit an
+// identity even with no table.
+func TestAllowlistWithinCredential(t *testing.T) {
+	a, err := NewAllowlist(map[string][]string{"alice": {"core", "graph"}}, catalog.Contract())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := a.Within([]string{"core", "power"})
+	for fam, want := range map[string]Decision{
+		"core":  {Allowed: true, Rule: "alice"},
+		"graph": {Allowed: false, Rule: CredentialRule}, // the table allows, the token does not
+		"power": {Allowed: false, Rule: "alice"},        // the token grants, the table does not
+	} {
+		if got := w.Decide("alice", fam); got != want {
+			t.Errorf("Decide(alice, %s) = %+v, want %+v", fam, got, want)
+		}
+	}
+	none := Allowlist{}.Within([]string{"core"})
+	if !none.Enabled() || none.Decide("x", "graph").Allowed || !none.Decide("x", "core").Allowed {
+		t.Error("a credential limit without a table must still limit")
+	}
+	if a.Within(nil).Decide("alice", "graph") != a.Decide("alice", "graph") {
+		t.Error("Within(nil) must change nothing")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -18,6 +19,9 @@ type AuditEntry struct {
 	Tool    string
 	Granted bool
 	Reason  string // allowlist rule, rate_limited, …
+	// Attestation is how the identity was established: "" (stdio, claimed),
+	// token, oauth or mtls.
+	Attestation string
 }
 
 // Auditor records guarded decisions (the engine's hash-chained audit log).
@@ -37,6 +41,7 @@ func (h *Host) audit(ctx context.Context, e AuditEntry) {
 	if h.opts.Audit == nil {
 		return
 	}
+	e.Attestation = h.opts.Attestation
 	if err := h.opts.Audit.Record(ctx, e); err != nil {
 		h.log.Error("audit write failed", "event", e.Event, "family", e.Family, "agent_id", e.AgentID, "err", err)
 	}
@@ -50,10 +55,25 @@ func (h *Host) permitCall(ctx context.Context, family, tool string) error {
 		return nil
 	}
 	h.audit(ctx, AuditEntry{AgentID: agent, Event: "call_denied", Family: family, Tool: tool, Reason: "allowlist rule " + ruleName(d.Rule)})
-	return deniedError(agent, family, d.Rule)
+	return h.deniedError(agent, family, d)
 }
 
-func deniedError(agent, family, rule string) error {
+func (h *Host) deniedError(agent, family string, d guard.Decision) error {
+	rule := d.Rule
+	if rule == guard.AttestationRule {
+		have := h.opts.Attestation
+		if have == "" {
+			have = "none"
+		}
+		how := "connect with a client certificate (mTLS)"
+		if d.Need != "mtls" {
+			how = "connect with an OAuth access token or a client certificate"
+		}
+		return fmt.Errorf("agent %s may not use the %s family over this connection: it requires an attested identity (%s), and this one is %s; %s, or ask an operator to lower [mcp.attestation] for it", agent, family, d.Need, have, how)
+	}
+	if rule == guard.CredentialRule {
+		return fmt.Errorf("agent %s is not cleared for the %s family: its credential does not grant it; ask an operator for a token with that family (ai-memory token create --families)", agent, family)
+	}
 	return fmt.Errorf("agent %s is not cleared for the %s family (allowlist rule %s); ask an operator to add it to [mcp.allowlist] in config.toml",
 		agent, family, ruleName(rule))
 }

@@ -242,7 +242,7 @@ func (h *Host) expand(ctx context.Context, family string) (any, error) {
 		return nil, err
 	}
 	if d := h.opts.Allowlist.Decide(agent, family); !d.Allowed {
-		return deny("allowlist rule "+ruleName(d.Rule), deniedError(agent, family, d.Rule))
+		return deny("allowlist rule "+ruleName(d.Rule), h.deniedError(agent, family, d))
 	}
 	if !h.set.Installed(family) {
 		return deny("unavailable", fmt.Errorf("family: %v", h.unavailable(family)))

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -57,6 +58,13 @@ type Options struct {
 	// it; the plugin forwards it to the engine. Nil sends none (an engine
 	// then refuses the plugin's engine calls).
 	Assertions Minter
+
+	// For an HTTP principal: the namespace prefixes its credential grants
+	// (nil = every namespace), signed into every call's assertion so the
+	// engine enforces them, and how it was identified (token, oauth, mtls),
+	// which audit records carry. Stdio leaves both empty.
+	Scope       []string
+	Attestation string
 }
 
 // Minter signs caller assertions (package assertion's Signer).
@@ -112,6 +120,8 @@ func New(opts Options) *Host {
 		server.WithInstructions(catalog.Instructions),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
+		// Lists vary with the principal (HTTP) or the session's grants.
+		server.WithCacheHints(0, mcp.CacheScopePrivate),
 	)
 	h.srv.AddTool(h.capabilitiesTool(), h.capabilities)
 	h.loadProfile()
@@ -226,7 +236,7 @@ func (h *Host) callContext(family string) *aimemoryv1.CallContext {
 	}
 	h.mu.Unlock()
 	if h.opts.Assertions != nil {
-		cc.Assertion = h.opts.Assertions.Mint(caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family})
+		cc.Assertion = h.opts.Assertions.Mint(caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family, Scope: strings.Join(h.opts.Scope, " ")})
 	}
 	return cc
 }

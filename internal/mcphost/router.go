@@ -67,6 +67,33 @@ func (h *Host) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONR
 	return h.handle(ctx, &env, raw)
 }
 
+// AnswerCall answers a tools/call message the host answers itself: a
+// known tool whose family is not loaded (the isError result naming the
+// family), an unknown tool, or a registered family tool (the direct path).
+// ok is false for everything else, which belongs to mcp-go. The HTTP front
+// calls it before handing a message to mcp-go's transport, which would
+// only say "not found".
+func (h *Host) AnswerCall(ctx context.Context, raw []byte) (msg mcp.JSONRPCMessage, ok bool) {
+	env, err := decodeEnvelope(raw)
+	if err != nil || env.Method != string(mcp.MethodToolsCall) || !env.isRequest() || env.Params.Name == "" {
+		return nil, false
+	}
+	name := env.Params.Name
+	if name == capabilitiesName {
+		return nil, false
+	}
+	if text, unloaded := h.unloadedToolMessage(ctx, name); unloaded {
+		return mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(env.ID), Result: mcp.NewToolResultError(text)}, true
+	}
+	if env.Params.Meta != nil {
+		return nil, false // a 2026-07-28 request: mcp-go decorates its answer
+	}
+	if h.set.FamilyOf(name) == "" {
+		return errorResponse(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("unknown tool %s; %s lists the families and their tools", sdk.Quote(name), capabilitiesName), nil), true
+	}
+	return h.direct(ctx, &env)
+}
+
 func (h *Host) handle(ctx context.Context, env *envelope, raw json.RawMessage) mcp.JSONRPCMessage {
 	if env.Method == string(mcp.MethodToolsCall) && env.isRequest() && env.Params.Name != "" {
 		name := env.Params.Name

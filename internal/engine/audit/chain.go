@@ -35,6 +35,11 @@ func Hash(r *aimemoryv1.AuditRecord) string {
 	} else {
 		field([]byte{0})
 	}
+	// Added with HTTP principals; absent from older records, whose hashes
+	// must not change.
+	if a := r.GetAttestation(); a != "" {
+		field([]byte(a))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

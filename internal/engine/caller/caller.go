@@ -4,7 +4,10 @@
 // tool argument says can change it.
 package caller
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // HostFamily is the family name of calls the host makes for itself
 // (audit appends, the keeper's event stream, doctor).
@@ -15,6 +18,25 @@ type Caller struct {
 	Principal string // the resolved identity, e.g. "ai:claude-code"
 	Session   string // the host session the call belongs to
 	Family    string // the family whose tool is running, or HostFamily
+	// Scope is the namespace prefixes the principal may read and write,
+	// separated by spaces (a namespace never holds one); "" = every
+	// namespace. An HTTP principal's token or claims set it.
+	Scope string
+}
+
+// InScope reports whether the caller may touch namespace ns: no scope, or
+// ns equals a prefix of it or lies below one ("team-a" covers "team-a" and
+// "team-a/x", not "team-ab").
+func (c Caller) InScope(ns string) bool {
+	if c.Scope == "" {
+		return true
+	}
+	for p := range strings.SplitSeq(c.Scope, " ") {
+		if ns == p || (strings.HasPrefix(ns, p) && (strings.HasSuffix(p, "/") || ns[len(p)] == '/')) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsHost reports whether the call comes from a host itself rather than a plugin.

@@ -16,9 +16,10 @@ type Filter struct {
 	tag        string
 	since      int64
 	until      int64
-	asAgent    []string // ancestors of as_agent, self first; nil = no scope rule
-	hide       string   // namespaces with this prefix are hidden …
-	hideExcept string   // … except this one
+	asAgent    []string             // ancestors of as_agent, self first; nil = no scope rule
+	hide       string               // namespaces with this prefix are hidden …
+	hideExcept string               // … except this one
+	inScope    func(ns string) bool // nil = every namespace
 }
 
 // Hide hides every namespace starting with prefix except the one named
@@ -27,9 +28,13 @@ func (f *Filter) Hide(prefix, except string) {
 	f.hide, f.hideExcept = prefix, except
 }
 
-// Hidden reports whether Hide hides namespace ns.
+// Within hides every namespace for which inScope is false: how a backend
+// keeps a principal to the namespaces its credential grants.
+func (f *Filter) Within(inScope func(ns string) bool) { f.inScope = inScope }
+
+// Hidden reports whether Hide or Within hides namespace ns.
 func (f *Filter) Hidden(ns string) bool {
-	return f.hide != "" && strings.HasPrefix(ns, f.hide) && ns != f.hideExcept
+	return (f.hide != "" && strings.HasPrefix(ns, f.hide) && ns != f.hideExcept) || (f.inScope != nil && !f.inScope(ns))
 }
 
 // CompileFilter validates f (nil selects everything).

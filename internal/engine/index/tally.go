@@ -14,14 +14,15 @@ type Tally struct {
 	ExpiringSoon uint64 // expiring in (now, now+soon]
 }
 
-// Tally counts every indexed memory, expired-but-uncollected included.
-func (x *Index) Tally(now, soon int64) Tally {
+// Tally counts every indexed memory, expired-but-uncollected included;
+// with visible set, only those of namespaces it allows (a scoped caller's).
+func (x *Index) Tally(now, soon int64, visible func(ns string) bool) Tally {
 	t := Tally{ByTier: make([]uint64, len(record.Tiers)), ByNamespace: map[string]uint64{}}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	for i := range x.docs {
 		d := &x.docs[i]
-		if d.id == "" {
+		if d.id == "" || (visible != nil && !visible(x.ns(d))) {
 			continue
 		}
 		t.Total++

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -32,11 +33,15 @@ func (s *Events) WatchEvents(_ *aimemoryv1.WatchEventsRequest, stream aimemoryv1
 		}
 	}()
 	ctx := stream.Context()
+	c, _ := caller.FromContext(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case e := <-sub.C:
+			if !c.InScope(e.GetNamespace()) {
+				continue // another tenant's change, for a scoped caller
+			}
 			if err := stream.Send(e); err != nil {
 				return err
 			}

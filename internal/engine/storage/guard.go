@@ -99,8 +99,12 @@ func (e *GuardedError) Error() string {
 func (e *GuardedError) Is(target error) bool { return target == ErrDenied }
 
 // Readable reports whether the caller of ctx may read memories of ns: an
-// inbox only by its owner (no caller, no inbox); everything else by all.
+// inbox only by its owner (no caller, no inbox), nothing outside the
+// caller's scope, everything else by all.
 func Readable(ctx context.Context, ns string) bool {
+	if c, ok := caller.FromContext(ctx); ok && !c.InScope(ns) {
+		return false // outside the principal's namespaces
+	}
 	if !strings.HasPrefix(ns, InboxPrefix) {
 		return true
 	}
@@ -128,4 +132,20 @@ func quote(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("'%s…' (%d bytes)", s[:cut], len(s))
+}
+
+// CheckScope refuses op when it touches a namespace outside the caller's
+// scope (Caller.Scope: the namespaces an HTTP principal's credential grants).
+func CheckScope(ctx context.Context, op Op, namespaces ...string) error {
+	c, ok := caller.FromContext(ctx)
+	if !ok || c.Scope == "" {
+		return nil
+	}
+	for _, ns := range namespaces {
+		if ns != "" && !c.InScope(ns) {
+			return &DeniedError{Reason: fmt.Sprintf("namespace: %s is outside the namespaces %s may use (%s); %s refused",
+				quote(ns), c.Principal, strings.ReplaceAll(c.Scope, " ", ", "), op)}
+		}
+	}
+	return nil
 }

@@ -106,6 +106,9 @@ func Authorize(ctx context.Context, p WritePolicy, w Write) error {
 	if err := CheckGuard(ctx, w.Op, w.Namespaces()...); err != nil {
 		return err
 	}
+	if err := CheckScope(ctx, w.Op, w.Namespaces()...); err != nil {
+		return err
+	}
 	if p == nil {
 		return nil
 	}

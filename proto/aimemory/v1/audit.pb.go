@@ -24,16 +24,18 @@ const (
 type AuditRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// seq, at, prev_hash and hash are assigned by the engine.
-	Seq           uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	At            int64  `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"`
-	AgentId       string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	Event         string `protobuf:"bytes,4,opt,name=event,proto3" json:"event,omitempty"` // capability_expansion | call_denied
-	Family        string `protobuf:"bytes,5,opt,name=family,proto3" json:"family,omitempty"`
-	Tool          string `protobuf:"bytes,6,opt,name=tool,proto3" json:"tool,omitempty"`
-	Granted       bool   `protobuf:"varint,7,opt,name=granted,proto3" json:"granted,omitempty"`
-	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
-	PrevHash      string `protobuf:"bytes,9,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"` // hex SHA-256 of the previous record; "" for the first
-	Hash          string `protobuf:"bytes,10,opt,name=hash,proto3" json:"hash,omitempty"`                        // hex SHA-256 over prev_hash and this record's fields
+	Seq      uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	At       int64  `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"`
+	AgentId  string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Event    string `protobuf:"bytes,4,opt,name=event,proto3" json:"event,omitempty"` // capability_expansion | call_denied
+	Family   string `protobuf:"bytes,5,opt,name=family,proto3" json:"family,omitempty"`
+	Tool     string `protobuf:"bytes,6,opt,name=tool,proto3" json:"tool,omitempty"`
+	Granted  bool   `protobuf:"varint,7,opt,name=granted,proto3" json:"granted,omitempty"`
+	Reason   string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	PrevHash string `protobuf:"bytes,9,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"` // hex SHA-256 of the previous record; "" for the first
+	Hash     string `protobuf:"bytes,10,opt,name=hash,proto3" json:"hash,omitempty"`                        // hex SHA-256 over prev_hash and this record's fields
+	// How the principal was identified: "" (stdio: claimed), token, oauth, mtls.
+	Attestation   string `protobuf:"bytes,11,opt,name=attestation,proto3" json:"attestation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -134,6 +136,13 @@ func (x *AuditRecord) GetPrevHash() string {
 func (x *AuditRecord) GetHash() string {
 	if x != nil {
 		return x.Hash
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetAttestation() string {
+	if x != nil {
+		return x.Attestation
 	}
 	return ""
 }
@@ -442,7 +451,7 @@ var File_aimemory_v1_audit_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_audit_proto_rawDesc = "" +
 	"\n" +
-	"\x17aimemory/v1/audit.proto\x12\vaimemory.v1\"\xef\x01\n" +
+	"\x17aimemory/v1/audit.proto\x12\vaimemory.v1\"\x91\x02\n" +
 	"\vAuditRecord\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x03R\x02at\x12\x19\n" +
@@ -454,7 +463,8 @@ const file_aimemory_v1_audit_proto_rawDesc = "" +
 	"\x06reason\x18\b \x01(\tR\x06reason\x12\x1b\n" +
 	"\tprev_hash\x18\t \x01(\tR\bprevHash\x12\x12\n" +
 	"\x04hash\x18\n" +
-	" \x01(\tR\x04hash\"F\n" +
+	" \x01(\tR\x04hash\x12 \n" +
+	"\vattestation\x18\v \x01(\tR\vattestation\"F\n" +
 	"\x12AppendAuditRequest\x120\n" +
 	"\x06record\x18\x01 \x01(\v2\x18.aimemory.v1.AuditRecordR\x06record\"G\n" +
 	"\x13AppendAuditResponse\x120\n" +

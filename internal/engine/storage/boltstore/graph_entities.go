@@ -269,6 +269,9 @@ func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityB
 			if err != nil {
 				return err
 			}
+			if !storage.Readable(ctx, m.Namespace) {
+				continue // outside the caller's scope, or another's inbox
+			}
 			if best == nil || m.CreatedAt > best.CreatedAt || (m.CreatedAt == best.CreatedAt && m.Id < best.Id) {
 				best = m
 			}

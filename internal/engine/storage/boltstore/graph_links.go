@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -243,8 +244,23 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 		return t != 0 && (since == 0 || t >= since) && (until == 0 || t <= until)
 	}
 	resp := &aimemoryv1.LinkTimelineResponse{}
+	c, _ := caller.FromContext(ctx)
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMemories).Get([]byte(source)) == nil {
+		mems := tx.Bucket(bucketMemories)
+		// A caller with a namespace scope sees nothing outside it.
+		outside := func(id string) (bool, error) {
+			if c.Scope == "" {
+				return false, nil
+			}
+			n, err := nodeSummary(mems, id)
+			return err == nil && !c.InScope(n.Namespace), err
+		}
+		if mems.Get([]byte(source)) == nil {
+			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
+		}
+		if hidden, err := outside(source); err != nil {
+			return err
+		} else if hidden {
 			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
 		}
 		var events []*aimemoryv1.Link
@@ -254,6 +270,11 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 			l, err := decodeLink(v)
 			if err != nil {
 				return err
+			}
+			if hidden, err := outside(l.TargetId); err != nil {
+				return err
+			} else if hidden {
+				continue
 			}
 			for _, iv := range rules.Intervals(l) {
 				if in(iv.ValidFrom) {
@@ -267,7 +288,6 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 		})
 		resp.Total = uint32(len(events))
 		nodes := map[string]*aimemoryv1.NodeSummary{}
-		mems := tx.Bucket(bucketMemories)
 		for _, l := range events[:min(limit, len(events))] {
 			n := nodes[l.TargetId]
 			if n == nil {

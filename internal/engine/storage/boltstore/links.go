@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -152,9 +153,19 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	}
 	resp := &aimemoryv1.GetLinksResponse{}
 	archived := req.GetIncludeArchived()
+	c, _ := caller.FromContext(ctx)
 	err = s.db.View(func(tx *bolt.Tx) error {
 		mems, out, in := tx.Bucket(bucketMemories), tx.Bucket(bucketLinksOut), tx.Bucket(bucketLinksIn)
 		arch, archOut, archIn := tx.Bucket(bucketArchive), tx.Bucket(bucketArchivedLinksOut), tx.Bucket(bucketArchivedLinksIn)
+		// A caller with a namespace scope sees no memory outside it: not
+		// as a start, not as the far end of a link, not as a node.
+		outside := func(id string) (bool, error) {
+			if c.Scope == "" {
+				return false, nil
+			}
+			n, err := anyNodeSummary(mems, arch, id)
+			return err == nil && !c.InScope(n.Namespace), err
+		}
 		var seen map[string]bool
 		if dir == aimemoryv1.Direction_DIRECTION_BOTH || dir == aimemoryv1.Direction_DIRECTION_UNSPECIFIED || archived {
 			seen = map[string]bool{}
@@ -167,6 +178,12 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 			asked[id] = true
 			live := mems.Get([]byte(id)) != nil
 			if !live && !(archived && arch.Get([]byte(id)) != nil) {
+				resp.NotFound = append(resp.NotFound, id)
+				continue
+			}
+			if hidden, err := outside(id); err != nil {
+				return err
+			} else if hidden {
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
@@ -183,6 +200,23 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 					return err
 				}
 			}
+		}
+		if c.Scope != "" {
+			kept := resp.Links[:0]
+			for _, l := range resp.Links {
+				hs, err := outside(l.SourceId)
+				if err != nil {
+					return err
+				}
+				ht, err := outside(l.TargetId)
+				if err != nil {
+					return err
+				}
+				if !hs && !ht {
+					kept = append(kept, l)
+				}
+			}
+			resp.Links = kept
 		}
 		if !req.GetIncludeNodes() {
 			return nil

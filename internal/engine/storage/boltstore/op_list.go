@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -24,6 +25,9 @@ func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filte
 		return nil, err
 	}
 	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
+	if c, ok := caller.FromContext(ctx); ok && c.Scope != "" {
+		f.Within(c.InScope)
+	}
 	return f, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -22,7 +23,12 @@ const expiringSoon = time.Hour
 func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	now := s.nowNanos()
 	resp := &aimemoryv1.StatsResponse{}
-	t := s.idx.Tally(now, int64(expiringSoon))
+	var visible func(string) bool
+	c, scoped := caller.FromContext(ctx)
+	if scoped = scoped && c.Scope != ""; scoped {
+		visible = c.InScope // another tenant's namespaces are not even named
+	}
+	t := s.idx.Tally(now, int64(expiringSoon), visible)
 	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
 	for i, n := range t.ByTier {
 		if n > 0 {
@@ -38,6 +44,9 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 		})
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
+		if scoped {
+			return nil // store-wide counts are not a scoped caller's to see
+		}
 		resp.Links = uint64(tx.Bucket(bucketLinksOut).Stats().KeyN)
 		resp.Archived = uint64(tx.Bucket(bucketArchive).Stats().KeyN)
 		return nil
@@ -45,7 +54,7 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(s.path); err == nil {
+	if fi, err := os.Stat(s.path); err == nil && !scoped {
 		resp.DbSizeBytes = fi.Size()
 	}
 	return resp, nil

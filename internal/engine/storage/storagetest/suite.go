@@ -87,6 +87,7 @@ func Run(t *testing.T, open Opener) {
 		{"Attribution", testAttribution},
 		{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},
 		{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
+		{"ScopeLimitsReadsAndWrites", testScopeLimitsReadsAndWrites},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

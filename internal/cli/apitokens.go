@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ai-memory/ai-memory/internal/apitoken"
+	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/supervisor"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// tokenCmd manages the API keys of `serve --auth token`.
+type tokenCmd struct {
+	Create tokenCreateCmd `cmd:"" help:"Create an API key for a principal; the key is printed once."`
+	List   tokenListCmd   `cmd:"" help:"List API keys (never their secrets)."`
+	Revoke tokenRevokeCmd `cmd:"" help:"Revoke an API key; a running server refuses it at once."`
+}
+
+type tokenCreateCmd struct {
+	Principal string   `arg:"" help:"The identity the key stands for (an agent id: letters, digits, _ - : @ . /)."`
+	Families  []string `help:"Families (or profiles) the key may use, intersected with [mcp.allowlist] (default: what the allowlist allows)." sep:","`
+	Namespace []string `help:"Namespace prefixes the key may read and write (default: the principal's own name; \"*\" = every namespace)." sep:","`
+}
+
+func (c *tokenCreateCmd) Run(root *rootCmd) error {
+	if err := record.ValidateAgentID("principal", c.Principal); err != nil {
+		return &exitError{code: 2, msg: "ai-memory token create: " + err.Error()}
+	}
+	var fams []string
+	if len(c.Families) > 0 {
+		// The installed family set, third-party families included (from
+		// the plugins' cached descriptions).
+		set := catalog.Contract()
+		if cfg, err := config.Load(config.Path(root.Config)); err == nil {
+			if bins, err := supervisor.Discover(pluginDir(), cfg.Plugins); err == nil {
+				dataDir := config.DataDir(root.DataDir)
+				sup := supervisor.New(supervisor.Options{Binaries: bins, CacheDir: filepath.Join(dataDir, "plugin-cache"),
+					EngineSocket: filepath.Join(dataDir, "engine.sock"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				set = sup.Catalog()
+				defer sup.Close()
+			}
+		}
+		var err error
+		if fams, err = catalog.ExpandNames(c.Families, set); err != nil {
+			return &exitError{code: 2, msg: "ai-memory token create: --families: " + err.Error()}
+		}
+	}
+	for _, ns := range c.Namespace {
+		if ns == "*" && len(c.Namespace) == 1 {
+			break
+		}
+		if err := record.ValidateNamespace("--namespace", ns); err != nil {
+			return &exitError{code: 2, msg: "ai-memory token create: " + err.Error()}
+		}
+	}
+	dataDir := config.DataDir(root.DataDir)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	t, key, err := apitoken.Open(dataDir, nil).Create(c.Principal, fams, c.Namespace)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "created token %s for %s (shown once; store it in a secret manager or an environment variable):\n", t.ID, t.Principal)
+	fmt.Println(key)
+	return nil
+}
+
+type tokenListCmd struct {
+	JSON bool `help:"JSON output."`
+}
+
+func (c *tokenListCmd) Run(root *rootCmd) error {
+	list, err := apitoken.Open(config.DataDir(root.DataDir), nil).List()
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		for i := range list {
+			list[i].Hash = ""
+		}
+		out, _ := json.MarshalIndent(list, "", "  ")
+		fmt.Println(string(out))
+		return nil
+	}
+	if len(list) == 0 {
+		fmt.Println("no tokens (ai-memory token create PRINCIPAL)")
+		return nil
+	}
+	for _, t := range list {
+		state := "live"
+		if t.Revoked != nil {
+			state = "revoked " + t.Revoked.Format("2006-01-02T15:04:05Z")
+		}
+		fams, ns := "allowlist", t.Principal
+		if t.Families != nil {
+			fams = strings.Join(t.Families, ",")
+		}
+		if t.Namespaces != nil {
+			ns = strings.Join(t.Namespaces, ",")
+		}
+		fmt.Printf("%s  %-24s families=%s namespaces=%s created %s  %s\n", t.ID, t.Principal, fams, ns, t.Created.Format("2006-01-02"), state)
+	}
+	return nil
+}
+
+type tokenRevokeCmd struct {
+	ID string `arg:"" help:"The token id (ai-memory token list)."`
+}
+
+func (c *tokenRevokeCmd) Run(root *rootCmd) error {
+	t, err := apitoken.Open(config.DataDir(root.DataDir), nil).Revoke(c.ID)
+	if err != nil {
+		return &exitError{code: 1, msg: "ai-memory token revoke: " + err.Error()}
+	}
+	fmt.Fprintf(os.Stderr, "revoked token %s of %s\n", t.ID, t.Principal)
+	return nil
+}
