@@ -1,7 +1,9 @@
 package boltstore
 
 import (
+	"cmp"
 	"context"
+	"errors"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -16,29 +18,48 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 	}
 	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
 	var resp *aimemoryv1.DeleteMemoriesResponse
-	err := s.write(ctx, func(w *writeTx) error {
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Delete{Delete: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.DeleteMemoriesResponse{}
-		for _, id := range ids {
-			m, err := w.get(id)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
-				return err
-			}
-			if err := w.remove(m, "memory_delete"); err != nil {
-				return err
-			}
-			resp.Deleted = append(resp.Deleted, id)
-		}
-		return nil
+		return w.deleteMemories(ids, resp)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// deleteMemories is DeleteMemories inside a transaction, on distinct
+// validated ids: also the approval path's executor. Every memory is
+// authorized before any is removed, so a refused or queued request has
+// written nothing (a denial of one beats the queueing of another).
+func (w *writeTx) deleteMemories(ids []string, resp *aimemoryv1.DeleteMemoriesResponse) error {
+	var found []*aimemoryv1.Memory
+	var queued error
+	for _, id := range ids {
+		m, err := w.get(id)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
+			if !errors.Is(err, storage.ErrPending) {
+				return err
+			}
+			queued = cmp.Or(queued, err)
+		}
+		found = append(found, m)
+	}
+	if queued != nil {
+		return queued
+	}
+	for _, m := range found {
+		if err := w.remove(m, "memory_delete"); err != nil {
+			return err
+		}
+		resp.Deleted = append(resp.Deleted, m.GetId())
+	}
+	return nil
 }

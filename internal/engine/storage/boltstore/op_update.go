@@ -20,37 +20,43 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 		return nil, err
 	}
 	var resp *aimemoryv1.UpdateMemoryResponse
-	err := s.write(ctx, func(w *writeTx) error {
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Update{Update: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.UpdateMemoryResponse{}
-		old, err := w.get(req.GetId())
-		if err != nil {
-			return err
-		}
-		if old == nil {
-			return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
-		}
-		m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
-		if err != nil {
-			return err
-		}
-		if m.Namespace != old.Namespace || m.Title != old.Title {
-			if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
-				return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-			}
-		}
-		// The policy sees both records, so a move is one question about
-		// both namespaces.
-		if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
-			return err
-		}
-		if err := w.moveEntity(old, m); err != nil {
-			return err
-		}
-		resp.Memory = m
-		return w.put(old, m, "memory_update")
+		return w.updateMemory(req, resp)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// updateMemory is UpdateMemory inside a transaction, on a validated
+// request (rules.ValidatePatch): also the approval path's executor.
+func (w *writeTx) updateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
+	old, err := w.get(req.GetId())
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
+	}
+	m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
+	if err != nil {
+		return err
+	}
+	if m.Namespace != old.Namespace || m.Title != old.Title {
+		if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
+			return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
+		}
+	}
+	// The policy sees both records, so a move is one question about
+	// both namespaces.
+	if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
+		return err
+	}
+	if err := w.moveEntity(old, m); err != nil {
+		return err
+	}
+	resp.Memory = m
+	return w.put(old, m, "memory_update")
 }

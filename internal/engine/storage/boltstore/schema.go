@@ -42,6 +42,7 @@ var allBuckets = [][]byte{
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
 	bucketAliases, bucketEntityAliases,
 	bucketIndexSnapshot, bucketIndexLog,
+	bucketStandards, bucketPending, bucketPendingTime,
 }
 
 var keySchemaVersion = []byte("schema_version")
