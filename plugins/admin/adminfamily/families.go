@@ -21,9 +21,18 @@ type service struct {
 // Families returns the families this plugin serves.
 func Families(eng sdk.Engine) []sdk.Family {
 	s := &service{eng: eng, log: sdk.Logger().With("plugin", "admin")}
-	return []sdk.Family{
+	all := []sdk.Family{
 		{Name: "lifecycle", Tools: s.lifecycleTools()},
 		{Name: "governance", Tools: append(s.governanceTools(), s.subscriptionTools()...)},
 		{Name: "other", Tools: s.otherTools()},
 	}
+	// A family without tools would get the whole plugin refused; while the
+	// three are built side by side, serve those that have some.
+	var out []sdk.Family
+	for _, f := range all {
+		if len(f.Tools) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
