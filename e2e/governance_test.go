@@ -12,6 +12,10 @@ import (
 // a host of any profile (it lives in the engine), approvals mean
 // something, and the six governance tools answer and refuse as specified.
 
+// governanceSurface is the governance tools this branch's admin plugin serves.
+var governanceSurface = []string{"memory_pending_list", "memory_pending_approve", "memory_pending_reject",
+	"memory_namespace_set_standard", "memory_namespace_get_standard", "memory_namespace_clear_standard"}
+
 // govEnv is a data dir with operator ai:op, namespace "owned" pinned to
 // ai:carol by config, and the writer test family (writes through the
 // engine API directly) pinned.
