@@ -40,8 +40,8 @@ type listing struct {
 	// shortest unique prefix; nil = full ids).
 	namespace string
 	shortIDs  map[string]string
-	caller    string // the session's agent id: shared by every row, it says nothing
-	budgeted  bool   // a token budget was asked for: tokens_used matters
+	caller    string        // the session's agent id: shared by every row, it says nothing
+	budgeted  bool          // a token budget was asked for: tokens_used matters
 	standards []standardRow // recall: the namespace standards injected (standards.go)
 }
 
