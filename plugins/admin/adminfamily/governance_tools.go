@@ -17,38 +17,38 @@ import (
 // handlers only check arguments and shape answers.
 
 const (
-	pendingListDesc    = "List actions awaiting approval, newest first."
-	pendingApproveDesc = "Approve a pending action (not your own); it runs once approved."
+	pendingListDesc    = "Actions awaiting approval, newest first."
+	pendingApproveDesc = "Approve a pending action (not your own); it then runs."
 	pendingRejectDesc  = "Reject a pending action (not your own)."
-	setStandardDesc    = "Pin a memory as a namespace's standard, with an optional policy. Owner or operator only."
-	getStandardDesc    = "Get a namespace's standard and the policy in force."
-	clearStandardDesc  = "Remove a namespace's standard and its policy. Owner or operator only."
+	setStandardDesc    = "Set a namespace's standard memory and policy (owner or operator)."
+	getStandardDesc    = "A namespace's standard and policy in force."
+	clearStandardDesc  = "Remove a namespace's standard and policy."
 )
 
 const pendingListSchema = `{"type":"object","properties":{
-"status":{"type":"string","description":"pending (default), approved, rejected, expired or all"},
-"limit":{"type":"integer","description":"1-1000, default 100"}
+"status":{"type":"string","description":"pending (default), approved, rejected, expired, all"},
+"limit":{"type":"integer","description":"Max, default 100"}
 }}`
 
 const pendingDecideSchema = `{"type":"object","properties":{
-"id":{"type":"string","description":"Pending action id"}
+"id":{"type":"string","description":"Pending id"}
 },"required":["id"]}`
 
 const setStandardSchema = `{"type":"object","properties":{
-"namespace":{"type":"string","description":"Namespace, * for global"},
-"id":{"type":"string","description":"Exact memory id"},
-"parent":{"type":"string","description":"Parent namespace in the chain"},
-"governance":{"type":"object","description":"Policy: write (required), promote, delete: any|registered|owner|approve; approver: human|{agent}|{consensus}; inherit"},
-"owner":{"type":"string","description":"Hand the namespace to this owner"}
+"namespace":{"type":"string","description":"Namespace or *"},
+"id":{"type":"string","description":"Memory id"},
+"parent":{"type":"string","description":"Parent namespace"},
+"governance":{"type":"object","description":"{write (required), promote, delete: any|registered|owner|approve; approver: human|{agent}|{consensus}; inherit}"},
+"owner":{"type":"string","description":"New owner"}
 },"required":["namespace","id"]}`
 
 const getStandardSchema = `{"type":"object","properties":{
-"namespace":{"type":"string","description":"Namespace, * for global"},
-"inherit":{"type":"boolean","description":"Whole chain, default false"}
+"namespace":{"type":"string","description":"Namespace or *"},
+"inherit":{"type":"boolean","description":"Whole chain"}
 },"required":["namespace"]}`
 
 const clearStandardSchema = `{"type":"object","properties":{
-"namespace":{"type":"string","description":"Namespace, * for global"}
+"namespace":{"type":"string","description":"Namespace or *"}
 },"required":["namespace"]}`
 
 // agent_id is accepted as the reference's clients send it, but it only
