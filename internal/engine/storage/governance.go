@@ -105,7 +105,7 @@ type Governing struct {
 // ResolveGoverning walks ns's standards chain from ns towards "*" and
 // returns the first level with a policy that applies to ns (a policy with
 // inherit false applies to its own namespace only); the data dir's
-// default policy when there is none.
+// default policy, with the namespace's own owner, when there is none.
 func ResolveGoverning(v GovernanceView, ns string) (Governing, error) {
 	rows := map[string]*aimemoryv1.Standard{}
 	var readErr error
@@ -139,7 +139,8 @@ func ResolveGoverning(v GovernanceView, ns string) (Governing, error) {
 	if readErr != nil {
 		return Governing{}, readErr
 	}
-	return Governing{Policy: v.Governance().DefaultPolicy()}, nil
+	// The default policy's owner is the namespace's own, if it has one.
+	return Governing{Policy: v.Governance().DefaultPolicy(), Owner: OwnerOf(v.Governance(), ns, row(ns))}, nil
 }
 
 // OwnerOf is ns's owner: [governance.owners] first, else the row's.

@@ -425,4 +425,19 @@ func testStandardsOwnership(t *testing.T, open Opener) {
 	if g, _ := d.GetStandard(context.Background(), &aimemoryv1.GetStandardRequest{Namespace: "anything"}); !strings.Contains(g.GetEffectivePolicyJson(), `"delete":"owner"`) || g.GetPolicyFrom() != "" {
 		t.Errorf("get_standard shows %v, want the enforced default", g)
 	}
+
+	// A default owner-level policy admits the namespace's own owner (and
+	// operators), never nobody.
+	o, _ := open.open(t, storage.Options{Governance: &governance.Config{Operators: []string{"ai:op"}, Default: &governance.Policy{
+		Write: governance.Owner, Promote: governance.Any, Delete: governance.Owner, Approver: governance.Approver{Kind: governance.ApproverHuman}, Inherit: true}}})
+	doc := storeAs(t, as("ai:op"), o, Mem("carol's rules", "x", InNS("docs")))
+	if _, err := o.SetStandard(as("ai:carol"), &aimemoryv1.SetStandardRequest{Namespace: "carols", Id: doc.Id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.StoreMemory(as("ai:carol"), &aimemoryv1.StoreMemoryRequest{Memory: Mem("c", "x", InNS("carols"))}); err != nil {
+		t.Errorf("default write:owner, the namespace's owner: %v", err)
+	}
+	if _, err := o.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: Mem("b", "x", InNS("carols"))}); !errors.Is(err, storage.ErrDenied) {
+		t.Errorf("default write:owner, another: %v", err)
+	}
 }
