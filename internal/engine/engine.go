@@ -23,6 +23,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -62,8 +63,11 @@ type Options struct {
 	Logger *slog.Logger
 	// TTL per tier; the zero value means storage.DefaultTTL().
 	TTL storage.TTL
-	// Policy is consulted by every governed write; nil allows all.
+	// Policy is consulted by every governed write after the namespace
+	// policy; nil adds nothing.
 	Policy storage.WritePolicy
+	// Governance settings; nil means the data dir's engine.toml [governance].
+	Governance *governance.Config
 	// Version is reported by Health; "" means "dev".
 	Version string
 	// OpenTimeout bounds the wait for the database file's lock; 0 means 5 s.
@@ -129,9 +133,15 @@ func Serve(ctx context.Context, opts Options) error {
 		}
 	}
 
+	if opts.Governance == nil {
+		if opts.Governance, err = governanceFromSettings(dir); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+
 	ev := &events.Broadcaster{}
 	st, err := boltstore.Open(ctx, filepath.Join(dir, DBFile), storage.Options{
-		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
+		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -187,6 +197,15 @@ func tiersFromSettings(dir string) (storage.TTL, error) {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
 	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}, nil
+}
+
+// governanceFromSettings is the data dir's engine.toml [governance].
+func governanceFromSettings(dir string) (*governance.Config, error) {
+	set, _, err := settings.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return set.Governance.Config()
 }
 
 // stopGracefully lets running calls finish for up to grace (watch streams
