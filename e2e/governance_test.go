@@ -95,12 +95,12 @@ func outcome(text string, isErr bool) string {
 
 // The bypass matrix: under a deny policy and an approval policy, every
 // write path (store, merge, update, a move into the namespace, delete,
-// link), from a host with --profile core and one with --profile full, is
+// link, and the lifecycle tools: update, delete, forget, promote), from a host with --profile core and one with --profile full, is
 // refused or queued, never done, and changes nothing.
 func TestGovernanceBypassMatrix(t *testing.T) {
 	for _, pol := range []struct{ name, doc, want string }{
-		{"deny", `{"write":"owner","delete":"owner"}`, "denied"},
-		{"approval", `{"write":"approve","delete":"approve"}`, "queued"},
+		{"deny", `{"write":"owner","delete":"owner","promote":"owner"}`, "denied"},
+		{"approval", `{"write":"approve","delete":"approve","promote":"approve"}`, "queued"},
 	} {
 		t.Run(pol.name, func(t *testing.T) {
 			e := govEnv(t)
@@ -119,6 +119,13 @@ func TestGovernanceBypassMatrix(t *testing.T) {
 					{"delete", "writer_call", map[string]any{"op": "delete", "id": w.targetID}},
 					{"link", "memory_link", map[string]any{"source_id": w.noteID, "target_id": w.targetID}},
 					{"link (engine)", "writer_call", map[string]any{"op": "link", "id": w.noteID, "target": w.targetID}},
+					// The lifecycle family's writes: bridged under core, direct under full.
+					{"memory_update", "memory_update", map[string]any{"id": w.targetID, "content": "edited by bob"}},
+					{"memory_update move", "memory_update", map[string]any{"id": w.noteID, "namespace": "gov"}},
+					{"memory_delete", "memory_delete", map[string]any{"id": w.targetID}},
+					{"memory_delete archive", "memory_delete", map[string]any{"id": w.targetID, "archive": true}},
+					{"memory_forget", "memory_forget", map[string]any{"namespace": "gov", "pattern": "target text"}},
+					{"memory_promote", "memory_promote", map[string]any{"id": w.targetID}},
 				}
 				for _, p := range paths {
 					before := w.snapshot(t)
@@ -133,8 +140,8 @@ func TestGovernanceBypassMatrix(t *testing.T) {
 			}
 			if pol.want == "queued" {
 				list := w.alice.ok("memory_pending_list", map[string]any{})
-				if list["count"].(float64) != 14 {
-					t.Errorf("pending actions after the matrix: %v, want 14", list["count"])
+				if list["count"].(float64) != 26 {
+					t.Errorf("pending actions after the matrix: %v, want 26 (13 paths, 2 hosts)", list["count"])
 				}
 			}
 		})

@@ -36,12 +36,6 @@ const (
 	kindPromote levelKind = "promote"
 )
 
-// OpPromote and OpForget are the lifecycle family's writes (added by its
-// helper; listed here so the gate maps them to their levels).
-const (
-	OpForgetGov Op = "forget"
-)
-
 // requirement is one level check a write needs: a kind on a namespace,
 // with the memory whose creator may pass an owner-level delete or promote.
 type requirement struct {
@@ -73,7 +67,7 @@ func requirements(w Write) []requirement {
 			add(w.Old, kindWrite)
 			add(w.Old, kindDelete)
 		}
-	case OpDelete, OpForgetGov:
+	case OpDelete: // delete and forget
 		add(w.Old, kindDelete)
 	case OpLink:
 		add(w.New, kindWrite)

@@ -538,6 +538,8 @@ type PendingPayload struct {
 	//	*PendingPayload_Delete
 	//	*PendingPayload_Link
 	//	*PendingPayload_Unlink
+	//	*PendingPayload_Forget
+	//	*PendingPayload_Promote
 	Action        isPendingPayload_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -625,6 +627,24 @@ func (x *PendingPayload) GetUnlink() *InvalidateLinkRequest {
 	return nil
 }
 
+func (x *PendingPayload) GetForget() *PendingForget {
+	if x != nil {
+		if x, ok := x.Action.(*PendingPayload_Forget); ok {
+			return x.Forget
+		}
+	}
+	return nil
+}
+
+func (x *PendingPayload) GetPromote() *PromoteMemoryRequest {
+	if x != nil {
+		if x, ok := x.Action.(*PendingPayload_Promote); ok {
+			return x.Promote
+		}
+	}
+	return nil
+}
+
 type isPendingPayload_Action interface {
 	isPendingPayload_Action()
 }
@@ -649,6 +669,14 @@ type PendingPayload_Unlink struct {
 	Unlink *InvalidateLinkRequest `protobuf:"bytes,5,opt,name=unlink,proto3,oneof"`
 }
 
+type PendingPayload_Forget struct {
+	Forget *PendingForget `protobuf:"bytes,6,opt,name=forget,proto3,oneof"`
+}
+
+type PendingPayload_Promote struct {
+	Promote *PromoteMemoryRequest `protobuf:"bytes,7,opt,name=promote,proto3,oneof"`
+}
+
 func (*PendingPayload_Store) isPendingPayload_Action() {}
 
 func (*PendingPayload_Update) isPendingPayload_Action() {}
@@ -658,6 +686,65 @@ func (*PendingPayload_Delete) isPendingPayload_Action() {}
 func (*PendingPayload_Link) isPendingPayload_Action() {}
 
 func (*PendingPayload_Unlink) isPendingPayload_Action() {}
+
+func (*PendingPayload_Forget) isPendingPayload_Action() {}
+
+func (*PendingPayload_Promote) isPendingPayload_Action() {}
+
+// A queued forget: the request and the ids it matched when it was made.
+// Approval archives those of them that still exist and still match, so an
+// approver never forgets more than the request showed.
+type PendingForget struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Request       *ForgetRequest         `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Ids           []string               `protobuf:"bytes,2,rep,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingForget) Reset() {
+	*x = PendingForget{}
+	mi := &file_aimemory_v1_governance_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingForget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingForget) ProtoMessage() {}
+
+func (x *PendingForget) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_governance_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingForget.ProtoReflect.Descriptor instead.
+func (*PendingForget) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PendingForget) GetRequest() *ForgetRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *PendingForget) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
 
 type Vote struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -669,7 +756,7 @@ type Vote struct {
 
 func (x *Vote) Reset() {
 	*x = Vote{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[9]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +768,7 @@ func (x *Vote) String() string {
 func (*Vote) ProtoMessage() {}
 
 func (x *Vote) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[9]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +781,7 @@ func (x *Vote) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Vote.ProtoReflect.Descriptor instead.
 func (*Vote) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{9}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Vote) GetAgentId() string {
@@ -736,7 +823,7 @@ type PendingAction struct {
 
 func (x *PendingAction) Reset() {
 	*x = PendingAction{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[10]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +835,7 @@ func (x *PendingAction) String() string {
 func (*PendingAction) ProtoMessage() {}
 
 func (x *PendingAction) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[10]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +848,7 @@ func (x *PendingAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingAction.ProtoReflect.Descriptor instead.
 func (*PendingAction) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{10}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PendingAction) GetId() string {
@@ -893,7 +980,7 @@ type ListPendingRequest struct {
 
 func (x *ListPendingRequest) Reset() {
 	*x = ListPendingRequest{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[11]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -905,7 +992,7 @@ func (x *ListPendingRequest) String() string {
 func (*ListPendingRequest) ProtoMessage() {}
 
 func (x *ListPendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[11]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -918,7 +1005,7 @@ func (x *ListPendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPendingRequest.ProtoReflect.Descriptor instead.
 func (*ListPendingRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{11}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListPendingRequest) GetStatus() string {
@@ -944,7 +1031,7 @@ type ListPendingResponse struct {
 
 func (x *ListPendingResponse) Reset() {
 	*x = ListPendingResponse{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[12]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1043,7 @@ func (x *ListPendingResponse) String() string {
 func (*ListPendingResponse) ProtoMessage() {}
 
 func (x *ListPendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[12]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1056,7 @@ func (x *ListPendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPendingResponse.ProtoReflect.Descriptor instead.
 func (*ListPendingResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{12}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListPendingResponse) GetPending() []*PendingAction {
@@ -988,7 +1075,7 @@ type DecidePendingRequest struct {
 
 func (x *DecidePendingRequest) Reset() {
 	*x = DecidePendingRequest{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[13]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1087,7 @@ func (x *DecidePendingRequest) String() string {
 func (*DecidePendingRequest) ProtoMessage() {}
 
 func (x *DecidePendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[13]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1100,7 @@ func (x *DecidePendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecidePendingRequest.ProtoReflect.Descriptor instead.
 func (*DecidePendingRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{13}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DecidePendingRequest) GetId() string {
@@ -1035,7 +1122,7 @@ type ApprovePendingResponse struct {
 
 func (x *ApprovePendingResponse) Reset() {
 	*x = ApprovePendingResponse{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[14]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1134,7 @@ func (x *ApprovePendingResponse) String() string {
 func (*ApprovePendingResponse) ProtoMessage() {}
 
 func (x *ApprovePendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[14]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1147,7 @@ func (x *ApprovePendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovePendingResponse.ProtoReflect.Descriptor instead.
 func (*ApprovePendingResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{14}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ApprovePendingResponse) GetApproved() bool {
@@ -1100,7 +1187,7 @@ type RejectPendingResponse struct {
 
 func (x *RejectPendingResponse) Reset() {
 	*x = RejectPendingResponse{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[15]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1199,7 @@ func (x *RejectPendingResponse) String() string {
 func (*RejectPendingResponse) ProtoMessage() {}
 
 func (x *RejectPendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[15]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1212,7 @@ func (x *RejectPendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectPendingResponse.ProtoReflect.Descriptor instead.
 func (*RejectPendingResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{15}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RejectPendingResponse) GetAction() *PendingAction {
@@ -1145,7 +1232,7 @@ type RegisterAgentRequest struct {
 
 func (x *RegisterAgentRequest) Reset() {
 	*x = RegisterAgentRequest{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[16]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1244,7 @@ func (x *RegisterAgentRequest) String() string {
 func (*RegisterAgentRequest) ProtoMessage() {}
 
 func (x *RegisterAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[16]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1257,7 @@ func (x *RegisterAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterAgentRequest.ProtoReflect.Descriptor instead.
 func (*RegisterAgentRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{16}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RegisterAgentRequest) GetAgentType() string {
@@ -1197,7 +1284,7 @@ type RegisterAgentResponse struct {
 
 func (x *RegisterAgentResponse) Reset() {
 	*x = RegisterAgentResponse{}
-	mi := &file_aimemory_v1_governance_proto_msgTypes[17]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1209,7 +1296,7 @@ func (x *RegisterAgentResponse) String() string {
 func (*RegisterAgentResponse) ProtoMessage() {}
 
 func (x *RegisterAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_governance_proto_msgTypes[17]
+	mi := &file_aimemory_v1_governance_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1222,7 +1309,7 @@ func (x *RegisterAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterAgentResponse.ProtoReflect.Descriptor instead.
 func (*RegisterAgentResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{17}
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RegisterAgentResponse) GetAgent() *Memory {
@@ -1243,7 +1330,7 @@ var File_aimemory_v1_governance_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\n" +
-	"\x1caimemory/v1/governance.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\x1a\x17aimemory/v1/graph.proto\"\xa3\x02\n" +
+	"\x1caimemory/v1/governance.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\x1a\x17aimemory/v1/graph.proto\x1a\x19aimemory/v1/archive.proto\"\xa3\x02\n" +
 	"\bStandard\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1f\n" +
 	"\vstandard_id\x18\x02 \x01(\tR\n" +
@@ -1282,14 +1369,19 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x14ClearStandardRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"1\n" +
 	"\x15ClearStandardResponse\x12\x18\n" +
-	"\acleared\x18\x01 \x01(\bR\acleared\"\xbe\x02\n" +
+	"\acleared\x18\x01 \x01(\bR\acleared\"\xb3\x03\n" +
 	"\x0ePendingPayload\x127\n" +
 	"\x05store\x18\x01 \x01(\v2\x1f.aimemory.v1.StoreMemoryRequestH\x00R\x05store\x12:\n" +
 	"\x06update\x18\x02 \x01(\v2 .aimemory.v1.UpdateMemoryRequestH\x00R\x06update\x12<\n" +
 	"\x06delete\x18\x03 \x01(\v2\".aimemory.v1.DeleteMemoriesRequestH\x00R\x06delete\x121\n" +
 	"\x04link\x18\x04 \x01(\v2\x1b.aimemory.v1.PutLinkRequestH\x00R\x04link\x12<\n" +
-	"\x06unlink\x18\x05 \x01(\v2\".aimemory.v1.InvalidateLinkRequestH\x00R\x06unlinkB\b\n" +
-	"\x06action\"1\n" +
+	"\x06unlink\x18\x05 \x01(\v2\".aimemory.v1.InvalidateLinkRequestH\x00R\x06unlink\x124\n" +
+	"\x06forget\x18\x06 \x01(\v2\x1a.aimemory.v1.PendingForgetH\x00R\x06forget\x12=\n" +
+	"\apromote\x18\a \x01(\v2!.aimemory.v1.PromoteMemoryRequestH\x00R\apromoteB\b\n" +
+	"\x06action\"W\n" +
+	"\rPendingForget\x124\n" +
+	"\arequest\x18\x01 \x01(\v2\x1a.aimemory.v1.ForgetRequestR\arequest\x12\x10\n" +
+	"\x03ids\x18\x02 \x03(\tR\x03ids\"1\n" +
 	"\x04Vote\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x03R\x02at\"\xcb\x04\n" +
@@ -1358,7 +1450,7 @@ func file_aimemory_v1_governance_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_governance_proto_rawDescData
 }
 
-var file_aimemory_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_aimemory_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*Standard)(nil),               // 0: aimemory.v1.Standard
 	(*SetStandardRequest)(nil),     // 1: aimemory.v1.SetStandardRequest
@@ -1369,57 +1461,63 @@ var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*ClearStandardRequest)(nil),   // 6: aimemory.v1.ClearStandardRequest
 	(*ClearStandardResponse)(nil),  // 7: aimemory.v1.ClearStandardResponse
 	(*PendingPayload)(nil),         // 8: aimemory.v1.PendingPayload
-	(*Vote)(nil),                   // 9: aimemory.v1.Vote
-	(*PendingAction)(nil),          // 10: aimemory.v1.PendingAction
-	(*ListPendingRequest)(nil),     // 11: aimemory.v1.ListPendingRequest
-	(*ListPendingResponse)(nil),    // 12: aimemory.v1.ListPendingResponse
-	(*DecidePendingRequest)(nil),   // 13: aimemory.v1.DecidePendingRequest
-	(*ApprovePendingResponse)(nil), // 14: aimemory.v1.ApprovePendingResponse
-	(*RejectPendingResponse)(nil),  // 15: aimemory.v1.RejectPendingResponse
-	(*RegisterAgentRequest)(nil),   // 16: aimemory.v1.RegisterAgentRequest
-	(*RegisterAgentResponse)(nil),  // 17: aimemory.v1.RegisterAgentResponse
-	(*Memory)(nil),                 // 18: aimemory.v1.Memory
-	(*StoreMemoryRequest)(nil),     // 19: aimemory.v1.StoreMemoryRequest
-	(*UpdateMemoryRequest)(nil),    // 20: aimemory.v1.UpdateMemoryRequest
-	(*DeleteMemoriesRequest)(nil),  // 21: aimemory.v1.DeleteMemoriesRequest
-	(*PutLinkRequest)(nil),         // 22: aimemory.v1.PutLinkRequest
-	(*InvalidateLinkRequest)(nil),  // 23: aimemory.v1.InvalidateLinkRequest
+	(*PendingForget)(nil),          // 9: aimemory.v1.PendingForget
+	(*Vote)(nil),                   // 10: aimemory.v1.Vote
+	(*PendingAction)(nil),          // 11: aimemory.v1.PendingAction
+	(*ListPendingRequest)(nil),     // 12: aimemory.v1.ListPendingRequest
+	(*ListPendingResponse)(nil),    // 13: aimemory.v1.ListPendingResponse
+	(*DecidePendingRequest)(nil),   // 14: aimemory.v1.DecidePendingRequest
+	(*ApprovePendingResponse)(nil), // 15: aimemory.v1.ApprovePendingResponse
+	(*RejectPendingResponse)(nil),  // 16: aimemory.v1.RejectPendingResponse
+	(*RegisterAgentRequest)(nil),   // 17: aimemory.v1.RegisterAgentRequest
+	(*RegisterAgentResponse)(nil),  // 18: aimemory.v1.RegisterAgentResponse
+	(*Memory)(nil),                 // 19: aimemory.v1.Memory
+	(*StoreMemoryRequest)(nil),     // 20: aimemory.v1.StoreMemoryRequest
+	(*UpdateMemoryRequest)(nil),    // 21: aimemory.v1.UpdateMemoryRequest
+	(*DeleteMemoriesRequest)(nil),  // 22: aimemory.v1.DeleteMemoriesRequest
+	(*PutLinkRequest)(nil),         // 23: aimemory.v1.PutLinkRequest
+	(*InvalidateLinkRequest)(nil),  // 24: aimemory.v1.InvalidateLinkRequest
+	(*PromoteMemoryRequest)(nil),   // 25: aimemory.v1.PromoteMemoryRequest
+	(*ForgetRequest)(nil),          // 26: aimemory.v1.ForgetRequest
 }
 var file_aimemory_v1_governance_proto_depIdxs = []int32{
 	0,  // 0: aimemory.v1.SetStandardResponse.standard:type_name -> aimemory.v1.Standard
 	0,  // 1: aimemory.v1.StandardLevel.standard:type_name -> aimemory.v1.Standard
-	18, // 2: aimemory.v1.StandardLevel.memory:type_name -> aimemory.v1.Memory
+	19, // 2: aimemory.v1.StandardLevel.memory:type_name -> aimemory.v1.Memory
 	4,  // 3: aimemory.v1.GetStandardResponse.levels:type_name -> aimemory.v1.StandardLevel
-	19, // 4: aimemory.v1.PendingPayload.store:type_name -> aimemory.v1.StoreMemoryRequest
-	20, // 5: aimemory.v1.PendingPayload.update:type_name -> aimemory.v1.UpdateMemoryRequest
-	21, // 6: aimemory.v1.PendingPayload.delete:type_name -> aimemory.v1.DeleteMemoriesRequest
-	22, // 7: aimemory.v1.PendingPayload.link:type_name -> aimemory.v1.PutLinkRequest
-	23, // 8: aimemory.v1.PendingPayload.unlink:type_name -> aimemory.v1.InvalidateLinkRequest
-	8,  // 9: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
-	9,  // 10: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
-	10, // 11: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
-	10, // 12: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
-	10, // 13: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
-	18, // 14: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
-	1,  // 15: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
-	3,  // 16: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
-	6,  // 17: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
-	11, // 18: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
-	13, // 19: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
-	13, // 20: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
-	16, // 21: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
-	2,  // 22: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
-	5,  // 23: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
-	7,  // 24: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
-	12, // 25: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
-	14, // 26: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
-	15, // 27: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
-	17, // 28: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	20, // 4: aimemory.v1.PendingPayload.store:type_name -> aimemory.v1.StoreMemoryRequest
+	21, // 5: aimemory.v1.PendingPayload.update:type_name -> aimemory.v1.UpdateMemoryRequest
+	22, // 6: aimemory.v1.PendingPayload.delete:type_name -> aimemory.v1.DeleteMemoriesRequest
+	23, // 7: aimemory.v1.PendingPayload.link:type_name -> aimemory.v1.PutLinkRequest
+	24, // 8: aimemory.v1.PendingPayload.unlink:type_name -> aimemory.v1.InvalidateLinkRequest
+	9,  // 9: aimemory.v1.PendingPayload.forget:type_name -> aimemory.v1.PendingForget
+	25, // 10: aimemory.v1.PendingPayload.promote:type_name -> aimemory.v1.PromoteMemoryRequest
+	26, // 11: aimemory.v1.PendingForget.request:type_name -> aimemory.v1.ForgetRequest
+	8,  // 12: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
+	10, // 13: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
+	11, // 14: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
+	11, // 15: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
+	11, // 16: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
+	19, // 17: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
+	1,  // 18: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
+	3,  // 19: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
+	6,  // 20: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
+	12, // 21: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
+	14, // 22: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
+	14, // 23: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
+	17, // 24: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
+	2,  // 25: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
+	5,  // 26: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
+	7,  // 27: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
+	13, // 28: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
+	15, // 29: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
+	16, // 30: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
+	18, // 31: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
+	25, // [25:32] is the sub-list for method output_type
+	18, // [18:25] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_governance_proto_init() }
@@ -1429,6 +1527,7 @@ func file_aimemory_v1_governance_proto_init() {
 	}
 	file_aimemory_v1_memory_proto_init()
 	file_aimemory_v1_graph_proto_init()
+	file_aimemory_v1_archive_proto_init()
 	file_aimemory_v1_governance_proto_msgTypes[1].OneofWrappers = []any{}
 	file_aimemory_v1_governance_proto_msgTypes[8].OneofWrappers = []any{
 		(*PendingPayload_Store)(nil),
@@ -1436,6 +1535,8 @@ func file_aimemory_v1_governance_proto_init() {
 		(*PendingPayload_Delete)(nil),
 		(*PendingPayload_Link)(nil),
 		(*PendingPayload_Unlink)(nil),
+		(*PendingPayload_Forget)(nil),
+		(*PendingPayload_Promote)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1443,7 +1544,7 @@ func file_aimemory_v1_governance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_governance_proto_rawDesc), len(file_aimemory_v1_governance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

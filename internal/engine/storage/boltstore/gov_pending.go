@@ -42,8 +42,13 @@ const (
 // transaction commits it, and the caller gets the *storage.PendingError
 // with its id.
 func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
+	return s.governed(ctx, s.write, payload, fn)
+}
+
+// governed is writeGoverned through a given write (write or writeFirst).
+func (s *Store) governed(ctx context.Context, write func(context.Context, func(*writeTx) error) error, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
 	var queued *storage.PendingError
-	err := s.write(ctx, func(w *writeTx) error {
+	err := write(ctx, func(w *writeTx) error {
 		queued = nil
 		err := fn(w)
 		var pe *storage.PendingError
@@ -66,6 +71,12 @@ func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPa
 		return queued
 	}
 	return err
+}
+
+// writeGovernedFirst is writeGoverned in a batch of its own (writeFirst),
+// for a write that reads the in-memory index.
+func (s *Store) writeGovernedFirst(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
+	return s.governed(ctx, s.writeFirst, payload, fn)
 }
 
 // queuePending records a pending action for the write pe describes.
@@ -103,6 +114,10 @@ func payloadMemoryID(p *aimemoryv1.PendingPayload) string {
 		return a.Link.GetSourceId()
 	case *aimemoryv1.PendingPayload_Unlink:
 		return a.Unlink.GetSourceId()
+	case *aimemoryv1.PendingPayload_Forget:
+		return strings.Join(a.Forget.GetIds(), ",")
+	case *aimemoryv1.PendingPayload_Promote:
+		return a.Promote.GetId()
 	}
 	return ""
 }
@@ -150,6 +165,12 @@ func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
 			return "", err
 		}
 		return a.Unlink.GetSourceId(), w.invalidateLink(a.Unlink, a.Unlink.GetInvalidatedBy(), &aimemoryv1.InvalidateLinkResponse{})
+	case *aimemoryv1.PendingPayload_Forget:
+		ids, err := w.approvedForget(a.Forget)
+		return strings.Join(ids, ","), err
+	case *aimemoryv1.PendingPayload_Promote:
+		resp, err := w.promote(a.Promote.GetId(), a.Promote.GetToNamespace())
+		return resp.GetMemory().GetId(), err
 	}
 	return "", fmt.Errorf("pending action has no payload this engine can execute")
 }

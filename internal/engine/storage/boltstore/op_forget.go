@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -43,11 +45,15 @@ func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aim
 		})
 		return resp, err
 	}
-	err = s.writeFirst(ctx, func(w *writeTx) error { // forgetMatches reads the index
+	// The payload is filled in by the run that matched, so a queued forget
+	// records the ids the requester would have archived.
+	payload := &aimemoryv1.PendingPayload{}
+	err = s.writeGovernedFirst(ctx, payload, func(w *writeTx) error { // forgetMatches reads the index
 		mems, err := s.forgetMatches(w.tx, crit)
 		if err != nil {
 			return err
 		}
+		payload.Action = &aimemoryv1.PendingPayload_Forget{Forget: &aimemoryv1.PendingForget{Request: req, Ids: idsOf(mems)}}
 		if err := w.forget(mems); err != nil {
 			return err
 		}
@@ -61,12 +67,23 @@ func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aim
 }
 
 // forget archives mems, each authorised as a delete: the tx-level step of
-// Forget, for callers that have matched already (an approval, later).
+// Forget, and the approval path's executor. Every memory is authorised
+// before any is archived, so a refused or queued request has written
+// nothing (a denial of one beats the queueing of another).
 func (w *writeTx) forget(mems []*aimemoryv1.Memory) error {
+	var queued error
 	for _, m := range mems {
 		if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
-			return err
+			if !errors.Is(err, storage.ErrPending) {
+				return err
+			}
+			queued = cmp.Or(queued, err)
 		}
+	}
+	if queued != nil {
+		return queued
+	}
+	for _, m := range mems {
 		if err := w.archive(m, storage.ArchiveReasonForget, "memory_forget"); err != nil {
 			return err
 		}
@@ -154,4 +171,31 @@ func holdsAll(list []byte, want []string) (bool, error) {
 		}
 	})
 	return found == len(want), err
+}
+
+// idsOf lists the memories' ids.
+func idsOf(mems []*aimemoryv1.Memory) []string {
+	ids := make([]string, len(mems))
+	for i, m := range mems {
+		ids[i] = m.GetId()
+	}
+	return ids
+}
+
+// approvedForget is a queued forget's execution: the memories the request
+// matched when it was made that still exist and still match.
+func (w *writeTx) approvedForget(p *aimemoryv1.PendingForget) ([]string, error) {
+	crit, err := rules.NewForget(p.GetRequest(), w.s.an.Query)
+	if err != nil {
+		return nil, err
+	}
+	mems, err := w.s.forgetMatches(w.tx, crit)
+	if err != nil {
+		return nil, err
+	}
+	mems = slices.DeleteFunc(mems, func(m *aimemoryv1.Memory) bool { return !slices.Contains(p.GetIds(), m.GetId()) })
+	if len(mems) == 0 {
+		return nil, fmt.Errorf("%w: none of the %d memories this forget matched still match", storage.ErrNotFound, len(p.GetIds()))
+	}
+	return idsOf(mems), w.forget(mems)
 }

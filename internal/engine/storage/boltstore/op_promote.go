@@ -28,7 +28,8 @@ func (s *Store) PromoteMemory(ctx context.Context, req *aimemoryv1.PromoteMemory
 		}
 	}
 	var resp *aimemoryv1.PromoteMemoryResponse
-	err := s.write(ctx, func(w *writeTx) error {
+	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Promote{Promote: req}}
+	err := s.writeGoverned(ctx, payload, func(w *writeTx) error {
 		var err error
 		resp, err = w.promote(req.GetId(), req.GetToNamespace())
 		return err
@@ -91,7 +92,7 @@ func (w *writeTx) promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, err
 		if err != nil {
 			return nil, err
 		}
-		if err := w.authorize(storage.Write{Op: storage.OpPromote, Old: old, New: merged}); err != nil {
+		if err := w.authorize(storage.Write{Op: storage.OpPromote, Old: src, New: merged}); err != nil {
 			return nil, err
 		}
 		if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
@@ -103,7 +104,7 @@ func (w *writeTx) promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, err
 		resp.Memory, resp.Merged = merged, true
 	} else {
 		rules.Create(copy, w.now, w.s.ttl, w.principal())
-		if err := w.authorize(storage.Write{Op: storage.OpPromote, New: copy}); err != nil {
+		if err := w.authorize(storage.Write{Op: storage.OpPromote, Old: src, New: copy}); err != nil {
 			return nil, err
 		}
 		if err := w.put(nil, copy, "memory_promote"); err != nil {

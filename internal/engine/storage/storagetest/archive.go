@@ -396,7 +396,7 @@ func testPromote(t *testing.T, o Opener) {
 	if r.Merged || cp.Id == m.Id || cp.Namespace != "org" || cp.Title != "Fact" || string(cp.MetadataJson) != `{"agent_id":"ann"}` || cp.Tier != "long" {
 		t.Errorf("vertical copy = %v", cp)
 	}
-	if got := p.take(); !slices.Equal(got, []string{"nobody promote org/team/me→org/team/me", "nobody promote -→org"}) {
+	if got := p.take(); !slices.Equal(got, []string{"nobody promote org/team/me→org/team/me", "nobody promote org/team/me→org"}) {
 		t.Errorf("vertical promotion asked %v", got)
 	}
 	ls := links(t, s, false, cp.Id).Links

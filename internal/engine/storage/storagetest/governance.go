@@ -18,8 +18,8 @@ import (
 // something, and standards belong to their owners.
 
 const (
-	denyPolicy    = `{"write":"owner","delete":"owner"}`
-	approvePolicy = `{"write":"approve","delete":"approve"}`
+	denyPolicy    = `{"write":"owner","delete":"owner","promote":"owner"}`
+	approvePolicy = `{"write":"approve","delete":"approve","promote":"approve"}`
 )
 
 // govFixture is a backend where alice governs namespace "gov" with policy;
@@ -29,6 +29,7 @@ type govFixture struct {
 	s                    storage.Backend
 	clock                *Clock
 	inGov, inOpen, other *aimemoryv1.Memory
+	inSub                *aimemoryv1.Memory // in gov/sub, under gov's policy
 }
 
 func newGovFixture(t *testing.T, open Opener, policy string, cfg *governance.Config) *govFixture {
@@ -38,6 +39,7 @@ func newGovFixture(t *testing.T, open Opener, policy string, cfg *governance.Con
 	bob := as("ai:bob")
 	f.inGov = storeAs(t, as("ai:dave"), s, Mem("dave in gov", "governed words", InNS("gov")))
 	f.inOpen = storeAs(t, bob, s, Mem("bob in open", "open words", InNS("open")))
+	f.inSub = storeAs(t, as("ai:dave"), s, Mem("dave in sub", "sub words", InNS("gov/sub")))
 	f.other = storeAs(t, bob, s, Mem("bob other", "other words", InNS("open")))
 	if _, err := s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to", ObservedBy: "ai:bob"}); err != nil {
 		t.Fatal(err)
@@ -86,6 +88,22 @@ func writePaths(f *govFixture) []struct {
 		}},
 		{"delete mixed", func(ctx context.Context) error {
 			_, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{f.other.Id, f.inGov.Id}})
+			return err
+		}},
+		{"delete to the archive", func(ctx context.Context) error {
+			_, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{f.inGov.Id}, Archive: true})
+			return err
+		}},
+		{"forget", func(ctx context.Context) error {
+			_, err := s.Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "governed words"})
+			return err
+		}},
+		{"promote", func(ctx context.Context) error {
+			_, err := s.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: f.inGov.Id})
+			return err
+		}},
+		{"promote into", func(ctx context.Context) error {
+			_, err := s.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: f.inSub.Id, ToNamespace: "gov"})
 			return err
 		}},
 		{"link", func(ctx context.Context) error {
@@ -217,6 +235,24 @@ func testGovernanceApproval(t *testing.T, open Opener) {
 	}
 	if resp, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil || !resp.Approved || get(t, f.s, f.inGov.Id) != nil {
 		t.Errorf("approved delete: %v %v; memory still there: %v", resp, err, get(t, f.s, f.inGov.Id) != nil)
+	}
+	// Forget approvals archive what the request matched; promote approvals promote.
+	_, err = f.s.Forget(as("ai:bob"), &aimemoryv1.ForgetRequest{Namespace: "gov/sub", Pattern: "sub words"})
+	if !errors.As(err, &pe) {
+		t.Fatalf("forget: %v", err)
+	}
+	if resp, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil || !resp.Approved || get(t, f.s, f.inSub.Id) != nil {
+		t.Errorf("approved forget: %v %v; memory still live: %v", resp, err, get(t, f.s, f.inSub.Id) != nil)
+	}
+	if a, err := f.s.Archived(context.Background(), f.inSub.Id); err != nil || a.Reason != storage.ArchiveReasonForget {
+		t.Errorf("forgotten memory in the archive: %v %v", a, err)
+	}
+	_, err = f.s.PromoteMemory(as("ai:bob"), &aimemoryv1.PromoteMemoryRequest{Id: m.Id})
+	if !errors.As(err, &pe) {
+		t.Fatalf("promote: %v", err)
+	}
+	if resp, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil || !resp.Approved || get(t, f.s, m.Id).GetTier() != "long" {
+		t.Errorf("approved promote: %v %v; tier %q", resp, err, get(t, f.s, m.Id).GetTier())
 	}
 	// An approval whose action can no longer run changes nothing.
 	_, err = f.s.UpdateMemory(as("ai:bob"), &aimemoryv1.UpdateMemoryRequest{Id: f.inOpen.Id, Namespace: strPtr("gov")})
