@@ -22,6 +22,8 @@ type rootCmd struct {
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
 	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Install installCmd `cmd:"" help:"Add ai-memory to a harness's MCP config (dry run unless --apply)."`
+	Init    initCmd    `cmd:"" help:"Detect installed harnesses and add ai-memory to those you pick."`
 	Version versionCmd `cmd:"" help:"Print the version."`
 }
 

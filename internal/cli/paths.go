@@ -25,3 +25,5 @@ func selfPath() string {
 	}
 	return exe
 }
+
+func parentDir(d string) string { return filepath.Dir(d) }
