@@ -77,3 +77,43 @@ func TestInstalledCommandAnswersInitialize(t *testing.T) {
 		})
 	}
 }
+
+// TestInitWithoutATerminal: init detects harnesses from their config dirs,
+// shows a dry run when it cannot ask, and installs with --yes.
+func TestInitWithoutATerminal(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".codex", ".cursor"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd.Env = []string{"HOME=" + home, "PATH=/nonexistent"} // no harness binaries to find
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	out := run("init")
+	if !strings.Contains(out, "detected: codex, cursor") || !strings.Contains(out, "dry run") {
+		t.Fatalf("init without a terminal:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".codex", "config.toml")); !os.IsNotExist(err) {
+		t.Fatalf("dry run wrote config.toml: %v", err)
+	}
+	out = run("init", "--yes", "--harness", "codex,gemini-cli")
+	for _, f := range []string{".codex/config.toml", ".gemini/settings.json"} {
+		if _, err := os.Stat(filepath.Join(home, f)); err != nil {
+			t.Errorf("init --yes did not write %s: %v\n%s", f, err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".cursor", "mcp.json")); !os.IsNotExist(err) {
+		t.Errorf("init --harness codex,gemini-cli wrote cursor's config: %v", err)
+	}
+	if out := run("init", "--yes", "--harness", "codex"); !strings.Contains(out, "no change") {
+		t.Errorf("second init is not a no-op:\n%s", out)
+	}
+}
