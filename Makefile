@@ -30,7 +30,13 @@ $(TSCLIENT): e2e/tsclient/package-lock.json ## The official MCP TypeScript clien
 	@if command -v npm >/dev/null; then npm ci --prefix e2e/tsclient --no-audit --no-fund --silent; \
 	else echo "npm not found: the TypeScript SDK client test will be skipped" >&2; fi
 
-test: build $(TSCLIENT) ## Vet, then every unit and end-to-end test.
+TSSDK := sdk/typescript/node_modules/.package-lock.json
+
+$(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies (its test runs from e2e).
+	@if command -v npm >/dev/null; then npm ci --prefix sdk/typescript --no-audit --no-fund --silent; \
+	else echo "npm not found: the TypeScript SDK test will be skipped" >&2; fi
+
+test: build $(TSCLIENT) $(TSSDK) ## Vet, then every unit and end-to-end test.
 	go vet ./...
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...
 
