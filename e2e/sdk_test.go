@@ -25,3 +25,22 @@ func TestTypeScriptSDK(t *testing.T) {
 		t.Fatalf("npm test in sdk/typescript: %v\n%s", err, out)
 	}
 }
+
+// TestPythonSDK runs sdk/python's tests with the standard-library client
+// (no dependency: CI has no Python registry) against the built binaries.
+func TestPythonSDK(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is required in CI")
+		}
+		t.Skip("needs python3")
+	}
+	dir := filepath.Join(repoRoot(), "sdk", "python")
+	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", "tests")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AI_MEMORY_TEST_BIN="+bins, "PYTHONPATH="+filepath.Join(dir, "src"), "PYTHONDONTWRITEBYTECODE=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("python SDK tests: %v\n%s", err, out)
+	}
+}
