@@ -9,6 +9,10 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+	kongcompletion "github.com/jotaen/kong-completion"
+	"github.com/posener/complete"
+
+	"github.com/ai-memory/ai-memory/internal/install"
 )
 
 // Version is set at build time (-ldflags "-X ...cli.Version=...").
@@ -22,9 +26,17 @@ type rootCmd struct {
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
 	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Store   storeCmd   `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
+	Recall  recallCmd  `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`
+	Search  searchCmd  `cmd:"" group:"memory" help:"Memories containing every word of a query."`
+	List    listCmd    `cmd:"" group:"memory" help:"List memories, newest first."`
+	Get     getCmd     `cmd:"" group:"memory" help:"Show one memory."`
+
 	Install installCmd `cmd:"" help:"Add ai-memory to a harness's MCP config (dry run unless --apply)."`
 	Init    initCmd    `cmd:"" help:"Detect installed harnesses and add ai-memory to those you pick."`
 	Version versionCmd `cmd:"" help:"Print the version."`
+
+	Completion kongcompletion.Completion `cmd:"" help:"Print the shell code that turns on tab completion (bash, zsh, fish)."`
 }
 
 type versionCmd struct{}
@@ -55,6 +67,7 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	kongcompletion.Register(parser, kongcompletion.WithPredictor("harness", complete.PredictSet(install.Names()...))) // answers the shell's completion requests (COMP_LINE), then exits
 	if len(args) == 0 {
 		args = []string{"--help"} // no command is a question, not an error
 	}

@@ -67,7 +67,7 @@ func (t *target) options(root *rootCmd, harness string) (install.Options, error)
 }
 
 type installCmd struct {
-	Harness   string `arg:"" help:"claude-code, claude-desktop, codex, gemini-cli, cursor, windsurf, cline, continue, vscode, zed or grok-cli."`
+	Harness   string `arg:"" predictor:"harness" help:"claude-code, claude-desktop, codex, gemini-cli, cursor, windsurf, cline, continue, vscode, zed or grok-cli."`
 	Apply     bool   `help:"Write the change (after a timestamped backup). Without it, show the diff and write nothing."`
 	Uninstall bool   `help:"Remove the entry install wrote, and nothing else."`
 	File      string `help:"Edit this config file instead of the harness's own." type:"path"`
