@@ -32,6 +32,9 @@ type rootCmd struct {
 	List   listCmd   `cmd:"" group:"memory" help:"List memories, newest first."`
 	Get    getCmd    `cmd:"" group:"memory" help:"Show one memory."`
 
+	Backup  backupCmd  `cmd:"" help:"Write a consistent copy of the data dir's database, while it is in use."`
+	Restore restoreCmd `cmd:"" help:"Put a backup in place as the database of an empty data dir."`
+
 	Install installCmd `cmd:"" help:"Add ai-memory to a harness's MCP config (dry run unless --apply)."`
 	Init    initCmd    `cmd:"" help:"Detect installed harnesses and add ai-memory to those you pick."`
 	Version versionCmd `cmd:"" help:"Print the version."`

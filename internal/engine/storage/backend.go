@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"io"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -78,6 +79,9 @@ type Backend interface {
 	Graph
 	Audit
 	Archive
+	// Backup writes a consistent copy of the whole store to w, while
+	// writes go on, in the backend's own file format; it returns the bytes written.
+	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// SchemaVersion is the layout version the backend reads and writes.
 	SchemaVersion() uint32
 	Close() error
