@@ -56,7 +56,7 @@ func setup() (int, error) {
 	bins = os.Getenv("AI_MEMORY_TEST_BIN")
 	if bins == "" {
 		bins = filepath.Join(tmp, "bin")
-		if err := goBuild(filepath.Join(bins, "ai-memory"), "./cmd/host"); err != nil {
+		if err := goBuild(filepath.Join(bins, "ai-memory"), "./cmd/ai-memory"); err != nil {
 			return 1, err
 		}
 		var manifest strings.Builder
