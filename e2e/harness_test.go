@@ -138,6 +138,7 @@ type env struct {
 	dataDir string
 	config  string
 	binDir  string
+	hostDir string // the host's working directory ("" = the temp dir)
 	extra   []string
 	pins    map[string]string // [plugins] beyond the default test plugin
 }
@@ -238,6 +239,10 @@ func (e *env) startHost(args []string, envExtra ...string) *host {
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			cmd.Env = env
+			cmd.Dir = e.hostDir
+			if cmd.Dir == "" {
+				cmd.Dir = filepath.Dir(e.dataDir) // outside any git work tree: the default namespace is global
+			}
 			h.cmd = cmd
 			return cmd, nil
 		}))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/install"
+	"github.com/ai-memory/ai-memory/internal/project"
 )
 
 // target is what install and init share: where and what to write.
@@ -50,7 +51,7 @@ func (t *target) options(root *rootCmd, harness string) (install.Options, error)
 			return o, err
 		}
 		o.ProjectDir = cwd
-		if root, ok := projectRoot(cwd); ok {
+		if root, ok := project.Root(cwd); ok {
 			o.ProjectDir = root
 		}
 	}
@@ -187,21 +188,6 @@ func (c *initCmd) Run(root *rootCmd) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("ai-memory init: %d of %d harnesses not installed", failed, len(names))}
 	}
 	return nil
-}
-
-// projectRoot is the git work tree around dir: the nearest parent holding
-// .git (a directory, or a file in a linked worktree).
-func projectRoot(dir string) (string, bool) {
-	for d := dir; ; {
-		if _, err := os.Stat(d + string(os.PathSeparator) + ".git"); err == nil {
-			return d, true
-		}
-		parent := parentDir(d)
-		if parent == d {
-			return "", false
-		}
-		d = parent
-	}
 }
 
 func clip(s string) string {

@@ -31,6 +31,7 @@ type mcpCmd struct {
 	AgentID     string        `help:"Session identity (default: $$AI_MEMORY_AGENT_ID, else ai:<client name>)." env:"AI_MEMORY_AGENT_ID"`
 	EngineIdle  time.Duration `help:"How long a spawned engine waits without clients before it exits." default:"30s" env:"AI_MEMORY_ENGINE_IDLE_TIMEOUT"`
 	AutoProfile bool          `help:"Log profile suggestions from observed calls (observe only)."`
+	Namespace   string        `help:"Default namespace of memories a call does not place (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project's name, else global)."`
 }
 
 func (c *mcpCmd) Run(root *rootCmd) error {
@@ -64,6 +65,10 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 		if err := record.ValidateAgentID("--agent-id", c.AgentID); err != nil {
 			return &exitError{code: 2, msg: "ai-memory mcp: " + err.Error()}
 		}
+	}
+	namespace, nsSource, err := defaultNamespace(c.Namespace, cfg)
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory mcp: default namespace: " + err.Error()}
 	}
 	dataDir := config.DataDir(root.DataDir)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -125,16 +130,18 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	defer engineConn.Close()
 
 	host := mcphost.New(mcphost.Options{
-		Version:         Version,
-		Profile:         profile,
-		AgentID:         c.AgentID,
-		SessionID:       sessionID,
-		Assertions:      signer,
-		Plugins:         sup,
-		EngineReady:     engine.Ready(),
-		EngineErr:       engine.Err,
-		Logger:          log,
-		MaxMessageBytes: maxMessage,
+		Version:   Version,
+		Profile:   profile,
+		AgentID:   c.AgentID,
+		SessionID: sessionID,
+
+		DefaultNamespace: namespace,
+		Assertions:       signer,
+		Plugins:          sup,
+		EngineReady:      engine.Ready(),
+		EngineErr:        engine.Err,
+		Logger:           log,
+		MaxMessageBytes:  maxMessage,
 
 		Allowlist:         allow,
 		RateLimit:         guard.NewRateLimit(interval, nil),
@@ -145,7 +152,8 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	loaded := host.LoadedFamilies()
 	log.Info("ai-memory mcp ready", "profile", profile.Label(), "profile_source", source,
 		"families", fmt.Sprintf("%d families (%s)", len(loaded), strings.Join(loaded, ", ")),
-		"expected_tool_count", host.ExpectedTools(), "data_dir", dataDir)
+		"expected_tool_count", host.ExpectedTools(), "data_dir", dataDir,
+		"namespace", namespace, "namespace_source", nsSource)
 	err = host.ServeStdio(ctx, os.Stdin, os.Stdout)
 	if ctx.Err() != nil {
 		log.Info("ai-memory mcp stopping on signal")

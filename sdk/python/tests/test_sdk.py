@@ -33,7 +33,7 @@ class Server(unittest.TestCase):
         cfg = Path(d, "config.toml")
         cfg.write_text(config)
         mem = AiMemory.spawn(
-            str(BIN), profile=profile, data_dir=str(Path(d, "d")), client_name="py-sdk-test",
+            str(BIN), profile=profile, data_dir=str(Path(d, "d")), client_name="py-sdk-test", cwd=d,
             env={"HOME": d, "AI_MEMORY_CONFIG": str(cfg), "AI_MEMORY_ENGINE_IDLE_TIMEOUT": "2s"},
         )
         self.addCleanup(mem.close)

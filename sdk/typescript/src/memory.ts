@@ -22,6 +22,8 @@ export interface SpawnOptions {
   stderr?: "ignore" | "inherit" | "pipe";
   /** the client name the server sees (its default identity is ai:<name>) */
   clientName?: string;
+  /** the server's working directory: inside a git work tree, memories default to the project's namespace */
+  cwd?: string;
 }
 
 /** Typed calls of ai-memory's core tools over any MCP client. */
@@ -43,6 +45,7 @@ export class AiMemory {
       args,
       env: { ...getDefaultEnvironment(), ...(opts.env ?? {}) },
       stderr: opts.stderr ?? "ignore",
+      cwd: opts.cwd,
     });
     const client = new Client({ name: opts.clientName ?? "ai-memory-sdk", version: "0.1.0" });
     await client.connect(transport);

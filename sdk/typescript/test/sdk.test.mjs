@@ -18,7 +18,7 @@ async function spawn(profile, config = "") {
   const cfg = join(dir, "config.toml");
   writeFileSync(cfg, config);
   const mem = await AiMemory.spawn({
-    binary: bin, profile, dataDir: join(dir, "d"), clientName: "ts-sdk-test",
+    binary: bin, profile, dataDir: join(dir, "d"), clientName: "ts-sdk-test", cwd: dir,
     env: { HOME: dir, AI_MEMORY_CONFIG: cfg, AI_MEMORY_ENGINE_IDLE_TIMEOUT: "2s" },
   });
   return mem;

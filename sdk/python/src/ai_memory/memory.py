@@ -48,12 +48,14 @@ class AiMemory:
         env: Mapping[str, str] | None = None,
         client_name: str = "ai-memory-sdk",
         stderr: int | None = subprocess.DEVNULL,
+        cwd: str | None = None,
     ) -> "AiMemory":
         """Starts `ai-memory mcp --profile P` over stdio (environment: this
-        process's plus env)."""
+        process's plus env; inside a git work tree, cwd's project is the
+        default namespace)."""
         full_env = dict(os.environ)
         full_env.update(env or {})
-        return cls(StdioClient(binary, spawn_args(profile, data_dir, agent_id), env=full_env, client_name=client_name, stderr=stderr))
+        return cls(StdioClient(binary, spawn_args(profile, data_dir, agent_id), env=full_env, client_name=client_name, stderr=stderr, cwd=cwd))
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)

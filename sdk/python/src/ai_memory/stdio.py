@@ -31,6 +31,7 @@ class StdioClient:
         client_name: str = "ai-memory-sdk",
         stderr: int | None = subprocess.DEVNULL,
         timeout: float = 30.0,
+        cwd: str | None = None,
     ) -> None:
         self.timeout = timeout
         self.notifications: list[str] = []
@@ -43,6 +44,7 @@ class StdioClient:
             stdout=subprocess.PIPE,
             stderr=stderr,
             env=dict(env) if env is not None else None,
+            cwd=cwd,
         )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._sel = selectors.DefaultSelector()
