@@ -32,6 +32,7 @@ type EngineConn struct {
 	aimemoryv1.GraphClient
 	aimemoryv1.AuditClient
 	aimemoryv1.EventsClient
+	aimemoryv1.TransferClient
 	conn *grpc.ClientConn
 }
 
@@ -42,6 +43,7 @@ func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 	return &EngineConn{
 		EngineClient:   aimemoryv1.NewEngineClient(conn),
 		MemoriesClient: aimemoryv1.NewMemoriesClient(conn),
+		TransferClient: aimemoryv1.NewTransferClient(conn),
 		GraphClient:    aimemoryv1.NewGraphClient(conn),
 		AuditClient:    aimemoryv1.NewAuditClient(conn),
 		EventsClient:   aimemoryv1.NewEventsClient(conn),

@@ -49,6 +49,13 @@ func engineClient(root *rootCmd, principal string) (*sdk.EngineConn, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	return engineFor(root, principal)
+}
+
+// engineFor connects to the data dir's engine as principal, starting it
+// (and so creating its database) if needed.
+func engineFor(root *rootCmd, principal string) (*sdk.EngineConn, error) {
+	dataDir := config.DataDir(root.DataDir)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	creds, err := assertion.HostDial(dataDir, principal, "")

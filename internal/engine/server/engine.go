@@ -42,6 +42,7 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log})
+	aimemoryv1.RegisterTransferServer(g, &Transfer{st: c.Backend, errorMapper: e})
 }
 
 // Engine serves Health.

@@ -60,6 +60,17 @@ type Archive interface {
 	Archived(ctx context.Context, id string) (*Archived, error)
 }
 
+// Transfer is every record out, as stored, and records back in as they
+// were (ids, authorship, times kept): export and import.
+type Transfer interface {
+	// Export calls each with every record from one read transaction:
+	// memories, then links, then each entity's aliases.
+	Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error
+	// Import writes records in one transaction; each result is created,
+	// unchanged (already there, identical) or refused (and why).
+	Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error)
+}
+
 // ArchiveReasonTTL marks archive rows written by garbage collection.
 const ArchiveReasonTTL = "ttl_expired"
 
@@ -79,6 +90,7 @@ type Backend interface {
 	Graph
 	Audit
 	Archive
+	Transfer
 	// Backup writes a consistent copy of the whole store to w, while
 	// writes go on, in the backend's own file format; it returns the bytes written.
 	Backup(ctx context.Context, w io.Writer) (int64, error)
