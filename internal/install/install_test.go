@@ -271,3 +271,34 @@ func TestProjectScope(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInstallApply: plan and apply into an existing config (JSONC and
+// TOML), then uninstall, as `install --apply` does.
+func BenchmarkInstallApply(b *testing.B) {
+	for _, h := range []string{"vscode", "codex"} {
+		b.Run(h, func(b *testing.B) {
+			home := b.TempDir()
+			o := Options{Harness: h, Binary: testBinary, Home: home, GOOS: "linux", Getenv: func(string) string { return "" }}
+			p, _ := Make(o)
+			original, _ := os.ReadFile(filepath.Join("testdata", "in", existing[h]))
+			os.MkdirAll(filepath.Dir(p.Path), 0o755)
+			os.WriteFile(p.Path, original, 0o644)
+			now := time.Now()
+			for b.Loop() {
+				o.Uninstall = false
+				p, err := Make(o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Apply(now); err != nil {
+					b.Fatal(err)
+				}
+				o.Uninstall = true
+				u, _ := Make(o)
+				if _, err := u.Apply(now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
