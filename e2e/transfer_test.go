@@ -39,7 +39,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		return string(out), err
 	}
 	file := filepath.Join(filepath.Dir(e.dataDir), "export.jsonl")
-	if out, err := cli(e.dataDir, "export", file); err != nil || !strings.Contains(out, "exported 31 memories, 10 links, 1 entities") {
+	if out, err := cli(e.dataDir, "export", file); err != nil || !strings.Contains(out, "exported 31 memories, 0 archived, 10 links, 1 entities") {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
 	fresh := filepath.Join(filepath.Dir(e.dataDir), "fresh")

@@ -32,7 +32,7 @@ type rootCmd struct {
 	List   listCmd   `cmd:"" group:"memory" help:"List memories, newest first."`
 	Get    getCmd    `cmd:"" group:"memory" help:"Show one memory."`
 
-	Export  exportCmd  `cmd:"" help:"Write every memory, link and entity as JSON Lines, ids and provenance kept."`
+	Export  exportCmd  `cmd:"" help:"Write every memory (archived too), link and entity as JSON Lines, ids and provenance kept."`
 	Import  importCmd  `cmd:"" help:"Read what export wrote; records already there are unchanged, so a second import changes nothing."`
 	Backup  backupCmd  `cmd:"" help:"Write a consistent copy of the data dir's database, while it is in use."`
 	Restore restoreCmd `cmd:"" help:"Put a backup in place as the database of an empty data dir."`

@@ -23,7 +23,7 @@ import (
 )
 
 // The export format is JSON Lines: a header, then one record per line,
-// {"kind": "memory"|"link"|"entity", "record": <the stored record in
+// {"kind": "memory"|"archived"|"link"|"entity", "record": <the stored record in
 // protojson>}, so every field (ids, created_by, updated_by, times, access
 // counts) survives a round trip.
 
@@ -94,6 +94,8 @@ func (c *exportCmd) Run(root *rootCmd) error {
 			kind, msg = "link", x.Link
 		case *aimemoryv1.ExportRecord_Entity:
 			kind, msg = "entity", x.Entity
+		case *aimemoryv1.ExportRecord_Archived:
+			kind, msg = "archived", x.Archived
 		default:
 			continue
 		}
@@ -122,8 +124,9 @@ func (c *exportCmd) Run(root *rootCmd) error {
 			return err
 		}
 	}
-	audit(conn, id, "export", fmt.Sprintf("%d memories, %d links, %d entities from %s", counts["memory"], counts["link"], counts["entity"], config.DataDir(root.DataDir)))
-	fmt.Fprintf(os.Stderr, "exported %d memories, %d links, %d entities in %s\n", counts["memory"], counts["link"], counts["entity"], time.Since(start).Round(time.Millisecond))
+	what := fmt.Sprintf("%d memories, %d archived, %d links, %d entities", counts["memory"], counts["archived"], counts["link"], counts["entity"])
+	audit(conn, id, "export", what+" from "+config.DataDir(root.DataDir))
+	fmt.Fprintf(os.Stderr, "exported %s in %s\n", what, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -274,8 +277,12 @@ func parseLine(raw []byte) (*aimemoryv1.ExportRecord, error) {
 		m := &aimemoryv1.EntityAliases{}
 		err = opts.Unmarshal(l.Record, m)
 		r.Record = &aimemoryv1.ExportRecord_Entity{Entity: m}
+	case "archived":
+		m := &aimemoryv1.ArchivedMemory{}
+		err = opts.Unmarshal(l.Record, m)
+		r.Record = &aimemoryv1.ExportRecord_Archived{Archived: m}
 	default:
-		return nil, fmt.Errorf("kind: %q (%d bytes) is not memory, link, entity or header", clip(l.Kind), len(l.Kind))
+		return nil, fmt.Errorf("kind: %q (%d bytes) is not memory, archived, link, entity or header", clip(l.Kind), len(l.Kind))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s record: %v", l.Kind, err)

@@ -64,7 +64,7 @@ type Archive interface {
 // were (ids, authorship, times kept): export and import.
 type Transfer interface {
 	// Export calls each with every record from one read transaction:
-	// memories, then links, then each entity's aliases.
+	// memories, archived memories, links, each entity's aliases.
 	Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error
 	// Import writes records in one transaction; each result is created,
 	// unchanged (already there, identical) or refused (and why).

@@ -64,6 +64,7 @@ type ExportRecord struct {
 	//	*ExportRecord_Memory
 	//	*ExportRecord_Link
 	//	*ExportRecord_Entity
+	//	*ExportRecord_Archived
 	Record        isExportRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -133,6 +134,15 @@ func (x *ExportRecord) GetEntity() *EntityAliases {
 	return nil
 }
 
+func (x *ExportRecord) GetArchived() *ArchivedMemory {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Archived); ok {
+			return x.Archived
+		}
+	}
+	return nil
+}
+
 type isExportRecord_Record interface {
 	isExportRecord_Record()
 }
@@ -149,11 +159,94 @@ type ExportRecord_Entity struct {
 	Entity *EntityAliases `protobuf:"bytes,3,opt,name=entity,proto3,oneof"`
 }
 
+type ExportRecord_Archived struct {
+	Archived *ArchivedMemory `protobuf:"bytes,4,opt,name=archived,proto3,oneof"`
+}
+
 func (*ExportRecord_Memory) isExportRecord_Record() {}
 
 func (*ExportRecord_Link) isExportRecord_Record() {}
 
 func (*ExportRecord_Entity) isExportRecord_Record() {}
+
+func (*ExportRecord_Archived) isExportRecord_Record() {}
+
+// A memory garbage collection moved to the archive, with why and when.
+type ArchivedMemory struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Memory            *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
+	ArchivedAt        int64                  `protobuf:"varint,2,opt,name=archived_at,json=archivedAt,proto3" json:"archived_at,omitempty"`
+	Reason            string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	OriginalTier      string                 `protobuf:"bytes,4,opt,name=original_tier,json=originalTier,proto3" json:"original_tier,omitempty"`
+	OriginalExpiresAt int64                  `protobuf:"varint,5,opt,name=original_expires_at,json=originalExpiresAt,proto3" json:"original_expires_at,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ArchivedMemory) Reset() {
+	*x = ArchivedMemory{}
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArchivedMemory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArchivedMemory) ProtoMessage() {}
+
+func (x *ArchivedMemory) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArchivedMemory.ProtoReflect.Descriptor instead.
+func (*ArchivedMemory) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ArchivedMemory) GetMemory() *Memory {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *ArchivedMemory) GetArchivedAt() int64 {
+	if x != nil {
+		return x.ArchivedAt
+	}
+	return 0
+}
+
+func (x *ArchivedMemory) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ArchivedMemory) GetOriginalTier() string {
+	if x != nil {
+		return x.OriginalTier
+	}
+	return ""
+}
+
+func (x *ArchivedMemory) GetOriginalExpiresAt() int64 {
+	if x != nil {
+		return x.OriginalExpiresAt
+	}
+	return 0
+}
 
 // An entity's alias rows (the entity itself is its memory).
 type EntityAliases struct {
@@ -166,7 +259,7 @@ type EntityAliases struct {
 
 func (x *EntityAliases) Reset() {
 	*x = EntityAliases{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -178,7 +271,7 @@ func (x *EntityAliases) String() string {
 func (*EntityAliases) ProtoMessage() {}
 
 func (x *EntityAliases) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -191,7 +284,7 @@ func (x *EntityAliases) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntityAliases.ProtoReflect.Descriptor instead.
 func (*EntityAliases) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{2}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *EntityAliases) GetId() string {
@@ -217,7 +310,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -229,7 +322,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -242,7 +335,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{3}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ImportRequest) GetRecords() []*ExportRecord {
@@ -262,7 +355,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -274,7 +367,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -287,7 +380,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{4}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ImportResponse) GetResults() []*ImportResult {
@@ -309,7 +402,7 @@ type ImportResult struct {
 
 func (x *ImportResult) Reset() {
 	*x = ImportResult{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -321,7 +414,7 @@ func (x *ImportResult) String() string {
 func (*ImportResult) ProtoMessage() {}
 
 func (x *ImportResult) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -334,7 +427,7 @@ func (x *ImportResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResult.ProtoReflect.Descriptor instead.
 func (*ImportResult) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{5}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ImportResult) GetOutcome() string {
@@ -356,12 +449,20 @@ var File_aimemory_v1_transfer_proto protoreflect.FileDescriptor
 const file_aimemory_v1_transfer_proto_rawDesc = "" +
 	"\n" +
 	"\x1aaimemory/v1/transfer.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\x1a\x17aimemory/v1/graph.proto\"\x0f\n" +
-	"\rExportRequest\"\xa6\x01\n" +
+	"\rExportRequest\"\xe1\x01\n" +
 	"\fExportRecord\x12-\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryH\x00R\x06memory\x12'\n" +
 	"\x04link\x18\x02 \x01(\v2\x11.aimemory.v1.LinkH\x00R\x04link\x124\n" +
-	"\x06entity\x18\x03 \x01(\v2\x1a.aimemory.v1.EntityAliasesH\x00R\x06entityB\b\n" +
-	"\x06record\"S\n" +
+	"\x06entity\x18\x03 \x01(\v2\x1a.aimemory.v1.EntityAliasesH\x00R\x06entity\x129\n" +
+	"\barchived\x18\x04 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryH\x00R\barchivedB\b\n" +
+	"\x06record\"\xcb\x01\n" +
+	"\x0eArchivedMemory\x12+\n" +
+	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x1f\n" +
+	"\varchived_at\x18\x02 \x01(\x03R\n" +
+	"archivedAt\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12#\n" +
+	"\roriginal_tier\x18\x04 \x01(\tR\foriginalTier\x12.\n" +
+	"\x13original_expires_at\x18\x05 \x01(\x03R\x11originalExpiresAt\"S\n" +
 	"\rEntityAliases\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x122\n" +
 	"\aaliases\x18\x02 \x03(\v2\x18.aimemory.v1.EntityAliasR\aaliases\"D\n" +
@@ -388,34 +489,37 @@ func file_aimemory_v1_transfer_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_transfer_proto_rawDescData
 }
 
-var file_aimemory_v1_transfer_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_aimemory_v1_transfer_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_aimemory_v1_transfer_proto_goTypes = []any{
 	(*ExportRequest)(nil),  // 0: aimemory.v1.ExportRequest
 	(*ExportRecord)(nil),   // 1: aimemory.v1.ExportRecord
-	(*EntityAliases)(nil),  // 2: aimemory.v1.EntityAliases
-	(*ImportRequest)(nil),  // 3: aimemory.v1.ImportRequest
-	(*ImportResponse)(nil), // 4: aimemory.v1.ImportResponse
-	(*ImportResult)(nil),   // 5: aimemory.v1.ImportResult
-	(*Memory)(nil),         // 6: aimemory.v1.Memory
-	(*Link)(nil),           // 7: aimemory.v1.Link
-	(*EntityAlias)(nil),    // 8: aimemory.v1.EntityAlias
+	(*ArchivedMemory)(nil), // 2: aimemory.v1.ArchivedMemory
+	(*EntityAliases)(nil),  // 3: aimemory.v1.EntityAliases
+	(*ImportRequest)(nil),  // 4: aimemory.v1.ImportRequest
+	(*ImportResponse)(nil), // 5: aimemory.v1.ImportResponse
+	(*ImportResult)(nil),   // 6: aimemory.v1.ImportResult
+	(*Memory)(nil),         // 7: aimemory.v1.Memory
+	(*Link)(nil),           // 8: aimemory.v1.Link
+	(*EntityAlias)(nil),    // 9: aimemory.v1.EntityAlias
 }
 var file_aimemory_v1_transfer_proto_depIdxs = []int32{
-	6, // 0: aimemory.v1.ExportRecord.memory:type_name -> aimemory.v1.Memory
-	7, // 1: aimemory.v1.ExportRecord.link:type_name -> aimemory.v1.Link
-	2, // 2: aimemory.v1.ExportRecord.entity:type_name -> aimemory.v1.EntityAliases
-	8, // 3: aimemory.v1.EntityAliases.aliases:type_name -> aimemory.v1.EntityAlias
-	1, // 4: aimemory.v1.ImportRequest.records:type_name -> aimemory.v1.ExportRecord
-	5, // 5: aimemory.v1.ImportResponse.results:type_name -> aimemory.v1.ImportResult
-	0, // 6: aimemory.v1.Transfer.Export:input_type -> aimemory.v1.ExportRequest
-	3, // 7: aimemory.v1.Transfer.Import:input_type -> aimemory.v1.ImportRequest
-	1, // 8: aimemory.v1.Transfer.Export:output_type -> aimemory.v1.ExportRecord
-	4, // 9: aimemory.v1.Transfer.Import:output_type -> aimemory.v1.ImportResponse
-	8, // [8:10] is the sub-list for method output_type
-	6, // [6:8] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	7,  // 0: aimemory.v1.ExportRecord.memory:type_name -> aimemory.v1.Memory
+	8,  // 1: aimemory.v1.ExportRecord.link:type_name -> aimemory.v1.Link
+	3,  // 2: aimemory.v1.ExportRecord.entity:type_name -> aimemory.v1.EntityAliases
+	2,  // 3: aimemory.v1.ExportRecord.archived:type_name -> aimemory.v1.ArchivedMemory
+	7,  // 4: aimemory.v1.ArchivedMemory.memory:type_name -> aimemory.v1.Memory
+	9,  // 5: aimemory.v1.EntityAliases.aliases:type_name -> aimemory.v1.EntityAlias
+	1,  // 6: aimemory.v1.ImportRequest.records:type_name -> aimemory.v1.ExportRecord
+	6,  // 7: aimemory.v1.ImportResponse.results:type_name -> aimemory.v1.ImportResult
+	0,  // 8: aimemory.v1.Transfer.Export:input_type -> aimemory.v1.ExportRequest
+	4,  // 9: aimemory.v1.Transfer.Import:input_type -> aimemory.v1.ImportRequest
+	1,  // 10: aimemory.v1.Transfer.Export:output_type -> aimemory.v1.ExportRecord
+	5,  // 11: aimemory.v1.Transfer.Import:output_type -> aimemory.v1.ImportResponse
+	10, // [10:12] is the sub-list for method output_type
+	8,  // [8:10] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_transfer_proto_init() }
@@ -429,6 +533,7 @@ func file_aimemory_v1_transfer_proto_init() {
 		(*ExportRecord_Memory)(nil),
 		(*ExportRecord_Link)(nil),
 		(*ExportRecord_Entity)(nil),
+		(*ExportRecord_Archived)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -436,7 +541,7 @@ func file_aimemory_v1_transfer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_transfer_proto_rawDesc), len(file_aimemory_v1_transfer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

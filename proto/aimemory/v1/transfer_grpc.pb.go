@@ -32,7 +32,7 @@ const (
 // operator action, not subject to the write policy.
 type TransferClient interface {
 	// Export streams every record from one read transaction: memories first,
-	// then links, then entities' aliases.
+	// then archived memories, then links, then entities' aliases.
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportRecord], error)
 	// Import writes records as Export gives them, in one transaction per
 	// request. A record already there and identical is unchanged, so
@@ -87,7 +87,7 @@ func (c *transferClient) Import(ctx context.Context, in *ImportRequest, opts ...
 // operator action, not subject to the write policy.
 type TransferServer interface {
 	// Export streams every record from one read transaction: memories first,
-	// then links, then entities' aliases.
+	// then archived memories, then links, then entities' aliases.
 	Export(*ExportRequest, grpc.ServerStreamingServer[ExportRecord]) error
 	// Import writes records as Export gives them, in one transaction per
 	// request. A record already there and identical is unchanged, so

@@ -8,13 +8,14 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Export calls each with every record, as stored, from one read
-// transaction: memories, then links, then each entity's aliases.
+// transaction: memories, archived memories, links, each entity's aliases.
 func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketMemories).ForEach(func(_, v []byte) error {
@@ -27,6 +28,16 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 			return err
 		}
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketArchive).ForEach(func(_, v []byte) error {
+			a, err := decodeArchived(v)
+			if err != nil {
+				return err
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: &aimemoryv1.ArchivedMemory{
+				Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason, OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt}}})
+		}); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketLinksOut).ForEach(func(_, v []byte) error {
@@ -112,6 +123,8 @@ func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
 		return w.importLink(x.Link)
 	case *aimemoryv1.ExportRecord_Entity:
 		return w.importEntity(x.Entity)
+	case *aimemoryv1.ExportRecord_Archived:
+		return w.importArchived(x.Archived)
 	}
 	return "", refuse("empty record")
 }
@@ -233,4 +246,32 @@ func (w *writeTx) importEntity(e *aimemoryv1.EntityAliases) (string, error) {
 		return "unchanged", nil
 	}
 	return "created", nil
+}
+
+func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
+	m := a.GetMemory()
+	if m == nil {
+		return "", refuse("archived record without its memory")
+	}
+	if err := validImported(m); err != nil {
+		return "", refusal{err}
+	}
+	if live, err := w.get(m.GetId()); err != nil {
+		return "", err
+	} else if live != nil {
+		return "", refuse("archived memory %s is also a live memory here", m.GetId())
+	}
+	row := &storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}
+	raw, err := encodeArchived(row)
+	if err != nil {
+		return "", err
+	}
+	b := w.tx.Bucket(bucketArchive)
+	if old := b.Get([]byte(m.GetId())); old != nil {
+		if bytes.Equal(old, raw) {
+			return "unchanged", nil
+		}
+		return "", refuse("archived memory %s exists with other content; import does not overwrite", m.GetId())
+	}
+	return "created", b.Put([]byte(m.GetId()), raw)
 }

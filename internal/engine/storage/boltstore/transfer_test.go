@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -38,23 +39,31 @@ func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string 
 // store as it was, twice is unchanged, and each kind of clash is refused
 // with its reason while the rest of the batch is written.
 func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
-	src, _ := openTest(t, Options{})
+	src, clock := openTest(t, Options{})
+	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
+	clock.Add(7 * time.Hour)
+	if _, err := src.CollectGarbage(context.Background(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+		t.Fatal(err)
+	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
 	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
 	if _, err := src.PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph"}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ObservedBy: "ai:test"}); err != nil {
 		t.Fatal(err)
 	}
 	recs := exportAll(t, src)
-	if len(recs) != 3 {
-		t.Fatalf("export: %d records", len(recs))
+	if len(recs) != 4 || recs[2].GetArchived().GetMemory().GetId() != gone.Id {
+		t.Fatalf("export: %d records: %v", len(recs), recs)
 	}
 
 	dst, _ := openTest(t, Options{})
-	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "created ,created ,created " {
+	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "created ,created ,created ,created " {
 		t.Fatalf("first import: %q", o)
 	}
-	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "unchanged ,unchanged ,unchanged " {
+	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "unchanged ,unchanged ,unchanged ,unchanged " {
 		t.Fatalf("second import: %q", o)
+	}
+	if got, err := dst.Archived(context.Background(), gone.Id); err != nil || got.Reason != "ttl_expired" {
+		t.Errorf("archived after import: %v %v", got, err)
 	}
 	again := exportAll(t, dst)
 	for i := range recs {
