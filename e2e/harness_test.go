@@ -40,6 +40,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e setup:", err)
 		os.Exit(1)
 	}
+	// The processes tests start run outside any git work tree, as from a
+	// harness opened outside a project: memories default to global.
+	if err := os.Chdir(binTmp); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
 	if code == 0 {
 		code = m.Run()
 	}
