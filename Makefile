@@ -8,11 +8,16 @@ PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 TOOLS := $(CURDIR)/.tools/bin
 
-.PHONY: build run test bench proto lint clean
+PREFIX  ?= /usr/local
+DIST    := dist
+# GOOS/GOARCH pairs make release builds (windows is not supported: the engine serves a unix socket).
+RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: build run test bench proto lint clean install uninstall release
 
 build: ## Host at $(BIN)/ai-memory, plugins beside it, and their SHA-256 manifest.
 	@mkdir -p $(BIN)
-	go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ai-memory ./cmd/host
+	go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ai-memory ./cmd/ai-memory
 	@for p in $(PLUGINS); do \
 		echo "go build $(BIN)/ai-memory-$$p"; \
 		go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ai-memory-$$p ./plugins/$$p || exit 1; \
@@ -36,7 +41,13 @@ $(CONFORMANCE): e2e/conformance/package-lock.json ## The MCP conformance suite f
 	@if command -v npm >/dev/null; then npm ci --prefix e2e/conformance --no-audit --no-fund --silent; \
 	else echo "npm not found: the conformance suite test will be skipped" >&2; fi
 
-test: build $(TSCLIENT) $(CONFORMANCE) ## Vet, then every unit and end-to-end test.
+TSSDK := sdk/typescript/node_modules/.package-lock.json
+
+$(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies (its test runs from e2e).
+	@if command -v npm >/dev/null; then npm ci --prefix sdk/typescript --no-audit --no-fund --silent; \
+	else echo "npm not found: the TypeScript SDK test will be skipped" >&2; fi
+
+test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-to-end test.
 	go vet ./...
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...
 
@@ -55,5 +66,31 @@ lint: ## gofmt and vet.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)
 	go vet ./...
 
+install: build ## Install into $(PREFIX): lib/ai-memory/ (binary, plugins, manifest) and bin/ai-memory, a symlink to it.
+	install -d $(DESTDIR)$(PREFIX)/lib/ai-memory $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/ai-memory $(addprefix $(BIN)/ai-memory-,$(PLUGINS)) $(DESTDIR)$(PREFIX)/lib/ai-memory/
+	install -m 0644 $(BIN)/plugins.sha256 $(DESTDIR)$(PREFIX)/lib/ai-memory/
+	ln -sfn ../lib/ai-memory/ai-memory $(DESTDIR)$(PREFIX)/bin/ai-memory
+	@echo "installed $(PREFIX)/bin/ai-memory (plugins in $(PREFIX)/lib/ai-memory); check with: $(PREFIX)/bin/ai-memory doctor"
+
+uninstall: ## Remove what install put into $(PREFIX).
+	rm -f $(DESTDIR)$(PREFIX)/bin/ai-memory
+	rm -rf $(DESTDIR)$(PREFIX)/lib/ai-memory
+
+release: ## One .tar.gz per RELEASE_TARGETS entry in dist/, and dist/SHA256SUMS.
+	@rm -rf $(DIST) && mkdir -p $(DIST)
+	@for t in $(RELEASE_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; name=ai-memory-$(VERSION)-$$os-$$arch; dir=$(DIST)/$$name; \
+		echo "release $$name"; mkdir -p $$dir; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$dir/ai-memory ./cmd/ai-memory || exit 1; \
+		for p in $(PLUGINS); do \
+			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$dir/ai-memory-$$p ./plugins/$$p || exit 1; \
+		done; \
+		(cd $$dir && sha256sum $(addprefix ai-memory-,$(PLUGINS)) > plugins.sha256) || exit 1; \
+		cp README.md docs/install.md $$dir/; \
+		tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name || exit 1; rm -rf $$dir; \
+	done
+	cd $(DIST) && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(DIST)

@@ -40,6 +40,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e setup:", err)
 		os.Exit(1)
 	}
+	// The processes tests start run outside any git work tree, as from a
+	// harness opened outside a project: memories default to global.
+	if err := os.Chdir(binTmp); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
 	if code == 0 {
 		code = m.Run()
 	}
@@ -56,7 +62,7 @@ func setup() (int, error) {
 	bins = os.Getenv("AI_MEMORY_TEST_BIN")
 	if bins == "" {
 		bins = filepath.Join(tmp, "bin")
-		if err := goBuild(filepath.Join(bins, "ai-memory"), "./cmd/host"); err != nil {
+		if err := goBuild(filepath.Join(bins, "ai-memory"), "./cmd/ai-memory"); err != nil {
 			return 1, err
 		}
 		var manifest strings.Builder
@@ -138,6 +144,7 @@ type env struct {
 	dataDir string
 	config  string
 	binDir  string
+	hostDir string // the host's working directory ("" = the temp dir)
 	extra   []string
 	pins    map[string]string // [plugins] beyond the default test plugin
 }
@@ -238,6 +245,10 @@ func (e *env) startHost(args []string, envExtra ...string) *host {
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			cmd.Env = env
+			cmd.Dir = e.hostDir
+			if cmd.Dir == "" {
+				cmd.Dir = filepath.Dir(e.dataDir) // outside any git work tree: the default namespace is global
+			}
 			h.cmd = cmd
 			return cmd, nil
 		}))

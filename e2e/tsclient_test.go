@@ -23,6 +23,7 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 	e := newEnv(t)
 	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), filepath.Join(e.binDir, "ai-memory"))
 	cmd.Env = e.environ()
+	cmd.Dir = filepath.Dir(e.dataDir) // outside any git work tree
 	out, err := cmd.Output()
 	if err != nil {
 		stderr := ""

@@ -13,7 +13,7 @@ import (
 // README there) opens with today's binaries, migrates, and reads back.
 func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 	e := newEnv(t)
-	old, err := os.ReadFile(filepath.Join("testdata", "datadir-5d21ae6", "memory.db"))
+	old, err := os.ReadFile(filepath.Join(repoRoot(), "e2e", "testdata", "datadir-5d21ae6", "memory.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

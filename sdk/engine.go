@@ -36,6 +36,7 @@ type EngineConn struct {
 	aimemoryv1.EventsClient
 	aimemoryv1.GovernanceClient
 	aimemoryv1.ArchiveClient
+	aimemoryv1.TransferClient
 	conn *grpc.ClientConn
 }
 
@@ -51,6 +52,7 @@ func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 		EventsClient:     aimemoryv1.NewEventsClient(conn),
 		GovernanceClient: aimemoryv1.NewGovernanceClient(conn),
 		ArchiveClient:    aimemoryv1.NewArchiveClient(conn),
+		TransferClient:   aimemoryv1.NewTransferClient(conn),
 		conn:             conn,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Call is one tool invocation as a handler sees it.
@@ -90,4 +91,13 @@ func (t Tool) definition() *aimemoryv1.ToolDefinition {
 		}
 	}
 	return def
+}
+
+// DefaultNamespace is where a memory goes when the call names no namespace:
+// what the host resolved (the project's, or a configured one), else global.
+func (c Call) DefaultNamespace() string {
+	if ns := c.Context.GetDefaultNamespace(); ns != "" {
+		return ns
+	}
+	return record.DefaultNamespace
 }

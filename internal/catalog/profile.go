@@ -157,3 +157,14 @@ func ExpandNames(names []string, set *Set) ([]string, error) {
 	}
 	return out, nil
 }
+
+// ProfileTable is each named profile's families, full being every family of
+// the given list (the families a client may see). Clients resolve profile
+// names with it, so a third-party family counts in full as the host counts it.
+func ProfileTable(families []string) map[string][]string {
+	t := map[string][]string{"full": slices.Clone(families)}
+	for n, fs := range namedProfiles {
+		t[n] = slices.Clone(fs)
+	}
+	return t
+}

@@ -37,7 +37,7 @@ type auditVerifyCmd struct {
 // engineClient connects to the data dir's engine, starting it if needed.
 // A data dir without a memory database is an error: reading its audit log
 // would create an empty one and report a fresh chain as if it were intact.
-func engineClient(root *rootCmd) (*sdk.EngineConn, error) {
+func engineClient(root *rootCmd, principal string) (*sdk.EngineConn, error) {
 	dataDir := config.DataDir(root.DataDir)
 	if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no data dir at %s (check --data-dir or AI_MEMORY_DATA_DIR)", dataDir)
@@ -49,9 +49,16 @@ func engineClient(root *rootCmd) (*sdk.EngineConn, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	return engineFor(root, principal)
+}
+
+// engineFor connects to the data dir's engine as principal, starting it
+// (and so creating its database) if needed.
+func engineFor(root *rootCmd, principal string) (*sdk.EngineConn, error) {
+	dataDir := config.DataDir(root.DataDir)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	creds, err := assertion.HostDial(dataDir, "cli:audit", "")
+	creds, err := assertion.HostDial(dataDir, principal, "")
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +73,7 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 	if c.Limit < 1 || c.Limit > 10000 {
 		return &exitError{code: 2, msg: "ai-memory audit list: --limit must be from 1 to 10000"}
 	}
-	conn, err := engineClient(root)
+	conn, err := engineClient(root, "cli:audit")
 	if err != nil {
 		return err
 	}
@@ -113,7 +120,7 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 }
 
 func (c *auditVerifyCmd) Run(root *rootCmd) error {
-	conn, err := engineClient(root)
+	conn, err := engineClient(root, "cli:audit")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,10 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+	kongcompletion "github.com/jotaen/kong-completion"
+	"github.com/posener/complete"
+
+	"github.com/ai-memory/ai-memory/internal/install"
 )
 
 // Version is set at build time (-ldflags "-X ...cli.Version=...").
@@ -18,13 +22,28 @@ type rootCmd struct {
 	Config  string `help:"config.toml path (default: $$AI_MEMORY_CONFIG, else $$XDG_CONFIG_HOME/ai-memory/config.toml)." type:"path"`
 	DataDir string `help:"data directory (default: $$AI_MEMORY_DATA_DIR, else $$XDG_DATA_HOME/ai-memory)." type:"path"`
 
-	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
-	Serve   serveCmd   `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
-	Token   tokenCmd   `cmd:"" help:"Manage the API keys of serve --auth token."`
-	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
-	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
-	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	MCP    mcpCmd    `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
+	Serve  serveCmd  `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
+	Token  tokenCmd  `cmd:"" help:"Manage the API keys of serve --auth token."`
+	Engine engineCmd `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
+	Doctor doctorCmd `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
+	Audit  auditCmd  `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Store  storeCmd  `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
+	Recall recallCmd `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`
+	Search searchCmd `cmd:"" group:"memory" help:"Memories containing every word of a query."`
+	List   listCmd   `cmd:"" group:"memory" help:"List memories, newest first."`
+	Get    getCmd    `cmd:"" group:"memory" help:"Show one memory."`
+
+	Export  exportCmd  `cmd:"" help:"Write every memory (archived too), link and entity as JSON Lines, ids and provenance kept."`
+	Import  importCmd  `cmd:"" help:"Read what export wrote; records already there are unchanged, so a second import changes nothing."`
+	Backup  backupCmd  `cmd:"" help:"Write a consistent copy of the data dir's database, while it is in use."`
+	Restore restoreCmd `cmd:"" help:"Put a backup in place as the database of an empty data dir."`
+
+	Install installCmd `cmd:"" help:"Add ai-memory to a harness's MCP config (dry run unless --apply)."`
+	Init    initCmd    `cmd:"" help:"Detect installed harnesses and add ai-memory to those you pick."`
 	Version versionCmd `cmd:"" help:"Print the version."`
+
+	Completion kongcompletion.Completion `cmd:"" help:"Print the shell code that turns on tab completion (bash, zsh, fish)."`
 }
 
 type versionCmd struct{}
@@ -55,6 +74,7 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	kongcompletion.Register(parser, kongcompletion.WithPredictor("harness", complete.PredictSet(install.Names()...))) // answers the shell's completion requests (COMP_LINE), then exits
 	if len(args) == 0 {
 		args = []string{"--help"} // no command is a question, not an error
 	}

@@ -74,6 +74,8 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 	}
 	profile, source, err := config.ResolveProfile("", cfg)
 	add("profile", err, fmt.Sprintf("%s (from %s)", profile, source))
+	ns, nsSource, err := defaultNamespace("", cfg)
+	add("namespace", err, fmt.Sprintf("%s (from %s; a host started here stores there by default)", ns, nsSource))
 
 	dataDir := config.DataDir(root.DataDir)
 	if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) {

@@ -32,13 +32,14 @@ type mcpCmd struct {
 	AgentID     string        `help:"Session identity (default: $$AI_MEMORY_AGENT_ID, else ai:<client name>)." env:"AI_MEMORY_AGENT_ID"`
 	EngineIdle  time.Duration `help:"How long a spawned engine waits without clients before it exits." default:"30s" env:"AI_MEMORY_ENGINE_IDLE_TIMEOUT"`
 	AutoProfile bool          `help:"Log profile suggestions from observed calls (observe only)."`
+	Namespace   string        `help:"Default namespace of memories a call does not place (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project's name, else global)."`
 }
 
 func (c *mcpCmd) Run(root *rootCmd) error {
 	sdk.StartProfiling("host")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := startRuntime(ctx, root, "mcp", c.Profile, c.AgentID, c.EngineIdle)
+	rt, err := startRuntime(ctx, root, "mcp", c.Profile, c.AgentID, c.Namespace, c.EngineIdle)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,8 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	loaded := host.LoadedFamilies()
 	rt.log.Info("ai-memory mcp ready", "profile", rt.profile.Label(), "profile_source", rt.source,
 		"families", fmt.Sprintf("%d families (%s)", len(loaded), strings.Join(loaded, ", ")),
-		"expected_tool_count", host.ExpectedTools(), "data_dir", rt.dataDir)
+		"expected_tool_count", host.ExpectedTools(), "data_dir", rt.dataDir,
+		"namespace", rt.namespace, "namespace_source", rt.nsSource)
 	err = host.ServeStdio(ctx, os.Stdin, os.Stdout)
 	if ctx.Err() != nil {
 		rt.log.Info("ai-memory mcp stopping on signal")
@@ -69,6 +71,8 @@ type runtime struct {
 	maxMessage int
 	signer     *assertion.Signer
 	sessionID  string
+	namespace  string // the default namespace of memories a call does not place
+	nsSource   string // where it came from
 	sup        *supervisor.Supervisor
 	engine     *keeper.Keeper
 	engineConn *sdk.EngineConn
@@ -84,16 +88,17 @@ func (rt *runtime) close() {
 // hostOptions are the options of a host serving agentID ("" = derive).
 func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcphost.Options {
 	return mcphost.Options{
-		Version:         Version,
-		Profile:         rt.profile,
-		AgentID:         agentID,
-		SessionID:       sessionID,
-		Assertions:      rt.signer,
-		Plugins:         rt.sup,
-		EngineReady:     rt.engine.Ready(),
-		EngineErr:       rt.engine.Err,
-		Logger:          rt.log,
-		MaxMessageBytes: rt.maxMessage,
+		Version:          Version,
+		Profile:          rt.profile,
+		AgentID:          agentID,
+		SessionID:        sessionID,
+		Assertions:       rt.signer,
+		DefaultNamespace: rt.namespace,
+		Plugins:          rt.sup,
+		EngineReady:      rt.engine.Ready(),
+		EngineErr:        rt.engine.Err,
+		Logger:           rt.log,
+		MaxMessageBytes:  rt.maxMessage,
 
 		Allowlist:         rt.allow,
 		RateLimit:         rt.rate,
@@ -103,7 +108,7 @@ func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcph
 	}
 }
 
-func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID string, engineIdle time.Duration) (*runtime, error) {
+func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID, namespaceFlag string, engineIdle time.Duration) (*runtime, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfgPath := config.Path(root.Config)
 	cfg, err := config.Load(cfgPath)
@@ -133,6 +138,10 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID 
 		if err := record.ValidateAgentID("--agent-id", agentID); err != nil {
 			return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": " + err.Error()}
 		}
+	}
+	namespace, nsSource, err := defaultNamespace(namespaceFlag, cfg)
+	if err != nil {
+		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": default namespace: " + err.Error()}
 	}
 	dataDir := config.DataDir(root.DataDir)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -174,6 +183,7 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID 
 		CallTimeout:  callTimeout,
 	})
 	rt := &runtime{log: log, cfg: cfg, cfgPath: cfgPath, dataDir: dataDir, source: source, maxMessage: maxMessage,
+		namespace: namespace, nsSource: nsSource,
 		signer: signer, sessionID: sessionID, sup: sup, rate: guard.NewRateLimit(interval, nil)}
 	fail := func(err error) (*runtime, error) {
 		rt.close()

@@ -48,6 +48,7 @@ type serveCmd struct {
 	OAuthPrincipal string        `help:"oauth: the claim that names the principal." default:"sub" name:"oauth-principal-claim"`
 	Profile        string        `help:"Tool profile of every principal (as for mcp)."`
 	AgentID        string        `help:"--auth none: the identity of every client (default: ai:<client name>)." env:"AI_MEMORY_AGENT_ID"`
+	Namespace      string        `help:"Default namespace of memories a call does not place (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project it starts in, else global)."`
 	EngineIdle     time.Duration `help:"How long a spawned engine waits without clients before it exits." default:"30s" env:"AI_MEMORY_ENGINE_IDLE_TIMEOUT"`
 }
 
@@ -75,7 +76,7 @@ func (c *serveCmd) Run(root *rootCmd) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.EngineIdle)
+	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.Namespace, c.EngineIdle)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ import (
 type Config struct {
 	MCP struct {
 		Profile string `toml:"profile"`
+		// Namespace is the default namespace of memories a call does not
+		// place ("" : the project's, else global).
+		Namespace string `toml:"namespace"`
 		// Allowlist maps agent-id patterns to the families (or profiles) they may use.
 		Allowlist map[string][]string `toml:"allowlist"`
 		// RedactedDiscovery shows an identity only the families it is cleared for.

@@ -217,6 +217,7 @@ func (h *Host) overview(accept string) map[string]any {
 		return doc
 	}
 	doc["profile"] = h.opts.Profile.Label()
+	doc["profiles"] = catalog.ProfileTable(h.visibleFamilies())
 	var rows []familyRow
 	for _, f := range h.visibleFamilies() {
 		// Always-on tools are listed once, under always_on, not in their family.

@@ -38,7 +38,9 @@ type Options struct {
 	Profile   catalog.Profile
 	AgentID   string // --agent-id / AI_MEMORY_AGENT_ID, already validated; "" = derive
 	SessionID string
-	Plugins   Plugins
+	// DefaultNamespace goes to plugins with every call ("" = global).
+	DefaultNamespace string
+	Plugins          Plugins
 	// EngineReady is closed once the engine answers; calls wait for it.
 	EngineReady <-chan struct{}
 	EngineErr   func() error // why the engine is not ready, once EngineReady is closed
@@ -233,6 +235,8 @@ func (h *Host) callContext(family string) *aimemoryv1.CallContext {
 		AgentId:    identity.Resolve(h.opts.AgentID, h.clientName),
 		SessionId:  h.opts.SessionID,
 		ClientName: h.clientName,
+
+		DefaultNamespace: h.opts.DefaultNamespace,
 	}
 	h.mu.Unlock()
 	if h.opts.Assertions != nil {

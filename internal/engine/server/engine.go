@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -43,6 +44,7 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterArchiveServer(g, &Archive{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log})
 	aimemoryv1.RegisterGovernanceServer(g, &Governance{st: c.Backend, errorMapper: e})
+	aimemoryv1.RegisterTransferServer(g, &Transfer{st: c.Backend, errorMapper: e})
 }
 
 // Engine serves Health.
@@ -61,6 +63,52 @@ func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aime
 		Pid:           int64(os.Getpid()),
 		MemoryCount:   uint64(s.cfg.Backend.Count()),
 	}, nil
+}
+
+// backupChunk is the size of one Backup message.
+const backupChunk = 1 << 20
+
+// Backup streams a consistent copy of the database. Only a host may take
+// one: a plugin reaches memory through the record APIs and their checks.
+func (s *Engine) Backup(_ *aimemoryv1.BackupRequest, stream grpc.ServerStreamingServer[aimemoryv1.BackupChunk]) error {
+	if c, ok := caller.FromContext(stream.Context()); !ok || !c.IsHost() {
+		return status.Error(codes.PermissionDenied, "backup: only a host (the ai-memory CLI) may copy the database")
+	}
+	w := &chunkWriter{send: func(b []byte) error { return stream.Send(&aimemoryv1.BackupChunk{Data: b}) }}
+	if _, err := s.cfg.Backend.Backup(stream.Context(), w); err != nil {
+		return status.Error(codes.Internal, "backup: "+err.Error())
+	}
+	return w.flush()
+}
+
+// chunkWriter sends what it is written in backupChunk-sized messages.
+type chunkWriter struct {
+	buf  []byte
+	send func([]byte) error
+}
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(backupChunk-len(c.buf), len(p))
+		c.buf = append(c.buf, p[:k]...)
+		p = p[k:]
+		if len(c.buf) == backupChunk {
+			if err := c.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (c *chunkWriter) flush() error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	err := c.send(c.buf)
+	c.buf = make([]byte, 0, backupChunk)
+	return err
 }
 
 // errorMapper maps a storage error to a gRPC status: rule violations name

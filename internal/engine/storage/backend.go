@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"io"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -65,6 +66,18 @@ type Archive interface {
 	RestoreMemory(context.Context, *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error)
 }
 
+// Transfer is every record out, as stored, and records back in as they
+// were (ids, authorship, times kept): export and import.
+type Transfer interface {
+	// Export calls each with every record from one read transaction:
+	// memories, archived memories, links, each entity's aliases.
+	Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error
+	// Import writes records in one transaction; each result is created,
+	// unchanged (already there, identical) or refused (and why).
+	Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error)
+}
+
+
 // Archive reasons.
 const (
 	ArchiveReasonTTL        = "ttl_expired" // garbage collection
@@ -93,6 +106,10 @@ type Backend interface {
 	Audit
 	Archive
 	Governance
+	Transfer
+	// Backup writes a consistent copy of the whole store to w, while
+	// writes go on, in the backend's own file format; it returns the bytes written.
+	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// SchemaVersion is the layout version the backend reads and writes.
 	SchemaVersion() uint32
 	Close() error

@@ -85,7 +85,7 @@ func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
 	if err := record.ValidateContent(content); err != nil {
 		return nil, err
 	}
-	ns, err := a.Namespace("namespace", record.DefaultNamespace)
+	ns, err := a.Namespace("namespace", call.DefaultNamespace())
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,86 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type BackupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupRequest) Reset() {
+	*x = BackupRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupRequest) ProtoMessage() {}
+
+func (x *BackupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
+func (*BackupRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{0}
+}
+
+type BackupChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupChunk) Reset() {
+	*x = BackupChunk{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupChunk) ProtoMessage() {}
+
+func (x *BackupChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupChunk.ProtoReflect.Descriptor instead.
+func (*BackupChunk) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BackupChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type HealthRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -29,7 +109,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -41,7 +121,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -54,7 +134,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{0}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{2}
 }
 
 type HealthResponse struct {
@@ -70,7 +150,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -82,7 +162,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -95,7 +175,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{1}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *HealthResponse) GetVersion() string {
@@ -144,7 +224,7 @@ type CountByKey struct {
 
 func (x *CountByKey) Reset() {
 	*x = CountByKey{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -156,7 +236,7 @@ func (x *CountByKey) String() string {
 func (*CountByKey) ProtoMessage() {}
 
 func (x *CountByKey) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -169,7 +249,7 @@ func (x *CountByKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountByKey.ProtoReflect.Descriptor instead.
 func (*CountByKey) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{2}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CountByKey) GetKey() string {
@@ -191,6 +271,9 @@ var File_aimemory_v1_engine_proto protoreflect.FileDescriptor
 const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\n" +
 	"\x18aimemory/v1/engine.proto\x12\vaimemory.v1\"\x0f\n" +
+	"\rBackupRequest\"!\n" +
+	"\vBackupChunk\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x0f\n" +
 	"\rHealthRequest\"\xa1\x01\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12%\n" +
@@ -201,9 +284,10 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\n" +
 	"CountByKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x04R\x05count2K\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count2\x8d\x01\n" +
 	"\x06Engine\x12A\n" +
-	"\x06Health\x12\x1a.aimemory.v1.HealthRequest\x1a\x1b.aimemory.v1.HealthResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x06Health\x12\x1a.aimemory.v1.HealthRequest\x1a\x1b.aimemory.v1.HealthResponse\x12@\n" +
+	"\x06Backup\x12\x1a.aimemory.v1.BackupRequest\x1a\x18.aimemory.v1.BackupChunk0\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_engine_proto_rawDescOnce sync.Once
@@ -217,17 +301,21 @@ func file_aimemory_v1_engine_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_engine_proto_rawDescData
 }
 
-var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_aimemory_v1_engine_proto_goTypes = []any{
-	(*HealthRequest)(nil),  // 0: aimemory.v1.HealthRequest
-	(*HealthResponse)(nil), // 1: aimemory.v1.HealthResponse
-	(*CountByKey)(nil),     // 2: aimemory.v1.CountByKey
+	(*BackupRequest)(nil),  // 0: aimemory.v1.BackupRequest
+	(*BackupChunk)(nil),    // 1: aimemory.v1.BackupChunk
+	(*HealthRequest)(nil),  // 2: aimemory.v1.HealthRequest
+	(*HealthResponse)(nil), // 3: aimemory.v1.HealthResponse
+	(*CountByKey)(nil),     // 4: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_engine_proto_depIdxs = []int32{
-	0, // 0: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
-	1, // 1: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
+	2, // 0: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
+	0, // 1: aimemory.v1.Engine.Backup:input_type -> aimemory.v1.BackupRequest
+	3, // 2: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
+	1, // 3: aimemory.v1.Engine.Backup:output_type -> aimemory.v1.BackupChunk
+	2, // [2:4] is the sub-list for method output_type
+	0, // [0:2] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name
@@ -244,7 +332,7 @@ func file_aimemory_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_engine_proto_rawDesc), len(file_aimemory_v1_engine_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	Engine_Health_FullMethodName = "/aimemory.v1.Engine/Health"
+	Engine_Backup_FullMethodName = "/aimemory.v1.Engine/Backup"
 )
 
 // EngineClient is the client API for Engine service.
@@ -30,6 +31,9 @@ const (
 // storage. Plugins reach memory only through the engine's services.
 type EngineClient interface {
 	Health(ctx context.Context, in *HealthRequest, opts ...grpc.CallOption) (*HealthResponse, error)
+	// Backup streams a consistent copy of the whole database file, taken in
+	// one read transaction while writes go on. Hosts only (the CLI's backup).
+	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupChunk], error)
 }
 
 type engineClient struct {
@@ -50,6 +54,25 @@ func (c *engineClient) Health(ctx context.Context, in *HealthRequest, opts ...gr
 	return out, nil
 }
 
+func (c *engineClient) Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Engine_ServiceDesc.Streams[0], Engine_Backup_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BackupRequest, BackupChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Engine_BackupClient = grpc.ServerStreamingClient[BackupChunk]
+
 // EngineServer is the server API for Engine service.
 // All implementations must embed UnimplementedEngineServer
 // for forward compatibility.
@@ -58,6 +81,9 @@ func (c *engineClient) Health(ctx context.Context, in *HealthRequest, opts ...gr
 // storage. Plugins reach memory only through the engine's services.
 type EngineServer interface {
 	Health(context.Context, *HealthRequest) (*HealthResponse, error)
+	// Backup streams a consistent copy of the whole database file, taken in
+	// one read transaction while writes go on. Hosts only (the CLI's backup).
+	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error
 	mustEmbedUnimplementedEngineServer()
 }
 
@@ -70,6 +96,9 @@ type UnimplementedEngineServer struct{}
 
 func (UnimplementedEngineServer) Health(context.Context, *HealthRequest) (*HealthResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Health not implemented")
+}
+func (UnimplementedEngineServer) Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error {
+	return status.Errorf(codes.Unimplemented, "method Backup not implemented")
 }
 func (UnimplementedEngineServer) mustEmbedUnimplementedEngineServer() {}
 func (UnimplementedEngineServer) testEmbeddedByValue()                {}
@@ -110,6 +139,17 @@ func _Engine_Health_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Engine_Backup_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(BackupRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(EngineServer).Backup(m, &grpc.GenericServerStream[BackupRequest, BackupChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Engine_BackupServer = grpc.ServerStreamingServer[BackupChunk]
+
 // Engine_ServiceDesc is the grpc.ServiceDesc for Engine service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -122,6 +162,12 @@ var Engine_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Engine_Health_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Backup",
+			Handler:       _Engine_Backup_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "aimemory/v1/engine.proto",
 }

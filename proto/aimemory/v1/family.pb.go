@@ -336,9 +336,13 @@ type CallContext struct {
 	// The plugin forwards it, opaque, on its engine calls (the sdk does so for
 	// the context a tool handler is given); the engine refuses calls without a
 	// valid one. Plugins cannot mint or alter it.
-	Assertion     []byte `protobuf:"bytes,4,opt,name=assertion,proto3" json:"assertion,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Assertion []byte `protobuf:"bytes,4,opt,name=assertion,proto3" json:"assertion,omitempty"`
+	// The namespace a memory goes to when the call names none: --namespace,
+	// else the project's (the git work tree the host was started in), else
+	// "global". Empty from an older host: plugins then use "global".
+	DefaultNamespace string `protobuf:"bytes,5,opt,name=default_namespace,json=defaultNamespace,proto3" json:"default_namespace,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CallContext) Reset() {
@@ -397,6 +401,13 @@ func (x *CallContext) GetAssertion() []byte {
 		return x.Assertion
 	}
 	return nil
+}
+
+func (x *CallContext) GetDefaultNamespace() string {
+	if x != nil {
+		return x.DefaultNamespace
+	}
+	return ""
 }
 
 type CallRequest struct {
@@ -551,14 +562,15 @@ const file_aimemory_v1_family_proto_rawDesc = "" +
 	"_read_onlyB\x0e\n" +
 	"\f_destructiveB\r\n" +
 	"\v_idempotentB\r\n" +
-	"\v_open_world\"\x86\x01\n" +
+	"\v_open_world\"\xb3\x01\n" +
 	"\vCallContext\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1f\n" +
 	"\vclient_name\x18\x03 \x01(\tR\n" +
 	"clientName\x12\x1c\n" +
-	"\tassertion\x18\x04 \x01(\fR\tassertion\"|\n" +
+	"\tassertion\x18\x04 \x01(\fR\tassertion\x12+\n" +
+	"\x11default_namespace\x18\x05 \x01(\tR\x10defaultNamespace\"|\n" +
 	"\vCallRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12%\n" +
 	"\x0earguments_json\x18\x02 \x01(\fR\rargumentsJson\x122\n" +

@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// The commands for people (store, recall, search, list, get) speak MCP to
+// a host this binary starts, as an operator identity: they go through the
+// same validation, identity stamping and audit as an agent's calls, and
+// nothing here knows the core family's internals.
+
+type operator struct {
+	Identity string `help:"Operator identity the CLI acts as (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	JSON     bool   `help:"Print the tool's JSON answer."`
+}
+
+func (o *operator) identity() (string, error) {
+	id := o.Identity
+	if id == "" {
+		name := "unknown"
+		if u, err := user.Current(); err == nil && u.Username != "" {
+			name = u.Username
+		}
+		// An OS user name may hold characters an agent id may not (DOMAIN\user).
+		name = strings.Map(func(r rune) rune {
+			if r < 128 && (r == '_' || r == '-' || r == '.' || r == '@' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return r
+			}
+			return '_'
+		}, name)
+		id = "cli:" + name
+	}
+	if err := record.ValidateAgentID("--identity", id); err != nil {
+		return "", &exitError{code: 2, msg: "ai-memory: " + err.Error()}
+	}
+	return id, nil
+}
+
+// session starts `ai-memory mcp` as the operator and initializes MCP.
+func (o *operator) session(root *rootCmd) (*client.Client, error) {
+	id, err := o.identity()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"mcp", "--agent-id", id, "--profile", "core"}
+	if root.Config != "" {
+		args = append(args, "--config", root.Config)
+	}
+	if root.DataDir != "" {
+		args = append(args, "--data-dir", root.DataDir)
+	}
+	c, err := client.NewStdioMCPClientWithOptions(selfPath(), os.Environ(), args, transport.WithCommandStderrWriter(io.Discard))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "ai-memory-cli", Version: Version}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("starting ai-memory mcp: %w", err)
+	}
+	return c, nil
+}
+
+// call runs one tool as the operator; an isError answer is exit status 1.
+func (o *operator) call(root *rootCmd, tool string, args map[string]any) ([]byte, error) {
+	c, err := o.session(root)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			text.WriteString(t.Text)
+		}
+	}
+	if res.IsError {
+		return nil, &exitError{code: 1, msg: "ai-memory " + strings.TrimPrefix(tool, "memory_") + ": " + text.String()}
+	}
+	return []byte(text.String()), nil
+}
+
+// show prints the answer as JSON, or via human.
+func (o *operator) show(out []byte, human func(map[string]any)) error {
+	if o.JSON {
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil {
+			return err
+		}
+		b, _ := json.MarshalIndent(v, "", "  ")
+		fmt.Println(string(b))
+		return nil
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		return err
+	}
+	human(v)
+	return nil
+}
+
+func setIf(m map[string]any, k string, v any) {
+	switch x := v.(type) {
+	case string:
+		if x != "" {
+			m[k] = x
+		}
+	case int:
+		if x != 0 {
+			m[k] = x
+		}
+	case []string:
+		if len(x) > 0 {
+			m[k] = x
+		}
+	}
+}
+
+type storeCmd struct {
+	Title     string   `required:"" help:"Title (unique per namespace)."`
+	Content   string   `help:"Content; - or absent reads standard input." default:"-"`
+	Tier      string   `help:"short, mid (default) or long." enum:",short,mid,long" default:""`
+	Namespace string   `help:"Namespace (default global)."`
+	Tag       []string `help:"A tag (repeatable)."`
+	Priority  int      `help:"1-10 (default 5)."`
+	operator
+}
+
+func (c *storeCmd) Run(root *rootCmd) error {
+	content := c.Content
+	if content == "-" {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, record.MaxContentBytes+1))
+		if err != nil {
+			return err
+		}
+		content = strings.TrimRight(string(b), "\n")
+	}
+	args := map[string]any{"title": c.Title, "content": content, "source": "cli"}
+	setIf(args, "tier", c.Tier)
+	setIf(args, "namespace", c.Namespace)
+	setIf(args, "tags", c.Tag)
+	setIf(args, "priority", c.Priority)
+	out, err := c.call(root, "memory_store", args)
+	if err != nil {
+		return err
+	}
+	return c.show(out, func(v map[string]any) {
+		fmt.Printf("stored %v (%v, %v) as %v\n", v["id"], v["tier"], v["namespace"], v["agent_id"])
+	})
+}
+
+type recallCmd struct {
+	Context   []string `arg:"" help:"What to recall."`
+	Namespace string   `help:"Only this namespace (a/b also matches a)."`
+	Limit     int      `help:"At most this many (default 10)."`
+	operator
+}
+
+func (c *recallCmd) Run(root *rootCmd) error {
+	args := map[string]any{"context": strings.Join(c.Context, " "), "format": "json"}
+	setIf(args, "namespace", c.Namespace)
+	setIf(args, "limit", c.Limit)
+	out, err := c.call(root, "memory_recall", args)
+	if err != nil {
+		return err
+	}
+	return c.show(out, func(v map[string]any) { memoryTable(v["memories"], true) })
+}
+
+type searchCmd struct {
+	Query     []string `arg:"" help:"Words that must all appear."`
+	Namespace string   `help:"Only this namespace."`
+	Tier      string   `help:"Only this tier." enum:",short,mid,long" default:""`
+	Limit     int      `help:"At most this many (default 20)."`
+	operator
+}
+
+func (c *searchCmd) Run(root *rootCmd) error {
+	args := map[string]any{"query": strings.Join(c.Query, " "), "format": "json"}
+	setIf(args, "namespace", c.Namespace)
+	setIf(args, "tier", c.Tier)
+	setIf(args, "limit", c.Limit)
+	out, err := c.call(root, "memory_search", args)
+	if err != nil {
+		return err
+	}
+	return c.show(out, func(v map[string]any) { memoryTable(v["results"], false) })
+}
+
+type listCmd struct {
+	Namespace string `help:"Only this namespace."`
+	Tier      string `help:"Only this tier." enum:",short,mid,long" default:""`
+	Limit     int    `help:"At most this many (default 20)."`
+	operator
+}
+
+func (c *listCmd) Run(root *rootCmd) error {
+	args := map[string]any{"format": "json"}
+	setIf(args, "namespace", c.Namespace)
+	setIf(args, "tier", c.Tier)
+	setIf(args, "limit", c.Limit)
+	out, err := c.call(root, "memory_list", args)
+	if err != nil {
+		return err
+	}
+	return c.show(out, func(v map[string]any) { memoryTable(v["memories"], false) })
+}
+
+type getCmd struct {
+	ID string `arg:"" help:"Id or unique prefix."`
+	operator
+}
+
+func (c *getCmd) Run(root *rootCmd) error {
+	out, err := c.call(root, "memory_get", map[string]any{"id": c.ID})
+	if err != nil {
+		return err
+	}
+	return c.show(out, func(v map[string]any) {
+		t := table.NewWriter()
+		t.SetOutputMirror(os.Stdout)
+		t.SetStyle(table.StyleLight)
+		for _, k := range []string{"id", "title", "namespace", "tier", "priority", "confidence", "tags", "source",
+			"created_by", "updated_by", "created_at", "updated_at", "expires_at", "metadata"} {
+			if x, ok := v[k]; ok {
+				t.AppendRow(table.Row{k, cell(x)})
+			}
+		}
+		t.Render()
+		fmt.Println(v["content"])
+	})
+}
+
+// memoryTable prints memories one per row, content cut to one short line.
+func memoryTable(rows any, score bool) {
+	list, _ := rows.([]any)
+	if len(list) == 0 {
+		fmt.Println("no memories")
+		return
+	}
+	t := table.NewWriter()
+	t.SetOutputMirror(os.Stdout)
+	t.SetStyle(table.StyleLight)
+	header := table.Row{"id", "title", "namespace", "tier", "updated", "content"}
+	if score {
+		header = append(header, "score")
+	}
+	t.AppendHeader(header)
+	for _, r := range list {
+		m, _ := r.(map[string]any)
+		id, _ := m["id"].(string)
+		if len(id) > 8 {
+			id = id[:8]
+		}
+		updated, _ := m["updated_at"].(string)
+		if len(updated) > 16 {
+			updated = strings.Replace(updated[:16], "T", " ", 1)
+		}
+		row := table.Row{id, clipRunes(cell(m["title"]), 40), m["namespace"], m["tier"], updated, clipRunes(oneLine(cell(m["content"])), 60)}
+		if score {
+			row = append(row, m["score"])
+		}
+		t.AppendRow(row)
+	}
+	t.Render()
+}
+
+func cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []any, map[string]any:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

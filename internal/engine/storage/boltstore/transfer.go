@@ -1,0 +1,277 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// Export calls each with every record, as stored, from one read
+// transaction: memories, archived memories, links, each entity's aliases.
+func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMemories).ForEach(func(_, v []byte) error {
+			m, err := decodeMemory(v)
+			if err != nil {
+				return err
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}})
+		}); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketArchive).ForEach(func(_, v []byte) error {
+			a, err := decodeArchived(v)
+			if err != nil {
+				return err
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: &aimemoryv1.ArchivedMemory{
+				Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason, OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt}}})
+		}); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketLinksOut).ForEach(func(_, v []byte) error {
+			l, err := decodeLink(v)
+			if err != nil {
+				return err
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}})
+		}); err != nil {
+			return err
+		}
+		// entity_aliases is keyed entity id NUL folded alias: one entity's
+		// rows are adjacent.
+		var cur *aimemoryv1.EntityAliases
+		flush := func() error {
+			if cur == nil {
+				return nil
+			}
+			r := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: cur}}
+			cur = nil
+			return each(r)
+		}
+		if err := tx.Bucket(bucketEntityAliases).ForEach(func(k, v []byte) error {
+			id, _, ok := bytes.Cut(k, []byte{0})
+			if !ok {
+				return fmt.Errorf("corrupt entity alias key %q", k)
+			}
+			a, err := decodeAliasRow(v)
+			if err != nil {
+				return err
+			}
+			if cur != nil && cur.Id != string(id) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			if cur == nil {
+				cur = &aimemoryv1.EntityAliases{Id: string(id)}
+			}
+			cur.Aliases = append(cur.Aliases, a)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return flush()
+	})
+}
+
+// Import writes records in one transaction: each is created, found
+// identical (unchanged), or refused with the reason, which writes nothing
+// of it. Records are read in order, so a link may follow its memories in
+// the same batch.
+func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
+	var results []*aimemoryv1.ImportResult
+	err := s.write(ctx, func(w *writeTx) error {
+		results = make([]*aimemoryv1.ImportResult, len(records)) // a run may be repeated
+		for i, r := range records {
+			outcome, err := w.importRecord(r)
+			if err != nil {
+				if _, ok := err.(refusal); !ok {
+					return err
+				}
+				results[i] = &aimemoryv1.ImportResult{Outcome: "refused", Error: err.Error()}
+				continue
+			}
+			results[i] = &aimemoryv1.ImportResult{Outcome: outcome}
+		}
+		return nil
+	})
+	return results, err
+}
+
+// refusal is a record import turns down; any other error aborts the batch.
+type refusal struct{ error }
+
+func refuse(format string, a ...any) error { return refusal{fmt.Errorf(format, a...)} }
+
+func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
+	switch x := r.GetRecord().(type) {
+	case *aimemoryv1.ExportRecord_Memory:
+		return w.importMemory(x.Memory)
+	case *aimemoryv1.ExportRecord_Link:
+		return w.importLink(x.Link)
+	case *aimemoryv1.ExportRecord_Entity:
+		return w.importEntity(x.Entity)
+	case *aimemoryv1.ExportRecord_Archived:
+		return w.importArchived(x.Archived)
+	}
+	return "", refuse("empty record")
+}
+
+func (w *writeTx) importMemory(m *aimemoryv1.Memory) (string, error) {
+	if err := validImported(m); err != nil {
+		return "", refusal{err}
+	}
+	old, err := w.get(m.GetId())
+	if err != nil {
+		return "", err
+	}
+	if old != nil {
+		if proto.Equal(old, m) {
+			return "unchanged", nil
+		}
+		return "", refuse("memory %s exists with other content; import does not overwrite", m.GetId())
+	}
+	if owner := w.titleOwner(m.GetNamespace(), m.GetTitle()); owner != "" {
+		return "", refuse("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
+	}
+	return "created", w.put(nil, proto.Clone(m).(*aimemoryv1.Memory), "memory_import")
+}
+
+// validImported checks a stored record's fields with the record rules.
+func validImported(m *aimemoryv1.Memory) error {
+	checks := []error{
+		record.ValidateID("id", m.GetId()),
+		record.ValidateTitle(m.GetTitle()),
+		record.ValidateContent(m.GetContent()),
+		record.ValidateNamespace("namespace", m.GetNamespace()),
+		record.ValidateTier("tier", m.GetTier()),
+		record.ValidateTags("tags", m.GetTags()),
+		record.ValidatePriority(int64(m.GetPriority())),
+		record.ValidateConfidence(m.GetConfidence()),
+	}
+	if len(m.GetMetadataJson()) > 0 {
+		checks = append(checks, record.ValidateMetadata(m.GetMetadataJson()))
+	}
+	for _, a := range []struct{ f, v string }{{"created_by", m.GetCreatedBy()}, {"updated_by", m.GetUpdatedBy()}} {
+		if a.v != "" {
+			checks = append(checks, record.ValidateAgentID(a.f, a.v))
+		}
+	}
+	if m.GetCreatedAt() <= 0 || m.GetUpdatedAt() < m.GetCreatedAt() {
+		checks = append(checks, fmt.Errorf("created_at and updated_at: must be set, updated_at not before created_at"))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) {
+	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
+		return "", refusal{err}
+	}
+	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
+		if m, err := w.get(id); err != nil {
+			return "", err
+		} else if m == nil {
+			return "", refuse("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
+		}
+	}
+	old, err := readLink(w.tx, l.GetSourceId(), l.GetTargetId(), l.GetRelation())
+	if err != nil {
+		return "", err
+	}
+	if old != nil {
+		if proto.Equal(old, l) {
+			return "unchanged", nil
+		}
+		return "", refuse("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+	}
+	return "created", putLink(w.tx, l)
+}
+
+func (w *writeTx) importEntity(e *aimemoryv1.EntityAliases) (string, error) {
+	m, err := w.get(e.GetId())
+	if err != nil {
+		return "", err
+	}
+	if m == nil {
+		return "", refuse("entity %s: its memory is not there (import memories first)", e.GetId())
+	}
+	if len(e.GetAliases()) == 0 {
+		return "", refuse("entity %s: no aliases", e.GetId())
+	}
+	created := false
+	for _, a := range e.GetAliases() {
+		if err := record.ValidateAlias("alias", a.GetAlias()); err != nil {
+			return "", refusal{err}
+		}
+		f := rules.FoldAlias(a.GetAlias())
+		switch holder := aliasHolder(w.tx, f, m.GetNamespace()); holder {
+		case e.GetId():
+			continue
+		case "":
+		default:
+			return "", refuse("entity %s: alias %s is held by entity %s in namespace %s", e.GetId(), record.Quote(a.GetAlias()), holder, record.Quote(m.GetNamespace()))
+		}
+	}
+	for _, a := range e.GetAliases() {
+		f := rules.FoldAlias(a.GetAlias())
+		if aliasHolder(w.tx, f, m.GetNamespace()) == e.GetId() {
+			continue
+		}
+		if err := w.tx.Bucket(bucketEntityAliases).Put(entityAliasKey(e.GetId(), f), encodeAliasRow(a)); err != nil {
+			return "", err
+		}
+		if err := w.tx.Bucket(bucketAliases).Put(aliasKey(f, m.GetNamespace()), []byte(e.GetId())); err != nil {
+			return "", err
+		}
+		created = true
+	}
+	if !created {
+		return "unchanged", nil
+	}
+	return "created", nil
+}
+
+func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
+	m := a.GetMemory()
+	if m == nil {
+		return "", refuse("archived record without its memory")
+	}
+	if err := validImported(m); err != nil {
+		return "", refusal{err}
+	}
+	if live, err := w.get(m.GetId()); err != nil {
+		return "", err
+	} else if live != nil {
+		return "", refuse("archived memory %s is also a live memory here", m.GetId())
+	}
+	row := &storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}
+	raw, err := encodeArchived(row)
+	if err != nil {
+		return "", err
+	}
+	b := w.tx.Bucket(bucketArchive)
+	if old := b.Get([]byte(m.GetId())); old != nil {
+		if bytes.Equal(old, raw) {
+			return "unchanged", nil
+		}
+		return "", refuse("archived memory %s exists with other content; import does not overwrite", m.GetId())
+	}
+	return "created", b.Put([]byte(m.GetId()), raw)
+}

@@ -1,0 +1,89 @@
+package boltstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
+	t.Helper()
+	var out []*aimemoryv1.ExportRecord
+	if err := s.Export(context.Background(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
+	t.Helper()
+	res, err := s.Import(context.Background(), recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o []string
+	for _, r := range res {
+		o = append(o, r.GetOutcome()+" "+r.GetError())
+	}
+	return o
+}
+
+// TestImportKeepsRecordsAndRefusesClashes: an export imports into an empty
+// store as it was, twice is unchanged, and each kind of clash is refused
+// with its reason while the rest of the batch is written.
+func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
+	src, clock := openTest(t, Options{})
+	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
+	clock.Add(7 * time.Hour)
+	if _, err := src.CollectGarbage(context.Background(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+		t.Fatal(err)
+	}
+	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
+	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
+	if _, err := src.PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph"}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ObservedBy: "ai:test"}); err != nil {
+		t.Fatal(err)
+	}
+	recs := exportAll(t, src)
+	if len(recs) != 4 || recs[2].GetArchived().GetMemory().GetId() != gone.Id {
+		t.Fatalf("export: %d records: %v", len(recs), recs)
+	}
+
+	dst, _ := openTest(t, Options{})
+	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "created ,created ,created ,created " {
+		t.Fatalf("first import: %q", o)
+	}
+	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "unchanged ,unchanged ,unchanged ,unchanged " {
+		t.Fatalf("second import: %q", o)
+	}
+	if got, err := dst.Archived(context.Background(), gone.Id); err != nil || got.Reason != "ttl_expired" {
+		t.Errorf("archived after import: %v %v", got, err)
+	}
+	again := exportAll(t, dst)
+	for i := range recs {
+		if !proto.Equal(recs[i], again[i]) {
+			t.Errorf("record %d differs after import:\n%v\n%v", i, recs[i], again[i])
+		}
+	}
+
+	changed := proto.Clone(recs[0]).(*aimemoryv1.ExportRecord)
+	changed.GetMemory().Content = "edited"
+	sameTitle := proto.Clone(recs[0]).(*aimemoryv1.ExportRecord)
+	sameTitle.GetMemory().Id = "0b6f1c2e-0000-4000-8000-000000000001"
+	orphan := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: &aimemoryv1.Link{
+		SourceId: a.Id, TargetId: "0b6f1c2e-0000-4000-8000-000000000002", Relation: "related_to", CreatedAt: 1, ValidFrom: 1}}}
+	fresh := proto.Clone(recs[0]).(*aimemoryv1.ExportRecord)
+	fresh.GetMemory().Id, fresh.GetMemory().Title = "0b6f1c2e-0000-4000-8000-000000000003", "gamma"
+	o := outcomes(t, dst, []*aimemoryv1.ExportRecord{changed, sameTitle, orphan, {}, fresh})
+	for i, want := range []string{"exists with other content", "is taken by memory", "is not there", "empty record", "created"} {
+		if !strings.Contains(o[i], want) {
+			t.Errorf("record %d: %q, want %q", i, o[i], want)
+		}
+	}
+}
