@@ -1,5 +1,5 @@
 // Package server serves the engine's gRPC services (Engine, Memories,
-// Graph, Audit, Events) over a storage.Backend: it maps storage errors to
+// Corpus, Graph, Audit, Events) over a storage.Backend: it maps storage errors to
 // gRPC status codes and never lets a panic escape (see Recover).
 package server
 
@@ -38,6 +38,7 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	e := errorMapper{log: c.Log}
 	aimemoryv1.RegisterEngineServer(g, &Engine{cfg: c})
 	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e})
+	aimemoryv1.RegisterCorpusServer(g, &Corpus{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log})

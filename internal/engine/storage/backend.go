@@ -33,6 +33,13 @@ type Memories interface {
 	Count() int
 }
 
+// Corpus is the keyword index's statistics (package corpus computes them
+// from the index's document frequencies and matches).
+type Corpus interface {
+	TermStats(context.Context, *aimemoryv1.TermStatsRequest) (*aimemoryv1.TermStatsResponse, error)
+	RelatedTerms(context.Context, *aimemoryv1.RelatedTermsRequest) (*aimemoryv1.RelatedTermsResponse, error)
+}
+
 // Graph is links, entities and the namespace tree.
 type Graph interface {
 	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
@@ -75,6 +82,7 @@ type Archived struct {
 // (package boltstore), room for PostgreSQL later.
 type Backend interface {
 	Memories
+	Corpus
 	Graph
 	Audit
 	Archive

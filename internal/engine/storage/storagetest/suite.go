@@ -52,6 +52,8 @@ func Run(t *testing.T, open Opener) {
 		{"RecallFunctionWords", testRecallFunctionWords},
 		{"ListOrder", testListOrder},
 		{"MatchModesStemmingAndSanitising", testMatchModesStemmingAndSanitising},
+		{"TermStats", testTermStats},
+		{"RelatedTerms", testRelatedTerms},
 		// expiry, touch, gc and archive
 		{"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC},
 		{"Touch", testTouch},
