@@ -61,7 +61,7 @@ func TermStats(an *keyword.Analyzer, text string, df DocFreqs) (*aimemoryv1.Term
 	seen := make(map[string]bool, len(order))
 	for i, t := range order {
 		seen[t] = true
-		resp.Terms[i] = &aimemoryv1.TermStat{Term: t, Word: words.best(t), Count: counts[t], Df: dfs[i]}
+		resp.Terms[i] = &aimemoryv1.TermStat{Term: t, Word: words.best(t), Count: counts[t], Df: dfs[i], FunctionWord: keyword.IsFunctionWord(t)}
 	}
 	return resp, seen
 }

@@ -88,7 +88,9 @@ type TermStat struct {
 	// Memories holding the term in the whole index.
 	Df uint64 `protobuf:"varint,4,opt,name=df,proto3" json:"df,omitempty"`
 	// RelatedTerms only: the association score.
-	Score         float64 `protobuf:"fixed64,5,opt,name=score,proto3" json:"score,omitempty"`
+	Score float64 `protobuf:"fixed64,5,opt,name=score,proto3" json:"score,omitempty"`
+	// An English function word ("the", "what"), which recall drops from queries.
+	FunctionWord  bool `protobuf:"varint,6,opt,name=function_word,json=functionWord,proto3" json:"function_word,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -156,6 +158,13 @@ func (x *TermStat) GetScore() float64 {
 		return x.Score
 	}
 	return 0
+}
+
+func (x *TermStat) GetFunctionWord() bool {
+	if x != nil {
+		return x.FunctionWord
+	}
+	return false
 }
 
 type TagCount struct {
@@ -419,13 +428,14 @@ const file_aimemory_v1_corpus_proto_rawDesc = "" +
 	"\x18aimemory/v1/corpus.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\":\n" +
 	"\x10TermStatsRequest\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x12\n" +
-	"\x04tags\x18\x02 \x01(\bR\x04tags\"n\n" +
+	"\x04tags\x18\x02 \x01(\bR\x04tags\"\x93\x01\n" +
 	"\bTermStat\x12\x12\n" +
 	"\x04term\x18\x01 \x01(\tR\x04term\x12\x12\n" +
 	"\x04word\x18\x02 \x01(\tR\x04word\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\rR\x05count\x12\x0e\n" +
 	"\x02df\x18\x04 \x01(\x04R\x02df\x12\x14\n" +
-	"\x05score\x18\x05 \x01(\x01R\x05score\"2\n" +
+	"\x05score\x18\x05 \x01(\x01R\x05score\x12#\n" +
+	"\rfunction_word\x18\x06 \x01(\bR\ffunctionWord\"2\n" +
 	"\bTagCount\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x04R\x05count\"\x7f\n" +
