@@ -35,3 +35,17 @@ func (x *Index) TagCounts(f *Filter, liveAt int64) map[string]uint64 {
 	}
 	return out
 }
+
+// Matching reports for each id whether it is a live memory matching f.
+func (x *Index) Matching(ids []string, f *Filter, liveAt int64) []bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		if slot, ok := x.slotOf(id); ok {
+			d := &x.docs[slot]
+			out[i] = d.live(liveAt) && f.match(x, d)
+		}
+	}
+	return out
+}

@@ -1,5 +1,5 @@
 // Package server serves the engine's gRPC services (Engine, Memories,
-// Corpus, Graph, Audit, Events) over a storage.Backend: it maps storage errors to
+// Corpus, Vectors, Graph, Audit, Events) over a storage.Backend: it maps storage errors to
 // gRPC status codes and never lets a panic escape (see Recover).
 package server
 
@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -28,6 +29,8 @@ type Config struct {
 	Version string
 	DataDir string
 	Log     *slog.Logger
+	// Embedder is the data dir's embedding endpoint; nil = none.
+	Embedder *embedder.Embedder
 }
 
 // Register registers every engine service on g.
@@ -37,7 +40,8 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	}
 	e := errorMapper{log: c.Log}
 	aimemoryv1.RegisterEngineServer(g, &Engine{cfg: c})
-	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e})
+	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e, emb: c.Embedder})
+	aimemoryv1.RegisterVectorsServer(g, &Vectors{st: c.Backend, errorMapper: e, emb: c.Embedder})
 	aimemoryv1.RegisterCorpusServer(g, &Corpus{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})

@@ -40,6 +40,22 @@ type Corpus interface {
 	RelatedTerms(context.Context, *aimemoryv1.RelatedTermsRequest) (*aimemoryv1.RelatedTermsResponse, error)
 }
 
+// Vectors are the embeddings kept beside the records (one per memory and
+// model, always of the record's current text).
+type Vectors interface {
+	// PutVector stores v as id's embedding of text by model, unless the
+	// memory is gone or its title and content are no longer text.
+	PutVector(ctx context.Context, id, text, model string, v []float32) (stored bool, err error)
+	// HasVector: id has a vector by model.
+	HasVector(id, model string) bool
+	// VectorStatus: live memories, those with a vector by model, vectors by other models.
+	VectorStatus(model string) (memories, current, other int)
+	// MissingVectors: up to limit memories after the id after, in id order, with none by model.
+	MissingVectors(ctx context.Context, model, after string, limit int) ([]*aimemoryv1.Memory, error)
+	// Nearest: the live memories matching the filter closest to v (score: cosine).
+	Nearest(ctx context.Context, filter *aimemoryv1.Filter, v []float32, model string, limit int) ([]*aimemoryv1.ScoredMemory, error)
+}
+
 // Graph is links, entities and the namespace tree.
 type Graph interface {
 	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
@@ -83,6 +99,7 @@ type Archived struct {
 type Backend interface {
 	Memories
 	Corpus
+	Vectors
 	Graph
 	Audit
 	Archive

@@ -19,7 +19,9 @@ import (
 //	2  Memory.created_by / updated_by, stamped by the engine from the caller
 //	3  index_snapshot and index_log (snapshot.go): every write logs there,
 //	   so a build that does not must not write the file
-const SchemaVersion = 3
+//	4  vectors (vectors.go): embeddings beside the records, removed with
+//	   them, so a build that does not know them must not write the file
+const SchemaVersion = 4
 
 // Buckets. Keys and values are described in codec.go.
 var (
@@ -42,6 +44,7 @@ var allBuckets = [][]byte{
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
 	bucketAliases, bucketEntityAliases,
 	bucketIndexSnapshot, bucketIndexLog,
+	bucketVectors,
 }
 
 var keySchemaVersion = []byte("schema_version")
@@ -51,7 +54,7 @@ func migration(from uint32) func(*bolt.Tx) error {
 	switch from {
 	case 1:
 		return migrateAuthors
-	case 2:
+	case 2, 3:
 		return func(*bolt.Tx) error { return nil } // the new buckets exist already
 	}
 	return nil
