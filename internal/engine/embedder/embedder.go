@@ -274,6 +274,7 @@ func (e *Embedder) Status() *aimemoryv1.VectorStatusResponse {
 		Configured: true, Model: e.client.Model(), LastError: e.lastErr,
 		Memories: uint64(mem), WithVector: uint64(cur), OtherModel: uint64(other),
 		Dimensions: uint32(e.dims), Queued: uint32(max(0, e.queued.Load())), Withheld: e.withheld.Load(),
+		RatePerSec: e.RatePerSec(),
 	}
 	if e.lastErr != "" {
 		r.LastErrorAt = e.lastErrAt.UnixNano()

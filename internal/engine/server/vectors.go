@@ -47,15 +47,20 @@ func (s *Vectors) NearestByText(ctx context.Context, req *aimemoryv1.NearestByTe
 	if limit <= 0 || limit > 1000 {
 		return nil, status.Errorf(codes.InvalidArgument, "limit: must be from 1 to 1000 (got %d)", limit)
 	}
+	if s.emb == nil {
+		return &aimemoryv1.NearestByTextResponse{}, nil
+	}
+	resp := &aimemoryv1.NearestByTextResponse{Configured: true, DuplicateThreshold: s.emb.DuplicateThreshold()}
 	v, model, reason := s.emb.EmbedQuery(ctx, req.GetText())
 	if reason != "" {
-		return &aimemoryv1.NearestByTextResponse{Reason: reason}, nil
+		resp.Reason = reason
+		return resp, nil
 	}
 	res, err := s.st.Nearest(ctx, req.GetFilter(), v, model, limit)
 	if err != nil {
 		return nil, s.status(err)
 	}
-	resp := &aimemoryv1.NearestByTextResponse{Results: res, Model: model}
+	resp.Results, resp.Model = res, model
 	if len(res) == 0 {
 		resp.Reason = "no memory has a vector by " + model + " yet"
 	}

@@ -21,6 +21,7 @@ var duplicateArgs = argNames(duplicateSchema)
 // MinHash would only estimate.
 const (
 	methodJaccard      = "shingle_jaccard"
+	methodEmbedding    = "embedding_cosine"
 	jaccardThreshold   = 0.6 // spec §8's example; near-verbatim copies score well above
 	duplicateQueryTerm = 24  // the telling terms a candidate search uses
 	duplicatePool      = 50  // candidates compared
@@ -30,6 +31,7 @@ type duplicateReq struct {
 	text      string
 	namespace string
 	threshold float64
+	explicit  bool // the caller set threshold
 }
 
 type nearestView struct {
@@ -40,12 +42,14 @@ type nearestView struct {
 }
 
 type duplicateResult struct {
-	Method            string       `json:"method"`
+	Method string `json:"method"`
+	// Why the embedding method was not used although an endpoint is configured.
+	Reason            string       `json:"reason,omitempty"`
 	IsDuplicate       bool         `json:"is_duplicate"`
 	Threshold         float64      `json:"threshold"`
 	Nearest           *nearestView `json:"nearest,omitempty"`
 	SuggestedMerge    string       `json:"suggested_merge,omitempty"`
-	CandidatesScanned int          `json:"candidates_scanned"`
+	CandidatesScanned int          `json:"candidates_scanned,omitempty"`
 }
 
 func parseDuplicate(raw []byte) (*duplicateReq, error) {
@@ -78,7 +82,8 @@ func parseDuplicate(raw []byte) (*duplicateReq, error) {
 	if th < 0 || th > 1 {
 		return nil, sdk.Errorf("threshold: must be between 0 and 1 (got %g)", th)
 	}
-	return &duplicateReq{text: title + " " + content, namespace: ns, threshold: th}, nil
+	_, set := a.Value("threshold")
+	return &duplicateReq{text: title + " " + content, namespace: ns, threshold: th, explicit: set}, nil
 }
 
 func (s *service) checkDuplicate(ctx context.Context, call sdk.Call) (any, error) {
@@ -86,11 +91,15 @@ func (s *service) checkDuplicate(ctx context.Context, call sdk.Call) (any, error
 	if err != nil {
 		return nil, err
 	}
+	res, err := s.duplicateByEmbedding(ctx, req)
+	if err != nil || res.Method != "" {
+		return res, err
+	}
 	query, err := s.tellingQuery(ctx, req.text, duplicateQueryTerm)
 	if err != nil {
 		return nil, err
 	}
-	res := &duplicateResult{Method: methodJaccard, Threshold: req.threshold}
+	res.Method, res.Threshold = methodJaccard, req.threshold
 	if query == "" {
 		return res, nil
 	}
@@ -114,6 +123,32 @@ func (s *service) checkDuplicate(ctx context.Context, call sdk.Call) (any, error
 	}
 	if res.Nearest != nil && best >= req.threshold {
 		res.IsDuplicate, res.SuggestedMerge = true, res.Nearest.ID
+	}
+	return res, nil
+}
+
+// duplicateByEmbedding is the embedding-cosine answer when the data dir
+// has an embedder that answers and vectors to compare with; otherwise a
+// result with no method yet, carrying the reason when one applies.
+func (s *service) duplicateByEmbedding(ctx context.Context, req *duplicateReq) (*duplicateResult, error) {
+	near, err := s.eng.NearestByText(ctx, &aimemoryv1.NearestByTextRequest{
+		Text: req.text, Filter: &aimemoryv1.Filter{Namespace: req.namespace}, Limit: 1,
+	})
+	if err != nil {
+		return nil, sdk.EngineError(err)
+	}
+	if !near.GetConfigured() || len(near.GetResults()) == 0 {
+		return &duplicateResult{Reason: near.GetReason()}, nil
+	}
+	th := near.GetDuplicateThreshold()
+	if req.explicit {
+		th = req.threshold
+	}
+	m, sim := near.GetResults()[0].GetMemory(), near.GetResults()[0].GetScore()
+	res := &duplicateResult{Method: methodEmbedding, Threshold: th,
+		Nearest: &nearestView{ID: m.GetId(), Title: m.GetTitle(), Namespace: m.GetNamespace(), Similarity: math.Round(sim*1000) / 1000}}
+	if sim >= th {
+		res.IsDuplicate, res.SuggestedMerge = true, m.GetId()
 	}
 	return res, nil
 }

@@ -73,7 +73,9 @@ type VectorStatusResponse struct {
 	// Writes whose embedding is queued now.
 	Queued uint32 `protobuf:"varint,9,opt,name=queued,proto3" json:"queued,omitempty"`
 	// Memories never sent because they look like they hold a secret.
-	Withheld      uint64 `protobuf:"varint,10,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	Withheld uint64 `protobuf:"varint,10,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	// Backfill requests a second a reindex may send ([models.embeddings] rate_per_sec).
+	RatePerSec    float64 `protobuf:"fixed64,11,opt,name=rate_per_sec,json=ratePerSec,proto3" json:"rate_per_sec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -174,6 +176,13 @@ func (x *VectorStatusResponse) GetQueued() uint32 {
 func (x *VectorStatusResponse) GetWithheld() uint64 {
 	if x != nil {
 		return x.Withheld
+	}
+	return 0
+}
+
+func (x *VectorStatusResponse) GetRatePerSec() float64 {
+	if x != nil {
+		return x.RatePerSec
 	}
 	return 0
 }
@@ -367,10 +376,15 @@ type NearestByTextResponse struct {
 	Results []*ScoredMemory `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
 	Model   string          `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
 	// Why there are no results by vector: no embedder, it failed, the text
-	// looks like it holds a secret, no vectors yet.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// looks like it holds a secret, no vectors yet. "" with no embedder
+	// configured (nothing to explain: there is no vector method).
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The model's cosine threshold for a near-duplicate ([models.embeddings]
+	// duplicate_threshold, default 0.9).
+	DuplicateThreshold float64 `protobuf:"fixed64,4,opt,name=duplicate_threshold,json=duplicateThreshold,proto3" json:"duplicate_threshold,omitempty"`
+	Configured         bool    `protobuf:"varint,5,opt,name=configured,proto3" json:"configured,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *NearestByTextResponse) Reset() {
@@ -424,12 +438,26 @@ func (x *NearestByTextResponse) GetReason() string {
 	return ""
 }
 
+func (x *NearestByTextResponse) GetDuplicateThreshold() float64 {
+	if x != nil {
+		return x.DuplicateThreshold
+	}
+	return 0
+}
+
+func (x *NearestByTextResponse) GetConfigured() bool {
+	if x != nil {
+		return x.Configured
+	}
+	return false
+}
+
 var File_aimemory_v1_vectors_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_vectors_proto_rawDesc = "" +
 	"\n" +
 	"\x19aimemory/v1/vectors.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\"\x15\n" +
-	"\x13VectorStatusRequest\"\xc1\x02\n" +
+	"\x13VectorStatusRequest\"\xe3\x02\n" +
 	"\x14VectorStatusResponse\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x01 \x01(\bR\n" +
@@ -448,7 +476,9 @@ const file_aimemory_v1_vectors_proto_rawDesc = "" +
 	"dimensions\x12\x16\n" +
 	"\x06queued\x18\t \x01(\rR\x06queued\x12\x1a\n" +
 	"\bwithheld\x18\n" +
-	" \x01(\x04R\bwithheld\"=\n" +
+	" \x01(\x04R\bwithheld\x12 \n" +
+	"\frate_per_sec\x18\v \x01(\x01R\n" +
+	"ratePerSec\"=\n" +
 	"\x0fBackfillRequest\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\rR\x05batch\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\tR\x05after\"\x87\x01\n" +
@@ -461,11 +491,15 @@ const file_aimemory_v1_vectors_proto_rawDesc = "" +
 	"\x14NearestByTextRequest\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12+\n" +
 	"\x06filter\x18\x02 \x01(\v2\x13.aimemory.v1.FilterR\x06filter\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\rR\x05limit\"z\n" +
+	"\x05limit\x18\x03 \x01(\rR\x05limit\"\xcb\x01\n" +
 	"\x15NearestByTextResponse\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.aimemory.v1.ScoredMemoryR\aresults\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason2\xff\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12/\n" +
+	"\x13duplicate_threshold\x18\x04 \x01(\x01R\x12duplicateThreshold\x12\x1e\n" +
+	"\n" +
+	"configured\x18\x05 \x01(\bR\n" +
+	"configured2\xff\x01\n" +
 	"\aVectors\x12S\n" +
 	"\fVectorStatus\x12 .aimemory.v1.VectorStatusRequest\x1a!.aimemory.v1.VectorStatusResponse\x12G\n" +
 	"\bBackfill\x12\x1c.aimemory.v1.BackfillRequest\x1a\x1d.aimemory.v1.BackfillResponse\x12V\n" +

@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"MatchModesStemmingAndSanitising", testMatchModesStemmingAndSanitising},
 		{"TermStats", testTermStats},
 		{"RelatedTerms", testRelatedTerms},
+		{"Vectors", testVectors},
 		// expiry, touch, gc and archive
 		{"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC},
 		{"Touch", testTouch},
