@@ -86,6 +86,15 @@ func (e *Embedder) DuplicateThreshold() float64 {
 	return e.client.Config().DuplicateThreshold
 }
 
+// MinSimilarity is the cosine a vector candidate of hybrid recall needs
+// (0: the engine's default).
+func (e *Embedder) MinSimilarity() float64 {
+	if e == nil {
+		return 0
+	}
+	return e.client.Config().MinSimilarity
+}
+
 // RatePerSec is how many backfill requests a second a reindex may send.
 func (e *Embedder) RatePerSec() float64 {
 	if e == nil || e.client.Config().RatePerSec == 0 {

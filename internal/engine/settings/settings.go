@@ -57,6 +57,8 @@ type Endpoint struct {
 	RatePerSec float64 `toml:"rate_per_sec,omitempty"`
 	// Embeddings: the duplicate threshold for this model's cosine; default 0.9.
 	DuplicateThreshold float64 `toml:"duplicate_threshold,omitempty"`
+	// Embeddings: the cosine a hybrid recall's vector candidate needs; default 0.5.
+	MinSimilarity float64 `toml:"min_similarity,omitempty"`
 }
 
 // TimeoutOrDefault is the endpoint's request deadline.
@@ -79,8 +81,8 @@ func (e *Endpoint) validate(name string) error {
 		return fmt.Errorf("[models.%s] model: must be set", name)
 	case e.Concurrency < 0 || e.Concurrency > 64:
 		return fmt.Errorf("[models.%s] concurrency: must be from 1 to 64 (got %d)", name, e.Concurrency)
-	case e.RatePerSec < 0 || e.DuplicateThreshold < 0 || e.DuplicateThreshold > 1:
-		return fmt.Errorf("[models.%s] rate_per_sec must be 0 or more, duplicate_threshold from 0 to 1", name)
+	case e.RatePerSec < 0 || e.DuplicateThreshold < 0 || e.DuplicateThreshold > 1 || e.MinSimilarity < 0 || e.MinSimilarity > 1:
+		return fmt.Errorf("[models.%s] rate_per_sec must be 0 or more, duplicate_threshold and min_similarity from 0 to 1", name)
 	}
 	if e.Timeout != "" {
 		if d, err := time.ParseDuration(e.Timeout); err != nil || d <= 0 {

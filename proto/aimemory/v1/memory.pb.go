@@ -975,8 +975,11 @@ type SearchMemoriesRequest struct {
 	Semantic bool `protobuf:"varint,7,opt,name=semantic,proto3" json:"semantic,omitempty"`
 	// Set by the engine from semantic (callers leave them empty): the
 	// query's embedding and the model that made it.
-	QueryVector   []float32 `protobuf:"fixed32,8,rep,packed,name=query_vector,json=queryVector,proto3" json:"query_vector,omitempty"`
-	VectorModel   string    `protobuf:"bytes,9,opt,name=vector_model,json=vectorModel,proto3" json:"vector_model,omitempty"`
+	QueryVector []float32 `protobuf:"fixed32,8,rep,packed,name=query_vector,json=queryVector,proto3" json:"query_vector,omitempty"`
+	VectorModel string    `protobuf:"bytes,9,opt,name=vector_model,json=vectorModel,proto3" json:"vector_model,omitempty"`
+	// Vector candidates need at least this cosine (0 = 0.5); set by the engine
+	// from [models.embeddings] min_similarity.
+	MinSimilarity float32 `protobuf:"fixed32,10,opt,name=min_similarity,json=minSimilarity,proto3" json:"min_similarity,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1072,6 +1075,13 @@ func (x *SearchMemoriesRequest) GetVectorModel() string {
 		return x.VectorModel
 	}
 	return ""
+}
+
+func (x *SearchMemoriesRequest) GetMinSimilarity() float32 {
+	if x != nil {
+		return x.MinSimilarity
+	}
+	return 0
 }
 
 type ScoredMemory struct {
@@ -1845,7 +1855,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x0fshort_id_length\x18\x03 \x01(\rR\rshortIdLength\"d\n" +
 	"\x14ListMemoriesResponse\x12/\n" +
 	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
-	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"\xd3\x02\n" +
+	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"\xfa\x02\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12,\n" +
 	"\x05match\x18\x02 \x01(\x0e2\x16.aimemory.v1.MatchModeR\x05match\x12)\n" +
@@ -1855,7 +1865,9 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x0fshort_id_length\x18\x06 \x01(\rR\rshortIdLength\x12\x1a\n" +
 	"\bsemantic\x18\a \x01(\bR\bsemantic\x12!\n" +
 	"\fquery_vector\x18\b \x03(\x02R\vqueryVector\x12!\n" +
-	"\fvector_model\x18\t \x01(\tR\vvectorModel\"Q\n" +
+	"\fvector_model\x18\t \x01(\tR\vvectorModel\x12%\n" +
+	"\x0emin_similarity\x18\n" +
+	" \x01(\x02R\rminSimilarity\"Q\n" +
 	"\fScoredMemory\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\"\xa7\x01\n" +
