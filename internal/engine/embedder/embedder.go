@@ -194,12 +194,12 @@ func (e *Embedder) embed(ctx context.Context, ms []*aimemoryv1.Memory) (withheld
 		return withheld, err
 	}
 	e.ok()
+	puts := make([]storage.VectorPut, len(send))
 	for i, m := range send {
-		if _, err := e.st.PutVector(ctx, m.GetId(), texts[i], e.client.Model(), vs[i]); err != nil {
-			return withheld, err
-		}
+		puts[i] = storage.VectorPut{ID: m.GetId(), Text: texts[i], Vector: vs[i]}
 	}
-	return withheld, nil
+	_, err = e.st.PutVectors(ctx, e.client.Model(), puts)
+	return withheld, err
 }
 
 // checkDims: every vector has the dimension of the first this engine saw

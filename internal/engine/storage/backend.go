@@ -43,9 +43,10 @@ type Corpus interface {
 // Vectors are the embeddings kept beside the records (one per memory and
 // model, always of the record's current text).
 type Vectors interface {
-	// PutVector stores v as id's embedding of text by model, unless the
-	// memory is gone or its title and content are no longer text.
-	PutVector(ctx context.Context, id, text, model string, v []float32) (stored bool, err error)
+	// PutVectors stores each vector as its memory's embedding of text by
+	// model, in one transaction, unless the memory is gone or its title and
+	// content are no longer that text; it returns how many were stored.
+	PutVectors(ctx context.Context, model string, puts []VectorPut) (stored int, err error)
 	// HasVector: id has a vector by model.
 	HasVector(id, model string) bool
 	// VectorStatus: live memories, those with a vector by model, vectors by other models.
@@ -54,6 +55,12 @@ type Vectors interface {
 	MissingVectors(ctx context.Context, model, after string, limit int) ([]*aimemoryv1.Memory, error)
 	// Nearest: the live memories matching the filter closest to v (score: cosine).
 	Nearest(ctx context.Context, filter *aimemoryv1.Filter, v []float32, model string, limit int) ([]*aimemoryv1.ScoredMemory, error)
+}
+
+// VectorPut is one embedding to store: of memory ID's text.
+type VectorPut struct {
+	ID, Text string
+	Vector   []float32
 }
 
 // Graph is links, entities and the namespace tree.

@@ -19,11 +19,11 @@ func testVectors(t *testing.T, open Opener) {
 	c := Store(t, s, Mem("gamma", "third", InNS("w")))
 	put := func(m *aimemoryv1.Memory, text string, v ...float32) bool {
 		t.Helper()
-		ok, err := s.PutVector(ctx, m.GetId(), text, "m1", v)
+		n, err := s.PutVectors(ctx, "m1", []storage.VectorPut{{ID: m.GetId(), Text: text, Vector: v}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ok
+		return n == 1
 	}
 	if put(a, "alpha old text", 1, 0) {
 		t.Fatal("a vector of text the record no longer has was stored")
