@@ -80,9 +80,30 @@ func (o *openAI) serve(w http.ResponseWriter, r *http.Request) {
 			data = append(data, map[string]any{"index": i, "embedding": testEmbedding(in, dims)})
 		}
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	case "/v1/chat/completions":
+		prompt := ""
+		if len(req.Messages) > 0 {
+			prompt = req.Messages[0].Content
+		}
+		o.inputs.Store(prompt, true)
+		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"message": map[string]any{"role": "assistant", "content": chatReply(prompt)}}}})
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// chatReply is the test model: it answers each of the power family's
+// prompts recognisably.
+func chatReply(prompt string) string {
+	switch {
+	case strings.Contains(prompt, "lowercase tags"):
+		return "- Billing\n2. deploys\n#Fridays\n"
+	case strings.Contains(prompt, "search terms"):
+		return "invoices\npayments\n"
+	case strings.Contains(prompt, "contradict"):
+		return "Yes."
+	}
+	return "?"
 }
 
 func (o *openAI) saw(substr string) bool {
@@ -130,6 +151,11 @@ func testEmbedding(text string, dims int) []float64 {
 		v[i] /= math.Sqrt(s)
 	}
 	return v
+}
+
+// chatConfig is the config.toml section pointing the chat endpoint at o.
+func chatConfig(o *openAI, timeout string) string {
+	return fmt.Sprintf("[models.chat]\nbase_url = %q\nmodel = \"test-chat\"\ntimeout = %q\n", o.URL, timeout)
 }
 
 // embeddingsConfig is the config.toml section pointing at o.

@@ -108,3 +108,45 @@ func TestEmbeddingEndpointFailuresDegrade(t *testing.T) {
 		})
 	}
 }
+
+func TestChatUsedWhenConfiguredAndDegrades(t *testing.T) {
+	o := newOpenAI(t, 16)
+	e := newEnv(t)
+	e.writeConfig(chatConfig(o, "300ms"))
+	h := e.startHost([]string{"--profile", "power"})
+	a := h.store("Billing deploys", "Never deploy billing on a Friday.")
+	b := h.store("Billing deploys 2", "Billing deploys are fine on Fridays.")
+	secret := h.store("Deploy token", "the deploy token is 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")
+
+	got := h.ok("memory_auto_tag", map[string]any{"id": a})
+	if got["method"] != "llm" || strings.Join(anyStrings(got["new_tags"]), ",") != "billing,deploys,fridays" {
+		t.Fatalf("auto_tag with a model: %v", got)
+	}
+	got = h.ok("memory_expand_query", map[string]any{"query": "billing"})
+	if got["method"] != "llm" || strings.Join(anyStrings(got["expanded_terms"]), ",") != "invoices,payments" {
+		t.Fatalf("expand_query with a model: %v", got)
+	}
+	got = h.ok("memory_detect_contradiction", map[string]any{"id_a": a, "id_b": b})
+	if got["method"] != "llm" || got["verdict"] != "contradicts" {
+		t.Fatalf("detect_contradiction with a model: %v", got)
+	}
+	// A memory that looks like it holds a token is never sent.
+	got = h.ok("memory_auto_tag", map[string]any{"id": secret})
+	if got["method"] != "tfidf" || !strings.Contains(got["reason"].(string), "looks like it holds a secret") || o.saw("ghp_") {
+		t.Fatalf("auto_tag of a secret: %v", got)
+	}
+	// Down: the classical method, the reason, a log line; writes still work.
+	o.set("500")
+	got = h.ok("memory_detect_contradiction", map[string]any{"id_a": a, "id_b": b})
+	if got["method"] != "heuristic" || !strings.Contains(got["reason"].(string), "HTTP 500") {
+		t.Fatalf("contradiction with the endpoint down: %v", got)
+	}
+	got = h.ok("memory_expand_query", map[string]any{"query": "billing"})
+	if got["method"] != "pmi" || !strings.Contains(got["reason"].(string), "chat endpoint failed") {
+		t.Fatalf("expand_query with the endpoint cooling down: %v", got)
+	}
+	h.store("After", "stores never depend on the chat endpoint")
+	if !strings.Contains(e.engineLog(), "chat endpoint failed") {
+		t.Error("no log line for the failed chat endpoint")
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
+	"github.com/ai-memory/ai-memory/internal/engine/models"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -169,7 +170,11 @@ func Serve(ctx context.Context, opts Options) error {
 	embCtx, stopEmb := context.WithCancel(ctx)
 	defer stopEmb()
 	go emb.Run(embCtx, ev)
-	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb})
+	chat, err := chatFromSettings(dir, log)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
@@ -198,6 +203,16 @@ func embedderFromSettings(dir string, st *boltstore.Store, log *slog.Logger, hol
 		log.Info("embedding endpoint configured", "base_url", set.Models.Embeddings.BaseURL, "model", emb.Model())
 	}
 	return emb, nil
+}
+
+// chatFromSettings is the data dir's chat endpoint, nil when none.
+func chatFromSettings(dir string, log *slog.Logger) (*server.Chat, error) {
+	set, _, err := settings.Load(dir)
+	if err != nil || set.Models.Chat == nil {
+		return nil, err
+	}
+	log.Info("chat endpoint configured", "base_url", set.Models.Chat.BaseURL, "model", set.Models.Chat.Model)
+	return &server.Chat{Client: models.New(*set.Models.Chat)}, nil
 }
 
 // tiersFromSettings applies the data dir's engine.toml over the default expiry.

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/models"
@@ -31,10 +30,6 @@ var (
 	ErrUnavailable   = errors.New("embedding endpoint failed")
 )
 
-// coolDown is how long a failed endpoint is left alone by queries and
-// background embedding; a backfill always tries.
-const coolDown = 30 * time.Second
-
 // Store is what the embedder needs of the backend.
 type Store interface {
 	storage.Vectors
@@ -46,13 +41,11 @@ type Embedder struct {
 	client *models.Client
 	st     Store
 	log    *slog.Logger
-	now    func() time.Time
 	hold   func() func()
 
-	mu        sync.Mutex
-	lastErr   string
-	lastErrAt time.Time
-	dims      int
+	breaker models.Breaker
+	mu      sync.Mutex
+	dims    int
 
 	queued   atomic.Int32
 	withheld atomic.Uint64
@@ -67,7 +60,7 @@ func New(cfg *settings.Endpoint, st Store, log *slog.Logger, hold func() func())
 	if hold == nil {
 		hold = func() func() { return func() {} }
 	}
-	return &Embedder{client: models.New(*cfg), st: st, log: log, now: time.Now, hold: hold}
+	return &Embedder{client: models.New(*cfg), st: st, log: log, hold: hold}
 }
 
 // Model is the configured model ("" when none).
@@ -219,34 +212,23 @@ func (e *Embedder) checkDims(vs [][]float32) error {
 }
 
 func (e *Embedder) fail(err error) {
-	e.mu.Lock()
-	e.lastErr, e.lastErrAt = err.Error(), e.now()
-	e.mu.Unlock()
-	e.log.Warn("embedding endpoint failed; keyword methods are used meanwhile", "err", err, "retry_after", coolDown)
+	e.breaker.Fail(err)
+	e.log.Warn("embedding endpoint failed; keyword methods are used meanwhile", "err", err, "retry_after", models.CoolDown)
 }
 
-func (e *Embedder) ok() {
-	e.mu.Lock()
-	e.lastErr = ""
-	e.mu.Unlock()
-}
+func (e *Embedder) ok() { e.breaker.OK() }
 
-// coolingDown: the endpoint failed less than coolDown ago.
-func (e *Embedder) coolingDown() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lastErr != "" && e.now().Sub(e.lastErrAt) < coolDown
-}
+// coolingDown: the endpoint failed less than models.CoolDown ago
+// (queries and background embedding wait; a backfill always tries).
+func (e *Embedder) coolingDown() bool { return e.breaker.Open() != "" }
 
 // reason is why a query is not embedded now, or "".
 func (e *Embedder) reason() string {
 	if e == nil {
 		return "no embedding endpoint configured"
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.lastErr != "" && e.now().Sub(e.lastErrAt) < coolDown {
-		return fmt.Sprintf("embedding endpoint failed %s ago (%s)", e.now().Sub(e.lastErrAt).Round(time.Second), e.lastErr)
+	if why := e.breaker.Open(); why != "" {
+		return "embedding endpoint " + why
 	}
 	return ""
 }
@@ -277,16 +259,17 @@ func (e *Embedder) Status() *aimemoryv1.VectorStatusResponse {
 		return &aimemoryv1.VectorStatusResponse{}
 	}
 	mem, cur, other := e.st.VectorStatus(e.client.Model())
+	lastErr, lastErrAt := e.breaker.Last()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := &aimemoryv1.VectorStatusResponse{
-		Configured: true, Model: e.client.Model(), LastError: e.lastErr,
+		Configured: true, Model: e.client.Model(), LastError: lastErr,
 		Memories: uint64(mem), WithVector: uint64(cur), OtherModel: uint64(other),
 		Dimensions: uint32(e.dims), Queued: uint32(max(0, e.queued.Load())), Withheld: e.withheld.Load(),
 		RatePerSec: e.RatePerSec(),
 	}
-	if e.lastErr != "" {
-		r.LastErrorAt = e.lastErrAt.UnixNano()
+	if lastErr != "" {
+		r.LastErrorAt = lastErrAt.UnixNano()
 	}
 	return r
 }

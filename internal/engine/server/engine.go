@@ -31,6 +31,8 @@ type Config struct {
 	Log     *slog.Logger
 	// Embedder is the data dir's embedding endpoint; nil = none.
 	Embedder *embedder.Embedder
+	// Chat is the data dir's chat endpoint; nil = none.
+	Chat *Chat
 }
 
 // Register registers every engine service on g.
@@ -41,6 +43,10 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	e := errorMapper{log: c.Log}
 	aimemoryv1.RegisterEngineServer(g, &Engine{cfg: c})
 	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e, emb: c.Embedder})
+	if c.Chat != nil {
+		c.Chat.log = c.Log
+	}
+	aimemoryv1.RegisterModelsServer(g, &Models{chat: c.Chat})
 	aimemoryv1.RegisterVectorsServer(g, &Vectors{st: c.Backend, errorMapper: e, emb: c.Embedder})
 	aimemoryv1.RegisterCorpusServer(g, &Corpus{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})

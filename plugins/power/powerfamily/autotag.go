@@ -29,6 +29,7 @@ const (
 type autoTagResult struct {
 	ID      string   `json:"id"`
 	Method  string   `json:"method"`
+	Reason  string   `json:"reason,omitempty"`
 	NewTags []string `json:"new_tags"`
 	AllTags []string `json:"all_tags"`
 }
@@ -42,9 +43,21 @@ func (s *service) autoTag(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	suggested, err := s.suggestTags(ctx, m)
+	method := methodTFIDF
+	reply, reason, err := s.ask(ctx, tagPrompt(m))
 	if err != nil {
 		return nil, err
+	}
+	suggested := replyLines(reply)
+	if len(suggested) > 0 {
+		method = methodLLM
+	} else {
+		if reply != "" {
+			reason = "the chat endpoint's answer held no tag"
+		}
+		if suggested, err = s.suggestTags(ctx, m); err != nil {
+			return nil, err
+		}
 	}
 	have := map[string]bool{}
 	for _, t := range m.GetTags() {
@@ -70,7 +83,7 @@ func (s *service) autoTag(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		all = resp.GetMemory().GetTags()
 	}
-	return autoTagResult{ID: m.GetId(), Method: methodTFIDF, NewTags: added, AllTags: all}, nil
+	return autoTagResult{ID: m.GetId(), Method: method, Reason: reason, NewTags: added, AllTags: all}, nil
 }
 
 // suggestTags lists candidate tags for m, best first (see the consts).

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
@@ -21,7 +22,8 @@ var contradictionArgs = argNames(contradictionSchema)
 // negation, or opposite words ("enable" / "disable") in otherwise alike
 // sentences. Its precision is low (spec §8), so it never says "no": the
 // verdict is "likely" when it found such a signal on a shared subject,
-// and "unknown" otherwise.
+// and "unknown" otherwise. With a chat endpoint the model's yes or no is
+// the verdict ("contradicts" or "consistent", method llm).
 const (
 	methodHeuristic  = "heuristic"
 	minSubjectShare  = 0.2 // share of the smaller memory's content terms the other holds
@@ -37,8 +39,9 @@ type memoryRef struct {
 
 type contradictionResult struct {
 	Method  string    `json:"method"`
+	Reason  string    `json:"reason,omitempty"`
 	Verdict string    `json:"verdict"`
-	Overlap float64   `json:"overlap"`
+	Overlap float64   `json:"overlap,omitempty"`
 	Signals []string  `json:"signals,omitempty"`
 	MemoryA memoryRef `json:"memory_a"`
 	MemoryB memoryRef `json:"memory_b"`
@@ -57,6 +60,27 @@ func (s *service) detectContradiction(ctx context.Context, call sdk.Call) (any, 
 	if err != nil {
 		return nil, err
 	}
+	refs := func(r contradictionResult) contradictionResult {
+		r.MemoryA = memoryRef{ID: ma.GetId(), Title: ma.GetTitle()}
+		r.MemoryB = memoryRef{ID: mb.GetId(), Title: mb.GetTitle()}
+		return r
+	}
+	reply, reason, err := s.ask(ctx, contradictionPrompt(ma.GetContent(), mb.GetContent()))
+	if err != nil {
+		return nil, err
+	}
+	first := ""
+	if ws := strings.FieldsFunc(strings.ToLower(reply), func(r rune) bool { return !unicode.IsLetter(r) }); len(ws) > 0 {
+		first = ws[0]
+	}
+	switch {
+	case first == "yes":
+		return refs(contradictionResult{Method: methodLLM, Verdict: "contradicts"}), nil
+	case first == "no":
+		return refs(contradictionResult{Method: methodLLM, Verdict: "consistent"}), nil
+	case reply != "":
+		reason = "the chat endpoint answered neither yes nor no"
+	}
 	ta, err := s.eng.TermStats(ctx, &aimemoryv1.TermStatsRequest{Text: ma.GetContent()})
 	if err != nil {
 		return nil, sdk.EngineError(err)
@@ -73,13 +97,12 @@ func (s *service) detectContradiction(ctx context.Context, call sdk.Call) (any, 
 			}
 		}
 	}
-	res := contradictionResult{
+	res := refs(contradictionResult{
 		Method:  methodHeuristic,
+		Reason:  reason,
 		Verdict: "unknown",
 		Overlap: math.Round(subjectOverlap(ta, tb)*1000) / 1000,
-		MemoryA: memoryRef{ID: ma.GetId(), Title: ma.GetTitle()},
-		MemoryB: memoryRef{ID: mb.GetId(), Title: mb.GetTitle()},
-	}
+	})
 	if res.Overlap >= minSubjectShare {
 		h := heuristics{function: function}
 		res.Signals = h.signals(ma.GetContent(), mb.GetContent())

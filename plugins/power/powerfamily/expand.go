@@ -23,9 +23,10 @@ const (
 
 type expandResult struct {
 	Method        string   `json:"method"`
+	Reason        string   `json:"reason,omitempty"`
 	ExpandedTerms []string `json:"expanded_terms"`
 	// Memories the terms were mined from.
-	Matched uint32 `json:"matched"`
+	Matched uint32 `json:"matched,omitempty"`
 }
 
 func (s *service) expandQuery(ctx context.Context, call sdk.Call) (any, error) {
@@ -51,13 +52,28 @@ func (s *service) expandQuery(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	reply, reason, err := s.ask(ctx, expandPrompt(q))
+	if err != nil {
+		return nil, err
+	}
+	if terms := replyLines(reply); len(terms) > 0 {
+		res := expandResult{Method: methodLLM, ExpandedTerms: []string{}}
+		for _, t := range terms {
+			if t != strings.ToLower(strings.TrimSpace(q)) && len(res.ExpandedTerms) < int(limit) {
+				res.ExpandedTerms = append(res.ExpandedTerms, t)
+			}
+		}
+		return res, nil
+	} else if reply != "" {
+		reason = "the chat endpoint's answer held no term"
+	}
 	resp, err := s.eng.RelatedTerms(ctx, &aimemoryv1.RelatedTermsRequest{
 		Query: q, Filter: &aimemoryv1.Filter{Namespace: ns}, Limit: uint32(limit),
 	})
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
-	res := expandResult{Method: methodPMI, ExpandedTerms: []string{}, Matched: resp.GetMatched()}
+	res := expandResult{Method: methodPMI, Reason: reason, ExpandedTerms: []string{}, Matched: resp.GetMatched()}
 	for _, t := range resp.GetRelated() {
 		res.ExpandedTerms = append(res.ExpandedTerms, t.GetWord())
 	}

@@ -10,7 +10,7 @@ const (
 	duplicateDesc     = "Is this a near-duplicate of a stored memory? Read-only; check before storing."
 	autoTagDesc       = "Add tags to a memory from its key terms, preferring tags already in use."
 	expandDesc        = "Related terms for a query, mined from the store, to widen a search."
-	contradictionDesc = "Do two memories contradict? verdict likely or unknown, with signals."
+	contradictionDesc = "Do two memories contradict? verdict and method say how sure."
 )
 
 const duplicateSchema = `{"type":"object","properties":{
