@@ -49,6 +49,12 @@ func TestEmbeddingsUsedWhenConfigured(t *testing.T) {
 		t.Errorf("doctor: %s", line)
 	}
 
+	caps := h.ok("memory_capabilities", map[string]any{})
+	emb, _ := caps["embedder"].(map[string]any)
+	feat, _ := caps["features"].(map[string]any)
+	if emb["model"] != "test-embed" || emb["reachable"] != true || emb["vectors"] != float64(2) || feat["hybrid_recall"] != true || feat["recall_mode_active"] != "hybrid" {
+		t.Fatalf("capabilities: %v", caps)
+	}
 	text, isErr := h.call("memory_recall", map[string]any{"context": "billing deploys on fridays"})
 	if isErr || !strings.Contains(text, "mode:hybrid") || !strings.Contains(text, "Deploy freeze") {
 		t.Fatalf("recall with vectors: %s", text)
@@ -104,6 +110,10 @@ func TestEmbeddingEndpointFailuresDegrade(t *testing.T) {
 			}
 			if line := e.coverage(); !strings.Contains(line, "last request failed") {
 				t.Errorf("doctor: %s", line)
+			}
+			caps := h.ok("memory_capabilities", map[string]any{})
+			if emb, _ := caps["embedder"].(map[string]any); emb["reachable"] != false || caps["features"].(map[string]any)["hybrid_recall"] != false {
+				t.Errorf("capabilities with a failing endpoint: %v", caps)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/keeper"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -141,6 +142,9 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 		RedactedDiscovery: cfg.MCP.RedactedDiscovery,
 		AutoProfile:       c.AutoProfile,
 		Audit:             auditlog.Recorder{Engine: engineConn},
+		Vectors: func(ctx context.Context) (*aimemoryv1.VectorStatusResponse, error) {
+			return engineConn.VectorStatus(ctx, &aimemoryv1.VectorStatusRequest{})
+		},
 	})
 	loaded := host.LoadedFamilies()
 	log.Info("ai-memory mcp ready", "profile", profile.Label(), "profile_source", source,
