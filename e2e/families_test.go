@@ -37,9 +37,9 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 		}
 	}
 	// The rest is served: core's memory_store, the real graph, the echo family.
-	want := sorted(append(slices.Clone(coreSurface), "test_echo",
+	want := sorted(append(append(slices.Clone(coreSurface), "test_echo",
 		"memory_kg_query", "memory_kg_timeline", "memory_kg_invalidate", "memory_link",
-		"memory_get_links", "memory_entity_register", "memory_entity_get_by_alias", "memory_get_taxonomy"))
+		"memory_get_links", "memory_entity_register", "memory_entity_get_by_alias", "memory_get_taxonomy"), powerTools...))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}

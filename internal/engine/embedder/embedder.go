@@ -48,7 +48,7 @@ type Embedder struct {
 	dims    int
 
 	queued   atomic.Int32
-	withheld atomic.Uint64
+	withheld sync.Map // ids never sent: they look like they hold a secret
 }
 
 // New returns the embedder of an endpoint, or nil when none is configured.
@@ -168,7 +168,7 @@ func (e *Embedder) embed(ctx context.Context, ms []*aimemoryv1.Memory) (withheld
 		text := m.GetTitle() + " " + m.GetContent()
 		if kinds := models.Secrets(text); len(kinds) > 0 {
 			withheld = append(withheld, m.GetId())
-			e.withheld.Add(1)
+			e.withheld.Store(m.GetId(), true)
 			e.log.Info("not sent to the embedding endpoint: looks like it holds a secret", "id", m.GetId(), "kinds", strings.Join(kinds, ", "))
 			continue
 		}
@@ -265,13 +265,19 @@ func (e *Embedder) Status() *aimemoryv1.VectorStatusResponse {
 	r := &aimemoryv1.VectorStatusResponse{
 		Configured: true, Model: e.client.Model(), LastError: lastErr,
 		Memories: uint64(mem), WithVector: uint64(cur), OtherModel: uint64(other),
-		Dimensions: uint32(e.dims), Queued: uint32(max(0, e.queued.Load())), Withheld: e.withheld.Load(),
+		Dimensions: uint32(e.dims), Queued: uint32(max(0, e.queued.Load())), Withheld: e.withheldCount(),
 		RatePerSec: e.RatePerSec(),
 	}
 	if lastErr != "" {
 		r.LastErrorAt = lastErrAt.UnixNano()
 	}
 	return r
+}
+
+func (e *Embedder) withheldCount() uint64 {
+	var n uint64
+	e.withheld.Range(func(_, _ any) bool { n++; return true })
+	return n
 }
 
 // Backfill embeds up to batch memories without a vector by the model,

@@ -7,15 +7,15 @@ import "github.com/ai-memory/ai-memory/sdk"
 // at most 450 cl100k tokens for the family's six tools).
 
 const (
-	duplicateDesc     = "Is this a near-duplicate of a stored memory? Read-only; check before storing."
-	autoTagDesc       = "Add tags to a memory from its key terms, preferring tags already in use."
-	expandDesc        = "Related terms for a query, mined from the store, to widen a search."
+	duplicateDesc     = "Is this a near-duplicate of a stored memory? Check before storing."
+	autoTagDesc       = "Add tags from a memory's key terms, preferring tags in use."
+	expandDesc        = "Related terms mined from the store, to widen a search."
 	contradictionDesc = "Do two memories contradict? verdict and method say how sure."
 )
 
 const duplicateSchema = `{"type":"object","properties":{
-"title":{"type":"string"},
-"content":{"type":"string"},
+"title":{"type":"string","description":"Candidate title"},
+"content":{"type":"string","description":"Candidate content"},
 "namespace":{"type":"string","description":"Exact; default all"},
 "threshold":{"type":"number","description":"0-1, default 0.6"}
 },"required":["title","content"]}`
@@ -25,7 +25,7 @@ const autoTagSchema = `{"type":"object","properties":{
 },"required":["id"]}`
 
 const expandSchema = `{"type":"object","properties":{
-"query":{"type":"string"},
+"query":{"type":"string","description":"Search query"},
 "namespace":{"type":"string","description":"Exact; default all"},
 "limit":{"type":"integer","description":"1-50, default 8"}
 },"required":["query"]}`
