@@ -150,3 +150,31 @@ func BenchmarkBackfill(b *testing.B) {
 		b.ReportMetric(2000/time.Since(start).Seconds(), "memories/s")
 	}
 }
+
+// A model change is seen (vectors by another model need a reindex, and
+// are not used) and a backfill replaces them.
+func TestModelChangeNeedsReindex(t *testing.T) {
+	f := newFake(t)
+	s := open(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	old := New(&settings.Endpoint{BaseURL: f.URL, Model: "old", Timeout: "2s"}, s, log, nil)
+	for i := range 3 {
+		store(t, s, fmt.Sprint("note ", i), "text")
+	}
+	if _, err := old.Backfill(context.Background(), 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "new", Timeout: "2s"}, s, log, nil)
+	if st := e.Status(); st.GetWithVector() != 0 || st.GetOtherModel() != 3 {
+		t.Fatalf("after the model changed: %v", st)
+	}
+	if res, err := s.Nearest(context.Background(), nil, []float32{1, 0, 0, 0, 0, 0, 0, 0}, "new", 5); err != nil || len(res) != 0 {
+		t.Fatalf("vectors of the old model used: %v %v", res, err)
+	}
+	if _, err := e.Backfill(context.Background(), 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.Status(); st.GetWithVector() != 3 || st.GetOtherModel() != 0 {
+		t.Fatalf("after the reindex: %v", st)
+	}
+}
