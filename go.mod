@@ -3,9 +3,10 @@ module github.com/ai-memory/ai-memory
 go 1.26.0
 
 require (
+	github.com/DefangLabs/secret-detector v1.1.0
 	github.com/MicahParks/keyfunc/v3 v3.9.2
-	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/aymanbagabas/go-udiff v0.4.2
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/jedib0t/go-pretty/v6 v6.9.2
@@ -30,8 +31,10 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	golang.org/x/time v0.15.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/term v0.46.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+	gopkg.in/ini.v1 v1.66.2 // indirect
 )
 
 require (

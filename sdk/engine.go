@@ -19,6 +19,9 @@ import (
 type Engine interface {
 	aimemoryv1.EngineClient     // health
 	aimemoryv1.MemoriesClient   // records, keyword search
+	aimemoryv1.CorpusClient     // keyword statistics
+	aimemoryv1.VectorsClient    // embeddings and their endpoint
+	aimemoryv1.ModelsClient     // the chat endpoint
 	aimemoryv1.GraphClient      // links, entities, namespace tree
 	aimemoryv1.AuditClient      // the hash-chained audit log
 	aimemoryv1.EventsClient     // committed writes, as a stream
@@ -31,6 +34,9 @@ type Engine interface {
 type EngineConn struct {
 	aimemoryv1.EngineClient
 	aimemoryv1.MemoriesClient
+	aimemoryv1.CorpusClient
+	aimemoryv1.VectorsClient
+	aimemoryv1.ModelsClient
 	aimemoryv1.GraphClient
 	aimemoryv1.AuditClient
 	aimemoryv1.EventsClient
@@ -47,6 +53,9 @@ func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 	return &EngineConn{
 		EngineClient:     aimemoryv1.NewEngineClient(conn),
 		MemoriesClient:   aimemoryv1.NewMemoriesClient(conn),
+		CorpusClient:     aimemoryv1.NewCorpusClient(conn),
+		VectorsClient:    aimemoryv1.NewVectorsClient(conn),
+		ModelsClient:     aimemoryv1.NewModelsClient(conn),
 		GraphClient:      aimemoryv1.NewGraphClient(conn),
 		AuditClient:      aimemoryv1.NewAuditClient(conn),
 		EventsClient:     aimemoryv1.NewEventsClient(conn),

@@ -22,17 +22,18 @@ type rootCmd struct {
 	Config  string `help:"config.toml path (default: $$AI_MEMORY_CONFIG, else $$XDG_CONFIG_HOME/ai-memory/config.toml)." type:"path"`
 	DataDir string `help:"data directory (default: $$AI_MEMORY_DATA_DIR, else $$XDG_DATA_HOME/ai-memory)." type:"path"`
 
-	MCP    mcpCmd    `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
-	Serve  serveCmd  `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
-	Token  tokenCmd  `cmd:"" help:"Manage the API keys of serve --auth token."`
-	Engine engineCmd `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
-	Doctor doctorCmd `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
-	Audit  auditCmd  `cmd:"" help:"Read and verify the audit log of guarded decisions."`
-	Store  storeCmd  `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
-	Recall recallCmd `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`
-	Search searchCmd `cmd:"" group:"memory" help:"Memories containing every word of a query."`
-	List   listCmd   `cmd:"" group:"memory" help:"List memories, newest first."`
-	Get    getCmd    `cmd:"" group:"memory" help:"Show one memory."`
+	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
+	Serve   serveCmd   `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
+	Token   tokenCmd   `cmd:"" help:"Manage the API keys of serve --auth token."`
+	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
+	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
+	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Reindex reindexCmd `cmd:"" help:"Embed the memories that have no vector by the configured embedding model."`
+	Store   storeCmd   `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
+	Recall  recallCmd  `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`
+	Search  searchCmd  `cmd:"" group:"memory" help:"Memories containing every word of a query."`
+	List    listCmd    `cmd:"" group:"memory" help:"List memories, newest first."`
+	Get     getCmd     `cmd:"" group:"memory" help:"Show one memory."`
 
 	Export  exportCmd  `cmd:"" help:"Write every memory (archived too), link and entity as JSON Lines, ids and provenance kept."`
 	Import  importCmd  `cmd:"" help:"Read what export wrote; records already there are unchanged, so a second import changes nothing."`

@@ -87,6 +87,8 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		note("engine", "idle", false, err.Error()) // normal: a host starts it on demand
 	} else {
 		add("engine", nil, detail)
+		st, detail := embedderHealth(filepath.Join(dataDir, "engine.sock"))
+		note("embedder", st, st != "fail", detail)
 	}
 
 	dir := pluginDir()
@@ -124,6 +126,40 @@ func report(checks []check, asJSON bool) error {
 		return &exitError{code: 1, msg: "ai-memory doctor: problems found"}
 	}
 	return nil
+}
+
+// embedderHealth reports the running engine's embedding endpoint: none
+// configured, answering (with vector coverage), or failing (the reason).
+func embedderHealth(socket string) (status, detail string) {
+	creds, err := assertion.HostDial(filepath.Dir(socket), "cli:doctor", "")
+	if err != nil {
+		return "fail", err.Error()
+	}
+	conn, err := sdk.DialEngineAt(socket, creds)
+	if err != nil {
+		return "fail", err.Error()
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := conn.VectorStatus(ctx, &aimemoryv1.VectorStatusRequest{}, grpc.WaitForReady(false))
+	switch {
+	case err != nil:
+		return "fail", err.Error()
+	case !st.GetConfigured():
+		return "none", "no embedding endpoint: recall and duplicate checks use keyword methods"
+	}
+	cover := fmt.Sprintf("%s: %d of %d memories have vectors", st.GetModel(), st.GetWithVector(), st.GetMemories())
+	if n := st.GetOtherModel(); n > 0 {
+		cover += fmt.Sprintf("; %d by another model need ai-memory reindex", n)
+	}
+	if n := st.GetWithheld(); n > 0 {
+		cover += fmt.Sprintf("; %d withheld (secrets)", n)
+	}
+	if e := st.GetLastError(); e != "" {
+		return "fail", "last request failed: " + e + "; " + cover
+	}
+	return "ok", cover
 }
 
 func engineHealth(socket string) (string, error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/keeper"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -105,6 +106,9 @@ func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcph
 		RedactedDiscovery: rt.cfg.MCP.RedactedDiscovery,
 		AutoProfile:       autoProfile,
 		Audit:             auditlog.Recorder{Engine: rt.engineConn},
+		Vectors: func(ctx context.Context) (*aimemoryv1.VectorStatusResponse, error) {
+			return rt.engineConn.VectorStatus(ctx, &aimemoryv1.VectorStatusRequest{})
+		},
 	}
 }
 

@@ -22,8 +22,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
+	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
+	"github.com/ai-memory/ai-memory/internal/engine/models"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -171,7 +173,18 @@ func Serve(ctx context.Context, opts Options) error {
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
-	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log})
+	emb, err := embedderFromSettings(dir, st, log, conns.Hold)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	embCtx, stopEmb := context.WithCancel(ctx)
+	defer stopEmb()
+	go emb.Run(embCtx, ev)
+	chat, err := chatFromSettings(dir, log)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
@@ -186,6 +199,30 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	stopGracefully(g, 2*time.Second)
 	return nil
+}
+
+// embedderFromSettings is the data dir's embedding endpoint, nil when
+// engine.toml configures none.
+func embedderFromSettings(dir string, st *boltstore.Store, log *slog.Logger, hold func() func()) (*embedder.Embedder, error) {
+	set, _, err := settings.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	emb := embedder.New(set.Models.Embeddings, st, log, hold)
+	if emb != nil {
+		log.Info("embedding endpoint configured", "base_url", set.Models.Embeddings.BaseURL, "model", emb.Model())
+	}
+	return emb, nil
+}
+
+// chatFromSettings is the data dir's chat endpoint, nil when none.
+func chatFromSettings(dir string, log *slog.Logger) (*server.Chat, error) {
+	set, _, err := settings.Load(dir)
+	if err != nil || set.Models.Chat == nil {
+		return nil, err
+	}
+	log.Info("chat endpoint configured", "base_url", set.Models.Chat.BaseURL, "model", set.Models.Chat.Model)
+	return &server.Chat{Client: models.New(*set.Models.Chat)}, nil
 }
 
 // tiersFromSettings applies the data dir's engine.toml over the default expiry.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -140,7 +141,7 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	var out any
 	switch {
 	case args.family == nil:
-		out = h.overview(args.accept)
+		out = h.overview(ctx, args.accept)
 	case !h.visible(*args.family):
 		err = fmt.Errorf("family: unknown family %s; one of %s", sdk.Quote(*args.family), strings.Join(h.visibleFamilies(), ", "))
 	case args.includeSchema:
@@ -202,15 +203,23 @@ type familyRow struct {
 	Tools     []string `json:"tools"`
 }
 
-func (h *Host) overview(accept string) map[string]any {
+func (h *Host) overview(ctx context.Context, accept string) map[string]any {
+	features := map[string]any{
+		"keyword_search": true, "semantic_search": false, "hybrid_recall": false,
+		"recall_mode_active": "keyword_only", "runtime_family_loading": true,
+	}
 	doc := map[string]any{
 		"schema_version": "2",
 		"version":        h.opts.Version,
 		"tier":           "keyword",
-		"features": map[string]any{
-			"keyword_search": true, "semantic_search": false, "hybrid_recall": false,
-			"recall_mode_active": "keyword_only", "runtime_family_loading": true,
-		},
+		"features":       features,
+	}
+	if emb := h.embedder(ctx); emb != nil {
+		doc["embedder"] = emb
+		if emb["reachable"] == true && emb["vectors"].(uint64) > 0 {
+			features["semantic_search"], features["hybrid_recall"], features["recall_mode_active"] = true, true, "hybrid"
+			doc["tier"] = "semantic"
+		}
 	}
 	if accept == "v1" {
 		doc["schema_version"] = "1"
@@ -230,6 +239,30 @@ func (h *Host) overview(accept string) map[string]any {
 	}
 	doc["families"] = map[string]any{"schema_version": familiesSchema, "always_on": catalog.AlwaysOn, "families": rows}
 	return doc
+}
+
+// embedder is the live state of the data dir's embedding endpoint (nil:
+// none configured, or the engine cannot say): reachable means its last
+// request succeeded (or none was made yet).
+func (h *Host) embedder(ctx context.Context) map[string]any {
+	if h.opts.Vectors == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	st, err := h.opts.Vectors(ctx)
+	if err != nil || !st.GetConfigured() {
+		return nil
+	}
+	out := map[string]any{"model": st.GetModel(), "reachable": st.GetLastError() == "",
+		"vectors": st.GetWithVector(), "memories": st.GetMemories()}
+	if e := st.GetLastError(); e != "" {
+		out["last_error"] = e
+	}
+	if n := st.GetOtherModel(); n > 0 {
+		out["needs_reindex"] = n // vectors by an earlier model
+	}
+	return out
 }
 
 // expand grants a family to this session: allowlist, then (for a family not

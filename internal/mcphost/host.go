@@ -56,6 +56,9 @@ type Options struct {
 	Audit             Auditor
 	// AutoProfile logs profile suggestions (observe only).
 	AutoProfile bool
+	// Vectors reports the engine's embedding endpoint and vector coverage
+	// for memory_capabilities (nil: reported as keyword only).
+	Vectors func(context.Context) (*aimemoryv1.VectorStatusResponse, error)
 	// Assertions signs, per call, who the call is for and which family runs
 	// it; the plugin forwards it to the engine. Nil sends none (an engine
 	// then refuses the plugin's engine calls).

@@ -2,6 +2,8 @@ package index
 
 import (
 	"container/heap"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -110,6 +112,59 @@ func (t *topK) sorted() []Hit {
 	out := make([]Hit, len(t.hits))
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(t).(Hit)
+	}
+	return out
+}
+
+// RRFK is reciprocal rank fusion's constant (Cormack, Clarke and Büttcher,
+// SIGIR 2009): large enough that the first few ranks of one list do not
+// drown the other.
+const RRFK = 60
+
+// Fuse merges ranked lists by reciprocal rank fusion, each list weighted:
+// score = Σ weight / (RRFK + rank), rank from 1. Ties go to the earlier
+// list's order, then the smaller id. It keeps the best limit.
+func Fuse(lists [][]Hit, weights []float64, limit int) []Hit {
+	type acc struct {
+		score float64
+		first int // best position seen in the first list holding it
+		list  int
+	}
+	byID := map[string]*acc{}
+	var order []string
+	for li, l := range lists {
+		for r, h := range l {
+			a := byID[h.ID]
+			if a == nil {
+				a = &acc{first: r, list: li}
+				byID[h.ID] = a
+				order = append(order, h.ID)
+			}
+			a.score += weights[li] / float64(RRFK+r+1)
+		}
+	}
+	out := make([]Hit, len(order))
+	for i, id := range order {
+		out[i] = Hit{ID: id, Score: byID[id].score}
+	}
+	slices.SortStableFunc(out, func(a, b Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		x, y := byID[a.ID], byID[b.ID]
+		if x.list != y.list {
+			return x.list - y.list
+		}
+		if x.first != y.first {
+			return x.first - y.first
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if len(out) > limit {
+		out = out[:limit]
 	}
 	return out
 }

@@ -53,3 +53,7 @@ var stopWords = []string{
 	"each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same",
 	"so", "than", "too", "very",
 }
+
+// IsFunctionWord reports whether term is the term of an English function
+// word (as DropFunctionWords drops them).
+func IsFunctionWord(term string) bool { return stopTerms()[term] }

@@ -79,6 +79,25 @@ func (a *Analyzer) stem(w string) string {
 // "mail" and by "email", and "memory_store" by "store". Each term is
 // lowercased and Snowball-stemmed (English).
 func (a *Analyzer) Terms(dst []string, text string) []string {
+	eachWord(text, func(w string) {
+		dst = a.appendStem(dst, w)
+	})
+	return dst
+}
+
+// Words calls fn with each word of text (lowercased, unstemmed) and its
+// term, in the order Terms gives the terms: how a term is shown to people,
+// who read "configuration", not "configur".
+func (a *Analyzer) Words(text string, fn func(word, term string)) {
+	eachWord(text, func(w string) {
+		if len(w) <= MaxTermBytes {
+			fn(w, a.stem(w))
+		}
+	})
+}
+
+// eachWord splits text into the lowercased words Terms stems (see Terms).
+func eachWord(text string, emit func(w string)) {
 	var word strings.Builder
 	var parts []string
 	flushWord := func() {
@@ -90,10 +109,10 @@ func (a *Analyzer) Terms(dst []string, text string) []string {
 	flushCompound := func() {
 		flushWord()
 		for _, p := range parts {
-			dst = a.appendStem(dst, p)
+			emit(p)
 		}
 		if len(parts) > 1 {
-			dst = a.appendStem(dst, strings.Join(parts, ""))
+			emit(strings.Join(parts, ""))
 		}
 		parts = parts[:0]
 	}
@@ -113,7 +132,6 @@ func (a *Analyzer) Terms(dst []string, text string) []string {
 		}
 	}
 	flushCompound()
-	return dst
 }
 
 func isWordRune(r rune) bool {

@@ -1,5 +1,5 @@
 // Package server serves the engine's gRPC services (Engine, Memories,
-// Graph, Audit, Events, Archive) over a storage.Backend: it maps storage errors to
+// Corpus, Vectors, Graph, Audit, Events, Archive, Governance, Transfer) over a storage.Backend: it maps storage errors to
 // gRPC status codes and never lets a panic escape (see Recover).
 package server
 
@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -29,6 +30,10 @@ type Config struct {
 	Version string
 	DataDir string
 	Log     *slog.Logger
+	// Embedder is the data dir's embedding endpoint; nil = none.
+	Embedder *embedder.Embedder
+	// Chat is the data dir's chat endpoint; nil = none.
+	Chat *Chat
 }
 
 // Register registers every engine service on g.
@@ -38,7 +43,13 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	}
 	e := errorMapper{log: c.Log}
 	aimemoryv1.RegisterEngineServer(g, &Engine{cfg: c})
-	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e})
+	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e, emb: c.Embedder})
+	if c.Chat != nil {
+		c.Chat.log = c.Log
+	}
+	aimemoryv1.RegisterModelsServer(g, &Models{chat: c.Chat})
+	aimemoryv1.RegisterVectorsServer(g, &Vectors{st: c.Backend, errorMapper: e, emb: c.Embedder})
+	aimemoryv1.RegisterCorpusServer(g, &Corpus{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterArchiveServer(g, &Archive{st: c.Backend, errorMapper: e})

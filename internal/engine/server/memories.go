@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -11,7 +12,8 @@ import (
 type Memories struct {
 	aimemoryv1.UnimplementedMemoriesServer
 	errorMapper
-	st storage.Memories
+	st  storage.Memories
+	emb *embedder.Embedder // nil: none configured
 }
 
 func (s *Memories) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
@@ -42,7 +44,11 @@ func (s *Memories) ListMemories(ctx context.Context, req *aimemoryv1.ListMemorie
 }
 
 func (s *Memories) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
+	reason := semantic(ctx, s.emb, req)
 	resp, err := s.st.SearchMemories(ctx, req)
+	if err == nil && reason != "" {
+		resp.SemanticReason = reason
+	}
 	if err == nil && req.GetShortIdLength() > 0 {
 		ids := make([]string, len(resp.GetResults()))
 		for i, r := range resp.GetResults() {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,7 @@ type Settings struct {
 	Storage    Storage    `toml:"storage,omitempty"`
 	TTL        TTL        `toml:"ttl,omitempty"`
 	Governance Governance `toml:"governance,omitempty"`
+	Models     Models     `toml:"models,omitempty"`
 }
 
 // Governance is who governs namespaces and how long approvals wait. The
@@ -87,6 +89,63 @@ func (g Governance) Config() (*governance.Config, error) {
 	return c, nil
 }
 
+// Models are the optional model endpoints, both spoken to over the
+// OpenAI-compatible protocol (Ollama, llama.cpp, vLLM, LM Studio, hosted):
+// /v1/embeddings and /v1/chat/completions under base_url.
+type Models struct {
+	Embeddings *Endpoint `toml:"embeddings,omitempty"`
+	Chat       *Endpoint `toml:"chat,omitempty"`
+}
+
+// Endpoint is one model endpoint. The API key is never stored: api_key_env
+// names the environment variable the engine reads it from.
+type Endpoint struct {
+	BaseURL   string `toml:"base_url"`
+	Model     string `toml:"model"`
+	APIKeyEnv string `toml:"api_key_env,omitempty"`
+	// A request's deadline, as a Go duration ("10s"); default 10s.
+	Timeout string `toml:"timeout,omitempty"`
+	// Requests in flight at most; default 2.
+	Concurrency int `toml:"concurrency,omitempty"`
+	// Embeddings: requests per second a reindex sends at most; default 10.
+	RatePerSec float64 `toml:"rate_per_sec,omitempty"`
+	// Embeddings: the duplicate threshold for this model's cosine; default 0.9.
+	DuplicateThreshold float64 `toml:"duplicate_threshold,omitempty"`
+	// Embeddings: the cosine a hybrid recall's vector candidate needs; default 0.5.
+	MinSimilarity float64 `toml:"min_similarity,omitempty"`
+}
+
+// TimeoutOrDefault is the endpoint's request deadline.
+func (e *Endpoint) TimeoutOrDefault() time.Duration {
+	if d, err := time.ParseDuration(e.Timeout); err == nil && d > 0 {
+		return d
+	}
+	return 10 * time.Second
+}
+
+func (e *Endpoint) validate(name string) error {
+	if e == nil {
+		return nil
+	}
+	u, err := url.Parse(e.BaseURL)
+	switch {
+	case e.BaseURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("[models.%s] base_url: must be an http or https URL (got %.64q)", name, e.BaseURL)
+	case e.Model == "":
+		return fmt.Errorf("[models.%s] model: must be set", name)
+	case e.Concurrency < 0 || e.Concurrency > 64:
+		return fmt.Errorf("[models.%s] concurrency: must be from 1 to 64 (got %d)", name, e.Concurrency)
+	case e.RatePerSec < 0 || e.DuplicateThreshold < 0 || e.DuplicateThreshold > 1 || e.MinSimilarity < 0 || e.MinSimilarity > 1:
+		return fmt.Errorf("[models.%s] rate_per_sec must be 0 or more, duplicate_threshold and min_similarity from 0 to 1", name)
+	}
+	if e.Timeout != "" {
+		if d, err := time.ParseDuration(e.Timeout); err != nil || d <= 0 {
+			return fmt.Errorf("[models.%s] timeout: must be a positive duration such as \"10s\" (got %.64q)", name, e.Timeout)
+		}
+	}
+	return nil
+}
+
 // Storage chooses the backend.
 type Storage struct {
 	Backend *string `toml:"backend,omitempty"`
@@ -108,6 +167,12 @@ const maxTTL = 10 * 365 * 24 * time.Hour
 func (s Settings) Validate() error {
 	if b := s.Storage.Backend; b != nil && !slices.Contains(Backends, *b) {
 		return fmt.Errorf("[storage] backend: must be one of %s (got %.64q)", strings.Join(Backends, ", "), *b)
+	}
+	if err := s.Models.Embeddings.validate("embeddings"); err != nil {
+		return err
+	}
+	if err := s.Models.Chat.validate("chat"); err != nil {
+		return err
 	}
 	for _, e := range []struct {
 		name string
@@ -271,5 +336,12 @@ func Differ(host, inForce Settings) []string {
 	}
 	str("governance.default_policy", hg.DefaultPolicy, fg.DefaultPolicy)
 	num("governance.pending_ttl_secs", hg.PendingTTLSecs, fg.PendingTTLSecs)
+	endpoint := func(name string, h, f *Endpoint) {
+		if h != nil && (f == nil || *h != *f) {
+			keys = append(keys, name)
+		}
+	}
+	endpoint("models.embeddings", host.Models.Embeddings, inForce.Models.Embeddings)
+	endpoint("models.chat", host.Models.Chat, inForce.Models.Chat)
 	return keys
 }

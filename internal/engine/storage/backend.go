@@ -34,6 +34,36 @@ type Memories interface {
 	Count() int
 }
 
+// Corpus is the keyword index's statistics (package corpus computes them
+// from the index's document frequencies and matches).
+type Corpus interface {
+	TermStats(context.Context, *aimemoryv1.TermStatsRequest) (*aimemoryv1.TermStatsResponse, error)
+	RelatedTerms(context.Context, *aimemoryv1.RelatedTermsRequest) (*aimemoryv1.RelatedTermsResponse, error)
+}
+
+// Vectors are the embeddings kept beside the records (one per memory and
+// model, always of the record's current text).
+type Vectors interface {
+	// PutVectors stores each vector as its memory's embedding of text by
+	// model, in one transaction, unless the memory is gone or its title and
+	// content are no longer that text; it returns how many were stored.
+	PutVectors(ctx context.Context, model string, puts []VectorPut) (stored int, err error)
+	// HasVector: id has a vector by model.
+	HasVector(id, model string) bool
+	// VectorStatus: live memories, those with a vector by model, vectors by other models.
+	VectorStatus(model string) (memories, current, other int)
+	// MissingVectors: up to limit memories after the id after, in id order, with none by model.
+	MissingVectors(ctx context.Context, model, after string, limit int) ([]*aimemoryv1.Memory, error)
+	// Nearest: the live memories matching the filter closest to v (score: cosine).
+	Nearest(ctx context.Context, filter *aimemoryv1.Filter, v []float32, model string, limit int) ([]*aimemoryv1.ScoredMemory, error)
+}
+
+// VectorPut is one embedding to store: of memory ID's text.
+type VectorPut struct {
+	ID, Text string
+	Vector   []float32
+}
+
 // Graph is links, entities and the namespace tree.
 type Graph interface {
 	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
@@ -77,7 +107,6 @@ type Transfer interface {
 	Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error)
 }
 
-
 // Archive reasons.
 const (
 	ArchiveReasonTTL        = "ttl_expired" // garbage collection
@@ -102,6 +131,8 @@ type Archived struct {
 // (package boltstore), room for PostgreSQL later.
 type Backend interface {
 	Memories
+	Corpus
+	Vectors
 	Graph
 	Audit
 	Archive

@@ -112,8 +112,9 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	var hits []scored
+	mode, reason := "keyword", ""
 	if q.limit > 0 {
-		if hits, err = s.rank(ctx, q); err != nil {
+		if hits, mode, reason, err = s.rank(ctx, q); err != nil {
 			return nil, err
 		}
 	}
@@ -126,7 +127,10 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 	std := s.standards(ctx, q.filter.Namespace)
 	hits = withoutStandards(hits, std)
 
-	meta := []pair{{"count", len(hits)}, {"mode", "keyword"}, {"tokens_used", fill.used}}
+	meta := []pair{{"count", len(hits)}, {"mode", mode}, {"tokens_used", fill.used}}
+	if reason != "" {
+		meta = append(meta, pair{"semantic_reason", reason})
+	}
 	if q.hasBudget {
 		meta = append(meta, pair{"budget_tokens", q.budget})
 		if fill.overflow {
@@ -159,7 +163,11 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 // rank collects expired memories, then asks for the best matches of any
 // context word and applies the hierarchy proximity boost. Search never
 // returns an expired memory, so a failed collection changes no result.
-func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
+//
+// With the data dir's embedder it asks for hybrid ranking (keyword and
+// vector candidates fused by the engine); mode says which it got, and
+// reason why it fell back to keyword when it did.
+func (s *service) rank(ctx context.Context, q *recallQuery) (_ []scored, mode, reason string, _ error) {
 	if _, err := s.eng.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		s.log.Warn("recall: collecting expired memories failed; answering without it", "err", err)
 	}
@@ -170,9 +178,10 @@ func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
 		Filter:        &q.filter,
 		Limit:         q.limit,
 		ShortIdLength: shortIDLength(q.format),
+		Semantic:      true,
 	})
 	if err != nil {
-		return nil, sdk.EngineError(err)
+		return nil, "", "", sdk.EngineError(err)
 	}
 	hits := make([]scored, 0, len(resp.GetResults()))
 	shorts := resp.GetShortIds()
@@ -186,7 +195,11 @@ func (s *service) rank(ctx context.Context, q *recallQuery) ([]scored, error) {
 	if q.filter.NamespaceAncestors {
 		applyProximity(hits, q.filter.Namespace)
 	}
-	return hits, nil
+	mode = resp.GetMode()
+	if mode == "" {
+		mode = "keyword"
+	}
+	return hits, mode, resp.GetSemanticReason(), nil
 }
 
 // applyProximity favours memories nearer the query namespace (data-model

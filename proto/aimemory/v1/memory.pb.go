@@ -969,6 +969,17 @@ type SearchMemoriesRequest struct {
 	Limit  uint32                 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
 	// As in ListMemoriesRequest.
 	ShortIdLength uint32 `protobuf:"varint,6,opt,name=short_id_length,json=shortIdLength,proto3" json:"short_id_length,omitempty"`
+	// Hybrid: also rank by embedding cosine and fuse the two lists
+	// (reciprocal rank fusion, docs/RETRIEVAL.md) when the data dir has an
+	// embedder and vectors; otherwise keyword only, with the reason.
+	Semantic bool `protobuf:"varint,7,opt,name=semantic,proto3" json:"semantic,omitempty"`
+	// Set by the engine from semantic (callers leave them empty): the
+	// query's embedding and the model that made it.
+	QueryVector []float32 `protobuf:"fixed32,8,rep,packed,name=query_vector,json=queryVector,proto3" json:"query_vector,omitempty"`
+	VectorModel string    `protobuf:"bytes,9,opt,name=vector_model,json=vectorModel,proto3" json:"vector_model,omitempty"`
+	// Vector candidates need at least this cosine (0 = 0.5); set by the engine
+	// from [models.embeddings] min_similarity.
+	MinSimilarity float32 `protobuf:"fixed32,10,opt,name=min_similarity,json=minSimilarity,proto3" json:"min_similarity,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1045,6 +1056,34 @@ func (x *SearchMemoriesRequest) GetShortIdLength() uint32 {
 	return 0
 }
 
+func (x *SearchMemoriesRequest) GetSemantic() bool {
+	if x != nil {
+		return x.Semantic
+	}
+	return false
+}
+
+func (x *SearchMemoriesRequest) GetQueryVector() []float32 {
+	if x != nil {
+		return x.QueryVector
+	}
+	return nil
+}
+
+func (x *SearchMemoriesRequest) GetVectorModel() string {
+	if x != nil {
+		return x.VectorModel
+	}
+	return ""
+}
+
+func (x *SearchMemoriesRequest) GetMinSimilarity() float32 {
+	if x != nil {
+		return x.MinSimilarity
+	}
+	return 0
+}
+
 type ScoredMemory struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Memory        *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
@@ -1101,9 +1140,13 @@ type SearchMemoriesResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Results []*ScoredMemory        `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
 	// With short_id_length: one per result, in order.
-	ShortIds      []string `protobuf:"bytes,2,rep,name=short_ids,json=shortIds,proto3" json:"short_ids,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ShortIds []string `protobuf:"bytes,2,rep,name=short_ids,json=shortIds,proto3" json:"short_ids,omitempty"`
+	// "hybrid" when vectors took part; "keyword" otherwise.
+	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// With semantic but mode keyword: why (no embedder, endpoint failed, ...).
+	SemanticReason string `protobuf:"bytes,4,opt,name=semantic_reason,json=semanticReason,proto3" json:"semantic_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchMemoriesResponse) Reset() {
@@ -1148,6 +1191,20 @@ func (x *SearchMemoriesResponse) GetShortIds() []string {
 		return x.ShortIds
 	}
 	return nil
+}
+
+func (x *SearchMemoriesResponse) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *SearchMemoriesResponse) GetSemanticReason() string {
+	if x != nil {
+		return x.SemanticReason
+	}
+	return ""
 }
 
 type TouchMemoriesRequest struct {
@@ -1887,20 +1944,27 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x0fshort_id_length\x18\x03 \x01(\rR\rshortIdLength\"d\n" +
 	"\x14ListMemoriesResponse\x12/\n" +
 	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
-	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"\xf1\x01\n" +
+	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"\xfa\x02\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12,\n" +
 	"\x05match\x18\x02 \x01(\x0e2\x16.aimemory.v1.MatchModeR\x05match\x12)\n" +
 	"\x04rank\x18\x03 \x01(\x0e2\x15.aimemory.v1.RankModeR\x04rank\x12+\n" +
 	"\x06filter\x18\x04 \x01(\v2\x13.aimemory.v1.FilterR\x06filter\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\rR\x05limit\x12&\n" +
-	"\x0fshort_id_length\x18\x06 \x01(\rR\rshortIdLength\"Q\n" +
+	"\x0fshort_id_length\x18\x06 \x01(\rR\rshortIdLength\x12\x1a\n" +
+	"\bsemantic\x18\a \x01(\bR\bsemantic\x12!\n" +
+	"\fquery_vector\x18\b \x03(\x02R\vqueryVector\x12!\n" +
+	"\fvector_model\x18\t \x01(\tR\vvectorModel\x12%\n" +
+	"\x0emin_similarity\x18\n" +
+	" \x01(\x02R\rminSimilarity\"Q\n" +
 	"\fScoredMemory\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"j\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\"\xa7\x01\n" +
 	"\x16SearchMemoriesResponse\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.aimemory.v1.ScoredMemoryR\aresults\x12\x1b\n" +
-	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"(\n" +
+	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12'\n" +
+	"\x0fsemantic_reason\x18\x04 \x01(\tR\x0esemanticReason\"(\n" +
 	"\x14TouchMemoriesRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\"H\n" +
 	"\x15TouchMemoriesResponse\x12/\n" +

@@ -69,6 +69,9 @@ func (s *Store) CheckConsistency(ctx context.Context) error {
 		if n := tx.Bucket(bucketTerms).Stats().KeyN; n != len(records) {
 			report("term lists = %d, records = %d", n, len(records))
 		}
+		if err := s.checkVectors(tx, records, report); err != nil {
+			return err
+		}
 		return checkGraph(tx, records, report)
 	})
 	if err != nil {
@@ -78,6 +81,36 @@ func (s *Store) CheckConsistency(ctx context.Context) error {
 		problems = append(problems, err)
 	}
 	return errors.Join(problems...)
+}
+
+// checkVectors: every stored vector is of a memory's current text, and
+// the in-memory copy holds exactly the stored ones.
+func (s *Store) checkVectors(tx *bolt.Tx, records map[string]*aimemoryv1.Memory, report func(string, ...any)) error {
+	stored := 0
+	if err := tx.Bucket(bucketVectors).ForEach(func(k, v []byte) error {
+		stored++
+		e, err := decodeVector(v)
+		m := records[string(k)]
+		switch {
+		case err != nil:
+			report("vector %s: %v", k, err)
+		case m == nil:
+			report("vector %s of a missing memory", k)
+		case textHash(m) != e.hash:
+			report("vector %s is of text the memory no longer has", k)
+		case !s.vecs.has(string(k), e.model):
+			report("vector %s is not in memory", k)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	s.vecs.mu.RLock()
+	defer s.vecs.mu.RUnlock()
+	if len(s.vecs.ids) != stored {
+		report("%d vectors in memory, %d stored", len(s.vecs.ids), stored)
+	}
+	return nil
 }
 
 // checkGraph: every link row names two memories and has its mirror, and

@@ -20,7 +20,8 @@ import (
 //	3  index_snapshot and index_log (snapshot.go): every write logs there,
 //	   so a build that does not must not write the file
 //	4  archived_links_out/in and versions (op_archive.go): an archived
-//	   memory's links move there, so a build that would drop them must not
+//	   memory's links move there; vectors (vectors.go): embeddings beside
+//	   the records, removed with them. A build that knows neither must not
 //	   write the file
 const SchemaVersion = 4
 
@@ -51,6 +52,7 @@ var allBuckets = [][]byte{
 	bucketIndexSnapshot, bucketIndexLog,
 	bucketArchivedLinksOut, bucketArchivedLinksIn, bucketVersions,
 	bucketStandards, bucketPending, bucketPendingTime,
+	bucketVectors,
 }
 
 var keySchemaVersion = []byte("schema_version")

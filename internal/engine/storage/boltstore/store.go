@@ -50,7 +50,8 @@ type Store struct {
 	// writeMu orders commits and their in-memory index updates the same way.
 	writeMu      sync.Mutex
 	idx          *index.Index
-	largestBatch int // the most writes one commit has taken (under writeMu)
+	vecs         *vectorSet // vectors.go
+	largestBatch int        // the most writes one commit has taken (under writeMu)
 	// Under writeMu: the index snapshot's state (snapshot.go).
 	logLen       int  // memories in the index log
 	snapshotDue  bool // no usable snapshot: write one at Close at the latest
@@ -99,6 +100,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: load index: %w", path, err)
 	}
 	s.idx, s.logLen, s.snapshotDue, s.rebuilt = idx, logged, fresh, fresh
+	if err := s.loadVectors(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: load vectors: %w", path, err)
+	}
 	_, terms := idx.Sizes()
 	s.log.Info("store open", "path", path, "memories", idx.Count(), "terms", terms,
 		"from_snapshot", !fresh, "replayed", logged, "load", time.Since(start))

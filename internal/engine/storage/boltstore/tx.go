@@ -30,6 +30,8 @@ type writeTx struct {
 	// pre is the request's text analysed before it queued (see analyzed).
 	pre    *analyzed
 	logged int // new index log entries (snapshot.go)
+	// vecChanges are the vectors written or dropped (vectors.go).
+	vecChanges []vecChange
 }
 
 // analyzed is a memory's term list computed before its write queues, so
@@ -187,6 +189,11 @@ func (s *Store) commit(batch []*writeReq) {
 				logged += r.w.logged
 			}
 			s.idx.Apply(changes)
+			for _, r := range batch {
+				for _, c := range r.w.vecChanges {
+					s.vecs.set(c.id, c.e)
+				}
+			}
 			s.noteLogged(logged)
 			if len(batch) > max(s.largestBatch, 1) {
 				s.largestBatch = len(batch)
@@ -297,6 +304,11 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 		}
 	}
 
+	if old != nil && (old.GetTitle() != m.GetTitle() || old.GetContent() != m.GetContent()) {
+		if err := w.dropVector(m.GetId()); err != nil {
+			return err
+		}
+	}
 	c := index.Change{ID: m.GetId(), Memory: m}
 	if old == nil || old.GetTitle() != m.GetTitle() || old.GetContent() != m.GetContent() || !slices.Equal(old.GetTags(), m.GetTags()) {
 		terms := w.tx.Bucket(bucketTerms)
@@ -350,6 +362,9 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 		return err
 	}
 	if err := w.removeEntity(m); err != nil {
+		return err
+	}
+	if err := w.dropVector(m.GetId()); err != nil {
 		return err
 	}
 	w.changes = append(w.changes, index.Change{ID: m.GetId(), OldTerms: oldTerms})

@@ -52,6 +52,9 @@ func Run(t *testing.T, open Opener) {
 		{"RecallFunctionWords", testRecallFunctionWords},
 		{"ListOrder", testListOrder},
 		{"MatchModesStemmingAndSanitising", testMatchModesStemmingAndSanitising},
+		{"TermStats", testTermStats},
+		{"RelatedTerms", testRelatedTerms},
+		{"Vectors", testVectors},
 		// expiry, touch, gc and archive
 		{"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC},
 		{"Touch", testTouch},

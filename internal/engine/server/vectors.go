@@ -1,0 +1,81 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ai-memory/ai-memory/internal/engine/embedder"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Vectors serves the embeddings and their endpoint's status.
+type Vectors struct {
+	aimemoryv1.UnimplementedVectorsServer
+	errorMapper
+	st  storage.Vectors
+	emb *embedder.Embedder // nil: none configured
+}
+
+func (s *Vectors) VectorStatus(context.Context, *aimemoryv1.VectorStatusRequest) (*aimemoryv1.VectorStatusResponse, error) {
+	return s.emb.Status(), nil
+}
+
+func (s *Vectors) Backfill(ctx context.Context, req *aimemoryv1.BackfillRequest) (*aimemoryv1.BackfillResponse, error) {
+	batch := int(req.GetBatch())
+	switch {
+	case batch == 0:
+		batch = 16
+	case batch > 256:
+		return nil, status.Errorf(codes.InvalidArgument, "batch: must be at most 256 (got %d)", batch)
+	}
+	resp, err := s.emb.Backfill(ctx, batch, req.GetAfter())
+	switch {
+	case errors.Is(err, embedder.ErrNotConfigured):
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, embedder.ErrUnavailable):
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return resp, s.status(err)
+}
+
+func (s *Vectors) NearestByText(ctx context.Context, req *aimemoryv1.NearestByTextRequest) (*aimemoryv1.NearestByTextResponse, error) {
+	limit := int(req.GetLimit())
+	if limit <= 0 || limit > 1000 {
+		return nil, status.Errorf(codes.InvalidArgument, "limit: must be from 1 to 1000 (got %d)", limit)
+	}
+	if s.emb == nil {
+		return &aimemoryv1.NearestByTextResponse{}, nil
+	}
+	resp := &aimemoryv1.NearestByTextResponse{Configured: true, DuplicateThreshold: s.emb.DuplicateThreshold()}
+	v, model, reason := s.emb.EmbedQuery(ctx, req.GetText())
+	if reason != "" {
+		resp.Reason = reason
+		return resp, nil
+	}
+	res, err := s.st.Nearest(ctx, req.GetFilter(), v, model, limit)
+	if err != nil {
+		return nil, s.status(err)
+	}
+	resp.Results, resp.Model = res, model
+	if len(res) == 0 {
+		resp.Reason = "no memory has a vector by " + model + " yet"
+	}
+	return resp, nil
+}
+
+// semantic fills a hybrid search's query vector, or says why there is none.
+func semantic(ctx context.Context, emb *embedder.Embedder, req *aimemoryv1.SearchMemoriesRequest) string {
+	req.QueryVector, req.VectorModel, req.MinSimilarity = nil, "", 0
+	if !req.GetSemantic() || emb == nil {
+		return "" // keyword is the configured method: nothing to explain
+	}
+	v, model, reason := emb.EmbedQuery(ctx, req.GetQuery())
+	if reason == "" {
+		req.QueryVector, req.VectorModel, req.MinSimilarity = v, model, float32(emb.MinSimilarity())
+	}
+	return reason
+}

@@ -1,0 +1,80 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// vectorDims is a common small embedding size (all-MiniLM-L6-v2).
+const vectorDims = 384
+
+func randomVector(r *rand.Rand) []float32 {
+	v := make([]float32, vectorDims)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+// withVectors gives every memory of the n-memory bench store a random
+// vector by model "bench", thousands per transaction (setup).
+func withVectors(b *testing.B, n int) *Store {
+	s := benchStore(b, n)
+	if s.HasVector(s.idx.IDs()[0], "bench") {
+		return s
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	ids := s.idx.IDs()
+	for start := 0; start < len(ids); start += 5000 {
+		err := s.write(context.Background(), func(w *writeTx) error {
+			for _, id := range ids[start:min(len(ids), start+5000)] {
+				m, err := w.get(id)
+				if err != nil || m == nil {
+					return err
+				}
+				e := &vecEntry{model: "bench", hash: textHash(m), v: normalize(randomVector(r))}
+				w.vecChanges = append(w.vecChanges, vecChange{id: id, e: e})
+				if err := w.tx.Bucket(bucketVectors).Put([]byte(id), encodeVector(e)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+// Hybrid recall: keyword candidates plus a brute-force cosine scan of
+// every vector, fused (the query's embedding is given: the endpoint's own
+// time is not the engine's).
+func benchHybrid(b *testing.B, n int) {
+	s := withVectors(b, n)
+	r := rand.New(rand.NewPCG(3, 4))
+	benchSearch(b, n, func(q string) *aimemoryv1.SearchMemoriesRequest {
+		req := recallReq(q)
+		req.QueryVector, req.VectorModel, req.MinSimilarity = randomVector(r), "bench", -1
+		return req
+	})
+	_ = s
+}
+
+func BenchmarkHybridRecall10k(b *testing.B)  { benchHybrid(b, 10_000) }
+func BenchmarkHybridRecall100k(b *testing.B) { benchHybrid(b, 100_000) }
+
+func TestVectorCodecRoundTrip(t *testing.T) {
+	e := &vecEntry{model: "m", hash: 42, v: []float32{0.6, -0.8}}
+	got, err := decodeVector(encodeVector(e))
+	if err != nil || got.model != "m" || got.hash != 42 || fmt.Sprint(got.v) != fmt.Sprint(e.v) {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := decodeVector(encodeVector(e)[:5]); err == nil {
+		t.Fatal("a cut vector decoded")
+	}
+}

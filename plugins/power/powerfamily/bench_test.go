@@ -1,0 +1,131 @@
+package powerfamily
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/sdktest"
+)
+
+// BenchmarkCheckDuplicate runs memory_check_duplicate as the host calls it
+// (the Family server) over a real engine on a unix socket, at 10k and
+// 100k memories of Zipf-distributed words (as prose: a few words
+// everywhere, most rare), seeded through the Engine API by 8 writers.
+// Half the candidates are copies of a stored memory with a word changed,
+// half are fresh text.
+func BenchmarkCheckDuplicate(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) { benchDuplicate(b, n) })
+	}
+}
+
+type prose struct {
+	vocab []string
+	zipf  *rand.Zipf
+}
+
+func newProse(r *rand.Rand) *prose {
+	syll := strings.Fields("ka ri to ma ne so lu vi de pa gor han tel mis ron bar sen lo qui zu fa pe dri sto")
+	seen := map[string]bool{}
+	p := &prose{zipf: rand.NewZipf(r, 1.1, 2, 2999)}
+	for len(p.vocab) < 3000 {
+		var w strings.Builder
+		for range 1 + r.IntN(3) {
+			w.WriteString(syll[r.IntN(len(syll))])
+		}
+		if !seen[w.String()] {
+			seen[w.String()] = true
+			p.vocab = append(p.vocab, w.String())
+		}
+	}
+	return p
+}
+
+func (p *prose) words(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = p.vocab[p.zipf.Uint64()]
+	}
+	return out
+}
+
+func benchDuplicate(b *testing.B, n int) {
+	eng := sdktest.StartEngine(b)
+	srv, err := sdk.NewFamilyServer("power", "bench", Families(eng), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	p := newProse(r)
+	type doc struct{ title, content []string }
+	docs := make([]doc, n)
+	for i := range docs {
+		docs[i] = doc{p.words(3 + r.IntN(5)), p.words(20 + r.IntN(61))}
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				_, err := eng.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+					Title: strings.Join(docs[i].title, " ") + fmt.Sprint(" ", i), Content: strings.Join(docs[i].content, " "), Confidence: 1,
+				}})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d memories in %v", n, time.Since(start))
+
+	ctx := context.Background()
+	var lat []time.Duration
+	dups := 0
+	i := 0
+	for b.Loop() {
+		var title, content string
+		if i%2 == 0 {
+			d := docs[r.IntN(n)]
+			c := slices.Clone(d.content)
+			c[r.IntN(len(c))] = "changed"
+			title, content = strings.Join(d.title, " "), strings.Join(c, " ")
+		} else {
+			title, content = strings.Join(p.words(5), " "), strings.Join(p.words(50), " ")
+		}
+		i++
+		req := &aimemoryv1.CallRequest{Tool: "memory_check_duplicate", ArgumentsJson: []byte(jsonArgs("title", title, "content", content)),
+			Context: &aimemoryv1.CallContext{AgentId: "ai:bench"}}
+		t0 := time.Now()
+		resp, err := srv.Call(ctx, req)
+		lat = append(lat, time.Since(t0))
+		if err != nil || resp.GetIsError() {
+			b.Fatalf("%v %s", err, resp.GetText())
+		}
+		if strings.Contains(string(resp.GetText()), `"is_duplicate":true`) {
+			dups++
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)*50/100].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+	b.ReportMetric(float64(dups)/float64(len(lat)), "dup-rate")
+}

@@ -1,0 +1,32 @@
+// Package powerfamily is the power tool family (spec/family-power.md, with
+// issue 11's changes): duplicate checks, tag suggestions, query expansion
+// and contradiction checks that do real work with no model at all, each
+// naming the method it used (spec §8's classical substitutes). The keyword
+// statistics come from the engine's index through the Corpus API; the
+// plugin keeps no index of its own. memory_consolidate and memory_inbox
+// are not served yet (they wait for the engine's archive operation and
+// messages RPCs).
+package powerfamily
+
+import (
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+// service is what the handlers share.
+type service struct {
+	eng sdk.Engine
+}
+
+// Families returns the families this plugin serves: power.
+func Families(eng sdk.Engine) []sdk.Family {
+	s := &service{eng: eng}
+	return []sdk.Family{{
+		Name: "power",
+		Tools: []sdk.Tool{
+			{Name: "memory_check_duplicate", Description: duplicateDesc, Schema: schema(duplicateSchema), Hints: sdk.ReadOnly, Handler: s.checkDuplicate},
+			{Name: "memory_auto_tag", Description: autoTagDesc, Schema: schema(autoTagSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false)}, Handler: s.autoTag},
+			{Name: "memory_expand_query", Description: expandDesc, Schema: schema(expandSchema), Hints: sdk.ReadOnly, Handler: s.expandQuery},
+			{Name: "memory_detect_contradiction", Description: contradictionDesc, Schema: schema(contradictionSchema), Hints: sdk.ReadOnly, Handler: s.detectContradiction},
+		},
+	}}
+}

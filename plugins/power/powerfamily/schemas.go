@@ -1,0 +1,42 @@
+package powerfamily
+
+import "github.com/ai-memory/ai-memory/sdk"
+
+// Tool descriptions and input schemas, as short as they can be and still
+// exact: every client pays for them on every request (issue 11's target:
+// at most 450 cl100k tokens for the family's six tools).
+
+const (
+	duplicateDesc     = "Is this a near-duplicate of a stored memory? Check before storing."
+	autoTagDesc       = "Add tags from a memory's key terms, preferring tags in use."
+	expandDesc        = "Related terms mined from the store, to widen a search."
+	contradictionDesc = "Do two memories contradict? verdict and method say how sure."
+)
+
+const duplicateSchema = `{"type":"object","properties":{
+"title":{"type":"string","description":"Candidate title"},
+"content":{"type":"string","description":"Candidate content"},
+"namespace":{"type":"string","description":"Exact; default all"},
+"threshold":{"type":"number","description":"0-1, default 0.6"}
+},"required":["title","content"]}`
+
+const autoTagSchema = `{"type":"object","properties":{
+"id":{"type":"string","description":"Memory id"}
+},"required":["id"]}`
+
+const expandSchema = `{"type":"object","properties":{
+"query":{"type":"string","description":"Search query"},
+"namespace":{"type":"string","description":"Exact; default all"},
+"limit":{"type":"integer","description":"1-50, default 8"}
+},"required":["query"]}`
+
+const contradictionSchema = `{"type":"object","properties":{
+"id_a":{"type":"string","description":"Memory id"},
+"id_b":{"type":"string","description":"Memory id"}
+},"required":["id_a","id_b"]}`
+
+// schema and argNames are the SDK's: short names for the literals above.
+var (
+	schema   = sdk.Schema
+	argNames = sdk.ArgNames
+)
