@@ -1,6 +1,6 @@
 # ai-memory: build · run · test · bench · proto · lint
 BIN     ?= bin
-PLUGINS := core graph admin
+PLUGINS := core graph admin archive
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/ai-memory/ai-memory/internal/cli.Version=$(VERSION)
 
