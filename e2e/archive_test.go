@@ -180,7 +180,7 @@ func TestArchiveRestoreErrors(t *testing.T) {
 		{map[string]any{"id": 7}, "id: must be a string"},
 		{map[string]any{"id": "ffffffff-none"}, "not found in archive"},
 		{map[string]any{"id": gone[:8]}, "not found in archive"}, // exact ids only
-		{map[string]any{"id": id}, "not found in archive"}, // live, never archived
+		{map[string]any{"id": id}, "not found in archive"},       // live, never archived
 		{map[string]any{"id": gone, "on_conflict": "overwrite"}, "on_conflict"},
 		{map[string]any{"id": gone, "version": "yesterday"}, "version: must be an RFC 3339 timestamp"},
 		{map[string]any{"id": gone, "version": "2020-01-01T00:00:00Z"}, "not found in archive"},

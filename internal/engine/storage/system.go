@@ -19,3 +19,9 @@ func IsSystem(ctx context.Context) bool {
 
 // ArchiveReasons are the reasons a row can carry, for filters.
 var ArchiveReasons = []string{ArchiveReasonTTL, ArchiveReasonForget, ArchiveReasonDelete, ArchiveReasonSuperseded}
+
+// ReadableArchive reports whether ctx may see archive rows of ns: as
+// Readable, and everything for the engine itself (AsSystem).
+func ReadableArchive(ctx context.Context, ns string) bool {
+	return IsSystem(ctx) || Readable(ctx, ns)
+}

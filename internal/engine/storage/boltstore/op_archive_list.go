@@ -46,7 +46,7 @@ func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRe
 			}
 			ns := a.Memory.GetNamespace()
 			if (req.GetNamespace() != "" && ns != req.GetNamespace()) ||
-				(req.GetReason() != "" && a.Reason != req.GetReason()) || !storage.Readable(ctx, ns) {
+				(req.GetReason() != "" && a.Reason != req.GetReason()) || !storage.ReadableArchive(ctx, ns) {
 				return nil
 			}
 			rows = append(rows, a)

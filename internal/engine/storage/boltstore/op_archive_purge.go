@@ -91,9 +91,7 @@ func (p *purgeSelection) apply(tx *bolt.Tx) error {
 // selectPurge finds what req purges and the answer reporting it.
 func selectPurge(ctx context.Context, tx *bolt.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, *purgeSelection, error) {
 	resp, sel := &aimemoryv1.PurgeArchiveResponse{}, &purgeSelection{}
-	readable := func(a *storage.Archived) bool {
-		return storage.IsSystem(ctx) || storage.Readable(ctx, a.Memory.GetNamespace())
-	}
+	readable := func(a *storage.Archived) bool { return storage.ReadableArchive(ctx, a.Memory.GetNamespace()) }
 	var purged []*storage.Archived
 	if before := req.GetBefore(); before > 0 {
 		err := tx.Bucket(bucketArchive).ForEach(func(k, v []byte) error {

@@ -24,7 +24,7 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 				return err
 			}
 			ns := a.Memory.GetNamespace()
-			if !storage.Readable(ctx, ns) {
+			if !storage.ReadableArchive(ctx, ns) {
 				return nil
 			}
 			resp.Total++
