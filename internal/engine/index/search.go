@@ -232,6 +232,24 @@ func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
 	return top.sorted()
 }
 
+// ListRecent is List ordered by updated_at, most recent first.
+func (x *Index) ListRecent(f *Filter, liveAt int64, limit int) []Hit {
+	if limit <= 0 {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	top := &topK{k: limit}
+	for i := range x.docs {
+		d := &x.docs[i]
+		if d.id == "" || !d.live(liveAt) || !f.match(x, d) {
+			continue
+		}
+		top.offer(d, 0, 0) // equal keys: better() orders by updated_at, then id
+	}
+	return top.sorted()
+}
+
 // Related finds up to limit memories of namespace (expired included, except
 // the one with id exclude) sharing any of terms. It gathers a few
 // candidates from the rarest terms first, which are the telling ones, and

@@ -851,6 +851,8 @@ type ListMemoriesRequest struct {
 	// When set, the response also carries each memory's short id (as
 	// ShortIds computes it, at least this long), saving a round trip.
 	ShortIdLength uint32 `protobuf:"varint,3,opt,name=short_id_length,json=shortIdLength,proto3" json:"short_id_length,omitempty"`
+	// Order by updated_at desc (most recently written first) instead.
+	Recent        bool `protobuf:"varint,4,opt,name=recent,proto3" json:"recent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -906,9 +908,16 @@ func (x *ListMemoriesRequest) GetShortIdLength() uint32 {
 	return 0
 }
 
+func (x *ListMemoriesRequest) GetRecent() bool {
+	if x != nil {
+		return x.Recent
+	}
+	return false
+}
+
 type ListMemoriesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Priority desc, then updated_at desc.
+	// Priority desc, then updated_at desc (recent: updated_at desc).
 	Memories []*Memory `protobuf:"bytes,1,rep,name=memories,proto3" json:"memories,omitempty"`
 	// With short_id_length: one per memory, in order.
 	ShortIds      []string `protobuf:"bytes,2,rep,name=short_ids,json=shortIds,proto3" json:"short_ids,omitempty"`
@@ -1728,16 +1737,25 @@ func (*StatsRequest) Descriptor() ([]byte, []int) {
 }
 
 type StatsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Total         uint64                 `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
-	ByTier        []*CountByKey          `protobuf:"bytes,2,rep,name=by_tier,json=byTier,proto3" json:"by_tier,omitempty"`
-	ByNamespace   []*CountByKey          `protobuf:"bytes,3,rep,name=by_namespace,json=byNamespace,proto3" json:"by_namespace,omitempty"`
-	ExpiringSoon  uint64                 `protobuf:"varint,4,opt,name=expiring_soon,json=expiringSoon,proto3" json:"expiring_soon,omitempty"`
-	Links         uint64                 `protobuf:"varint,5,opt,name=links,proto3" json:"links,omitempty"`
-	Archived      uint64                 `protobuf:"varint,6,opt,name=archived,proto3" json:"archived,omitempty"`
-	DbSizeBytes   int64                  `protobuf:"varint,7,opt,name=db_size_bytes,json=dbSizeBytes,proto3" json:"db_size_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Total        uint64                 `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
+	ByTier       []*CountByKey          `protobuf:"bytes,2,rep,name=by_tier,json=byTier,proto3" json:"by_tier,omitempty"`
+	ByNamespace  []*CountByKey          `protobuf:"bytes,3,rep,name=by_namespace,json=byNamespace,proto3" json:"by_namespace,omitempty"`
+	ExpiringSoon uint64                 `protobuf:"varint,4,opt,name=expiring_soon,json=expiringSoon,proto3" json:"expiring_soon,omitempty"`
+	Links        uint64                 `protobuf:"varint,5,opt,name=links,proto3" json:"links,omitempty"`
+	Archived     uint64                 `protobuf:"varint,6,opt,name=archived,proto3" json:"archived,omitempty"`
+	DbSizeBytes  int64                  `protobuf:"varint,7,opt,name=db_size_bytes,json=dbSizeBytes,proto3" json:"db_size_bytes,omitempty"`
+	// Index health: memories in the keyword index and in storage (equal
+	// when healthy), distinct terms, bytes of packed postings.
+	Indexed            uint64 `protobuf:"varint,8,opt,name=indexed,proto3" json:"indexed,omitempty"`
+	Stored             uint64 `protobuf:"varint,9,opt,name=stored,proto3" json:"stored,omitempty"`
+	IndexTerms         uint64 `protobuf:"varint,10,opt,name=index_terms,json=indexTerms,proto3" json:"index_terms,omitempty"`
+	IndexPostingsBytes uint64 `protobuf:"varint,11,opt,name=index_postings_bytes,json=indexPostingsBytes,proto3" json:"index_postings_bytes,omitempty"`
+	// Encoded bytes of archive rows and superseded versions; versions kept.
+	ArchiveSizeBytes uint64 `protobuf:"varint,12,opt,name=archive_size_bytes,json=archiveSizeBytes,proto3" json:"archive_size_bytes,omitempty"`
+	Versions         uint64 `protobuf:"varint,13,opt,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -1819,6 +1837,48 @@ func (x *StatsResponse) GetDbSizeBytes() int64 {
 	return 0
 }
 
+func (x *StatsResponse) GetIndexed() uint64 {
+	if x != nil {
+		return x.Indexed
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetStored() uint64 {
+	if x != nil {
+		return x.Stored
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetIndexTerms() uint64 {
+	if x != nil {
+		return x.IndexTerms
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetIndexPostingsBytes() uint64 {
+	if x != nil {
+		return x.IndexPostingsBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetArchiveSizeBytes() uint64 {
+	if x != nil {
+		return x.ArchiveSizeBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetVersions() uint64 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
+}
+
 var File_aimemory_v1_memory_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_memory_proto_rawDesc = "" +
@@ -1880,11 +1940,12 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x03tag\x18\x05 \x01(\tR\x03tag\x12#\n" +
 	"\rcreated_since\x18\x06 \x01(\x03R\fcreatedSince\x12#\n" +
 	"\rcreated_until\x18\a \x01(\x03R\fcreatedUntil\x12\x19\n" +
-	"\bas_agent\x18\b \x01(\tR\aasAgent\"\x80\x01\n" +
+	"\bas_agent\x18\b \x01(\tR\aasAgent\"\x98\x01\n" +
 	"\x13ListMemoriesRequest\x12+\n" +
 	"\x06filter\x18\x01 \x01(\v2\x13.aimemory.v1.FilterR\x06filter\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x12&\n" +
-	"\x0fshort_id_length\x18\x03 \x01(\rR\rshortIdLength\"d\n" +
+	"\x0fshort_id_length\x18\x03 \x01(\rR\rshortIdLength\x12\x16\n" +
+	"\x06recent\x18\x04 \x01(\bR\x06recent\"d\n" +
 	"\x14ListMemoriesResponse\x12/\n" +
 	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
 	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"\xf1\x01\n" +
@@ -1950,7 +2011,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1c\n" +
 	"\tnamespace\x18\x03 \x01(\tR\tnamespace\"\x0e\n" +
-	"\fStatsRequest\"\x8e\x02\n" +
+	"\fStatsRequest\"\xdd\x03\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x04R\x05total\x120\n" +
 	"\aby_tier\x18\x02 \x03(\v2\x17.aimemory.v1.CountByKeyR\x06byTier\x12:\n" +
@@ -1958,7 +2019,15 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\rexpiring_soon\x18\x04 \x01(\x04R\fexpiringSoon\x12\x14\n" +
 	"\x05links\x18\x05 \x01(\x04R\x05links\x12\x1a\n" +
 	"\barchived\x18\x06 \x01(\x04R\barchived\x12\"\n" +
-	"\rdb_size_bytes\x18\a \x01(\x03R\vdbSizeBytes*\x84\x01\n" +
+	"\rdb_size_bytes\x18\a \x01(\x03R\vdbSizeBytes\x12\x18\n" +
+	"\aindexed\x18\b \x01(\x04R\aindexed\x12\x16\n" +
+	"\x06stored\x18\t \x01(\x04R\x06stored\x12\x1f\n" +
+	"\vindex_terms\x18\n" +
+	" \x01(\x04R\n" +
+	"indexTerms\x120\n" +
+	"\x14index_postings_bytes\x18\v \x01(\x04R\x12indexPostingsBytes\x12,\n" +
+	"\x12archive_size_bytes\x18\f \x01(\x04R\x10archiveSizeBytes\x12\x1a\n" +
+	"\bversions\x18\r \x01(\x04R\bversions*\x84\x01\n" +
 	"\x0eConflictPolicy\x12\x1f\n" +
 	"\x1bCONFLICT_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONFLICT_POLICY_ERROR\x10\x01\x12\x19\n" +

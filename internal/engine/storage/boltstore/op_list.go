@@ -28,14 +28,18 @@ func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filte
 }
 
 // ListMemories returns live memories matching the filter, priority desc,
-// then updated_at desc, then id. A limit of 0 returns none: callers send
+// then updated_at desc, then id (recent: updated_at desc, then id). A limit of 0 returns none: callers send
 // their default.
 func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
 	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
 	}
-	hits := s.idx.List(f, s.nowNanos(), int(req.GetLimit()))
+	list := s.idx.List
+	if req.GetRecent() {
+		list = s.idx.ListRecent
+	}
+	hits := list(f, s.nowNanos(), int(req.GetLimit()))
 	mems, err := s.records(hits)
 	if err != nil {
 		return nil, err

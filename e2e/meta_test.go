@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/tokencost"
+)
+
+func metaHost(t *testing.T) *host {
+	t.Helper()
+	return newEnv(t).startHost([]string{"--profile", "meta,lifecycle"})
+}
+
+func TestMetaProfileServesSessionStartAndStats(t *testing.T) {
+	h := newEnv(t).startHost([]string{"--profile", "meta"})
+	for _, n := range []string{"memory_session_start", "memory_stats", "memory_capabilities", "memory_store"} {
+		if !slices.Contains(h.toolNames(), n) {
+			t.Errorf("--profile meta lacks %s (has %v)", n, h.toolNames())
+		}
+	}
+	if core := newEnv(t).startHost(nil); slices.Contains(core.toolNames(), "memory_stats") {
+		t.Errorf("the core profile shows meta tools: %v", core.toolNames())
+	}
+}
+
+func TestMetaStats(t *testing.T) {
+	h := metaHost(t)
+	a := h.ok("memory_store", map[string]any{"title": "A", "content": "alpha", "namespace": "s1", "tier": "long"})["id"].(string)
+	h.ok("memory_store", map[string]any{"title": "B", "content": "beta", "namespace": "s1", "tier": "mid"})
+	h.ok("memory_store", map[string]any{"title": "C", "content": "gamma", "namespace": "s2", "tier": "mid"})
+	d := h.ok("memory_store", map[string]any{"title": "D", "content": "delta", "namespace": "s2", "tier": "short"})["id"].(string)
+	h.ok("memory_delete", map[string]any{"id": d, "archive": true})
+	h.ok("memory_update", map[string]any{"id": a, "content": "alpha two"})
+
+	st := h.ok("memory_stats", nil)
+	if st["total"] != 3.0 || st["db_size_bytes"].(float64) <= 0 {
+		t.Errorf("stats = %v", st)
+	}
+	if got := fmt.Sprint(st["by_tier"]); got != "[map[count:2 tier:mid] map[count:1 tier:long]]" {
+		t.Errorf("by_tier = %s", got)
+	}
+	if got := fmt.Sprint(st["by_namespace"]); got != "[map[count:2 namespace:s1] map[count:1 namespace:s2]]" {
+		t.Errorf("by_namespace = %s", got)
+	}
+	idx, _ := st["index"].(map[string]any)
+	if idx["healthy"] != true || idx["indexed"] != 3.0 || idx["stored"] != 3.0 || idx["terms"].(float64) < 3 {
+		t.Errorf("index health = %v", idx)
+	}
+	arch, _ := st["archive"].(map[string]any)
+	if arch["archived"] != 1.0 || arch["versions"] != 1.0 || arch["size_bytes"].(float64) <= 0 {
+		t.Errorf("archive = %v", arch)
+	}
+	h.refused("memory_stats", map[string]any{"namespace": "s1"}, "namespace", "s1", "s2")
+}
+
+// session_start's whole result stays within budget_tokens, counted by the
+// counter doctor --tokens uses, and fills it.
+func TestMetaSessionStartBudget(t *testing.T) {
+	h := metaHost(t)
+	for i := range 30 {
+		h.ok("memory_store", map[string]any{"title": fmt.Sprintf("Fact %02d", i), "namespace": "proj",
+			"content": strings.Repeat(fmt.Sprintf("word%d detail about the project ", i), 12), "priority": 1 + i%10})
+	}
+	for _, budget := range []int{60, 150, 400, 1000, 2000} {
+		text, isErr := h.call("memory_session_start", map[string]any{"namespace": "proj", "limit": 50, "budget_tokens": budget})
+		if isErr {
+			t.Fatalf("budget %d: %s", budget, text)
+		}
+		n := tokencost.Count(text)
+		if n > budget {
+			t.Errorf("budget %d: result is %d tokens", budget, n)
+		}
+		// Each memory costs about 100 tokens: a budget that can hold one
+		// more leaves less room than that unused.
+		if budget >= 400 && budget-n > 150 {
+			t.Errorf("budget %d: only %d tokens used", budget, n)
+		}
+	}
+	// The default budget is 2000.
+	text, _ := h.call("memory_session_start", map[string]any{"namespace": "proj", "limit": 50})
+	if n := tokencost.Count(text); n > 2000 || n < 1800 {
+		t.Errorf("default budget: %d tokens", n)
+	}
+}
+
+func TestMetaSessionStartSelection(t *testing.T) {
+	h := metaHost(t)
+	imp := h.ok("memory_store", map[string]any{"title": "Important", "content": "x", "namespace": "org/app", "priority": 10})["id"].(string)
+	for i := range 5 {
+		h.ok("memory_store", map[string]any{"title": fmt.Sprintf("Mid %d", i), "content": "x", "namespace": "org/app", "priority": 5})
+	}
+	parent := h.ok("memory_store", map[string]any{"title": "Org rule", "content": "x", "namespace": "org", "priority": 9})["id"].(string)
+	h.ok("memory_store", map[string]any{"title": "Elsewhere", "content": "x", "namespace": "other", "priority": 10})
+	old := h.ok("memory_store", map[string]any{"title": "Old low", "content": "x", "namespace": "org/app", "priority": 1})["id"].(string)
+	h.ok("memory_update", map[string]any{"id": old, "content": "just edited"}) // most recent now
+
+	out := h.ok("memory_session_start", map[string]any{"namespace": "org/app", "limit": 3})
+	ms := rows(out["memories"])
+	if out["mode"] != "session_start" || out["count"] != 3.0 || len(ms) != 3 {
+		t.Fatalf("session_start = %v", out)
+	}
+	// Alternating: most important, most recent, next most important.
+	if ms[0]["id"] != imp || ms[0]["why"] != "priority" || ms[1]["id"] != old || ms[1]["why"] != "recent" || ms[2]["id"] != parent {
+		t.Errorf("selection = %v", ms)
+	}
+	for _, m := range ms {
+		if m["namespace"] == "other" {
+			t.Errorf("a memory of another project: %v", m)
+		}
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"limit": 0}, "limit: must be an integer from 1 to 50"},
+		{map[string]any{"limit": 51}, "limit: must be an integer from 1 to 50"},
+		{map[string]any{"budget_tokens": 5}, "budget_tokens: must be an integer from 20"},
+		{map[string]any{"budget_tokens": "2000"}, "budget_tokens: must be"},
+		{map[string]any{"namespace": "a//b"}, "namespace"},
+		{map[string]any{"format": "json"}, "format"},
+	} {
+		h.refused("memory_session_start", tc.args, tc.want, "org/app", "org")
+	}
+}
