@@ -7,6 +7,11 @@ import (
 	"time"
 )
 
+var (
+	archiveTools = []string{"memory_archive_list", "memory_archive_restore", "memory_archive_purge", "memory_archive_stats"}
+	metaTools    = []string{"memory_session_start", "memory_stats"}
+)
+
 // archiveHost serves core, lifecycle (the removal paths), graph (links)
 // and the archive family.
 func archiveHost(t *testing.T) *host {
@@ -41,7 +46,7 @@ func (h *host) archiveRefused(name string, args map[string]any, want string, nam
 
 func TestArchiveProfileServesTheFourTools(t *testing.T) {
 	h := newEnv(t).startHost([]string{"--profile", "archive"})
-	for _, n := range []string{"memory_archive_list", "memory_archive_restore", "memory_archive_purge", "memory_archive_stats"} {
+	for _, n := range archiveTools {
 		if !slices.Contains(h.toolNames(), n) {
 			t.Errorf("--profile archive lacks %s (has %v)", n, h.toolNames())
 		}

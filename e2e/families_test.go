@@ -36,8 +36,9 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 			t.Errorf("no refusal naming %q in stderr:\n%s", want, logs)
 		}
 	}
-	// The rest is served: core's memory_store, the real graph and lifecycle, the echo family.
-	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools), "test_echo"))
+	// The rest is served: core's memory_store, the real graph, lifecycle,
+	// governance, archive and meta, the echo family.
+	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools, governanceSurface, archiveTools, metaTools), "test_echo"))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}

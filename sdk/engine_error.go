@@ -3,6 +3,8 @@ package sdk
 import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // EngineError turns an Engine RPC failure into a message an agent can act
@@ -26,4 +28,31 @@ func EngineError(err error) error {
 		return Errorf("memory engine call canceled: %s", st.Message())
 	}
 	return Errorf("memory engine error (%s): %s", st.Code(), st.Message())
+}
+
+// Pending is the answer to a write the namespace policy queued for
+// approval (the engine's Aborted status with a PendingAction detail): what
+// a tool returns instead of an error, so the agent sees the pending id.
+type Pending struct {
+	Status    string `json:"status"` // "pending"
+	PendingID string `json:"pending_id"`
+	Action    string `json:"action"`
+	Namespace string `json:"namespace,omitempty"`
+	Approver  string `json:"approver,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// PendingFromError reports whether err is a queued write, and its answer.
+func PendingFromError(err error) (*Pending, bool) {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Aborted {
+		return nil, false
+	}
+	for _, d := range st.Details() {
+		if p, ok := d.(*aimemoryv1.PendingAction); ok && p.GetId() != "" {
+			return &Pending{Status: "pending", PendingID: p.GetId(), Action: p.GetAction(), Namespace: p.GetNamespace(),
+				Approver: p.GetApprover(), Reason: p.GetReason()}, true
+		}
+	}
+	return nil, false
 }

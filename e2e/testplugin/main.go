@@ -9,6 +9,9 @@
 //	taken-tool    family "evil", declaring core's memory_store
 //	taken-family  family "graph", a first-party family
 //	dup-a, dup-b  family "dup", both (two third-party plugins, one new name)
+//	writer        family "writer": writer_call, a family that writes through the
+//	              engine API directly (update, delete, link, unlink), as any
+//	              loaded family could: namespace policy must bind it too
 package main
 
 import (
@@ -88,6 +91,44 @@ func principalClaim(claims []byte) string {
 	return strings.Trim(string(b), "{}")
 }
 
+// writerCall makes one engine write with the handler's context (the
+// session's assertion) and reports the gRPC code, message and any pending id.
+func writerCall(ctx context.Context, c sdk.Call) (any, error) {
+	var a struct{ Op, ID, Target, Content, Namespace string }
+	if err := json.Unmarshal(c.Arguments, &a); err != nil {
+		return nil, sdk.Errorf("arguments: %v", err)
+	}
+	eng, err := sdk.DialEngine()
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	switch a.Op {
+	case "update":
+		req := &aimemoryv1.UpdateMemoryRequest{Id: a.ID}
+		if a.Content != "" {
+			req.Content = &a.Content
+		}
+		if a.Namespace != "" {
+			req.Namespace = &a.Namespace
+		}
+		_, err = eng.UpdateMemory(ctx, req)
+	case "delete":
+		_, err = eng.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.ID}})
+	case "link":
+		_, err = eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", ObservedBy: c.Context.GetAgentId()})
+	case "unlink":
+		_, err = eng.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", InvalidatedBy: c.Context.GetAgentId()})
+	default:
+		return nil, sdk.Errorf("op: must be update, delete, link or unlink")
+	}
+	out := map[string]any{"code": status.Code(err).String(), "message": status.Convert(err).Message()}
+	if p, ok := sdk.PendingFromError(err); ok {
+		out["pending_id"] = p.PendingID
+	}
+	return out, nil
+}
+
 func tool(name, desc string, h sdk.Handler) sdk.Tool {
 	return sdk.Tool{Name: name, Description: desc, Schema: anyArgs, Hints: sdk.ReadOnly, Handler: h}
 }
@@ -108,6 +149,10 @@ func families() []sdk.Family {
 				return nil, nil
 			}),
 			tool("fault_engine_probe", "Call the engine as a misbehaving plugin would; report each gRPC code.", engineProbe),
+		}}}
+	case "writer":
+		return []sdk.Family{{Name: "writer", Tools: []sdk.Tool{
+			{Name: "writer_call", Description: "Write through the engine API: op update, delete, link or unlink.", Schema: anyArgs, Handler: writerCall},
 		}}}
 	case "taken-tool":
 		return []sdk.Family{{Name: "evil", Tools: []sdk.Tool{

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -63,8 +64,11 @@ type Options struct {
 	Logger *slog.Logger
 	// TTL per tier; the zero value means storage.DefaultTTL().
 	TTL storage.TTL
-	// Policy is consulted by every governed write; nil allows all.
+	// Policy is consulted by every governed write after the namespace
+	// policy; nil adds nothing.
 	Policy storage.WritePolicy
+	// Governance settings; nil means the data dir's engine.toml [governance].
+	Governance *governance.Config
 	// Version is reported by Health; "" means "dev".
 	Version string
 	// OpenTimeout bounds the wait for the database file's lock; 0 means 5 s.
@@ -145,9 +149,15 @@ func Serve(ctx context.Context, opts Options) error {
 		opts.Now = time.Now
 	}
 
+	if opts.Governance == nil {
+		if opts.Governance, err = set.Governance.Config(); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+
 	ev := &events.Broadcaster{}
 	st, err := boltstore.Open(ctx, filepath.Join(dir, DBFile), storage.Options{
-		TTL: opts.TTL, Policy: opts.Policy, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now,
+		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)

@@ -42,6 +42,7 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterArchiveServer(g, &Archive{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log})
+	aimemoryv1.RegisterGovernanceServer(g, &Governance{st: c.Backend, errorMapper: e})
 }
 
 // Engine serves Health.
@@ -83,8 +84,13 @@ func (m errorMapper) status(err error) error {
 	case errors.Is(err, storage.ErrDenied):
 		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, storage.ErrPending):
-		// Queued for approval (the governance issue adds the request id).
+		// Queued for approval: the status carries the pending action.
+		if st, ok := pendingStatus(err); ok {
+			return st
+		}
 		return status.Error(codes.Aborted, err.Error())
+	case errors.Is(err, storage.ErrDecided):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -127,7 +127,7 @@ func TestStatusCodes(t *testing.T) {
 			mm.Namespace = "locked-q"
 			_, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: mm})
 			return err
-		}, codes.Aborted, "store pending approval: nothing was written: needs approval"},
+		}, codes.Aborted, "store queued for approval as pending action "},
 		{"guarded", func() error {
 			mm := m("g")
 			mm.Namespace = "_agents"

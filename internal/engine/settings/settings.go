@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,9 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
+	recordrules "github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // File is the settings file's name in the data dir.
@@ -31,9 +35,59 @@ var Backends = []string{"bbolt"}
 type Settings struct {
 	// ArchiveMaxDays > 0: the engine purges archive rows older than this
 	// many days on its own schedule (the reference's key); 0 or unset: never.
-	ArchiveMaxDays *int64  `toml:"archive_max_days,omitempty"`
-	Storage        Storage `toml:"storage,omitempty"`
-	TTL            TTL     `toml:"ttl,omitempty"`
+	ArchiveMaxDays *int64     `toml:"archive_max_days,omitempty"`
+	Storage        Storage    `toml:"storage,omitempty"`
+	TTL            TTL        `toml:"ttl,omitempty"`
+	Governance     Governance `toml:"governance,omitempty"`
+}
+
+// Governance is who governs namespaces and how long approvals wait. The
+// engine enforces it, so it is the data dir's, like every engine setting.
+type Governance struct {
+	// Operators may always set, clear and reassign namespace standards.
+	Operators []string `toml:"operators,omitempty"`
+	// Owners pins namespaces ("*" = global) to owners; other namespaces
+	// are owned by whoever first sets their standard.
+	Owners map[string]string `toml:"owners,omitempty"`
+	// DefaultPolicy (a policy document, JSON) governs namespaces no
+	// standard's policy governs; unset = every write allowed.
+	DefaultPolicy *string `toml:"default_policy,omitempty"`
+	// PendingTTLSecs: how long a queued write waits for a decision (default 7 days).
+	PendingTTLSecs *int64 `toml:"pending_ttl_secs,omitempty"`
+}
+
+// Config is the governance settings as the engine applies them.
+func (g Governance) Config() (*governance.Config, error) {
+	c := &governance.Config{Operators: g.Operators, Owners: g.Owners}
+	for i, op := range g.Operators {
+		if err := recordrules.ValidateAgentID(fmt.Sprintf("[governance] operators[%d]", i), op); err != nil {
+			return nil, err
+		}
+	}
+	for ns, owner := range g.Owners {
+		if ns != governance.Global {
+			if err := recordrules.ValidateNamespace(fmt.Sprintf("[governance.owners] %.64q", ns), ns); err != nil {
+				return nil, err
+			}
+		}
+		if err := recordrules.ValidateAgentID(fmt.Sprintf("[governance.owners] %.64q", ns), owner); err != nil {
+			return nil, err
+		}
+	}
+	if g.DefaultPolicy != nil {
+		p, err := governance.Parse([]byte(*g.DefaultPolicy))
+		if err != nil {
+			return nil, fmt.Errorf("[governance] default_policy: %w", err)
+		}
+		c.Default = &p
+	}
+	if g.PendingTTLSecs != nil {
+		if *g.PendingTTLSecs <= 0 || *g.PendingTTLSecs > int64(maxTTL/time.Second) {
+			return nil, fmt.Errorf("[governance] pending_ttl_secs: must be from 1 to %d (got %d)", int64(maxTTL/time.Second), *g.PendingTTLSecs)
+		}
+		c.PendingTTL = time.Duration(*g.PendingTTLSecs) * time.Second
+	}
+	return c, nil
 }
 
 // Storage chooses the backend.
@@ -80,6 +134,9 @@ func (s Settings) Validate() error {
 		if e.v != nil && *e.v < 0 {
 			return fmt.Errorf("[ttl] %s: must be 0 or more (got %d)", e.name, *e.v)
 		}
+	}
+	if _, err := s.Governance.Config(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -224,5 +281,14 @@ func Differ(host, inForce Settings) []string {
 	num("ttl.long_ttl_secs", host.TTL.LongTTLSecs, inForce.TTL.LongTTLSecs)
 	num("ttl.short_extend_secs", host.TTL.ShortExtendSecs, inForce.TTL.ShortExtendSecs)
 	num("ttl.mid_extend_secs", host.TTL.MidExtendSecs, inForce.TTL.MidExtendSecs)
+	hg, fg := host.Governance, inForce.Governance
+	if len(hg.Operators) > 0 && !slices.Equal(hg.Operators, fg.Operators) {
+		keys = append(keys, "governance.operators")
+	}
+	if len(hg.Owners) > 0 && !maps.Equal(hg.Owners, fg.Owners) {
+		keys = append(keys, "governance.owners")
+	}
+	str("governance.default_policy", hg.DefaultPolicy, fg.DefaultPolicy)
+	num("governance.pending_ttl_secs", hg.PendingTTLSecs, fg.PendingTTLSecs)
 	return keys
 }

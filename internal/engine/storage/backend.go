@@ -97,6 +97,7 @@ type Backend interface {
 	Graph
 	Audit
 	Archive
+	Governance
 	// SchemaVersion is the layout version the backend reads and writes.
 	SchemaVersion() uint32
 	Close() error

@@ -78,9 +78,15 @@ func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
 type PendingError struct {
 	Op     Op
 	Reason string
+	// Set by the governance gate and the backend that queued the write.
+	Namespace, Approver string
+	ID                  string // the pending action; "" when none was recorded
 }
 
 func (e *PendingError) Error() string {
+	if e.ID != "" {
+		return fmt.Sprintf("%s queued for approval as pending action %s; nothing is written until someone else approves it: %s", e.Op, e.ID, e.Reason)
+	}
 	msg := fmt.Sprintf("%s pending approval: nothing was written", e.Op)
 	if e.Reason != "" {
 		msg += ": " + e.Reason

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
+
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -58,6 +60,9 @@ type Options struct {
 	TTL TTL
 	// Policy is asked before every governed write; nil allows all.
 	Policy WritePolicy
+	// Governance is the data dir's governance settings (operators, owners,
+	// default policy, pending expiry); nil means none of them.
+	Governance *governance.Config
 	// Events receives committed writes; nil drops them.
 	Events Publisher
 	// Now is the clock (tests move it); nil means time.Now.

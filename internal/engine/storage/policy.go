@@ -49,6 +49,9 @@ type Write struct {
 	// Link writes: the link as it will be written, and its target memory.
 	Link   *aimemoryv1.Link
 	Target *aimemoryv1.Memory
+	// View is the backend's governance state inside the transaction; with
+	// it, Authorize applies the namespace policy (Govern) to every write.
+	View GovernanceView
 }
 
 // Namespaces are the namespaces the write touches, each once.
@@ -77,6 +80,8 @@ const (
 type Verdict struct {
 	Decision Decision
 	Reason   string
+	// Queue: the namespace whose policy queued the write and its approver rule.
+	Namespace, Approver string
 }
 
 // WritePolicy decides whether a write may happen. It is called inside the
@@ -106,14 +111,23 @@ func Authorize(ctx context.Context, p WritePolicy, w Write) error {
 	if err := CheckGuard(ctx, w.Op, w.Namespaces()...); err != nil {
 		return err
 	}
+	if w.View != nil {
+		if err := verdictError(w.Op, Govern(ctx, w)); err != nil {
+			return err
+		}
+	}
 	if p == nil {
 		return nil
 	}
-	switch v := p.CheckWrite(ctx, w); v.Decision {
+	return verdictError(w.Op, p.CheckWrite(ctx, w))
+}
+
+func verdictError(op Op, v Verdict) error {
+	switch v.Decision {
 	case Allow:
 		return nil
 	case Queue:
-		return &PendingError{Op: w.Op, Reason: v.Reason}
+		return &PendingError{Op: op, Reason: v.Reason, Namespace: v.Namespace, Approver: v.Approver}
 	default:
 		return &DeniedError{Reason: v.Reason}
 	}

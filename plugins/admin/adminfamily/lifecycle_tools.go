@@ -77,8 +77,8 @@ func newBulk(n int, ms []*aimemoryv1.MemoryRef, dryRun bool) bulkResult {
 	return r
 }
 
-// callerArg checks the accepted-but-unused agent_id argument.
-func callerArg(a *sdk.Args) error {
+// agentIDArg checks the accepted-but-unused agent_id argument.
+func agentIDArg(a *sdk.Args) error {
 	id, err := a.Str("agent_id", "")
 	if err != nil || id == "" {
 		return err
@@ -300,7 +300,7 @@ func deleteRequest(call sdk.Call) (*aimemoryv1.DeleteMemoriesRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}, Archive: archive}, callerArg(a)
+	return &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}, Archive: archive}, agentIDArg(a)
 }
 
 func (s *service) delete(ctx context.Context, call sdk.Call) (any, error) {
@@ -413,7 +413,7 @@ func promoteRequest(call sdk.Call) (*aimemoryv1.PromoteMemoryRequest, error) {
 			return nil, err
 		}
 	}
-	return &aimemoryv1.PromoteMemoryRequest{Id: id, ToNamespace: to}, callerArg(a)
+	return &aimemoryv1.PromoteMemoryRequest{Id: id, ToNamespace: to}, agentIDArg(a)
 }
 
 func (s *service) promote(ctx context.Context, call sdk.Call) (any, error) {

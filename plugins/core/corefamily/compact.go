@@ -120,6 +120,7 @@ func (l listing) compact() string {
 			}
 		}
 	}
+	b.WriteString(standardsTOON(l.standards))
 	return b.String()
 }
 

@@ -40,8 +40,9 @@ type listing struct {
 	// shortest unique prefix; nil = full ids).
 	namespace string
 	shortIDs  map[string]string
-	caller    string // the session's agent id: shared by every row, it says nothing
-	budgeted  bool   // a token budget was asked for: tokens_used matters
+	caller    string        // the session's agent id: shared by every row, it says nothing
+	budgeted  bool          // a token budget was asked for: tokens_used matters
+	standards []standardRow // recall: the namespace standards injected (standards.go)
 }
 
 // render returns the result in format: a JSON object, or TOON text.
@@ -83,6 +84,18 @@ func (l listing) json() (any, error) {
 			b.WriteByte(',')
 		}
 		if err := writeJSONPair(&b, l.key, views); err != nil {
+			return nil, err
+		}
+	}
+	if len(l.standards) > 0 {
+		key, val := "standards", any(l.standards)
+		if len(l.standards) == 1 {
+			key, val = "standard", l.standards[0]
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		if err := writeJSONPair(&b, key, val); err != nil {
 			return nil, err
 		}
 	}
@@ -194,6 +207,7 @@ func (l listing) toon() string {
 			b.WriteString(c.cell(m, score))
 		}
 	}
+	b.WriteString(standardsTOON(l.standards))
 	return b.String()
 }
 

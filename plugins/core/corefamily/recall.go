@@ -123,6 +123,8 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	hits = hits[:fill.taken]
 	hits = s.touch(ctx, hits)
+	std := s.standards(ctx, q.filter.Namespace)
+	hits = withoutStandards(hits, std)
 
 	meta := []pair{{"count", len(hits)}, {"mode", "keyword"}, {"tokens_used", fill.used}}
 	if q.hasBudget {
@@ -135,7 +137,7 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 		}
 	}
 	l := listing{meta: meta, key: "memories", scores: []float64{}, namespace: q.filter.Namespace,
-		caller: sdk.Caller(call.Context), budgeted: q.hasBudget}
+		caller: sdk.Caller(call.Context), budgeted: q.hasBudget, standards: std}
 	shorts := make([]string, len(hits))
 	for i, h := range hits {
 		l.mems = append(l.mems, h.mem)

@@ -36,6 +36,9 @@ func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	resp, err := s.eng.StoreMemory(ctx, req)
+	if p, queued := sdk.PendingFromError(err); queued {
+		return p, nil // the namespace policy holds it for approval: nothing was written
+	}
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}

@@ -131,45 +131,9 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 		return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 	}
 	var resp *aimemoryv1.PutLinkResponse
-	err := s.write(ctx, func(w *writeTx) error {
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Link{Link: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.PutLinkResponse{}
-		src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
-		if err != nil {
-			return err
-		}
-		l, err := readLink(w.tx, req.GetSourceId(), req.GetTargetId(), rel)
-		if err != nil {
-			return err
-		}
-		switch {
-		case l == nil:
-			l = &aimemoryv1.Link{
-				SourceId: req.GetSourceId(), TargetId: req.GetTargetId(), Relation: rel,
-				CreatedAt: w.now, ValidFrom: w.now, ObservedBy: by,
-			}
-			resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_CREATED
-		case l.ValidUntil == 0 && l.ValidFrom != 0:
-			resp.Link, resp.Outcome = l, aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED
-			return nil
-		case l.ValidUntil > w.now && l.ValidFrom != 0 && l.ValidFrom <= w.now:
-			// Still valid with an end ahead: the same interval goes on.
-			l.ValidUntil, l.InvalidatedBy, l.InvalidatedAt = 0, "", 0
-			resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
-		default:
-			rules.CloseInterval(l)
-			l.ValidFrom, l.ValidUntil, l.ObservedBy = w.now, 0, by
-			l.InvalidatedBy, l.InvalidatedAt = "", 0
-			resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
-		}
-		if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
-			return err
-		}
-		if err := putLink(w.tx, l); err != nil {
-			return err
-		}
-		resp.Link = l
-		w.emit(eventLinkCreated, src)
-		return nil
+		return w.putLink(req, rel, by, resp)
 	})
 	if err != nil {
 		return nil, err
@@ -190,31 +154,9 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 		return nil, err
 	}
 	var resp *aimemoryv1.InvalidateLinkResponse
-	err := s.write(ctx, func(w *writeTx) error {
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Unlink{Unlink: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.InvalidateLinkResponse{}
-		src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
-		if err != nil {
-			return err
-		}
-		l, err := readLink(w.tx, req.GetSourceId(), req.GetTargetId(), req.GetRelation())
-		if err != nil || l == nil {
-			return err
-		}
-		resp.Found, resp.PreviousValidUntil = true, l.ValidUntil
-		l.ValidUntil = w.now
-		if req.ValidUntil != nil {
-			l.ValidUntil = req.GetValidUntil()
-		}
-		l.InvalidatedBy, l.InvalidatedAt = by, w.now
-		if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
-			return err
-		}
-		if err := putLink(w.tx, l); err != nil {
-			return err
-		}
-		resp.Link = l
-		w.emit(eventLinkInvalidated, src)
-		return nil
+		return w.invalidateLink(req, by, resp)
 	})
 	if err != nil {
 		return nil, err
@@ -285,4 +227,74 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 		return nil, err
 	}
 	return resp, nil
+}
+
+// putLink is PutLink inside a transaction, on a validated request: also
+// the approval path's executor.
+func (w *writeTx) putLink(req *aimemoryv1.PutLinkRequest, rel, by string, resp *aimemoryv1.PutLinkResponse) error {
+	src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
+	if err != nil {
+		return err
+	}
+	l, err := readLink(w.tx, req.GetSourceId(), req.GetTargetId(), rel)
+	if err != nil {
+		return err
+	}
+	switch {
+	case l == nil:
+		l = &aimemoryv1.Link{
+			SourceId: req.GetSourceId(), TargetId: req.GetTargetId(), Relation: rel,
+			CreatedAt: w.now, ValidFrom: w.now, ObservedBy: by,
+		}
+		resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_CREATED
+	case l.ValidUntil == 0 && l.ValidFrom != 0:
+		resp.Link, resp.Outcome = l, aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED
+		return nil
+	case l.ValidUntil > w.now && l.ValidFrom != 0 && l.ValidFrom <= w.now:
+		// Still valid with an end ahead: the same interval goes on.
+		l.ValidUntil, l.InvalidatedBy, l.InvalidatedAt = 0, "", 0
+		resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
+	default:
+		rules.CloseInterval(l)
+		l.ValidFrom, l.ValidUntil, l.ObservedBy = w.now, 0, by
+		l.InvalidatedBy, l.InvalidatedAt = "", 0
+		resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
+	}
+	if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
+		return err
+	}
+	if err := putLink(w.tx, l); err != nil {
+		return err
+	}
+	resp.Link = l
+	w.emit(eventLinkCreated, src)
+	return nil
+}
+
+// invalidateLink is InvalidateLink inside a transaction, on a validated
+// request: also the approval path's executor.
+func (w *writeTx) invalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
+	src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
+	if err != nil {
+		return err
+	}
+	l, err := readLink(w.tx, req.GetSourceId(), req.GetTargetId(), req.GetRelation())
+	if err != nil || l == nil {
+		return err
+	}
+	resp.Found, resp.PreviousValidUntil = true, l.ValidUntil
+	l.ValidUntil = w.now
+	if req.ValidUntil != nil {
+		l.ValidUntil = req.GetValidUntil()
+	}
+	l.InvalidatedBy, l.InvalidatedAt = by, w.now
+	if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
+		return err
+	}
+	if err := putLink(w.tx, l); err != nil {
+		return err
+	}
+	resp.Link = l
+	w.emit(eventLinkInvalidated, src)
+	return nil
 }

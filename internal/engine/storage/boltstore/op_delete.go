@@ -1,7 +1,9 @@
 package boltstore
 
 import (
+	"cmp"
 	"context"
+	"errors"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -18,23 +20,9 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 	}
 	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
 	var resp *aimemoryv1.DeleteMemoriesResponse
-	err := s.write(ctx, func(w *writeTx) error {
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Delete{Delete: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.DeleteMemoriesResponse{}
-		for _, id := range ids {
-			m, err := w.get(id)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			if err := w.deleteMemory(m, req.GetArchive()); err != nil {
-				return err
-			}
-			resp.Deleted = append(resp.Deleted, id)
-		}
-		return nil
+		return w.deleteMemories(ids, req.GetArchive(), resp)
 	})
 	if err != nil {
 		return nil, err
@@ -42,16 +30,47 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 	return resp, nil
 }
 
-// deleteMemory is DeleteMemories' transaction step for one memory: the
-// policy's delete check, then the removal (for an approval, later, too).
-func (w *writeTx) deleteMemory(m *aimemoryv1.Memory, archive bool) error {
-	if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
-		return err
+// deleteMemories is DeleteMemories inside a transaction, on distinct
+// validated ids: also the approval path's executor. Every memory is
+// authorized before any is removed, so a refused or queued request has
+// written nothing (a denial of one beats the queueing of another). With
+// archive each goes through the archive (reason delete), else for good.
+func (w *writeTx) deleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
+	var found []*aimemoryv1.Memory
+	var queued error
+	for _, id := range ids {
+		m, err := w.get(id)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
+			if !errors.Is(err, storage.ErrPending) {
+				return err
+			}
+			queued = cmp.Or(queued, err)
+		}
+		found = append(found, m)
 	}
-	if archive {
-		return w.archive(m, storage.ArchiveReasonDelete, "memory_delete")
+	if queued != nil {
+		return queued
 	}
-	return w.removeForGood(m, "memory_delete")
+	for _, m := range found {
+		remove := w.removeForGood
+		if archive {
+			remove = func(m *aimemoryv1.Memory, event string) error {
+				return w.archive(m, storage.ArchiveReasonDelete, event)
+			}
+		}
+		if err := remove(m, "memory_delete"); err != nil {
+			return err
+		}
+		resp.Deleted = append(resp.Deleted, m.GetId())
+	}
+	return nil
 }
 
 // removeForGood removes m and every link touching it, live or archived.

@@ -33,45 +33,10 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 
 	pre := s.analyze(in)
 	var resp *aimemoryv1.StoreMemoryResponse
-	err = s.write(ctx, func(w *writeTx) error {
-		// A run may be repeated (group commit): change a copy, answer afresh.
-		m := rules.Clone(in)
+	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Store{Store: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.StoreMemoryResponse{}
 		w.pre = pre
-		existing := w.titleOwner(m.Namespace, m.Title)
-		if existing == "" {
-			return w.create(m, resp)
-		}
-		switch policy {
-		case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR:
-			return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: existing}
-		case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
-			title, err := w.freeVersion(m.Title, m.Namespace)
-			if err != nil {
-				return err
-			}
-			m.Title = title
-			return w.create(m, resp)
-		}
-		old, err := w.get(existing)
-		if err != nil {
-			return err
-		}
-		if old == nil {
-			return fmt.Errorf("title index names missing memory %s", existing)
-		}
-		merged, err := rules.Merge(old, m, w.now, w.s.ttl, w.principal())
-		if err != nil {
-			return err
-		}
-		if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
-			return err
-		}
-		if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-			return err
-		}
-		resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
-		return w.put(old, merged, "memory_store")
+		return w.storeMemory(in, policy, resp)
 	})
 	if err != nil {
 		return nil, err
@@ -80,6 +45,47 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		resp.PotentialContradictions = s.contradictions(resp.Memory)
 	}
 	return resp, nil
+}
+
+// storeMemory is StoreMemory inside a transaction, on a validated record
+// (rules.New) that it does not change: also the approval path's executor.
+func (w *writeTx) storeMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
+	// A run may be repeated (group commit): change a copy, answer afresh.
+	m := rules.Clone(in)
+	existing := w.titleOwner(m.Namespace, m.Title)
+	if existing == "" {
+		return w.create(m, resp)
+	}
+	switch policy {
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR:
+		return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: existing}
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
+		title, err := w.freeVersion(m.Title, m.Namespace)
+		if err != nil {
+			return err
+		}
+		m.Title = title
+		return w.create(m, resp)
+	}
+	old, err := w.get(existing)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return fmt.Errorf("title index names missing memory %s", existing)
+	}
+	merged, err := rules.Merge(old, m, w.now, w.s.ttl, w.principal())
+	if err != nil {
+		return err
+	}
+	if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
+		return err
+	}
+	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
+		return err
+	}
+	resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
+	return w.put(old, merged, "memory_store")
 }
 
 // create assigns the engine's fields (id, times, expiry, authorship from

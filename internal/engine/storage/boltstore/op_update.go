@@ -20,10 +20,9 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 		return nil, err
 	}
 	var resp *aimemoryv1.UpdateMemoryResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		m, err := w.update(req)
-		resp = &aimemoryv1.UpdateMemoryResponse{Memory: m}
-		return err
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Update{Update: req}}, func(w *writeTx) error {
+		resp = &aimemoryv1.UpdateMemoryResponse{}
+		return w.updateMemory(req, resp)
 	})
 	if err != nil {
 		return nil, err
@@ -31,35 +30,36 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 	return resp, nil
 }
 
-// update is UpdateMemory's transaction step (req already validated), for
-// any caller holding a write transaction (an approval, later).
-func (w *writeTx) update(req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.Memory, error) {
+// updateMemory is UpdateMemory inside a transaction, on a validated
+// request (rules.ValidatePatch): also the approval path's executor.
+func (w *writeTx) updateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
 	old, err := w.get(req.GetId())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if old == nil {
-		return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
+		return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
 	}
 	m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if m.Namespace != old.Namespace || m.Title != old.Title {
 		if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
-			return nil, &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
+			return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
 		}
 	}
 	// The policy sees both records, so a move is one question about
 	// both namespaces.
 	if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.moveEntity(old, m); err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-		return nil, err
+		return err
 	}
-	return m, w.put(old, m, "memory_update")
+	resp.Memory = m
+	return w.put(old, m, "memory_update")
 }

@@ -50,6 +50,7 @@ var allBuckets = [][]byte{
 	bucketAliases, bucketEntityAliases,
 	bucketIndexSnapshot, bucketIndexLog,
 	bucketArchivedLinksOut, bucketArchivedLinksIn, bucketVersions,
+	bucketStandards, bucketPending, bucketPendingTime,
 }
 
 var keySchemaVersion = []byte("schema_version")

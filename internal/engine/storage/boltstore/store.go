@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 
 	bolt "go.etcd.io/bbolt"
@@ -40,6 +41,7 @@ type Store struct {
 	path   string
 	ttl    storage.TTL
 	policy storage.WritePolicy
+	gov    *governance.Config
 	events storage.Publisher
 	now    func() time.Time
 	log    *slog.Logger
@@ -80,6 +82,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		path:   path,
 		ttl:    opts.TTL,
 		policy: opts.Policy,
+		gov:    opts.Governance,
 		events: opts.Events,
 		now:    opts.Now,
 		log:    opts.Logger,

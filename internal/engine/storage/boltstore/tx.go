@@ -249,6 +249,7 @@ func (w *writeTx) titleOwner(namespace, title string) string {
 // authorize enforces the guarded namespaces and asks the write policy
 // (storage.Authorize), inside the transaction.
 func (w *writeTx) authorize(write storage.Write) error {
+	write.View = govView{tx: w.tx, cfg: w.s.gov}
 	return storage.Authorize(w.ctx, w.s.policy, write)
 }
 

@@ -87,6 +87,12 @@ func Run(t *testing.T, open Opener) {
 		{"Attribution", testAttribution},
 		{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},
 		{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
+		// governance: policy on every write path, approvals, standards
+		{"GovernanceBypassMatrix", testGovernanceBypassMatrix},
+		{"GovernanceApproval", testGovernanceApproval},
+		{"PendingExpiry", testPendingExpiry},
+		{"ApproverRules", testApproverRules},
+		{"StandardsOwnership", testStandardsOwnership},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

@@ -1,0 +1,358 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// Pending actions. A write the namespace policy queues is recorded, in the
+// same transaction as the policy's answer, as a pending action whose
+// payload is the request itself; nothing else of it is written. Approving
+// it runs that request, as its requester, inside the transaction that
+// marks it approved, so it executes exactly once however many approvers
+// race (the writer lock orders their transactions, and the second finds
+// it decided).
+
+// Pending statuses.
+const (
+	statusPending  = "pending"
+	statusApproved = "approved"
+	statusRejected = "rejected"
+	statusExpired  = "expired" // read-time: pending past its expires_at
+)
+
+// writeGoverned is write for a request the policy may queue: when fn's
+// authorization answers "approve", the pending action is recorded instead
+// (fn must authorize before it writes anything, as every op does), the
+// transaction commits it, and the caller gets the *storage.PendingError
+// with its id.
+func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
+	var queued *storage.PendingError
+	err := s.write(ctx, func(w *writeTx) error {
+		queued = nil
+		err := fn(w)
+		var pe *storage.PendingError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		if len(w.changes) > 0 || len(w.events) > 0 {
+			return fmt.Errorf("internal error: %s was queued after it wrote", pe.Op)
+		}
+		id, err := w.queuePending(pe, payload)
+		if err != nil {
+			return err
+		}
+		q := *pe
+		q.ID = id
+		queued = &q
+		return nil
+	})
+	if err == nil && queued != nil {
+		return queued
+	}
+	return err
+}
+
+// queuePending records a pending action for the write pe describes.
+func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
+	c, _ := caller.FromContext(w.ctx)
+	p := &aimemoryv1.PendingAction{
+		Id:               uuid.NewString(),
+		Action:           string(pe.Op),
+		Namespace:        pe.Namespace,
+		MemoryId:         payloadMemoryID(payload),
+		Payload:          payload,
+		RequestedBy:      c.Principal,
+		RequestedSession: c.Session,
+		RequestedFamily:  c.Family,
+		RequestedAt:      w.now,
+		ExpiresAt:        w.now + int64(w.s.gov.PendingFor()),
+		Status:           statusPending,
+		Reason:           pe.Reason,
+		Approver:         pe.Approver,
+	}
+	if err := w.putPending(p); err != nil {
+		return "", err
+	}
+	return p.Id, w.tx.Bucket(bucketPendingTime).Put(pendingTimeKey(p.RequestedAt, p.Id), nil)
+}
+
+// payloadMemoryID is the existing memory a payload acts on; "" for a new one.
+func payloadMemoryID(p *aimemoryv1.PendingPayload) string {
+	switch a := p.GetAction().(type) {
+	case *aimemoryv1.PendingPayload_Update:
+		return a.Update.GetId()
+	case *aimemoryv1.PendingPayload_Delete:
+		return strings.Join(a.Delete.GetIds(), ",")
+	case *aimemoryv1.PendingPayload_Link:
+		return a.Link.GetSourceId()
+	case *aimemoryv1.PendingPayload_Unlink:
+		return a.Unlink.GetSourceId()
+	}
+	return ""
+}
+
+// execute runs an approved payload in this transaction, as it would have
+// run when it was requested; the result is the memory it wrote or removed.
+// A new kind of pending action is one case here (and one PendingPayload field).
+func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
+	switch a := p.GetAction().(type) {
+	case *aimemoryv1.PendingPayload_Store:
+		in, err := rules.New(a.Store.GetMemory())
+		if err != nil {
+			return "", err
+		}
+		resp := &aimemoryv1.StoreMemoryResponse{}
+		if err := w.storeMemory(in, a.Store.GetOnConflict(), resp); err != nil {
+			return "", err
+		}
+		return resp.GetMemory().GetId(), nil
+	case *aimemoryv1.PendingPayload_Update:
+		if err := rules.ValidatePatch(a.Update); err != nil {
+			return "", err
+		}
+		return a.Update.GetId(), w.updateMemory(a.Update, &aimemoryv1.UpdateMemoryResponse{})
+	case *aimemoryv1.PendingPayload_Delete:
+		if err := rules.ValidateIDs("ids", a.Delete.GetIds()); err != nil {
+			return "", err
+		}
+		resp := &aimemoryv1.DeleteMemoriesResponse{}
+		if err := w.deleteMemories(rules.Dedupe(slices.Clone(a.Delete.GetIds())), a.Delete.GetArchive(), resp); err != nil {
+			return "", err
+		}
+		if len(resp.Deleted) == 0 {
+			return "", fmt.Errorf("%w: %s", storage.ErrNotFound, strings.Join(a.Delete.GetIds(), ", "))
+		}
+		return strings.Join(resp.Deleted, ","), nil
+	case *aimemoryv1.PendingPayload_Link:
+		rel := rules.Or(a.Link.GetRelation(), record.DefaultRelation)
+		if err := record.ValidateLink(a.Link.GetSourceId(), a.Link.GetTargetId(), rel); err != nil {
+			return "", err
+		}
+		return a.Link.GetSourceId(), w.putLink(a.Link, rel, a.Link.GetObservedBy(), &aimemoryv1.PutLinkResponse{})
+	case *aimemoryv1.PendingPayload_Unlink:
+		if err := record.ValidateLink(a.Unlink.GetSourceId(), a.Unlink.GetTargetId(), a.Unlink.GetRelation()); err != nil {
+			return "", err
+		}
+		return a.Unlink.GetSourceId(), w.invalidateLink(a.Unlink, a.Unlink.GetInvalidatedBy(), &aimemoryv1.InvalidateLinkResponse{})
+	}
+	return "", fmt.Errorf("pending action has no payload this engine can execute")
+}
+
+func pendingTimeKey(at int64, id string) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), id...)
+}
+
+func (w *writeTx) putPending(p *aimemoryv1.PendingAction) error {
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return w.tx.Bucket(bucketPending).Put([]byte(p.Id), raw)
+}
+
+func getPending(tx *bolt.Tx, id string) (*aimemoryv1.PendingAction, error) {
+	raw := tx.Bucket(bucketPending).Get([]byte(id))
+	if raw == nil {
+		return nil, &storage.PendingNotFoundError{ID: id}
+	}
+	p := new(aimemoryv1.PendingAction)
+	if err := proto.Unmarshal(raw, p); err != nil {
+		return nil, fmt.Errorf("decode pending action %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// effective shows a pending action past its expiry as expired.
+func effective(p *aimemoryv1.PendingAction, now int64) *aimemoryv1.PendingAction {
+	if p.Status == statusPending && p.ExpiresAt != 0 && now >= p.ExpiresAt {
+		p.Status = statusExpired
+	}
+	return p
+}
+
+// ListPending lists pending actions of one status (default pending) or
+// all, newest first.
+func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error) {
+	want := req.GetStatus()
+	switch want {
+	case "":
+		want = statusPending
+	case statusPending, statusApproved, statusRejected, statusExpired, "all":
+	default:
+		return nil, &record.FieldError{Field: "status", Rule: "must be pending, approved, rejected, expired or all (got " + record.Quote(want) + ")"}
+	}
+	limit := int(req.GetLimit())
+	switch {
+	case limit == 0:
+		limit = storage.DefaultPendingLimit
+	case limit > storage.MaxPendingLimit:
+		return nil, &record.FieldError{Field: "limit", Rule: fmt.Sprintf("must be at most %d (got %d)", storage.MaxPendingLimit, limit)}
+	}
+	now := s.nowNanos()
+	resp := &aimemoryv1.ListPendingResponse{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketPendingTime).Cursor()
+		for k, _ := c.Last(); k != nil && len(resp.Pending) < limit; k, _ = c.Prev() {
+			p, err := getPending(tx, string(k[8:]))
+			if err != nil {
+				return err
+			}
+			if p = effective(p, now); want == "all" || p.Status == want {
+				resp.Pending = append(resp.Pending, p)
+			}
+		}
+		return nil
+	})
+	return resp, err
+}
+
+// decidable reads pending action id for a decision by the caller of w:
+// it must be pending (not decided, not expired) and not the caller's own.
+func (w *writeTx) decidable(id, verb string) (*aimemoryv1.PendingAction, string, error) {
+	if err := record.ValidateID("id", id); err != nil {
+		return nil, "", err
+	}
+	p, err := getPending(w.tx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if p = effective(p, w.now); p.Status != statusPending {
+		return nil, "", &storage.DecidedError{ID: id, Status: p.Status, By: p.DecidedBy}
+	}
+	who := w.principal()
+	if who == "" {
+		return nil, "", &storage.DeniedError{Reason: verb + " refused: a decision needs a caller identity"}
+	}
+	if governance.SamePrincipal(who, p.RequestedBy) {
+		return nil, "", &storage.DeniedError{Reason: fmt.Sprintf("%s refused: %s requested this action, and nobody %ss their own request", verb, record.Quote(who), verb)}
+	}
+	return p, who, nil
+}
+
+// approverRule is the approver rule in force now for p's namespace
+// (the policy may have changed since it was queued).
+func (w *writeTx) approverRule(p *aimemoryv1.PendingAction) (governance.Approver, error) {
+	g, err := storage.ResolveGoverning(govView{tx: w.tx, cfg: w.s.gov}, p.Namespace)
+	if err != nil {
+		return governance.Approver{}, err
+	}
+	return g.Policy.Approver, nil
+}
+
+// checkApprover applies the approver rule to who: human lets anyone but
+// the requester decide, agent only that agent, consensus any registered agent.
+func (w *writeTx) checkApprover(a governance.Approver, who, verb string) error {
+	switch a.Kind {
+	case governance.ApproverAgent:
+		if who != a.Agent {
+			return &storage.DeniedError{Reason: fmt.Sprintf("%s refused: this namespace's approver is %s, not %s", verb, record.Quote(a.Agent), record.Quote(who))}
+		}
+	case governance.ApproverConsensus:
+		ok, err := govView{tx: w.tx, cfg: w.s.gov}.Registered(who)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &storage.DeniedError{Reason: fmt.Sprintf("%s refused: consensus approval counts registered agents only; %s is not registered", verb, record.Quote(who))}
+		}
+	}
+	return nil
+}
+
+// ApprovePending records the caller's approval of a pending action. When
+// the approver rule is met (at once, or on the consensus's last vote) the
+// action executes in this same transaction and the row becomes approved;
+// if it fails, nothing changes and the action stays pending.
+func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
+	var resp *aimemoryv1.ApprovePendingResponse
+	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.ApprovePendingResponse{}
+		p, who, err := w.decidable(req.GetId(), "approve")
+		if err != nil {
+			return err
+		}
+		a, err := w.approverRule(p)
+		if err != nil {
+			return err
+		}
+		if err := w.checkApprover(a, who, "approve"); err != nil {
+			return err
+		}
+		if a.Kind == governance.ApproverConsensus {
+			vote := strings.ToLower(who)
+			if !slices.ContainsFunc(p.Approvals, func(v *aimemoryv1.Vote) bool { return v.AgentId == vote }) {
+				p.Approvals = append(p.Approvals, &aimemoryv1.Vote{AgentId: vote, At: w.now})
+			}
+			resp.Votes, resp.Quorum = uint32(len(p.Approvals)), uint32(a.Quorum)
+			if len(p.Approvals) < a.Quorum {
+				resp.Action = p
+				return w.putPending(p)
+			}
+		}
+		result, err := w.executeAs(p)
+		if err != nil {
+			return fmt.Errorf("approve failed, the action stays pending: %w", err)
+		}
+		p.Status, p.DecidedBy, p.DecidedAt, p.ResultMemoryId = statusApproved, who, w.now, result
+		resp.Approved, resp.Action = true, p
+		return w.putPending(p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// executeAs runs p's payload as its requester, with the approval that
+// lets its "approve" levels through.
+func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
+	saved := w.ctx
+	defer func() { w.ctx = saved }()
+	ctx := caller.NewContext(saved, caller.Caller{Principal: p.RequestedBy, Session: p.RequestedSession, Family: p.RequestedFamily})
+	w.ctx = storage.WithApproval(ctx, p.Id)
+	w.pre = nil
+	return w.execute(p.GetPayload())
+}
+
+// RejectPending refuses a pending action: the approver rule decides who
+// may (so a designated approver's queue is not emptied by anyone else),
+// and never the requester. The payload is kept for the record.
+func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error) {
+	var resp *aimemoryv1.RejectPendingResponse
+	err := s.write(ctx, func(w *writeTx) error {
+		p, who, err := w.decidable(req.GetId(), "reject")
+		if err != nil {
+			return err
+		}
+		a, err := w.approverRule(p)
+		if err != nil {
+			return err
+		}
+		if err := w.checkApprover(a, who, "reject"); err != nil {
+			return err
+		}
+		p.Status, p.DecidedBy, p.DecidedAt = statusRejected, who, w.now
+		resp = &aimemoryv1.RejectPendingResponse{Action: p}
+		return w.putPending(p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
