@@ -9,7 +9,7 @@ import (
 
 var (
 	archiveTools = []string{"memory_archive_list", "memory_archive_restore", "memory_archive_purge", "memory_archive_stats"}
-	metaTools    = []string{"memory_session_start", "memory_stats"}
+	metaTools    = []string{"memory_session_start", "memory_stats", "memory_agent_register", "memory_agent_list"}
 )
 
 // archiveHost serves core, lifecycle (the removal paths), graph (links)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,91 @@ func TestMetaSessionStartSelection(t *testing.T) {
 		{map[string]any{"format": "json"}, "format"},
 	} {
 		h.refused("memory_session_start", tc.args, tc.want, "org/app", "org")
+	}
+}
+
+// An agent registers only its own session identity; an operator may
+// register another. Last-seen follows the calls the engine sees.
+func TestMetaAgentRegistry(t *testing.T) {
+	e := newEnv(t)
+	e.writeConfig("[governance]\noperators = [\"ai:op\"]\n")
+	alice := e.startHost([]string{"--profile", "meta", "--agent-id", "ai:alice"})
+	lastSeen := regexp.MustCompile(`,"last_seen_at":"[^"]*"`)
+	registry := func() string { // without last-seen: every call moves it
+		text, isErr := alice.call("memory_agent_list", nil)
+		if isErr {
+			t.Fatalf("memory_agent_list: %s", text)
+		}
+		return lastSeen.ReplaceAllString(text, "")
+	}
+	listed := func() []map[string]any {
+		text, _ := alice.call("memory_agent_list", nil)
+		return rows(jsonOf(t, text)["agents"])
+	}
+	out := alice.ok("memory_agent_register", map[string]any{"agent_type": "ai:claude-code", "capabilities": []string{"code"}})
+	if out["registered"] != true || out["agent_id"] != "ai:alice" || out["id"] == nil {
+		t.Fatalf("register self = %v", out)
+	}
+	again := alice.ok("memory_agent_register", map[string]any{"agent_id": "ai:alice", "agent_type": "ai:claude-code", "capabilities": []string{"code"}})
+	if again["id"] != out["id"] {
+		t.Errorf("re-registration changed the registry id: %v then %v", out, again)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"agent_id": "ai:bob", "agent_type": "human"}, "registers only its own session identity"},
+		{map[string]any{}, "agent_type is required"},
+		{map[string]any{"agent_type": ""}, "agent_type: must not be empty"},
+		{map[string]any{"agent_type": strings.Repeat("x", 65)}, "agent_type: must be 1 to 64 bytes"},
+		{map[string]any{"agent_type": "human", "capabilities": "all"}, "capabilities: must be an array of strings"},
+		{map[string]any{"agent_type": "human", "agent_id": ""}, "agent_id"},
+		{map[string]any{"agent_type": "human", "agent_id": 7}, "agent_id: must be a string"},
+		{map[string]any{"agent_type": "human", "role": "admin"}, "role"},
+	} {
+		before := registry()
+		alice.fails("memory_agent_register", tc.args, tc.want)
+		if after := registry(); after != before {
+			t.Errorf("refused register %v changed the registry:\n%s\n%s", tc.args, before, after)
+		}
+	}
+	alice.fails("memory_agent_list", map[string]any{"all": true}, "all")
+
+	op := e.startHost([]string{"--profile", "meta", "--agent-id", "ai:op"})
+	if out := op.ok("memory_agent_register", map[string]any{"agent_id": "ai:bob", "agent_type": "human"}); out["agent_id"] != "ai:bob" {
+		t.Errorf("operator registering bob = %v", out)
+	}
+	list := jsonOf(t, registry())
+	agents := rows(list["agents"])
+	if list["count"] != 2.0 || len(agents) != 2 || agents[0]["agent_id"] != "ai:alice" || agents[1]["agent_id"] != "ai:bob" ||
+		agents[1]["registered_by"] != "ai:op" || agents[0]["registered_by"] != nil ||
+		!slices.Equal(strs(agents[0]["capabilities"]), []string{"code"}) {
+		t.Fatalf("registry = %v", list)
+	}
+	// The engine keeps alice's last-seen current from her calls.
+	seen := listed()[0]["last_seen_at"].(string)
+	alice.ok("memory_stats", nil)
+	if now := listed()[0]["last_seen_at"].(string); now <= seen {
+		t.Errorf("last_seen_at did not move on a call: %s then %s", seen, now)
+	}
+}
+
+func TestMetaSessionStartStandards(t *testing.T) {
+	h := newEnv(t).startHost([]string{"--profile", "meta,governance", "--agent-id", "ai:alice"})
+	std := h.ok("memory_store", map[string]any{"title": "House rules", "content": "Use tabs.", "namespace": "proj", "priority": 10})["id"].(string)
+	h.ok("memory_store", map[string]any{"title": "Fact", "content": "x", "namespace": "proj"})
+	h.ok("memory_namespace_set_standard", map[string]any{"namespace": "proj", "id": std})
+	out := h.ok("memory_session_start", map[string]any{"namespace": "proj"})
+	st := rows(out["standards"])
+	if len(st) != 1 || st[0]["id"] != std || st[0]["content"] != "Use tabs." {
+		t.Fatalf("standards = %v", out)
+	}
+	for _, m := range rows(out["memories"]) {
+		if m["id"] == std {
+			t.Errorf("the standard is also among the memories: %v", out)
+		}
+	}
+	if out["count"] != 1.0 {
+		t.Errorf("session_start = %v", out)
 	}
 }

@@ -184,20 +184,23 @@ func Serve(ctx context.Context, opts Options) error {
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
+	serverOpts = append(serverOpts, noteSeen(st))
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
 	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
+	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
+	defer stopBg()
+	go flushSeenEvery(bg, st, seenFlushInterval, log)
+	defer st.FlushSeen(context.Background())
 	if opts.ArchiveMaxAge > 0 {
 		interval := cmp.Or(opts.PurgeInterval, DefaultPurgeInterval)
 		ticker := time.NewTicker(interval)
 		defer ticker.Stop()
-		pctx, stopPurge := context.WithCancel(ctx)
-		defer stopPurge()
 		p := &archivePurger{st: st, maxAge: opts.ArchiveMaxAge, now: opts.Now, hold: conns.Hold, log: log}
-		go p.run(pctx, ticker.C, nil)
+		go p.run(bg, ticker.C, nil)
 	}
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
 

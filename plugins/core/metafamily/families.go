@@ -1,9 +1,8 @@
 // Package metafamily is the meta tool family the core plugin serves beside
-// core: memory_session_start and memory_stats (spec/family-core.md, meta
-// sections, with issue 10's fixes). memory_capabilities is the host's;
-// memory_agent_register and memory_agent_list wait for the agent
-// registry's storage. It holds no data: every read goes through the
-// Engine API with the caller's identity.
+// core: memory_session_start, memory_stats, memory_agent_register and
+// memory_agent_list (spec/family-core.md, meta sections, with issue 10's
+// fixes); memory_capabilities is the host's. It holds no data: every read
+// goes through the Engine API with the caller's identity.
 package metafamily
 
 import (
@@ -36,5 +35,7 @@ func Families(eng sdk.Engine, src Sources) []sdk.Family {
 	return []sdk.Family{{Name: "meta", Tools: []sdk.Tool{
 		{Name: "memory_session_start", Description: sessionDesc, Schema: sdk.Schema(sessionSchema), Hints: sdk.ReadOnly, Handler: s.sessionStart},
 		{Name: "memory_stats", Description: statsDesc, Schema: sdk.Schema(statsSchema), Hints: sdk.ReadOnly, Handler: s.stats},
+		{Name: "memory_agent_register", Description: registerDesc, Schema: sdk.Schema(registerSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false), Idempotent: sdk.Bool(true)}, Handler: s.agentRegister},
+		{Name: "memory_agent_list", Description: agentListDesc, Schema: sdk.Schema(agentListSchema), Hints: sdk.ReadOnly, Handler: s.agentList},
 	}}}
 }

@@ -101,7 +101,7 @@ func (s *service) sessionStart(ctx context.Context, call sdk.Call) (any, error) 
 	} else if known {
 		res.Unread = &n
 	}
-	cands, err := s.candidates(ctx, q)
+	cands, err := s.candidates(ctx, q, standards)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (s *service) sessionStart(ctx context.Context, call sdk.Call) (any, error) 
 }
 
 // candidates reads both lists and interleaves them.
-func (s *service) candidates(ctx context.Context, q *sessionQuery) ([]sessionMem, error) {
+func (s *service) candidates(ctx context.Context, q *sessionQuery, standards []Standard) ([]sessionMem, error) {
 	filter := &aimemoryv1.Filter{Namespace: q.namespace, NamespaceAncestors: q.namespace != ""}
 	// Ask for more than limit: guarded namespaces and repeats are dropped.
 	n := uint32(min(q.limit+8, 2*maxLimit))
@@ -132,7 +132,10 @@ func (s *service) candidates(ctx context.Context, q *sessionQuery) ([]sessionMem
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
-	seen := map[string]bool{}
+	seen := map[string]bool{} // a standard is shown once, as a standard
+	for _, st := range standards {
+		seen[st.ID] = true
+	}
 	var out []sessionMem
 	lists := [2][]*aimemoryv1.Memory{important.GetMemories(), recent.GetMemories()}
 	why := [2]string{"priority", "recent"}

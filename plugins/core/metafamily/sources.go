@@ -1,6 +1,12 @@
 package metafamily
 
-import "context"
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
 
 // Standard is a namespace standard session_start shows first.
 type Standard struct {
@@ -11,8 +17,8 @@ type Standard struct {
 }
 
 // StandardsSource gives the standards that apply to a namespace ("" =
-// the global one), most general first. The governance branch's namespace
-// standards fill it; until then noStandards returns none.
+// the global one), most general first: EngineStandards, the governance
+// service's chain; noStandards (none) when a plugin is built without it.
 type StandardsSource interface {
 	Standards(ctx context.Context, namespace string) ([]Standard, error)
 }
@@ -31,3 +37,34 @@ func (noStandards) Standards(context.Context, string) ([]Standard, error) { retu
 type noInbox struct{}
 
 func (noInbox) Unread(context.Context) (int, bool, error) { return 0, false, nil }
+
+// EngineStandards reads the standards chain from the engine's governance
+// service (the namespace's chain, "*" alone for no namespace), each
+// standard memory once. Best effort, as recall's injection: a failed read
+// gives none rather than failing the session's first call.
+type EngineStandards struct {
+	Eng interface {
+		GetStandard(ctx context.Context, in *aimemoryv1.GetStandardRequest, opts ...grpc.CallOption) (*aimemoryv1.GetStandardResponse, error)
+	}
+}
+
+func (e EngineStandards) Standards(ctx context.Context, ns string) ([]Standard, error) {
+	if ns == "" {
+		ns = "*"
+	}
+	resp, err := e.Eng.GetStandard(ctx, &aimemoryv1.GetStandardRequest{Namespace: ns, Inherit: true})
+	if err != nil {
+		return nil, nil
+	}
+	var out []Standard
+	seen := map[string]bool{}
+	for _, l := range resp.GetLevels() {
+		m := l.GetMemory()
+		if m == nil || seen[m.GetId()] {
+			continue
+		}
+		seen[m.GetId()] = true
+		out = append(out, Standard{Namespace: l.GetStandard().GetNamespace(), ID: m.GetId(), Title: m.GetTitle(), Content: m.GetContent()})
+	}
+	return out, nil
+}

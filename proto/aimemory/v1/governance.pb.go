@@ -1136,9 +1136,11 @@ func (x *RejectPendingResponse) GetAction() *PendingAction {
 }
 
 type RegisterAgentRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AgentType     string                 `protobuf:"bytes,1,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
-	Capabilities  []string               `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AgentType    string                 `protobuf:"bytes,1,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	Capabilities []string               `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// "" = the caller. Another identity only for a [governance] operator.
+	AgentId       string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1185,6 +1187,13 @@ func (x *RegisterAgentRequest) GetCapabilities() []string {
 		return x.Capabilities
 	}
 	return nil
+}
+
+func (x *RegisterAgentRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
 }
 
 type RegisterAgentResponse struct {
@@ -1237,6 +1246,171 @@ func (x *RegisterAgentResponse) GetCreated() bool {
 		return x.Created
 	}
 	return false
+}
+
+type ListAgentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentsRequest) Reset() {
+	*x = ListAgentsRequest{}
+	mi := &file_aimemory_v1_governance_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentsRequest) ProtoMessage() {}
+
+func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_governance_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
+func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{18}
+}
+
+type Agent struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AgentId      string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	AgentType    string                 `protobuf:"bytes,2,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	Capabilities []string               `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	RegisteredAt int64                  `protobuf:"varint,4,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
+	// The latest call the engine saw from this identity (or its registration).
+	LastSeenAt    int64  `protobuf:"varint,5,opt,name=last_seen_at,json=lastSeenAt,proto3" json:"last_seen_at,omitempty"`
+	RegisteredBy  string `protobuf:"bytes,6,opt,name=registered_by,json=registeredBy,proto3" json:"registered_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Agent) Reset() {
+	*x = Agent{}
+	mi := &file_aimemory_v1_governance_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Agent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Agent) ProtoMessage() {}
+
+func (x *Agent) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_governance_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Agent.ProtoReflect.Descriptor instead.
+func (*Agent) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Agent) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *Agent) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
+}
+
+func (x *Agent) GetCapabilities() []string {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *Agent) GetRegisteredAt() int64 {
+	if x != nil {
+		return x.RegisteredAt
+	}
+	return 0
+}
+
+func (x *Agent) GetLastSeenAt() int64 {
+	if x != nil {
+		return x.LastSeenAt
+	}
+	return 0
+}
+
+func (x *Agent) GetRegisteredBy() string {
+	if x != nil {
+		return x.RegisteredBy
+	}
+	return ""
+}
+
+type ListAgentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Agents        []*Agent               `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentsResponse) Reset() {
+	*x = ListAgentsResponse{}
+	mi := &file_aimemory_v1_governance_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentsResponse) ProtoMessage() {}
+
+func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_governance_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
+func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListAgentsResponse) GetAgents() []*Agent {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
 }
 
 var File_aimemory_v1_governance_proto protoreflect.FileDescriptor
@@ -1328,14 +1502,27 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x05votes\x18\x03 \x01(\rR\x05votes\x12\x16\n" +
 	"\x06quorum\x18\x04 \x01(\rR\x06quorum\"K\n" +
 	"\x15RejectPendingResponse\x122\n" +
-	"\x06action\x18\x01 \x01(\v2\x1a.aimemory.v1.PendingActionR\x06action\"Y\n" +
+	"\x06action\x18\x01 \x01(\v2\x1a.aimemory.v1.PendingActionR\x06action\"t\n" +
 	"\x14RegisterAgentRequest\x12\x1d\n" +
 	"\n" +
 	"agent_type\x18\x01 \x01(\tR\tagentType\x12\"\n" +
-	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\"\\\n" +
+	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\"\\\n" +
 	"\x15RegisterAgentResponse\x12)\n" +
 	"\x05agent\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x05agent\x12\x18\n" +
-	"\acreated\x18\x02 \x01(\bR\acreated2\xe4\x04\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\"\x13\n" +
+	"\x11ListAgentsRequest\"\xd1\x01\n" +
+	"\x05Agent\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\x02 \x01(\tR\tagentType\x12\"\n" +
+	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\x12#\n" +
+	"\rregistered_at\x18\x04 \x01(\x03R\fregisteredAt\x12 \n" +
+	"\flast_seen_at\x18\x05 \x01(\x03R\n" +
+	"lastSeenAt\x12#\n" +
+	"\rregistered_by\x18\x06 \x01(\tR\fregisteredBy\"@\n" +
+	"\x12ListAgentsResponse\x12*\n" +
+	"\x06agents\x18\x01 \x03(\v2\x12.aimemory.v1.AgentR\x06agents2\xb3\x05\n" +
 	"\n" +
 	"Governance\x12P\n" +
 	"\vSetStandard\x12\x1f.aimemory.v1.SetStandardRequest\x1a .aimemory.v1.SetStandardResponse\x12P\n" +
@@ -1344,7 +1531,9 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\vListPending\x12\x1f.aimemory.v1.ListPendingRequest\x1a .aimemory.v1.ListPendingResponse\x12X\n" +
 	"\x0eApprovePending\x12!.aimemory.v1.DecidePendingRequest\x1a#.aimemory.v1.ApprovePendingResponse\x12V\n" +
 	"\rRejectPending\x12!.aimemory.v1.DecidePendingRequest\x1a\".aimemory.v1.RejectPendingResponse\x12V\n" +
-	"\rRegisterAgent\x12!.aimemory.v1.RegisterAgentRequest\x1a\".aimemory.v1.RegisterAgentResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\rRegisterAgent\x12!.aimemory.v1.RegisterAgentRequest\x1a\".aimemory.v1.RegisterAgentResponse\x12M\n" +
+	"\n" +
+	"ListAgents\x12\x1e.aimemory.v1.ListAgentsRequest\x1a\x1f.aimemory.v1.ListAgentsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_governance_proto_rawDescOnce sync.Once
@@ -1358,7 +1547,7 @@ func file_aimemory_v1_governance_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_governance_proto_rawDescData
 }
 
-var file_aimemory_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_aimemory_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*Standard)(nil),               // 0: aimemory.v1.Standard
 	(*SetStandardRequest)(nil),     // 1: aimemory.v1.SetStandardRequest
@@ -1378,48 +1567,54 @@ var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*RejectPendingResponse)(nil),  // 15: aimemory.v1.RejectPendingResponse
 	(*RegisterAgentRequest)(nil),   // 16: aimemory.v1.RegisterAgentRequest
 	(*RegisterAgentResponse)(nil),  // 17: aimemory.v1.RegisterAgentResponse
-	(*Memory)(nil),                 // 18: aimemory.v1.Memory
-	(*StoreMemoryRequest)(nil),     // 19: aimemory.v1.StoreMemoryRequest
-	(*UpdateMemoryRequest)(nil),    // 20: aimemory.v1.UpdateMemoryRequest
-	(*DeleteMemoriesRequest)(nil),  // 21: aimemory.v1.DeleteMemoriesRequest
-	(*PutLinkRequest)(nil),         // 22: aimemory.v1.PutLinkRequest
-	(*InvalidateLinkRequest)(nil),  // 23: aimemory.v1.InvalidateLinkRequest
+	(*ListAgentsRequest)(nil),      // 18: aimemory.v1.ListAgentsRequest
+	(*Agent)(nil),                  // 19: aimemory.v1.Agent
+	(*ListAgentsResponse)(nil),     // 20: aimemory.v1.ListAgentsResponse
+	(*Memory)(nil),                 // 21: aimemory.v1.Memory
+	(*StoreMemoryRequest)(nil),     // 22: aimemory.v1.StoreMemoryRequest
+	(*UpdateMemoryRequest)(nil),    // 23: aimemory.v1.UpdateMemoryRequest
+	(*DeleteMemoriesRequest)(nil),  // 24: aimemory.v1.DeleteMemoriesRequest
+	(*PutLinkRequest)(nil),         // 25: aimemory.v1.PutLinkRequest
+	(*InvalidateLinkRequest)(nil),  // 26: aimemory.v1.InvalidateLinkRequest
 }
 var file_aimemory_v1_governance_proto_depIdxs = []int32{
 	0,  // 0: aimemory.v1.SetStandardResponse.standard:type_name -> aimemory.v1.Standard
 	0,  // 1: aimemory.v1.StandardLevel.standard:type_name -> aimemory.v1.Standard
-	18, // 2: aimemory.v1.StandardLevel.memory:type_name -> aimemory.v1.Memory
+	21, // 2: aimemory.v1.StandardLevel.memory:type_name -> aimemory.v1.Memory
 	4,  // 3: aimemory.v1.GetStandardResponse.levels:type_name -> aimemory.v1.StandardLevel
-	19, // 4: aimemory.v1.PendingPayload.store:type_name -> aimemory.v1.StoreMemoryRequest
-	20, // 5: aimemory.v1.PendingPayload.update:type_name -> aimemory.v1.UpdateMemoryRequest
-	21, // 6: aimemory.v1.PendingPayload.delete:type_name -> aimemory.v1.DeleteMemoriesRequest
-	22, // 7: aimemory.v1.PendingPayload.link:type_name -> aimemory.v1.PutLinkRequest
-	23, // 8: aimemory.v1.PendingPayload.unlink:type_name -> aimemory.v1.InvalidateLinkRequest
+	22, // 4: aimemory.v1.PendingPayload.store:type_name -> aimemory.v1.StoreMemoryRequest
+	23, // 5: aimemory.v1.PendingPayload.update:type_name -> aimemory.v1.UpdateMemoryRequest
+	24, // 6: aimemory.v1.PendingPayload.delete:type_name -> aimemory.v1.DeleteMemoriesRequest
+	25, // 7: aimemory.v1.PendingPayload.link:type_name -> aimemory.v1.PutLinkRequest
+	26, // 8: aimemory.v1.PendingPayload.unlink:type_name -> aimemory.v1.InvalidateLinkRequest
 	8,  // 9: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
 	9,  // 10: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
 	10, // 11: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
 	10, // 12: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
 	10, // 13: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
-	18, // 14: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
-	1,  // 15: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
-	3,  // 16: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
-	6,  // 17: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
-	11, // 18: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
-	13, // 19: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
-	13, // 20: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
-	16, // 21: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
-	2,  // 22: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
-	5,  // 23: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
-	7,  // 24: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
-	12, // 25: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
-	14, // 26: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
-	15, // 27: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
-	17, // 28: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	21, // 14: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
+	19, // 15: aimemory.v1.ListAgentsResponse.agents:type_name -> aimemory.v1.Agent
+	1,  // 16: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
+	3,  // 17: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
+	6,  // 18: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
+	11, // 19: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
+	13, // 20: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
+	13, // 21: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
+	16, // 22: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
+	18, // 23: aimemory.v1.Governance.ListAgents:input_type -> aimemory.v1.ListAgentsRequest
+	2,  // 24: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
+	5,  // 25: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
+	7,  // 26: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
+	12, // 27: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
+	14, // 28: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
+	15, // 29: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
+	17, // 30: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
+	20, // 31: aimemory.v1.Governance.ListAgents:output_type -> aimemory.v1.ListAgentsResponse
+	24, // [24:32] is the sub-list for method output_type
+	16, // [16:24] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_governance_proto_init() }
@@ -1443,7 +1638,7 @@ func file_aimemory_v1_governance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_governance_proto_rawDesc), len(file_aimemory_v1_governance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
