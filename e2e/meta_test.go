@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -210,5 +212,31 @@ func TestMetaSessionStartStandards(t *testing.T) {
 	}
 	if out["count"] != 1.0 {
 		t.Errorf("session_start = %v", out)
+	}
+}
+
+// `ai-memory stats` prints the health view; doctor adds it while the
+// engine runs.
+func TestStatsCommandAndDoctorHealth(t *testing.T) {
+	e := newEnv(t)
+	h := e.startHost([]string{"--profile", "meta,lifecycle"})
+	id := h.ok("memory_store", map[string]any{"title": "A", "content": "alpha", "namespace": "cli"})["id"].(string)
+	h.ok("memory_delete", map[string]any{"id": id, "archive": true})
+	h.ok("memory_store", map[string]any{"title": "B", "content": "beta", "namespace": "cli"})
+
+	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), "stats")
+	cmd.Env = e.environ()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ai-memory stats: %v\n%s", err, out)
+	}
+	for _, want := range []string{"memories   1 (mid 1)", "namespaces 1: cli 1", "index      healthy: 1 memories indexed of 1 stored", "archive    1 removed memories"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("stats lacks %q:\n%s", want, out)
+		}
+	}
+	health, code := e.doctor()
+	if code != 0 || !strings.Contains(health, "healthy: 1 memories indexed of 1 stored") || !strings.Contains(health, "1 removed memories") {
+		t.Errorf("doctor health view (exit %d):\n%s", code, health)
 	}
 }

@@ -22,6 +22,7 @@ type rootCmd struct {
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
 	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Stats   statsCmd   `cmd:"" help:"Print the store's health: counts, index, archive, sizes."`
 	Version versionCmd `cmd:"" help:"Print the version."`
 }
 

@@ -79,6 +79,11 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		note("engine", "idle", false, err.Error()) // normal: a host starts it on demand
 	} else {
 		add("engine", nil, detail)
+		if st, err := runningStats(dataDir); err != nil {
+			add("stats", err, "")
+		} else {
+			checks = append(checks, healthChecks(st)...)
+		}
 	}
 
 	dir := pluginDir()

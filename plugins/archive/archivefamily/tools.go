@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -28,8 +27,6 @@ const (
 	maxListed  = 100  // memories a purge answer names (the engine's bound too)
 	contentCut = 2000 // bytes of content a list entry shows
 )
-
-var reasons = []string{"ttl_expired", "forget", "delete", "superseded"}
 
 // entry is one archived row or version as results show it: no empty fields.
 type entry struct {
@@ -99,12 +96,6 @@ func listRequest(call sdk.Call) (id string, req *aimemoryv1.ListArchivedRequest,
 	if req.Namespace, err = a.NamespaceFilter("namespace"); err != nil {
 		return "", nil, err
 	}
-	if req.Reason, err = a.Str("reason", ""); err != nil {
-		return "", nil, err
-	}
-	if req.Reason != "" && !slices.Contains(reasons, req.Reason) {
-		return "", nil, sdk.Errorf("reason: must be one of ttl_expired, forget, delete, superseded (got %s)", record.Quote(req.Reason))
-	}
 	limit, err := a.Integer("limit", 50, 1, maxLimit)
 	if err != nil {
 		return "", nil, err
@@ -114,8 +105,8 @@ func listRequest(call sdk.Call) (id string, req *aimemoryv1.ListArchivedRequest,
 		return "", nil, err
 	}
 	req.Limit, req.Offset = uint32(limit), uint32(offset)
-	if id != "" && (req.Namespace != "" || req.Reason != "" || offset != 0) {
-		return "", nil, sdk.Errorf("id: lists one memory's history; namespace, reason and offset do not apply")
+	if id != "" && (req.Namespace != "" || offset != 0) {
+		return "", nil, sdk.Errorf("id: lists one memory's history; namespace and offset do not apply")
 	}
 	return id, req, nil
 }

@@ -35,7 +35,7 @@ func Families(eng sdk.Engine, src Sources) []sdk.Family {
 	return []sdk.Family{{Name: "meta", Tools: []sdk.Tool{
 		{Name: "memory_session_start", Description: sessionDesc, Schema: sdk.Schema(sessionSchema), Hints: sdk.ReadOnly, Handler: s.sessionStart},
 		{Name: "memory_stats", Description: statsDesc, Schema: sdk.Schema(statsSchema), Hints: sdk.ReadOnly, Handler: s.stats},
-		{Name: "memory_agent_register", Description: registerDesc, Schema: sdk.Schema(registerSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false), Idempotent: sdk.Bool(true)}, Handler: s.agentRegister},
+		{Name: "memory_agent_register", Description: registerDesc, Schema: sdk.Schema(registerSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false)}, Handler: s.agentRegister},
 		{Name: "memory_agent_list", Description: agentListDesc, Schema: sdk.Schema(agentListSchema), Hints: sdk.ReadOnly, Handler: s.agentList},
 	}}}
 }
