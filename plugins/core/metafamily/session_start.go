@@ -124,11 +124,7 @@ func (s *service) candidates(ctx context.Context, q *sessionQuery, standards []S
 	filter := &aimemoryv1.Filter{Namespace: q.namespace, NamespaceAncestors: q.namespace != ""}
 	// Ask for more than limit: guarded namespaces and repeats are dropped.
 	n := uint32(min(q.limit+8, 2*maxLimit))
-	important, err := s.eng.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: filter, Limit: n})
-	if err != nil {
-		return nil, sdk.EngineError(err)
-	}
-	recent, err := s.eng.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: filter, Limit: n, Recent: true})
+	resp, err := s.eng.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: filter, Limit: n, WithRecent: true})
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
@@ -137,7 +133,7 @@ func (s *service) candidates(ctx context.Context, q *sessionQuery, standards []S
 		seen[st.ID] = true
 	}
 	var out []sessionMem
-	lists := [2][]*aimemoryv1.Memory{important.GetMemories(), recent.GetMemories()}
+	lists := [2][]*aimemoryv1.Memory{resp.GetMemories(), resp.GetRecent()}
 	why := [2]string{"priority", "recent"}
 	for i := 0; len(out) < q.limit && (len(lists[0]) > 0 || len(lists[1]) > 0); i = 1 - i {
 		if len(lists[i]) == 0 {
