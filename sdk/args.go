@@ -275,3 +275,15 @@ func (a *Args) Object(name string) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// Bool returns an optional boolean argument, or def when it is absent.
+func (a *Args) Bool(name string, def bool) (bool, error) {
+	v, ok := a.Value(name)
+	if !ok {
+		return def, nil
+	}
+	if jsonType(v) != "boolean" {
+		return false, typeErr(name, "a boolean", v)
+	}
+	return string(v) == "true", nil
+}

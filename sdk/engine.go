@@ -17,11 +17,13 @@ import (
 // Engine is every service of the engine API, as one client: what a family
 // plugin holds to reach memory. *EngineConn implements it.
 type Engine interface {
-	aimemoryv1.EngineClient   // health
-	aimemoryv1.MemoriesClient // records, keyword search
-	aimemoryv1.GraphClient    // links, entities, namespace tree
-	aimemoryv1.AuditClient    // the hash-chained audit log
-	aimemoryv1.EventsClient   // committed writes, as a stream
+	aimemoryv1.EngineClient        // health
+	aimemoryv1.MemoriesClient      // records, keyword search
+	aimemoryv1.GraphClient         // links, entities, namespace tree
+	aimemoryv1.AuditClient         // the hash-chained audit log
+	aimemoryv1.EventsClient        // committed writes, as a stream
+	aimemoryv1.SubscriptionsClient // webhook subscriptions
+	aimemoryv1.MessagesClient      // inboxes
 }
 
 // EngineConn is a connection to the data dir's engine, with a client of
@@ -32,6 +34,8 @@ type EngineConn struct {
 	aimemoryv1.GraphClient
 	aimemoryv1.AuditClient
 	aimemoryv1.EventsClient
+	aimemoryv1.SubscriptionsClient
+	aimemoryv1.MessagesClient
 	conn *grpc.ClientConn
 }
 
@@ -40,12 +44,14 @@ var _ Engine = (*EngineConn)(nil)
 // NewEngineConn wraps an open connection to an engine; Close closes it.
 func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 	return &EngineConn{
-		EngineClient:   aimemoryv1.NewEngineClient(conn),
-		MemoriesClient: aimemoryv1.NewMemoriesClient(conn),
-		GraphClient:    aimemoryv1.NewGraphClient(conn),
-		AuditClient:    aimemoryv1.NewAuditClient(conn),
-		EventsClient:   aimemoryv1.NewEventsClient(conn),
-		conn:           conn,
+		EngineClient:        aimemoryv1.NewEngineClient(conn),
+		MemoriesClient:      aimemoryv1.NewMemoriesClient(conn),
+		GraphClient:         aimemoryv1.NewGraphClient(conn),
+		AuditClient:         aimemoryv1.NewAuditClient(conn),
+		EventsClient:        aimemoryv1.NewEventsClient(conn),
+		SubscriptionsClient: aimemoryv1.NewSubscriptionsClient(conn),
+		MessagesClient:      aimemoryv1.NewMessagesClient(conn),
+		conn:                conn,
 	}
 }
 

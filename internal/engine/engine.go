@@ -27,6 +27,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -68,6 +69,10 @@ type Options struct {
 	Version string
 	// OpenTimeout bounds the wait for the database file's lock; 0 means 5 s.
 	OpenTimeout time.Duration
+	// WebhookResolver and WebhookDial replace the webhook dispatcher's DNS
+	// and dialer (tests); nil means the system's.
+	WebhookResolver webhook.Resolver
+	WebhookDial     webhook.DialFunc
 }
 
 // Run is the engine process: Serve, also stopping on SIGTERM or SIGINT.
@@ -123,10 +128,16 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 
+	set, _, err := settings.Load(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	if opts.TTL == (storage.TTL{}) {
-		if opts.TTL, err = tiersFromSettings(dir); err != nil {
-			return fmt.Errorf("engine: %w", err)
-		}
+		opts.TTL = tiersFrom(set)
+	}
+	sealer, err := webhook.OpenSealer(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 
 	ev := &events.Broadcaster{}
@@ -161,9 +172,25 @@ func Serve(ctx context.Context, opts Options) error {
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
-	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log})
+	guard, backoff, timeout := webhookConfig(set.Webhooks)
+	guard.Resolver = opts.WebhookResolver
+	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log,
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
+
+	// The dispatcher stops before the store closes (deferred earlier).
+	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
+			Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
+		if err := d.Run(dctx); err != nil {
+			log.Error("webhook dispatcher stopped", "err", err)
+		}
+	}()
+	defer func() { stopDispatch(); <-dispatched }()
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
 
 	select {
@@ -178,15 +205,28 @@ func Serve(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// tiersFromSettings applies the data dir's engine.toml over the default expiry.
-func tiersFromSettings(dir string) (storage.TTL, error) {
-	set, _, err := settings.Load(dir)
-	if err != nil {
-		return storage.TTL{}, err
-	}
+// tiersFrom applies the data dir's engine.toml over the default expiry.
+func tiersFrom(set settings.Settings) storage.TTL {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
-	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}, nil
+	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}
+}
+
+// webhookConfig is the dispatcher's configuration from engine.toml.
+func webhookConfig(w settings.Webhooks) (webhook.Guard, webhook.Backoff, time.Duration) {
+	g := webhook.Guard{AllowLoopback: w.AllowLoopback != nil && *w.AllowLoopback, AllowPrivate: w.AllowPrivate != nil && *w.AllowPrivate}
+	b := webhook.DefaultBackoff
+	if w.MaxAttempts != nil {
+		b.Attempts = int(*w.MaxAttempts)
+	}
+	if w.RetryBaseMs != nil {
+		b.Base = time.Duration(*w.RetryBaseMs) * time.Millisecond
+	}
+	timeout := 5 * time.Second
+	if w.TimeoutMs != nil {
+		timeout = time.Duration(*w.TimeoutMs) * time.Millisecond
+	}
+	return g, b, timeout
 }
 
 // stopGracefully lets running calls finish for up to grace (watch streams

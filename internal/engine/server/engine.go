@@ -28,6 +28,8 @@ type Config struct {
 	Version string
 	DataDir string
 	Log     *slog.Logger
+	// Webhooks vets subscription targets and seals their secrets.
+	Webhooks Webhooks
 }
 
 // Register registers every engine service on g.
@@ -40,7 +42,9 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
-	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log})
+	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log, st: c.Backend})
+	aimemoryv1.RegisterSubscriptionsServer(g, &Subscriptions{st: c.Backend, hooks: c.Webhooks, errorMapper: e})
+	aimemoryv1.RegisterMessagesServer(g, &Messages{st: c.Backend, errorMapper: e})
 }
 
 // Engine serves Health.

@@ -29,8 +29,24 @@ var Backends = []string{"bbolt"}
 // Settings are the engine-scoped sections of config.toml and engine.toml.
 // Pointer fields tell "not set" from a zero value.
 type Settings struct {
-	Storage Storage `toml:"storage,omitempty"`
-	TTL     TTL     `toml:"ttl,omitempty"`
+	Storage  Storage  `toml:"storage,omitempty"`
+	TTL      TTL      `toml:"ttl,omitempty"`
+	Webhooks Webhooks `toml:"webhooks,omitempty"`
+}
+
+// Webhooks configures the engine's webhook dispatcher.
+type Webhooks struct {
+	// Targets on loopback, or on private, link-local or shared (CGNAT)
+	// addresses, are refused unless allowed here (default false).
+	AllowLoopback *bool `toml:"allow_loopback,omitempty"`
+	AllowPrivate  *bool `toml:"allow_private,omitempty"`
+	// Attempts before a delivery is dead-lettered (1-20, default 8).
+	MaxAttempts *int64 `toml:"max_attempts,omitempty"`
+	// First retry delay; each later one doubles, up to 10 minutes, with
+	// jitter (1-3600000 ms, default 1000).
+	RetryBaseMs *int64 `toml:"retry_base_ms,omitempty"`
+	// Per-attempt timeout (100-60000 ms, default 5000).
+	TimeoutMs *int64 `toml:"timeout_ms,omitempty"`
 }
 
 // Storage chooses the backend.
@@ -54,6 +70,15 @@ const maxTTL = 10 * 365 * 24 * time.Hour
 func (s Settings) Validate() error {
 	if b := s.Storage.Backend; b != nil && !slices.Contains(Backends, *b) {
 		return fmt.Errorf("[storage] backend: must be one of %s (got %.64q)", strings.Join(Backends, ", "), *b)
+	}
+	for _, e := range []struct {
+		name   string
+		v      *int64
+		lo, hi int64
+	}{{"max_attempts", s.Webhooks.MaxAttempts, 1, 20}, {"retry_base_ms", s.Webhooks.RetryBaseMs, 1, 3_600_000}, {"timeout_ms", s.Webhooks.TimeoutMs, 100, 60_000}} {
+		if e.v != nil && (*e.v < e.lo || *e.v > e.hi) {
+			return fmt.Errorf("[webhooks] %s: must be %d to %d (got %d)", e.name, e.lo, e.hi, *e.v)
+		}
 	}
 	for _, e := range []struct {
 		name string
@@ -205,5 +230,15 @@ func Differ(host, inForce Settings) []string {
 	num("ttl.long_ttl_secs", host.TTL.LongTTLSecs, inForce.TTL.LongTTLSecs)
 	num("ttl.short_extend_secs", host.TTL.ShortExtendSecs, inForce.TTL.ShortExtendSecs)
 	num("ttl.mid_extend_secs", host.TTL.MidExtendSecs, inForce.TTL.MidExtendSecs)
+	flag := func(name string, h, f *bool) {
+		if h != nil && (f == nil || *h != *f) {
+			keys = append(keys, name)
+		}
+	}
+	flag("webhooks.allow_loopback", host.Webhooks.AllowLoopback, inForce.Webhooks.AllowLoopback)
+	flag("webhooks.allow_private", host.Webhooks.AllowPrivate, inForce.Webhooks.AllowPrivate)
+	num("webhooks.max_attempts", host.Webhooks.MaxAttempts, inForce.Webhooks.MaxAttempts)
+	num("webhooks.retry_base_ms", host.Webhooks.RetryBaseMs, inForce.Webhooks.RetryBaseMs)
+	num("webhooks.timeout_ms", host.Webhooks.TimeoutMs, inForce.Webhooks.TimeoutMs)
 	return keys
 }

@@ -78,6 +78,9 @@ type Backend interface {
 	Graph
 	Audit
 	Archive
+	EventLog
+	Subscriptions
+	Messages
 	// SchemaVersion is the layout version the backend reads and writes.
 	SchemaVersion() uint32
 	Close() error

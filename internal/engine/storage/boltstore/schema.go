@@ -19,7 +19,9 @@ import (
 //	2  Memory.created_by / updated_by, stamped by the engine from the caller
 //	3  index_snapshot and index_log (snapshot.go): every write logs there,
 //	   so a build that does not must not write the file
-const SchemaVersion = 3
+//	4  events_log (events_log.go) and the webhook buckets (subscriptions.go):
+//	   every commit logs its events, so an older build must not write the file
+const SchemaVersion = 4
 
 // Buckets. Keys and values are described in codec.go.
 var (
@@ -35,6 +37,13 @@ var (
 	// Entities (graph_entities.go).
 	bucketAliases       = []byte("aliases")        // fold(alias) NUL namespace → entity id
 	bucketEntityAliases = []byte("entity_aliases") // entity id NUL fold(alias) → alias row
+
+	// Durable events and webhooks (events_log.go, subscriptions.go).
+	bucketEventsLog    = []byte("events_log")    // seq(8, big-endian) → Event
+	bucketSubs         = []byte("webhook_subs")  // subscription id → storage.Subscription (JSON)
+	bucketWebhookQueue = []byte("webhook_queue") // next_at(8) seq(8) subscription id → Delivery (JSON)
+	bucketWebhookDead  = []byte("webhook_dead")  // subscription id NUL seq(8) → DeadLetter
+	bucketWebhookState = []byte("webhook_state") // "cursor" → the fan-out cursor (8)
 )
 
 var allBuckets = [][]byte{
@@ -42,6 +51,7 @@ var allBuckets = [][]byte{
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
 	bucketAliases, bucketEntityAliases,
 	bucketIndexSnapshot, bucketIndexLog,
+	bucketEventsLog, bucketSubs, bucketWebhookQueue, bucketWebhookDead, bucketWebhookState,
 }
 
 var keySchemaVersion = []byte("schema_version")
@@ -51,7 +61,7 @@ func migration(from uint32) func(*bolt.Tx) error {
 	switch from {
 	case 1:
 		return migrateAuthors
-	case 2:
+	case 2, 3:
 		return func(*bolt.Tx) error { return nil } // the new buckets exist already
 	}
 	return nil
