@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -116,10 +115,10 @@ func eventTypes(in []string) ([]string, error) {
 		return []string{"*"}, nil
 	}
 	var out []string
-	for i, e := range in {
+	for _, e := range in {
 		if e != "*" && !slices.Contains(webhook.EventTypes, e) {
 			return nil, &record.FieldError{Field: "events",
-				Rule: "unknown event type " + record.Quote(e) + " at " + itoa(i) + ": use * or " + strings.Join(webhook.EventTypes, ", ")}
+				Rule: "unknown event type " + record.Quote(e) + ": use * or " + strings.Join(webhook.EventTypes, ", ")}
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
@@ -179,4 +178,3 @@ func (s *Subscriptions) describe(ctx context.Context, sub *storage.Subscription)
 
 func nowNanos() int64 { return time.Now().UnixNano() }
 
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -17,6 +17,9 @@ import (
 // write's event survives any crash, and a rolled-back one leaves none:
 // the bucket's sequence rolls back with it.
 
+// eventRetention is storage.EventRetention (a test lowers it).
+var eventRetention uint64 = storage.EventRetention
+
 // loggedEvent says whether an event type goes into the log. A touch is a
 // read's bookkeeping, not a change anyone subscribes to.
 func loggedEvent(typ string) bool { return typ != "memory_touch" }
@@ -46,10 +49,10 @@ func logEvents(tx *bolt.Tx, batch []*writeReq) error {
 			last = seq
 		}
 	}
-	if last <= storage.EventRetention {
+	if last <= eventRetention {
 		return nil
 	}
-	cut := last - storage.EventRetention // keep seq > cut
+	cut := last - eventRetention // keep seq > cut
 	c := b.Cursor()
 	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= cut; k, _ = c.Next() {
 		if err := c.Delete(); err != nil {
