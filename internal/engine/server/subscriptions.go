@@ -177,4 +177,3 @@ func (s *Subscriptions) describe(ctx context.Context, sub *storage.Subscription)
 }
 
 func nowNanos() int64 { return time.Now().UnixNano() }
-

@@ -352,7 +352,10 @@ func TestPrivateTargetRefusedWithoutTraffic(t *testing.T) {
 
 func TestDialerChecksEveryResolvedAddress(t *testing.T) {
 	dialled := ""
-	dial := func(_ context.Context, _, addr string) (net.Conn, error) { dialled = addr; return nil, errors.New("stop") }
+	dial := func(_ context.Context, _, addr string) (net.Conn, error) {
+		dialled = addr
+		return nil, errors.New("stop")
+	}
 	for _, tc := range []struct {
 		guard   webhook.Guard
 		host    string

@@ -178,4 +178,3 @@ func TestInbox(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
