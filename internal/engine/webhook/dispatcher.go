@@ -70,6 +70,7 @@ type Dispatcher struct {
 	inflight map[string]bool
 	settled  chan struct{}
 	release  func()
+	attempts sync.WaitGroup
 }
 
 // New builds a dispatcher; Run starts it.
@@ -124,6 +125,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		wake = sub.C
 	}
 	defer d.setHold(false)
+	defer d.attempts.Wait() // each sees ctx end and stops without settling
 	cur, err := d.cfg.Store.FanOutCursor(ctx)
 	if err != nil {
 		return err
@@ -270,7 +272,11 @@ func (d *Dispatcher) dispatchDue(ctx context.Context) (next time.Duration, queue
 			break // a settled attempt wakes the loop
 		}
 		d.inflight[key] = true
-		go d.attempt(ctx, byID[q.SubscriptionID], q)
+		d.attempts.Add(1)
+		go func() {
+			defer d.attempts.Done()
+			d.attempt(ctx, byID[q.SubscriptionID], q)
+		}()
 	}
 	return next, true, nil
 }

@@ -12,9 +12,9 @@ import (
 const listSubscriptionsSchema = `{"type":"object","properties":{}}`
 
 const notifySchema = `{"type":"object","properties":{
-"target_agent_id":{"type":"string","description":"Recipient agent id"},
+"target_agent_id":{"type":"string","description":"Recipient"},
 "title":{"type":"string","description":"Subject"},
-"payload":{"type":"string","description":"Message text"},
+"payload":{"type":"string","description":"Text"},
 "priority":{"type":"integer","description":"1-10, default 5"},
 "tier":{"type":"string","description":"short, mid (default) or long"}
 },"required":["target_agent_id","title","payload"]}`
@@ -27,9 +27,9 @@ var (
 // otherTools: memory_list_subscriptions, memory_notify.
 func (s *service) otherTools() []sdk.Tool {
 	return []sdk.Tool{
-		{Name: "memory_list_subscriptions", Description: "Your webhook subscriptions with delivery counts and dead letters.",
+		{Name: "memory_list_subscriptions", Description: "Your webhooks, with counts and dead letters.",
 			Schema: sdk.Schema(listSubscriptionsSchema), Hints: sdk.ReadOnly, Handler: s.listSubscriptions},
-		{Name: "memory_notify", Description: "Send a message to another agent's inbox, from you.",
+		{Name: "memory_notify", Description: "Message another agent's inbox.",
 			Schema: sdk.Schema(notifySchema), Hints: sdk.Hints{Destructive: sdk.Bool(false)}, Handler: s.notify},
 	}
 }

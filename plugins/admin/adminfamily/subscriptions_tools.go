@@ -13,12 +13,12 @@ import (
 // arguments and answers. The secret is sent once and never comes back.
 
 const subscribeSchema = `{"type":"object","properties":{
-"url":{"type":"string","description":"https URL events are POSTed to"},
-"events":{"type":"string","description":"Comma list of event types, default *"},
-"secret":{"type":"string","description":"Signs each delivery (HMAC-SHA256)"},
+"url":{"type":"string","description":"https URL to POST to"},
+"events":{"type":"string","description":"Comma list, default *"},
+"secret":{"type":"string","description":"HMAC-SHA256 key"},
 "namespace_filter":{"type":"string","description":"Exact namespace"},
 "agent_filter":{"type":"string","description":"Exact agent id"},
-"include_content":{"type":"boolean","description":"Send memory content too"}
+"include_content":{"type":"boolean","description":"Also send content"}
 },"required":["url"]}`
 
 // event_types is the reference's undocumented list form of events.
@@ -33,9 +33,9 @@ var unsubscribeArgs = sdk.ArgNames(unsubscribeSchema)
 // subscriptionTools: memory_subscribe, memory_unsubscribe (governance family).
 func (s *service) subscriptionTools() []sdk.Tool {
 	return []sdk.Tool{
-		{Name: "memory_subscribe", Description: "Register a webhook for memory events; deliveries are signed with your secret.",
+		{Name: "memory_subscribe", Description: "Webhook for memory events.",
 			Schema: sdk.Schema(subscribeSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false), OpenWorld: sdk.Bool(true)}, Handler: s.subscribe},
-		{Name: "memory_unsubscribe", Description: "Remove one of your webhook subscriptions.",
+		{Name: "memory_unsubscribe", Description: "Remove your webhook.",
 			Schema: sdk.Schema(unsubscribeSchema), Hints: sdk.Hints{Idempotent: sdk.Bool(true)}, Handler: s.unsubscribe},
 	}
 }
