@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -18,7 +20,8 @@ type EventLog interface {
 
 // EventRetention is how many events the log keeps: older ones are trimmed
 // in the transaction that logs newer ones. A consumer further behind than
-// this loses the events in between (the webhook dispatcher logs how many).
+// this loses the events in between (webhook deliveries are queued apart,
+// so they do not depend on it).
 const EventRetention = 100_000
 
 // Subscription is a webhook subscription as stored. SealedSecret is the
@@ -64,8 +67,10 @@ const (
 )
 
 // Subscriptions is the subscriptions' storage and the webhook dispatcher's
-// durable state: the fan-out cursor over the event log, the delivery
-// queue and the dead letters.
+// durable state: the delivery queue and the dead letters. A backend queues
+// a delivery for every subscription an event matches (Subscription.Matches)
+// in the transaction that logs the event, so a committed write's
+// deliveries are as durable as the write, at no extra commit.
 type Subscriptions interface {
 	// PutSubscription stores a new subscription, setting its FromSeq in the
 	// same transaction.
@@ -79,10 +84,6 @@ type Subscriptions interface {
 	// DeliveryState: per subscription, pending deliveries and dead letters (newest first, at most max).
 	DeliveryState(ctx context.Context, id string, max int) (pending uint64, dead []*DeadLetter, deadCount uint64, err error)
 
-	// FanOutCursor is the last event seq the dispatcher has fanned out.
-	FanOutCursor(ctx context.Context) (uint64, error)
-	// Enqueue queues deliveries and moves the fan-out cursor to cursor, atomically.
-	Enqueue(ctx context.Context, deliveries []*Delivery, cursor uint64) error
 	// DueDeliveries returns up to limit queued deliveries, earliest NextAt
 	// first (due or not: the caller sees when the next one is due).
 	DueDeliveries(ctx context.Context, limit int) ([]*Delivery, error)
@@ -95,4 +96,24 @@ type Subscriptions interface {
 type Messages interface {
 	SendMessage(ctx context.Context, req *aimemoryv1.SendMessageRequest) (*aimemoryv1.SendMessageResponse, error)
 	ListInbox(ctx context.Context, req *aimemoryv1.ListInboxRequest) (*aimemoryv1.ListInboxResponse, error)
+}
+
+// Matches reports whether s receives e: logged after s was made, of a type
+// it names (or "*"), in its namespace and agent filters (the agent filter
+// matches the claimed agent id or the principal), and readable by its
+// creator: an inbox's events go to its owner's subscriptions only.
+func (s *Subscription) Matches(e *aimemoryv1.Event) bool {
+	switch {
+	case e.GetSeq() <= s.FromSeq:
+		return false
+	case !slices.Contains(s.Events, "*") && !slices.Contains(s.Events, e.GetType()):
+		return false
+	case s.NamespaceFilter != "" && s.NamespaceFilter != e.GetNamespace():
+		return false
+	case s.AgentFilter != "" && s.AgentFilter != e.GetAgentId() && s.AgentFilter != e.GetPrincipal():
+		return false
+	case strings.HasPrefix(e.GetNamespace(), InboxPrefix) && e.GetNamespace() != InboxPrefix+s.CreatedBy:
+		return false
+	}
+	return true
 }

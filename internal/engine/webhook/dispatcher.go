@@ -10,9 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,19 +51,18 @@ type Config struct {
 	Log  *slog.Logger
 }
 
-// Dispatcher moves logged events into the delivery queue (fan-out) and
-// attempts queued deliveries. Its whole state is in the store, so a
-// restart (even after kill -9) resumes: events after the fan-out cursor
-// are fanned out again, and queued deliveries are attempted again. So
-// delivery is at least once; HeaderDelivery lets a receiver drop repeats.
-// It never blocks a write: writers only publish to the broadcaster, which
-// drops wake-ups rather than wait.
+// Dispatcher attempts the queued deliveries. The store queues them in the
+// transaction of the write whose event they carry, so its whole state is
+// on disk: a restart (even after kill -9) attempts again whatever was not
+// settled. So delivery is at least once; HeaderDelivery lets a receiver
+// drop repeats. It never blocks a write: writers only publish to the
+// broadcaster (which wakes it, and drops wake-ups rather than wait), and
+// its own writes (one per settled attempt) are small group-commit members.
 type Dispatcher struct {
 	cfg    Config
 	client *http.Client
 	log    *slog.Logger
 
-	cursor   uint64 // fanned out up to here (persisted with each enqueue)
 	mu       sync.Mutex
 	inflight map[string]bool
 	settled  chan struct{}
@@ -126,15 +123,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	defer d.setHold(false)
 	defer d.attempts.Wait() // each sees ctx end and stops without settling
-	cur, err := d.cfg.Store.FanOutCursor(ctx)
-	if err != nil {
-		return err
-	}
-	d.cursor = cur
 	for {
-		if err := d.fanOut(ctx); err != nil && ctx.Err() == nil {
-			d.log.Warn("webhook fan-out", "err", err)
-		}
 		next, queued, err := d.dispatchDue(ctx)
 		if err != nil && ctx.Err() == nil {
 			d.log.Warn("webhook dispatch", "err", err)
@@ -166,71 +155,6 @@ func (d *Dispatcher) setHold(on bool) {
 		d.release()
 		d.release = nil
 	}
-}
-
-const fanOutBatch = 512
-
-// fanOut queues a delivery for each logged event after the cursor and
-// each subscription it matches, and moves the cursor, in one transaction
-// per batch. A batch that matches nothing moves only the cursor in
-// memory: replaying it after a restart matches nothing again (a newer
-// subscription starts after it, see FromSeq).
-func (d *Dispatcher) fanOut(ctx context.Context) error {
-	for {
-		evs, err := d.cfg.Store.EventsAfter(ctx, d.cursor, fanOutBatch)
-		if err != nil || len(evs) == 0 {
-			return err
-		}
-		if first := evs[0].GetSeq(); first > d.cursor+1 {
-			d.log.Warn("webhook events trimmed from the log before fan-out", "lost", first-d.cursor-1,
-				"retention", storage.EventRetention)
-		}
-		subs, err := d.cfg.Store.ListSubscriptions(ctx)
-		if err != nil {
-			return err
-		}
-		var queue []*storage.Delivery
-		now := d.cfg.Clock.Now().UnixNano()
-		for _, e := range evs {
-			for _, s := range subs {
-				if Matches(s, e) {
-					queue = append(queue, &storage.Delivery{SubscriptionID: s.ID, Event: e, NextAt: now})
-				}
-			}
-		}
-		last := evs[len(evs)-1].GetSeq()
-		if len(queue) > 0 {
-			if err := d.cfg.Store.Enqueue(ctx, queue, last); err != nil {
-				return err
-			}
-		}
-		d.cursor = last
-		if len(evs) < fanOutBatch {
-			return nil
-		}
-	}
-}
-
-// Matches reports whether subscription s receives event e: logged after
-// it was made, of a type it names, in its namespace and agent filters, and
-// readable by its creator (an inbox only by its owner).
-func Matches(s *storage.Subscription, e *aimemoryv1.Event) bool {
-	if e.GetSeq() <= s.FromSeq {
-		return false
-	}
-	if !slices.Contains(s.Events, "*") && !slices.Contains(s.Events, e.GetType()) {
-		return false
-	}
-	if s.NamespaceFilter != "" && s.NamespaceFilter != e.GetNamespace() {
-		return false
-	}
-	if s.AgentFilter != "" && s.AgentFilter != e.GetAgentId() && s.AgentFilter != e.GetPrincipal() {
-		return false
-	}
-	if strings.HasPrefix(e.GetNamespace(), storage.InboxPrefix) && e.GetNamespace() != storage.InboxPrefix+s.CreatedBy {
-		return false
-	}
-	return true
 }
 
 const dueBatch = 256

@@ -13,9 +13,10 @@ import (
 
 // The durable event log (storage.EventLog): bucket events_log, seq (8,
 // big-endian) → Event. The commit that writes a request's records logs
-// its events in the same transaction (logEvents), so an acknowledged
-// write's event survives any crash, and a rolled-back one leaves none:
-// the bucket's sequence rolls back with it.
+// its events in the same transaction (logEvents), and queues their webhook
+// deliveries there too, so an acknowledged write's event and deliveries
+// survive any crash, and a rolled-back one leaves none: the bucket's
+// sequence rolls back with it.
 
 // eventRetention is storage.EventRetention (a test lowers it).
 var eventRetention uint64 = storage.EventRetention
@@ -25,9 +26,14 @@ var eventRetention uint64 = storage.EventRetention
 func loggedEvent(typ string) bool { return typ != "memory_touch" }
 
 // logEvents numbers and logs the events of a batch inside its transaction,
-// then trims the log to storage.EventRetention.
+// queues their webhook deliveries, then trims the log to
+// storage.EventRetention.
 func logEvents(tx *bolt.Tx, batch []*writeReq) error {
 	b := tx.Bucket(bucketEventsLog)
+	subs, err := subscriptionsIn(tx)
+	if err != nil {
+		return err
+	}
 	var last uint64
 	for _, r := range batch {
 		for _, e := range r.w.events {
@@ -44,6 +50,9 @@ func logEvents(tx *bolt.Tx, batch []*writeReq) error {
 				return err
 			}
 			if err := b.Put(seqKey(seq), raw); err != nil {
+				return err
+			}
+			if err := queueDeliveries(tx, subs, e, r.w.now); err != nil {
 				return err
 			}
 			last = seq

@@ -178,3 +178,40 @@ func TestInbox(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A write's webhook deliveries are queued in its own transaction: there
+// when the write returns, with no dispatcher running; none for a refused
+// write, for a filter that does not match, or for another's inbox.
+func TestDeliveriesQueuedWithTheWrite(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	ctx := context.Background()
+	for _, sub := range []*storage.Subscription{
+		{ID: "all", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice"},
+		{ID: "proj", URL: "https://a.example/y", Events: []string{"memory_store"}, NamespaceFilter: "proj", CreatedBy: "ai:alice"},
+	} {
+		if err := s.PutSubscription(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storeTitle(t, s, "global one")
+	if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_agents"}}); err == nil {
+		t.Fatal("guarded store succeeded")
+	}
+	if _, err := s.SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:bob", Title: "private", Payload: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:alice", Title: "for alice", Payload: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	queue, err := s.DueDeliveries(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range queue {
+		got = append(got, d.SubscriptionID+":"+d.Event.GetTitle())
+	}
+	if len(got) != 2 || got[0] != "all:global one" || got[1] != "all:for alice" {
+		t.Fatalf("queued %v, want all:global one and all:for alice", got)
+	}
+}

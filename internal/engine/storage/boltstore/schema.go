@@ -43,7 +43,6 @@ var (
 	bucketSubs         = []byte("webhook_subs")  // subscription id → storage.Subscription (JSON)
 	bucketWebhookQueue = []byte("webhook_queue") // next_at(8) seq(8) subscription id → Delivery (JSON)
 	bucketWebhookDead  = []byte("webhook_dead")  // subscription id NUL seq(8) → DeadLetter
-	bucketWebhookState = []byte("webhook_state") // "cursor" → the fan-out cursor (8)
 )
 
 var allBuckets = [][]byte{
@@ -51,7 +50,7 @@ var allBuckets = [][]byte{
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
 	bucketAliases, bucketEntityAliases,
 	bucketIndexSnapshot, bucketIndexLog,
-	bucketEventsLog, bucketSubs, bucketWebhookQueue, bucketWebhookDead, bucketWebhookState,
+	bucketEventsLog, bucketSubs, bucketWebhookQueue, bucketWebhookDead,
 }
 
 var keySchemaVersion = []byte("schema_version")

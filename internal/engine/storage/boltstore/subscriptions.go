@@ -18,8 +18,6 @@ import (
 // (storage.Subscriptions). These writes go through the group commit like
 // any other, so they are fsynced before they return; none emits an event.
 
-var keyCursor = []byte("cursor")
-
 // PutSubscription stores a new subscription; it receives events logged
 // after this transaction.
 func (s *Store) PutSubscription(ctx context.Context, sub *storage.Subscription) error {
@@ -149,18 +147,6 @@ func (s *Store) DeliveryState(ctx context.Context, id string, max int) (pending 
 	return pending, dead, deadCount, err
 }
 
-// FanOutCursor is the last event seq fanned out to the queue.
-func (s *Store) FanOutCursor(ctx context.Context) (uint64, error) {
-	var cur uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if raw := tx.Bucket(bucketWebhookState).Get(keyCursor); len(raw) == 8 {
-			cur = binary.BigEndian.Uint64(raw)
-		}
-		return nil
-	})
-	return cur, err
-}
-
 // queueKey orders the queue by when each delivery is next due.
 func queueKey(d *storage.Delivery) []byte {
 	k := binary.BigEndian.AppendUint64(nil, uint64(d.NextAt))
@@ -189,17 +175,35 @@ func putQueued(b *bolt.Bucket, d *storage.Delivery) error {
 	return b.Put(queueKey(d), v)
 }
 
-// Enqueue queues deliveries and moves the fan-out cursor, in one transaction.
-func (s *Store) Enqueue(ctx context.Context, deliveries []*storage.Delivery, cursor uint64) error {
-	return s.write(ctx, func(w *writeTx) error {
-		q := w.tx.Bucket(bucketWebhookQueue)
-		for _, d := range deliveries {
-			if err := putQueued(q, d); err != nil {
+// queueDeliveries queues, inside the transaction that logs e, a delivery
+// of e for every subscription it matches; subs is read once per commit.
+func queueDeliveries(tx *bolt.Tx, subs []*storage.Subscription, e *aimemoryv1.Event, now int64) error {
+	q := tx.Bucket(bucketWebhookQueue)
+	for _, sub := range subs {
+		if sub.Matches(e) {
+			if err := putQueued(q, &storage.Delivery{SubscriptionID: sub.ID, Event: e, NextAt: now}); err != nil {
 				return err
 			}
 		}
-		return w.tx.Bucket(bucketWebhookState).Put(keyCursor, binary.BigEndian.AppendUint64(nil, cursor))
+	}
+	return nil
+}
+
+// subscriptionsIn reads every subscription in tx (none, cheaply, when there are none).
+func subscriptionsIn(tx *bolt.Tx) ([]*storage.Subscription, error) {
+	b := tx.Bucket(bucketSubs)
+	if k, _ := b.Cursor().First(); k == nil {
+		return nil, nil
+	}
+	var out []*storage.Subscription
+	err := b.ForEach(func(_, v []byte) error {
+		sub, err := decodeSub(v)
+		if err == nil {
+			out = append(out, sub)
+		}
+		return err
 	})
+	return out, err
 }
 
 // DueDeliveries returns up to limit queued deliveries, earliest first.
