@@ -65,6 +65,7 @@ type Dispatcher struct {
 
 	mu       sync.Mutex
 	inflight map[string]bool
+	perSub   map[string]int // attempts in flight per subscription
 	settled  chan struct{}
 	release  func()
 	attempts sync.WaitGroup
@@ -105,7 +106,7 @@ func New(cfg Config) *Dispatcher {
 		ResponseHeaderTimeout: cfg.Timeout,
 	}
 	return &Dispatcher{
-		cfg: cfg, log: cfg.Log, inflight: map[string]bool{}, settled: make(chan struct{}, 1),
+		cfg: cfg, log: cfg.Log, inflight: map[string]bool{}, perSub: map[string]int{}, settled: make(chan struct{}, 1),
 		client: &http.Client{Transport: tr, Timeout: cfg.Timeout,
 			// A redirect could point anywhere; a 3xx is a failed attempt.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
@@ -159,10 +160,21 @@ func (d *Dispatcher) setHold(on bool) {
 
 const dueBatch = 256
 
+// maxPerSubscription bounds one subscription's attempts in flight.
+const maxPerSubscription = 2
+
 // dispatchDue starts an attempt for each due delivery not in flight, up
 // to Workers, and says how long until the next one is due (0: none
 // waiting) and whether anything is queued.
 func (d *Dispatcher) dispatchDue(ctx context.Context) (next time.Duration, queued bool, err error) {
+	// Under mu from before the read: an attempt settles (commits) before it
+	// leaves inflight under mu, so a delivery read here is either still in
+	// flight or already settled and gone, never attempted twice.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.inflight) >= d.cfg.Workers { // nothing to start: a settled attempt wakes the loop
+		return 0, true, nil
+	}
 	queue, err := d.cfg.Store.DueDeliveries(ctx, dueBatch)
 	if err != nil {
 		return 0, false, err
@@ -179,8 +191,6 @@ func (d *Dispatcher) dispatchDue(ctx context.Context) (next time.Duration, queue
 		byID[s.ID] = s
 	}
 	now := d.cfg.Clock.Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	for _, q := range queue {
 		key := deliveryID(q)
 		if d.inflight[key] {
@@ -195,7 +205,11 @@ func (d *Dispatcher) dispatchDue(ctx context.Context) (next time.Duration, queue
 		if len(d.inflight) >= d.cfg.Workers {
 			break // a settled attempt wakes the loop
 		}
+		if d.perSub[q.SubscriptionID] >= maxPerSubscription {
+			continue // one slow receiver must not hold every worker
+		}
 		d.inflight[key] = true
+		d.perSub[q.SubscriptionID]++
 		d.attempts.Add(1)
 		go func() {
 			defer d.attempts.Done()
@@ -215,6 +229,9 @@ func (d *Dispatcher) attempt(ctx context.Context, s *storage.Subscription, q *st
 	defer func() {
 		d.mu.Lock()
 		delete(d.inflight, key)
+		if d.perSub[q.SubscriptionID]--; d.perSub[q.SubscriptionID] <= 0 {
+			delete(d.perSub, q.SubscriptionID)
+		}
 		d.mu.Unlock()
 		select {
 		case d.settled <- struct{}{}:

@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -462,5 +463,40 @@ func TestSignature(t *testing.T) {
 	}
 	if err := webhook.Verify([]byte("key"), "1700000000", got, []byte("{}"), now.Add(time.Hour), time.Minute); err == nil {
 		t.Fatal("an old timestamp verified")
+	}
+}
+
+// Many deliveries settling while the loop reads the queue: each is
+// attempted exactly once.
+func TestEachDeliveryAttemptedOnce(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get(webhook.HeaderDelivery)]++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	r := newRig(t, loopbackOnly, nil)
+	r.subscribe(srv.URL, "")
+	const n = 200
+	for i := range n {
+		r.store(fmt.Sprintf("m%d", i))
+	}
+	for range n {
+		if s := r.next(); s.o != storage.Delivered {
+			t.Fatalf("outcome %v: %s", s.o, s.d.LastError)
+		}
+	}
+	r.stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != n {
+		t.Fatalf("%d distinct deliveries, want %d", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Fatalf("delivery %s attempted %d times", id, c)
+		}
 	}
 }

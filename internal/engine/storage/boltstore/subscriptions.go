@@ -261,7 +261,11 @@ func (s *Store) SettleDelivery(ctx context.Context, queuedAt int64, d *storage.D
 				return err
 			}
 			key := binary.BigEndian.AppendUint64(append([]byte(d.SubscriptionID), 0), d.Event.GetSeq())
-			if err := w.tx.Bucket(bucketWebhookDead).Put(key, raw); err != nil {
+			dead := w.tx.Bucket(bucketWebhookDead)
+			if err := dead.Put(key, raw); err != nil {
+				return err
+			}
+			if err := trimDead(dead, d.SubscriptionID); err != nil {
 				return err
 			}
 		}
@@ -271,4 +275,23 @@ func (s *Store) SettleDelivery(ctx context.Context, queuedAt int64, d *storage.D
 		}
 		return subs.Put([]byte(sub.ID), raw)
 	})
+}
+
+// MaxDeadLetters is how many dead letters a subscription keeps (the oldest go first).
+const MaxDeadLetters = 1000
+
+func trimDead(b *bolt.Bucket, id string) error {
+	prefix := append([]byte(id), 0)
+	n := 0
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		n++
+	}
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && n > MaxDeadLetters; k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+		n--
+	}
+	return nil
 }
