@@ -84,9 +84,11 @@ type Subscriptions interface {
 	// DeliveryState: per subscription, pending deliveries and dead letters (newest first, at most max).
 	DeliveryState(ctx context.Context, id string, max int) (pending uint64, dead []*DeadLetter, deadCount uint64, err error)
 
-	// DueDeliveries returns up to limit queued deliveries, earliest NextAt
-	// first (due or not: the caller sees when the next one is due).
-	DueDeliveries(ctx context.Context, limit int) ([]*Delivery, error)
+	// DueDeliveries returns up to limit deliveries due at now (NextAt ≤
+	// now), earliest first, passing over those skip names by key alone
+	// (nothing is decoded for them), and the NextAt of the first one not
+	// due yet (0: none waiting).
+	DueDeliveries(ctx context.Context, now int64, limit int, skip func(subscriptionID string, seq uint64) bool) (due []*Delivery, next int64, err error)
 	// SettleDelivery records an attempt's outcome: d is the delivery's new
 	// state (Attempts, NextAt, LastError), queuedAt the NextAt it was queued under.
 	SettleDelivery(ctx context.Context, queuedAt int64, d *Delivery, o Outcome) error

@@ -158,8 +158,6 @@ func (d *Dispatcher) setHold(on bool) {
 	}
 }
 
-const dueBatch = 256
-
 // maxPerSubscription bounds one subscription's attempts in flight.
 const maxPerSubscription = 2
 
@@ -175,12 +173,21 @@ func (d *Dispatcher) dispatchDue(ctx context.Context) (next time.Duration, queue
 	if len(d.inflight) >= d.cfg.Workers { // nothing to start: a settled attempt wakes the loop
 		return 0, true, nil
 	}
-	queue, err := d.cfg.Store.DueDeliveries(ctx, dueBatch)
+	now := d.cfg.Clock.Now()
+	busy := func(sub string, seq uint64) bool {
+		return d.inflight[sub+":"+strconv.FormatUint(seq, 10)] || d.perSub[sub] >= maxPerSubscription
+	}
+	room := d.cfg.Workers - len(d.inflight)
+	queue, at, err := d.cfg.Store.DueDeliveries(ctx, now.UnixNano(), room, busy)
 	if err != nil {
-		return 0, false, err
+		return 0, true, err
+	}
+	if at != 0 {
+		next = time.Duration(at - now.UnixNano())
 	}
 	if len(queue) == 0 {
-		return 0, false, nil
+		// Nothing to start; queued if something is in flight or waiting.
+		return next, len(d.inflight) > 0 || at != 0, nil
 	}
 	subs, err := d.cfg.Store.ListSubscriptions(ctx)
 	if err != nil {
@@ -190,25 +197,11 @@ func (d *Dispatcher) dispatchDue(ctx context.Context) (next time.Duration, queue
 	for _, s := range subs {
 		byID[s.ID] = s
 	}
-	now := d.cfg.Clock.Now()
 	for _, q := range queue {
-		key := deliveryID(q)
-		if d.inflight[key] {
-			continue
+		if busy(q.SubscriptionID, q.Event.GetSeq()) {
+			continue // a second delivery of a subscription in this batch
 		}
-		if wait := time.Duration(q.NextAt - now.UnixNano()); wait > 0 {
-			if next == 0 || wait < next {
-				next = wait
-			}
-			break // the queue is in due order
-		}
-		if len(d.inflight) >= d.cfg.Workers {
-			break // a settled attempt wakes the loop
-		}
-		if d.perSub[q.SubscriptionID] >= maxPerSubscription {
-			continue // one slow receiver must not hold every worker
-		}
-		d.inflight[key] = true
+		d.inflight[deliveryID(q)] = true
 		d.perSub[q.SubscriptionID]++
 		d.attempts.Add(1)
 		go func() {

@@ -206,12 +206,21 @@ func subscriptionsIn(tx *bolt.Tx) ([]*storage.Subscription, error) {
 	return out, err
 }
 
-// DueDeliveries returns up to limit queued deliveries, earliest first.
-func (s *Store) DueDeliveries(ctx context.Context, limit int) ([]*storage.Delivery, error) {
+// DueDeliveries returns up to limit deliveries due at now, earliest first,
+// decoding only those it returns.
+func (s *Store) DueDeliveries(ctx context.Context, now int64, limit int, skip func(string, uint64) bool) ([]*storage.Delivery, int64, error) {
 	var out []*storage.Delivery
+	var next int64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketWebhookQueue).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+			if at := int64(binary.BigEndian.Uint64(k)); at > now {
+				next = at
+				return nil
+			}
+			if skip != nil && skip(queueSub(k), binary.BigEndian.Uint64(k[8:16])) {
+				continue
+			}
 			d := &storage.Delivery{SubscriptionID: queueSub(k)}
 			if err := json.Unmarshal(v, d); err != nil {
 				return err
@@ -225,7 +234,7 @@ func (s *Store) DueDeliveries(ctx context.Context, limit int) ([]*storage.Delive
 		}
 		return nil
 	})
-	return out, err
+	return out, next, err
 }
 
 // SettleDelivery records an attempt's outcome: d is the delivery's new
