@@ -85,10 +85,12 @@ type Subscriptions interface {
 	DeliveryState(ctx context.Context, id string, max int) (pending uint64, dead []*DeadLetter, deadCount uint64, err error)
 
 	// DueDeliveries returns up to limit deliveries due at now (NextAt ≤
-	// now), earliest first, passing over those skip names by key alone
-	// (nothing is decoded for them), and the NextAt of the first one not
-	// due yet (0: none waiting).
-	DueDeliveries(ctx context.Context, now int64, limit int, skip func(subscriptionID string, seq uint64) bool) (due []*Delivery, next int64, err error)
+	// now), each subscription's earliest first, passing over the
+	// subscriptions full names and the deliveries busy names by key alone
+	// (nothing is decoded for them), and the earliest NextAt not due yet
+	// among the subscriptions it looked at (0: none).
+	DueDeliveries(ctx context.Context, now int64, limit int, full func(subscriptionID string) bool,
+		busy func(subscriptionID string, seq uint64) bool) (due []*Delivery, next int64, err error)
 	// SettleDelivery records an attempt's outcome: d is the delivery's new
 	// state (Attempts, NextAt, LastError), queuedAt the NextAt it was queued under.
 	SettleDelivery(ctx context.Context, queuedAt int64, d *Delivery, o Outcome) error

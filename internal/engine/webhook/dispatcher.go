@@ -174,11 +174,12 @@ func (d *Dispatcher) dispatchDue(ctx context.Context) (next time.Duration, queue
 		return 0, true, nil
 	}
 	now := d.cfg.Clock.Now()
+	full := func(sub string) bool { return d.perSub[sub] >= maxPerSubscription }
 	busy := func(sub string, seq uint64) bool {
-		return d.inflight[sub+":"+strconv.FormatUint(seq, 10)] || d.perSub[sub] >= maxPerSubscription
+		return d.inflight[sub+":"+strconv.FormatUint(seq, 10)] || full(sub)
 	}
 	room := d.cfg.Workers - len(d.inflight)
-	queue, at, err := d.cfg.Store.DueDeliveries(ctx, now.UnixNano(), room, busy)
+	queue, at, err := d.cfg.Store.DueDeliveries(ctx, now.UnixNano(), room, full, busy)
 	if err != nil {
 		return 0, true, err
 	}

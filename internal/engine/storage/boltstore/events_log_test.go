@@ -203,7 +203,7 @@ func TestDeliveriesQueuedWithTheWrite(t *testing.T) {
 	if _, err := s.SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:alice", Title: "for alice", Payload: "p"}); err != nil {
 		t.Fatal(err)
 	}
-	queue, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil)
+	queue, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

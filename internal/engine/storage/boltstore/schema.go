@@ -41,7 +41,7 @@ var (
 	// Durable events and webhooks (events_log.go, subscriptions.go).
 	bucketEventsLog    = []byte("events_log")    // seq(8, big-endian) → Event
 	bucketSubs         = []byte("webhook_subs")  // subscription id → storage.Subscription (JSON)
-	bucketWebhookQueue = []byte("webhook_queue") // next_at(8) seq(8) subscription id → Delivery (JSON)
+	bucketWebhookQueue = []byte("webhook_queue") // subscription id NUL next_at(8) seq(8) → Delivery (JSON)
 	bucketWebhookDead  = []byte("webhook_dead")  // subscription id NUL seq(8) → DeadLetter
 )
 

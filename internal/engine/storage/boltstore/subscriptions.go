@@ -114,15 +114,11 @@ func (s *Store) ListSubscriptions(ctx context.Context) ([]*storage.Subscription,
 // newest dead letters.
 func (s *Store) DeliveryState(ctx context.Context, id string, max int) (pending uint64, dead []*storage.DeadLetter, deadCount uint64, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketWebhookQueue).ForEach(func(k, _ []byte) error {
-			if queueSub(k) == id {
-				pending++
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
 		prefix := append([]byte(id), 0)
+		qc := tx.Bucket(bucketWebhookQueue).Cursor()
+		for k, _ := qc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = qc.Next() {
+			pending++
+		}
 		c := tx.Bucket(bucketWebhookDead).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			deadCount++
@@ -147,18 +143,20 @@ func (s *Store) DeliveryState(ctx context.Context, id string, max int) (pending 
 	return pending, dead, deadCount, err
 }
 
-// queueKey orders the queue by when each delivery is next due.
+// queueKey orders the queue by subscription, then by when each delivery
+// is next due: a subscription whose receiver is slow costs the others
+// nothing to skip.
 func queueKey(d *storage.Delivery) []byte {
-	k := binary.BigEndian.AppendUint64(nil, uint64(d.NextAt))
-	k = binary.BigEndian.AppendUint64(k, d.Event.GetSeq())
-	return append(k, d.SubscriptionID...)
+	k := append([]byte(d.SubscriptionID), 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(d.NextAt))
+	return binary.BigEndian.AppendUint64(k, d.Event.GetSeq())
 }
 
 func queueSub(k []byte) string {
-	if len(k) < 16 {
+	if len(k) < 17 {
 		return ""
 	}
-	return string(k[16:])
+	return string(k[:len(k)-17])
 }
 
 func putQueued(b *bolt.Bucket, d *storage.Delivery) error {
@@ -206,31 +204,42 @@ func subscriptionsIn(tx *bolt.Tx) ([]*storage.Subscription, error) {
 	return out, err
 }
 
-// DueDeliveries returns up to limit deliveries due at now, earliest first,
-// decoding only those it returns.
-func (s *Store) DueDeliveries(ctx context.Context, now int64, limit int, skip func(string, uint64) bool) ([]*storage.Delivery, int64, error) {
+// DueDeliveries returns up to limit deliveries due at now, decoding only
+// those it returns.
+func (s *Store) DueDeliveries(ctx context.Context, now int64, limit int, full func(string) bool, busy func(string, uint64) bool) ([]*storage.Delivery, int64, error) {
 	var out []*storage.Delivery
 	var next int64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketWebhookQueue).Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
-			if at := int64(binary.BigEndian.Uint64(k)); at > now {
-				next = at
-				return nil
-			}
-			if skip != nil && skip(queueSub(k), binary.BigEndian.Uint64(k[8:16])) {
+		subs := tx.Bucket(bucketSubs).Cursor()
+		for id, _ := subs.First(); id != nil && len(out) < limit; id, _ = subs.Next() {
+			sub := string(id)
+			if full != nil && full(sub) {
 				continue
 			}
-			d := &storage.Delivery{SubscriptionID: queueSub(k)}
-			if err := json.Unmarshal(v, d); err != nil {
-				return err
+			prefix := append(bytes.Clone(id), 0)
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, v = c.Next() {
+				at := int64(binary.BigEndian.Uint64(k[len(prefix):]))
+				if at > now {
+					if next == 0 || at < next {
+						next = at
+					}
+					break
+				}
+				if busy != nil && busy(sub, binary.BigEndian.Uint64(k[len(prefix)+8:])) {
+					continue
+				}
+				d := &storage.Delivery{SubscriptionID: sub}
+				if err := json.Unmarshal(v, d); err != nil {
+					return err
+				}
+				d.Event = &aimemoryv1.Event{}
+				if err := proto.Unmarshal(d.EventRaw, d.Event); err != nil {
+					return err
+				}
+				d.EventRaw = nil
+				out = append(out, d)
 			}
-			d.Event = &aimemoryv1.Event{}
-			if err := proto.Unmarshal(d.EventRaw, d.Event); err != nil {
-				return err
-			}
-			d.EventRaw = nil
-			out = append(out, d)
 		}
 		return nil
 	})
