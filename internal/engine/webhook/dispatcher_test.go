@@ -27,6 +27,7 @@ type fakeClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	waiters []waiter
+	armed   chan struct{} // a timer was set
 }
 
 type waiter struct {
@@ -34,7 +35,20 @@ type waiter struct {
 	c  chan time.Time
 }
 
-func newClock() *fakeClock { return &fakeClock{now: time.Unix(1_800_000_000, 0)} }
+func newClock() *fakeClock {
+	return &fakeClock{now: time.Unix(1_800_000_000, 0), armed: make(chan struct{}, 64)}
+}
+
+// awaitTimer waits until the dispatcher has set a timer, so that moving
+// the clock cannot fall between its reading the time and setting one.
+func (c *fakeClock) awaitTimer(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.armed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the dispatcher set no timer")
+	}
+}
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
@@ -51,6 +65,7 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 		return ch
 	}
 	c.waiters = append(c.waiters, waiter{c.now.Add(d), ch})
+	c.armed <- struct{}{}
 	return ch
 }
 
@@ -225,6 +240,7 @@ func TestFailsTwiceThenDeliveredOnce(t *testing.T) {
 	if wait := time.Duration(first.d.NextAt - clock.Now().UnixNano()); wait != 750*time.Millisecond {
 		t.Fatalf("first retry in %v, want 750ms (1s base, equal jitter at 0.5)", wait)
 	}
+	clock.awaitTimer(t)
 	clock.Advance(750 * time.Millisecond)
 	second := r.next()
 	if second.o != storage.Retry || second.d.Attempts != 2 {
@@ -233,6 +249,7 @@ func TestFailsTwiceThenDeliveredOnce(t *testing.T) {
 	if wait := time.Duration(second.d.NextAt - clock.Now().UnixNano()); wait != 1500*time.Millisecond {
 		t.Fatalf("second retry in %v, want 1.5s (doubled)", wait)
 	}
+	clock.awaitTimer(t)
 	clock.Advance(1500 * time.Millisecond)
 	if third := r.next(); third.o != storage.Delivered {
 		t.Fatalf("third attempt: outcome %v, want delivered", third.o)
@@ -280,7 +297,10 @@ func TestDownForGoodIsDeadLettered(t *testing.T) {
 		if s.o != want || int(s.d.Attempts) != i {
 			t.Fatalf("attempt %d: outcome %v attempts %d, want %v", i, s.o, s.d.Attempts, want)
 		}
-		r.clock.Advance(time.Minute)
+		if i < backoff.Attempts {
+			r.clock.awaitTimer(t)
+			r.clock.Advance(time.Minute)
+		}
 	}
 	pending, dead, count, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
 	if err != nil || pending != 0 || count != 1 || len(dead) != 1 {
