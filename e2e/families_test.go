@@ -37,7 +37,7 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 		}
 	}
 	// The rest is served: core's memory_store, the real graph, the echo family.
-	want := sorted(append(slices.Clone(coreSurface), "test_echo",
+	want := sorted(append(append(slices.Clone(coreSurface), adminServed...), "test_echo",
 		"memory_kg_query", "memory_kg_timeline", "memory_kg_invalidate", "memory_link",
 		"memory_get_links", "memory_entity_register", "memory_entity_get_by_alias", "memory_get_taxonomy"))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {

@@ -58,7 +58,7 @@ func TestToolsListUnderCoreIsExactlySix(t *testing.T) {
 
 func TestToolsListUnderFullHasEveryInstalledTool(t *testing.T) {
 	h := newEnv(t).startHost([]string{"--profile", "full"})
-	want := sorted(append(slices.Clone(coreSurface), "test_echo",
+	want := sorted(append(append(slices.Clone(coreSurface), adminServed...), "test_echo",
 		"memory_kg_query", "memory_kg_timeline", "memory_kg_invalidate", "memory_link",
 		"memory_get_links", "memory_entity_register", "memory_entity_get_by_alias", "memory_get_taxonomy"))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {

@@ -22,6 +22,10 @@ import (
 // process on loopback (allowed by config for the test), which checks each
 // signature as the README says a receiver should.
 
+// adminServed are the admin plugin's tools installed so far (the lifecycle
+// and governance owners add theirs).
+var adminServed = []string{"memory_subscribe", "memory_unsubscribe", "memory_list_subscriptions", "memory_notify"}
+
 const hookConfig = "[webhooks]\nallow_loopback = true\nretry_base_ms = 20\nmax_attempts = 3\ntimeout_ms = 2000\n"
 
 // hookReceiver answers each request with the next planned status (200 when
