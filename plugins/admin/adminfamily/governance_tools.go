@@ -18,7 +18,7 @@ import (
 
 const (
 	pendingListDesc    = "Actions awaiting approval, newest first."
-	pendingApproveDesc = "Approve a pending action (not your own); it then runs."
+	pendingApproveDesc = "Approve and run a pending action (not your own)."
 	pendingRejectDesc  = "Reject a pending action (not your own)."
 	setStandardDesc    = "Set a namespace's standard memory and policy (owner or operator)."
 	getStandardDesc    = "A namespace's standard and policy in force."
@@ -27,7 +27,7 @@ const (
 
 const pendingListSchema = `{"type":"object","properties":{
 "status":{"type":"string","description":"pending (default), approved, rejected, expired, all"},
-"limit":{"type":"integer","description":"Max, default 100"}
+"limit":{"type":"integer","description":"Default 100"}
 }}`
 
 const pendingDecideSchema = `{"type":"object","properties":{

@@ -8,10 +8,10 @@ import "github.com/ai-memory/ai-memory/sdk"
 
 const (
 	storeDesc  = "Store a memory."
-	recallDesc = "Find memories relevant to context (any word), best first. Marks them accessed."
-	listDesc   = "List memories, highest priority first."
-	getDesc    = "Get a memory in full, with its links."
-	searchDesc = "Find memories containing every query word."
+	recallDesc = "Memories matching any word of context, best first; marks them accessed."
+	listDesc   = "Memories, highest priority first."
+	getDesc    = "A memory in full, with its links."
+	searchDesc = "Memories containing every query word."
 )
 
 // Enumerations are spelled out in descriptions rather than as "enum": it
