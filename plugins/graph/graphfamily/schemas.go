@@ -10,19 +10,22 @@ import "github.com/ai-memory/ai-memory/sdk"
 // the valid ones.
 
 const (
-	linkDesc       = "Link two memories (directed); relinking an invalidated link revives it."
+	linkDesc       = "Link two memories (directed); relinking revives an invalidated link."
 	getLinksDesc   = "Links from and to a memory."
-	queryDesc      = "Memories reachable from source_id, each once, nearest first, with depth and via (the ids between)."
+	queryDesc      = "Memories reachable from source_id, each once, nearest first, with depth and via path."
 	timelineDesc   = "Links from source_id, earliest valid_from first."
 	invalidateDesc = "End a link's validity, keeping it as history."
-	registerDesc   = "Register an entity (canonical name plus aliases) or reuse the namespace's existing one."
+	registerDesc   = "Create an entity (canonical name plus aliases), or return the existing one."
 	byAliasDesc    = "Entity by name or alias, case-insensitive."
 	taxonomyDesc   = "Namespace tree with live memory counts."
 )
 
+// endsProps are a link's two ends, as link and invalidate take them.
+const endsProps = `"source_id":{"type":"string","description":"From memory id"},
+"target_id":{"type":"string","description":"To memory id"},`
+
 const linkSchema = `{"type":"object","properties":{
-"source_id":{"type":"string","description":"From memory id"},
-"target_id":{"type":"string","description":"To memory id"},
+` + endsProps + `
 "relation":{"type":"string","description":"related_to (default), supersedes, contradicts or derived_from"}
 },"required":["source_id","target_id"]}`
 
@@ -34,22 +37,21 @@ const querySchema = `{"type":"object","properties":{
 "source_id":{"type":"string","description":"Memory id"},
 "max_depth":{"type":"integer","description":"Hops, 1-5, default 1"},
 "direction":{"type":"string","description":"out (default), in or both"},
-"relation":{"type":"string","description":"Follow only this relation"},
+"relation":{"type":"string","description":"Only this relation"},
 "valid_at":{"type":"string","description":"RFC 3339; only links valid then"},
 "allowed_agents":{"type":"array","items":{"type":"string"},"description":"Only links these agents observed"},
-"limit":{"type":"integer","description":"1-1000, default 200"}
+"limit":{"type":"integer","description":"Default 200"}
 },"required":["source_id"]}`
 
 const timelineSchema = `{"type":"object","properties":{
 "source_id":{"type":"string","description":"Memory id"},
 "since":{"type":"string","description":"Min valid_from, RFC 3339"},
 "until":{"type":"string","description":"Max valid_from, RFC 3339"},
-"limit":{"type":"integer","description":"1-1000, default 200"}
+"limit":{"type":"integer","description":"Default 200"}
 },"required":["source_id"]}`
 
 const invalidateSchema = `{"type":"object","properties":{
-"source_id":{"type":"string","description":"From memory id"},
-"target_id":{"type":"string","description":"To memory id"},
+` + endsProps + `
 "relation":{"type":"string","description":"The link's relation"},
 "valid_until":{"type":"string","description":"RFC 3339, default now"}
 },"required":["source_id","target_id","relation"]}`
