@@ -31,6 +31,7 @@ import (
 type Engine struct {
 	*sdk.EngineConn
 	DataDir string
+	Socket  string // the engine's unix socket: what sdk.DialEngine reads from sdk.EngineSocketEnv
 	key     []byte
 }
 
@@ -104,7 +105,8 @@ func StartEngine(t testing.TB) *Engine {
 		stop()
 		t.Fatalf("sdktest: engine did not start: %v", err)
 	}
-	conn, err := sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCredentials(key, DirectPrincipal, "s1"))
+	socket := filepath.Join(dataDir, "engine.sock")
+	conn, err := sdk.DialEngineAt(socket, hostCredentials(key, DirectPrincipal, "s1"))
 	if err != nil {
 		stop()
 		t.Fatalf("sdktest: %v", err)
@@ -118,7 +120,7 @@ func StartEngine(t testing.TB) *Engine {
 		conn.Close()
 		stop()
 	})
-	return &Engine{EngineConn: conn, DataDir: dataDir, key: key}
+	return &Engine{EngineConn: conn, DataDir: dataDir, Socket: socket, key: key}
 }
 
 // waitKey waits for the signing key the engine writes at start.
