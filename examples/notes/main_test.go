@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,5 +64,21 @@ func TestTodoAndDone(t *testing.T) {
 		}}}}}).WithEngine(eng)
 	if got := other.OK("peek", `{}`, nil); strings.TrimSpace(got) != "0" {
 		t.Errorf("another family sees %s tasks", got)
+	}
+}
+
+// The whole product around the family: built, pinned with plugin add, and
+// called through a real host under --profile core,notes.
+func TestThroughTheHost(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ai-memory-notes")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	host := sdktest.StartHost(t, bin, "core,notes")
+	if tools := host.Tools(); !slices.Contains(tools, "memory_note_todo") || !slices.Contains(tools, "memory_store") {
+		t.Fatalf("tools/list = %v", tools)
+	}
+	if text, isErr := host.Call("memory_note_todo", map[string]any{"text": "ship it"}); isErr || !strings.Contains(text, `"text":"ship it"`) {
+		t.Fatalf("memory_note_todo = %v %s", isErr, text)
 	}
 }

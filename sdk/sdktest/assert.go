@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // mint signs the per-call assertion a host hands a plugin, in the engine's
@@ -40,7 +41,13 @@ type creds struct {
 	principal, session string
 }
 
-func (c creds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+// GetRequestMetadata yields to a tool call's own assertion, which the sdk
+// forwards when a handler uses this same client: that caller is the one
+// the engine must see.
+func (c creds) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]string, error) {
+	if sdk.CallAssertion(ctx) != "" {
+		return nil, nil
+	}
 	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, c.principal, c.session, "host"))}, nil
 }
 

@@ -99,11 +99,8 @@ func tagArg(a *sdk.Args) (string, error) {
 // timeArg reads an optional RFC 3339 time as Unix nanoseconds (0 = absent),
 // so it is compared as a time, not as text.
 func timeArg(a *sdk.Args, name string) (int64, error) {
-	s, err := a.Str(name, "")
-	if err != nil || s == "" {
-		return 0, err
-	}
-	return record.ParseTimeBound(name, s)
+	ns, _, err := a.TimeBound(name)
+	return ns, err
 }
 
 func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
