@@ -107,6 +107,34 @@ func TestThirdPartyFamilyFromPluginAddToCalls(t *testing.T) {
 		t.Fatalf("after expansion: %v", tasks)
 	}
 
+	// The allowlist and the audit log name it like a first-party family.
+	sum, err := sha256File(notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.pins = map[string]string{notes: sum} // writeConfig rewrites what plugin add wrote, with the allowlist
+	e.writeConfig("[mcp.allowlist]\n\"ai:e2e-harness\" = [\"core\", \"notes\"]\n\"mallory\" = [\"core\"]\n")
+	m := e.startHost(nil, "AI_MEMORY_AGENT_ID=mallory")
+	m.fails("memory_capabilities", map[string]any{"tool": "memory_note_todo", "arguments": map[string]any{"text": "z"}}, "not cleared for the notes family")
+	audit, code := e.cli("audit", "list", "--json")
+	if code != 0 {
+		t.Fatalf("audit list: %d %s", code, audit)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(audit), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, r := range rows {
+		if r["family"] == "notes" {
+			events = append(events, r["agent_id"].(string)+" "+r["event_type"].(string)+" "+boolWord(r["granted"]))
+		}
+	}
+	slices.Sort(events)
+	if want := []string{"ai:e2e-harness capability_expansion granted", "mallory call_denied denied"}; !slices.Equal(events, want) {
+		t.Errorf("audit rows for notes = %v, want %v", events, want)
+	}
+
 	// A changed binary is refused at launch, saying how to re-pin it.
 	if list, code := e.cli("plugin", "list"); code != 0 || logLine(list, "ai-memory-notes", "pinned", "ok", "notes") == "" {
 		t.Errorf("plugin list: %d\n%s", code, list)
