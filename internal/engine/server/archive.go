@@ -34,3 +34,8 @@ func (s *Archive) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRe
 	resp, err := s.st.GetArchived(ctx, req)
 	return resp, s.status(err)
 }
+
+func (s *Archive) Consolidate(ctx context.Context, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
+	resp, err := s.st.Consolidate(ctx, req)
+	return resp, s.status(err)
+}

@@ -22,7 +22,7 @@ const (
 )
 
 // Reasons: ttl_expired (gc), forget, delete, superseded (update, merge),
-// consolidated (later).
+// consolidated (consolidate's sources).
 type ArchivedMemory struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Memory            *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
@@ -567,6 +567,163 @@ func (x *GetArchivedResponse) GetNotFound() []string {
 	return nil
 }
 
+type ConsolidateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 2 to 100 distinct exact ids of live memories.
+	Ids []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// The new memory's title; it must be free in namespace (the sources' titles included).
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// The new memory's content (the caller's, an extractive or a model's summary).
+	Summary string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The new memory's namespace; "" = global.
+	Namespace string `protobuf:"bytes,4,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Claimed provenance: the consolidator, recorded as metadata.agent_id
+	// (an agent id); "" = the caller's principal.
+	AgentId       string `protobuf:"bytes,5,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateRequest) Reset() {
+	*x = ConsolidateRequest{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateRequest) ProtoMessage() {}
+
+func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateRequest.ProtoReflect.Descriptor instead.
+func (*ConsolidateRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ConsolidateRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *ConsolidateRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ConsolidateRequest) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *ConsolidateRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ConsolidateRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+type ConsolidateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new memory: tier long, no expiry, source consolidation, the union
+	// of the sources' tags, priority max(5, theirs), their access counts
+	// summed, their metadata merged with derived_from (the ids in order),
+	// agent_id and consolidated_from_agents.
+	Memory *Memory `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
+	// The sources archived, in request order.
+	Archived []string `protobuf:"bytes,2,rep,name=archived,proto3" json:"archived,omitempty"`
+	// The derived_from links written (one per source).
+	LinksCreated uint32 `protobuf:"varint,3,opt,name=links_created,json=linksCreated,proto3" json:"links_created,omitempty"`
+	// Namespaces whose standard was one of the sources: point it at the new memory.
+	Standards     []string `protobuf:"bytes,4,rep,name=standards,proto3" json:"standards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateResponse) Reset() {
+	*x = ConsolidateResponse{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateResponse) ProtoMessage() {}
+
+func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateResponse.ProtoReflect.Descriptor instead.
+func (*ConsolidateResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ConsolidateResponse) GetMemory() *Memory {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *ConsolidateResponse) GetArchived() []string {
+	if x != nil {
+		return x.Archived
+	}
+	return nil
+}
+
+func (x *ConsolidateResponse) GetLinksCreated() uint32 {
+	if x != nil {
+		return x.LinksCreated
+	}
+	return 0
+}
+
+func (x *ConsolidateResponse) GetStandards() []string {
+	if x != nil {
+		return x.Standards
+	}
+	return nil
+}
+
 var File_aimemory_v1_archive_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_archive_proto_rawDesc = "" +
@@ -607,12 +764,24 @@ const file_aimemory_v1_archive_proto_rawDesc = "" +
 	"\barchived\x18\x01 \x03(\v2\x1b.aimemory.v1.ArchivedMemoryR\barchived\x127\n" +
 	"\bversions\x18\x02 \x03(\v2\x1b.aimemory.v1.ArchivedMemoryR\bversions\x12'\n" +
 	"\x05links\x18\x03 \x03(\v2\x11.aimemory.v1.LinkR\x05links\x12\x1b\n" +
-	"\tnot_found\x18\x04 \x03(\tR\bnotFound2\xce\x02\n" +
+	"\tnot_found\x18\x04 \x03(\tR\bnotFound\"\x8f\x01\n" +
+	"\x12ConsolidateRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\x12\x1c\n" +
+	"\tnamespace\x18\x04 \x01(\tR\tnamespace\x12\x19\n" +
+	"\bagent_id\x18\x05 \x01(\tR\aagentId\"\xa1\x01\n" +
+	"\x13ConsolidateResponse\x12+\n" +
+	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x1a\n" +
+	"\barchived\x18\x02 \x03(\tR\barchived\x12#\n" +
+	"\rlinks_created\x18\x03 \x01(\rR\flinksCreated\x12\x1c\n" +
+	"\tstandards\x18\x04 \x03(\tR\tstandards2\xa0\x03\n" +
 	"\aArchive\x12A\n" +
 	"\x06Forget\x12\x1a.aimemory.v1.ForgetRequest\x1a\x1b.aimemory.v1.ForgetResponse\x12V\n" +
 	"\rPromoteMemory\x12!.aimemory.v1.PromoteMemoryRequest\x1a\".aimemory.v1.PromoteMemoryResponse\x12V\n" +
 	"\rRestoreMemory\x12!.aimemory.v1.RestoreMemoryRequest\x1a\".aimemory.v1.RestoreMemoryResponse\x12P\n" +
-	"\vGetArchived\x12\x1f.aimemory.v1.GetArchivedRequest\x1a .aimemory.v1.GetArchivedResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\vGetArchived\x12\x1f.aimemory.v1.GetArchivedRequest\x1a .aimemory.v1.GetArchivedResponse\x12P\n" +
+	"\vConsolidate\x12\x1f.aimemory.v1.ConsolidateRequest\x1a .aimemory.v1.ConsolidateResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_archive_proto_rawDescOnce sync.Once
@@ -626,7 +795,7 @@ func file_aimemory_v1_archive_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_archive_proto_rawDescData
 }
 
-var file_aimemory_v1_archive_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_aimemory_v1_archive_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_aimemory_v1_archive_proto_goTypes = []any{
 	(*ArchivedMemory)(nil),        // 0: aimemory.v1.ArchivedMemory
 	(*ForgetRequest)(nil),         // 1: aimemory.v1.ForgetRequest
@@ -637,31 +806,36 @@ var file_aimemory_v1_archive_proto_goTypes = []any{
 	(*RestoreMemoryResponse)(nil), // 6: aimemory.v1.RestoreMemoryResponse
 	(*GetArchivedRequest)(nil),    // 7: aimemory.v1.GetArchivedRequest
 	(*GetArchivedResponse)(nil),   // 8: aimemory.v1.GetArchivedResponse
-	(*Memory)(nil),                // 9: aimemory.v1.Memory
-	(*MemoryRef)(nil),             // 10: aimemory.v1.MemoryRef
-	(*Link)(nil),                  // 11: aimemory.v1.Link
+	(*ConsolidateRequest)(nil),    // 9: aimemory.v1.ConsolidateRequest
+	(*ConsolidateResponse)(nil),   // 10: aimemory.v1.ConsolidateResponse
+	(*Memory)(nil),                // 11: aimemory.v1.Memory
+	(*MemoryRef)(nil),             // 12: aimemory.v1.MemoryRef
+	(*Link)(nil),                  // 13: aimemory.v1.Link
 }
 var file_aimemory_v1_archive_proto_depIdxs = []int32{
-	9,  // 0: aimemory.v1.ArchivedMemory.memory:type_name -> aimemory.v1.Memory
-	10, // 1: aimemory.v1.ForgetResponse.memories:type_name -> aimemory.v1.MemoryRef
-	9,  // 2: aimemory.v1.PromoteMemoryResponse.memory:type_name -> aimemory.v1.Memory
-	9,  // 3: aimemory.v1.RestoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	11, // 0: aimemory.v1.ArchivedMemory.memory:type_name -> aimemory.v1.Memory
+	12, // 1: aimemory.v1.ForgetResponse.memories:type_name -> aimemory.v1.MemoryRef
+	11, // 2: aimemory.v1.PromoteMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	11, // 3: aimemory.v1.RestoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
 	0,  // 4: aimemory.v1.GetArchivedResponse.archived:type_name -> aimemory.v1.ArchivedMemory
 	0,  // 5: aimemory.v1.GetArchivedResponse.versions:type_name -> aimemory.v1.ArchivedMemory
-	11, // 6: aimemory.v1.GetArchivedResponse.links:type_name -> aimemory.v1.Link
-	1,  // 7: aimemory.v1.Archive.Forget:input_type -> aimemory.v1.ForgetRequest
-	3,  // 8: aimemory.v1.Archive.PromoteMemory:input_type -> aimemory.v1.PromoteMemoryRequest
-	5,  // 9: aimemory.v1.Archive.RestoreMemory:input_type -> aimemory.v1.RestoreMemoryRequest
-	7,  // 10: aimemory.v1.Archive.GetArchived:input_type -> aimemory.v1.GetArchivedRequest
-	2,  // 11: aimemory.v1.Archive.Forget:output_type -> aimemory.v1.ForgetResponse
-	4,  // 12: aimemory.v1.Archive.PromoteMemory:output_type -> aimemory.v1.PromoteMemoryResponse
-	6,  // 13: aimemory.v1.Archive.RestoreMemory:output_type -> aimemory.v1.RestoreMemoryResponse
-	8,  // 14: aimemory.v1.Archive.GetArchived:output_type -> aimemory.v1.GetArchivedResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	13, // 6: aimemory.v1.GetArchivedResponse.links:type_name -> aimemory.v1.Link
+	11, // 7: aimemory.v1.ConsolidateResponse.memory:type_name -> aimemory.v1.Memory
+	1,  // 8: aimemory.v1.Archive.Forget:input_type -> aimemory.v1.ForgetRequest
+	3,  // 9: aimemory.v1.Archive.PromoteMemory:input_type -> aimemory.v1.PromoteMemoryRequest
+	5,  // 10: aimemory.v1.Archive.RestoreMemory:input_type -> aimemory.v1.RestoreMemoryRequest
+	7,  // 11: aimemory.v1.Archive.GetArchived:input_type -> aimemory.v1.GetArchivedRequest
+	9,  // 12: aimemory.v1.Archive.Consolidate:input_type -> aimemory.v1.ConsolidateRequest
+	2,  // 13: aimemory.v1.Archive.Forget:output_type -> aimemory.v1.ForgetResponse
+	4,  // 14: aimemory.v1.Archive.PromoteMemory:output_type -> aimemory.v1.PromoteMemoryResponse
+	6,  // 15: aimemory.v1.Archive.RestoreMemory:output_type -> aimemory.v1.RestoreMemoryResponse
+	8,  // 16: aimemory.v1.Archive.GetArchived:output_type -> aimemory.v1.GetArchivedResponse
+	10, // 17: aimemory.v1.Archive.Consolidate:output_type -> aimemory.v1.ConsolidateResponse
+	13, // [13:18] is the sub-list for method output_type
+	8,  // [8:13] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_archive_proto_init() }
@@ -677,7 +851,7 @@ func file_aimemory_v1_archive_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_archive_proto_rawDesc), len(file_aimemory_v1_archive_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

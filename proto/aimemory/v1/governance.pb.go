@@ -540,6 +540,7 @@ type PendingPayload struct {
 	//	*PendingPayload_Unlink
 	//	*PendingPayload_Forget
 	//	*PendingPayload_Promote
+	//	*PendingPayload_Consolidate
 	Action        isPendingPayload_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -645,6 +646,15 @@ func (x *PendingPayload) GetPromote() *PromoteMemoryRequest {
 	return nil
 }
 
+func (x *PendingPayload) GetConsolidate() *ConsolidateRequest {
+	if x != nil {
+		if x, ok := x.Action.(*PendingPayload_Consolidate); ok {
+			return x.Consolidate
+		}
+	}
+	return nil
+}
+
 type isPendingPayload_Action interface {
 	isPendingPayload_Action()
 }
@@ -677,6 +687,10 @@ type PendingPayload_Promote struct {
 	Promote *PromoteMemoryRequest `protobuf:"bytes,7,opt,name=promote,proto3,oneof"`
 }
 
+type PendingPayload_Consolidate struct {
+	Consolidate *ConsolidateRequest `protobuf:"bytes,8,opt,name=consolidate,proto3,oneof"`
+}
+
 func (*PendingPayload_Store) isPendingPayload_Action() {}
 
 func (*PendingPayload_Update) isPendingPayload_Action() {}
@@ -690,6 +704,8 @@ func (*PendingPayload_Unlink) isPendingPayload_Action() {}
 func (*PendingPayload_Forget) isPendingPayload_Action() {}
 
 func (*PendingPayload_Promote) isPendingPayload_Action() {}
+
+func (*PendingPayload_Consolidate) isPendingPayload_Action() {}
 
 // A queued forget: the request and the ids it matched when it was made.
 // Approval archives those of them that still exist and still match, so an
@@ -1369,7 +1385,7 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x14ClearStandardRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"1\n" +
 	"\x15ClearStandardResponse\x12\x18\n" +
-	"\acleared\x18\x01 \x01(\bR\acleared\"\xb3\x03\n" +
+	"\acleared\x18\x01 \x01(\bR\acleared\"\xf8\x03\n" +
 	"\x0ePendingPayload\x127\n" +
 	"\x05store\x18\x01 \x01(\v2\x1f.aimemory.v1.StoreMemoryRequestH\x00R\x05store\x12:\n" +
 	"\x06update\x18\x02 \x01(\v2 .aimemory.v1.UpdateMemoryRequestH\x00R\x06update\x12<\n" +
@@ -1377,7 +1393,8 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x04link\x18\x04 \x01(\v2\x1b.aimemory.v1.PutLinkRequestH\x00R\x04link\x12<\n" +
 	"\x06unlink\x18\x05 \x01(\v2\".aimemory.v1.InvalidateLinkRequestH\x00R\x06unlink\x124\n" +
 	"\x06forget\x18\x06 \x01(\v2\x1a.aimemory.v1.PendingForgetH\x00R\x06forget\x12=\n" +
-	"\apromote\x18\a \x01(\v2!.aimemory.v1.PromoteMemoryRequestH\x00R\apromoteB\b\n" +
+	"\apromote\x18\a \x01(\v2!.aimemory.v1.PromoteMemoryRequestH\x00R\apromote\x12C\n" +
+	"\vconsolidate\x18\b \x01(\v2\x1f.aimemory.v1.ConsolidateRequestH\x00R\vconsolidateB\b\n" +
 	"\x06action\"W\n" +
 	"\rPendingForget\x124\n" +
 	"\arequest\x18\x01 \x01(\v2\x1a.aimemory.v1.ForgetRequestR\arequest\x12\x10\n" +
@@ -1478,7 +1495,8 @@ var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*PutLinkRequest)(nil),         // 23: aimemory.v1.PutLinkRequest
 	(*InvalidateLinkRequest)(nil),  // 24: aimemory.v1.InvalidateLinkRequest
 	(*PromoteMemoryRequest)(nil),   // 25: aimemory.v1.PromoteMemoryRequest
-	(*ForgetRequest)(nil),          // 26: aimemory.v1.ForgetRequest
+	(*ConsolidateRequest)(nil),     // 26: aimemory.v1.ConsolidateRequest
+	(*ForgetRequest)(nil),          // 27: aimemory.v1.ForgetRequest
 }
 var file_aimemory_v1_governance_proto_depIdxs = []int32{
 	0,  // 0: aimemory.v1.SetStandardResponse.standard:type_name -> aimemory.v1.Standard
@@ -1492,32 +1510,33 @@ var file_aimemory_v1_governance_proto_depIdxs = []int32{
 	24, // 8: aimemory.v1.PendingPayload.unlink:type_name -> aimemory.v1.InvalidateLinkRequest
 	9,  // 9: aimemory.v1.PendingPayload.forget:type_name -> aimemory.v1.PendingForget
 	25, // 10: aimemory.v1.PendingPayload.promote:type_name -> aimemory.v1.PromoteMemoryRequest
-	26, // 11: aimemory.v1.PendingForget.request:type_name -> aimemory.v1.ForgetRequest
-	8,  // 12: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
-	10, // 13: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
-	11, // 14: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
-	11, // 15: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
-	11, // 16: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
-	19, // 17: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
-	1,  // 18: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
-	3,  // 19: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
-	6,  // 20: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
-	12, // 21: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
-	14, // 22: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
-	14, // 23: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
-	17, // 24: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
-	2,  // 25: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
-	5,  // 26: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
-	7,  // 27: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
-	13, // 28: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
-	15, // 29: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
-	16, // 30: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
-	18, // 31: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	26, // 11: aimemory.v1.PendingPayload.consolidate:type_name -> aimemory.v1.ConsolidateRequest
+	27, // 12: aimemory.v1.PendingForget.request:type_name -> aimemory.v1.ForgetRequest
+	8,  // 13: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
+	10, // 14: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
+	11, // 15: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
+	11, // 16: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
+	11, // 17: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
+	19, // 18: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
+	1,  // 19: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
+	3,  // 20: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
+	6,  // 21: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
+	12, // 22: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
+	14, // 23: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
+	14, // 24: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
+	17, // 25: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
+	2,  // 26: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
+	5,  // 27: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
+	7,  // 28: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
+	13, // 29: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
+	15, // 30: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
+	16, // 31: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
+	18, // 32: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_governance_proto_init() }
@@ -1537,6 +1556,7 @@ func file_aimemory_v1_governance_proto_init() {
 		(*PendingPayload_Unlink)(nil),
 		(*PendingPayload_Forget)(nil),
 		(*PendingPayload_Promote)(nil),
+		(*PendingPayload_Consolidate)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

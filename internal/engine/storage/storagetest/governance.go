@@ -106,6 +106,14 @@ func writePaths(f *govFixture) []struct {
 			_, err := s.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: f.inSub.Id, ToNamespace: "gov"})
 			return err
 		}},
+		{"consolidate into", func(ctx context.Context) error {
+			_, err := s.Consolidate(ctx, &aimemoryv1.ConsolidateRequest{Ids: []string{f.inOpen.Id, f.other.Id}, Title: "bob merged", Summary: "merged", Namespace: "gov"})
+			return err
+		}},
+		{"consolidate sources", func(ctx context.Context) error {
+			_, err := s.Consolidate(ctx, &aimemoryv1.ConsolidateRequest{Ids: []string{f.inGov.Id, f.other.Id}, Title: "bob merged", Summary: "merged", Namespace: "open"})
+			return err
+		}},
 		{"link", func(ctx context.Context) error {
 			_, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: f.inOpen.Id, TargetId: f.inGov.Id, Relation: "supersedes", ObservedBy: "ai:bob"})
 			return err

@@ -66,6 +66,8 @@ func Run(t *testing.T, open Opener) {
 		{"ForgetSkipsGuarded", testForgetSkipsGuarded},
 		{"SupersededVersions", testSupersededVersions},
 		{"Promote", testPromote},
+		{"Consolidate", testConsolidate},
+		{"ConsolidateGoverned", testConsolidateGoverned},
 		// policy and events
 		{"WritePolicy", testWritePolicy},
 		{"EventsAfterCommit", testEventsAfterCommit},
