@@ -11,6 +11,7 @@ const (
 	autoTagDesc       = "Add tags from a memory's key terms, preferring tags in use."
 	expandDesc        = "Related terms mined from the store, to widen a search."
 	contradictionDesc = "Do two memories contradict? verdict and method say how sure."
+	consolidateDesc   = "Merge memories into one long-term memory; sources archived, linked derived_from."
 )
 
 const duplicateSchema = `{"type":"object","properties":{
@@ -34,6 +35,13 @@ const contradictionSchema = `{"type":"object","properties":{
 "id_a":{"type":"string","description":"Memory id"},
 "id_b":{"type":"string","description":"Memory id"}
 },"required":["id_a","id_b"]}`
+
+const consolidateSchema = `{"type":"object","properties":{
+"ids":{"type":"array","items":{"type":"string"},"description":"2-100 memory ids"},
+"title":{"type":"string","description":"New title"},
+"summary":{"type":"string","description":"Default: generated"},
+"namespace":{"type":"string","description":"Target"}
+},"required":["ids","title"]}`
 
 // schema and argNames are the SDK's: short names for the literals above.
 var (
