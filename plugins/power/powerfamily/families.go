@@ -22,7 +22,7 @@ func Families(eng sdk.Engine) []sdk.Family {
 	return []sdk.Family{{
 		Name: "power",
 		Tools: []sdk.Tool{
-			{Name: "memory_consolidate", Description: consolidateDesc, Schema: schema(consolidateSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false)}, Handler: s.consolidate},
+			{Name: "memory_consolidate", Description: consolidateDesc, Schema: schema(consolidateSchema), Handler: s.consolidate},
 			{Name: "memory_check_duplicate", Description: duplicateDesc, Schema: schema(duplicateSchema), Hints: sdk.ReadOnly, Handler: s.checkDuplicate},
 			{Name: "memory_auto_tag", Description: autoTagDesc, Schema: schema(autoTagSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false)}, Handler: s.autoTag},
 			{Name: "memory_expand_query", Description: expandDesc, Schema: schema(expandSchema), Hints: sdk.ReadOnly, Handler: s.expandQuery},

@@ -7,16 +7,16 @@ import "github.com/ai-memory/ai-memory/sdk"
 // at most 450 cl100k tokens for the family's six tools).
 
 const (
-	duplicateDesc     = "Is this a near-duplicate of a stored memory? Check before storing."
-	autoTagDesc       = "Add tags from a memory's key terms, preferring tags in use."
-	expandDesc        = "Related terms mined from the store, to widen a search."
-	contradictionDesc = "Do two memories contradict? verdict and method say how sure."
-	consolidateDesc   = "Merge memories into one long-term memory; sources archived, linked derived_from."
+	duplicateDesc     = "Near-duplicate check, before storing."
+	autoTagDesc       = "Add tags from key terms, preferring tags in use."
+	expandDesc        = "Related terms from the store, to widen a search."
+	contradictionDesc = "Do two memories contradict?"
+	consolidateDesc   = "Merge memories into a new one; sources archived."
 )
 
 const duplicateSchema = `{"type":"object","properties":{
-"title":{"type":"string","description":"Candidate title"},
-"content":{"type":"string","description":"Candidate content"},
+"title":{"type":"string","description":"Title"},
+"content":{"type":"string","description":"Content"},
 "namespace":{"type":"string","description":"Exact; default all"},
 "threshold":{"type":"number","description":"0-1, default 0.6"}
 },"required":["title","content"]}`
@@ -37,7 +37,7 @@ const contradictionSchema = `{"type":"object","properties":{
 },"required":["id_a","id_b"]}`
 
 const consolidateSchema = `{"type":"object","properties":{
-"ids":{"type":"array","items":{"type":"string"},"description":"2-100 memory ids"},
+"ids":{"type":"array","items":{"type":"string"},"description":"2-100 ids"},
 "title":{"type":"string","description":"New title"},
 "summary":{"type":"string","description":"Default: generated"},
 "namespace":{"type":"string","description":"Target"}
