@@ -97,6 +97,11 @@ type Archive interface {
 	// Consolidate writes one new memory from sources and archives them
 	// (reason consolidated), linked derived_from, in one transaction.
 	Consolidate(context.Context, *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error)
+	ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error)
+	// PurgeArchive deletes archive rows for good, by an explicit cut-off
+	// or explicit ids (exactly one; never everything by default).
+	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
+	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 }
 
 // Transfer is every record out, as stored, and records back in as they

@@ -120,6 +120,8 @@ func payloadMemoryID(p *aimemoryv1.PendingPayload) string {
 		return a.Promote.GetId()
 	case *aimemoryv1.PendingPayload_Consolidate:
 		return strings.Join(a.Consolidate.GetIds(), ",")
+	case *aimemoryv1.PendingPayload_Restore:
+		return a.Restore.GetId()
 	}
 	return ""
 }
@@ -175,6 +177,9 @@ func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
 		return resp.GetMemory().GetId(), err
 	case *aimemoryv1.PendingPayload_Consolidate:
 		resp, err := w.consolidate(a.Consolidate)
+		return resp.GetMemory().GetId(), err
+	case *aimemoryv1.PendingPayload_Restore:
+		resp, err := w.restore(a.Restore)
 		return resp.GetMemory().GetId(), err
 	}
 	return "", fmt.Errorf("pending action has no payload this engine can execute")
