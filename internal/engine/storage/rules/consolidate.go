@@ -110,7 +110,7 @@ func Consolidated(req *aimemoryv1.ConsolidateRequest, srcs []*aimemoryv1.Memory,
 	if err != nil {
 		return nil, fmt.Errorf("encode metadata: %w", err)
 	}
-	if err := record.ValidateMetadata(raw); err != nil {
+	if err := ValidateMetadata(raw); err != nil {
 		return nil, &record.FieldError{Field: "ids", Rule: "the sources' merged metadata: " + fieldRule(err)}
 	}
 	m.MetadataJson = raw
