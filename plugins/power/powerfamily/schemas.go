@@ -17,8 +17,8 @@ const (
 const duplicateSchema = `{"type":"object","properties":{
 "title":{"type":"string","description":"Title"},
 "content":{"type":"string","description":"Content"},
-"namespace":{"type":"string","description":"Exact; default all"},
-"threshold":{"type":"number","description":"0-1, default 0.6"}
+"namespace":{"type":"string","description":"Exact"},
+"threshold":{"type":"number","description":"Default 0.6"}
 },"required":["title","content"]}`
 
 const autoTagSchema = `{"type":"object","properties":{
@@ -27,7 +27,7 @@ const autoTagSchema = `{"type":"object","properties":{
 
 const expandSchema = `{"type":"object","properties":{
 "query":{"type":"string","description":"Search query"},
-"namespace":{"type":"string","description":"Exact; default all"},
+"namespace":{"type":"string","description":"Exact"},
 "limit":{"type":"integer","description":"1-50, default 8"}
 },"required":["query"]}`
 
