@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var powerTools = []string{"memory_auto_tag", "memory_check_duplicate", "memory_consolidate", "memory_detect_contradiction", "memory_expand_query"}
+var powerTools = []string{"memory_auto_tag", "memory_check_duplicate", "memory_consolidate", "memory_detect_contradiction", "memory_expand_query", "memory_inbox"}
 
 // powerHost starts a host under --profile power over stdio with no model
 // endpoint configured.

@@ -4,7 +4,8 @@
 // naming the method it used (spec §8's classical substitutes). The keyword
 // statistics come from the engine's index through the Corpus API; the
 // plugin keeps no index of its own. memory_consolidate writes through the
-// engine's Consolidate (one transaction, sources archived).
+// engine's Consolidate (one transaction, sources archived); memory_inbox
+// reads the caller's own inbox through the Messages API.
 package powerfamily
 
 import (
@@ -27,6 +28,7 @@ func Families(eng sdk.Engine) []sdk.Family {
 			{Name: "memory_auto_tag", Description: autoTagDesc, Schema: schema(autoTagSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false)}, Handler: s.autoTag},
 			{Name: "memory_expand_query", Description: expandDesc, Schema: schema(expandSchema), Hints: sdk.ReadOnly, Handler: s.expandQuery},
 			{Name: "memory_detect_contradiction", Description: contradictionDesc, Schema: schema(contradictionSchema), Hints: sdk.ReadOnly, Handler: s.detectContradiction},
+			{Name: "memory_inbox", Description: inboxDesc, Schema: schema(inboxSchema), Hints: sdk.Hints{Destructive: sdk.Bool(false)}, Handler: s.inbox},
 		},
 	}}
 }

@@ -11,6 +11,7 @@ const (
 	autoTagDesc       = "Add tags from key terms, preferring tags in use."
 	expandDesc        = "Related terms from the store, to widen a search."
 	contradictionDesc = "Do two memories contradict?"
+	inboxDesc         = "Your messages from memory_notify."
 	consolidateDesc   = "Merge memories into a new one; sources archived."
 )
 
@@ -42,6 +43,12 @@ const consolidateSchema = `{"type":"object","properties":{
 "summary":{"type":"string","description":"Default: generated"},
 "namespace":{"type":"string","description":"Target"}
 },"required":["ids","title"]}`
+
+const inboxSchema = `{"type":"object","properties":{
+"unread_only":{"type":"boolean","description":"Default false"},
+"limit":{"type":"integer","description":"Default 20"},
+"mark_read":{"type":"boolean","description":"Mark read"}
+}}`
 
 // schema and argNames are the SDK's: short names for the literals above.
 var (
