@@ -111,7 +111,9 @@ func TestPowerConsolidateWithNoModel(t *testing.T) {
 // derived_from links) or untouched (all ten live, no new memory), and every
 // acknowledged consolidate is whole.
 func TestConsolidateKillNine(t *testing.T) {
-	const groups, size, writers, kills = 40, 10, 2, 4
+	// Calls made while the engine is down fail fast and use up their
+	// group, so there are groups to spare for every kill.
+	const groups, size, writers, kills = 80, 10, 2, 4
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))

@@ -49,9 +49,15 @@ func testConsolidate(t *testing.T, o Opener) {
 		t.Fatalf("refused consolidates changed the count: %d → %d", before, got)
 	}
 
+	if _, err := s.SetStandard(as("ai:carol"), &aimemoryv1.SetStandardRequest{Namespace: "team", Id: b.Id}); err != nil {
+		t.Fatal(err)
+	}
 	resp, err := s.Consolidate(as("ai:carol"), &aimemoryv1.ConsolidateRequest{Ids: []string{a.Id, b.Id}, Title: "Setup", Summary: "Port 8080 on db1.", Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(resp.Standards, []string{"team"}) {
+		t.Errorf("standards = %v, want team (Beta was its standard)", resp.Standards)
 	}
 	m := resp.Memory
 	title[m.Id] = "Setup"
