@@ -22,7 +22,22 @@ func open(t testing.TB, opts storage.Options) *Store {
 	return s
 }
 
-// TestConformance runs the backend-neutral suite against PostgreSQL.
+// implemented are the conformance tests of the parts built so far: the
+// Memories interface, the corpus statistics and namespace counts. The
+// rest of storagetest.Run is what remains (issue 16): vectors, archive
+// reads and the lifecycle (forget, restore, promote), links and entities,
+// audit, governance decisions.
+var implemented = []string{
+	"StoreDefaults", "StoreConflictPolicies", "PotentialContradictions", "Update",
+	"ConcurrentWrites", "FailingWriteFailsAlone", "ValidationNamesField",
+	"GetByPrefix", "ShortIDs",
+	"Filters", "RankingFormula", "RankingTermFrequency", "RankingBounded", "RecallFunctionWords",
+	"ListOrder", "MatchModesStemmingAndSanitising", "TermStats", "RelatedTerms",
+	"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", "Touch", "CustomTTL",
+	"EventsAfterCommit", "CountNamespaces", "InboxReadableByOwnerOnly",
+}
+
+// TestConformance runs the backend-neutral suite's implemented part against PostgreSQL.
 func TestConformance(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T, opts storage.Options) storage.Backend { return open(t, opts) })
+	storagetest.RunOnly(t, func(t *testing.T, opts storage.Options) storage.Backend { return open(t, opts) }, implemented...)
 }

@@ -12,14 +12,6 @@ import (
 // answers ErrNotImplemented, reading and writing nothing, and the engine
 // refuses [storage] backend = "postgres" until none is left (settings).
 
-// Corpus.
-func (s *Store) TermStats(context.Context, *aimemoryv1.TermStatsRequest) (*aimemoryv1.TermStatsResponse, error) {
-	return nil, notImplemented("TermStats")
-}
-func (s *Store) RelatedTerms(context.Context, *aimemoryv1.RelatedTermsRequest) (*aimemoryv1.RelatedTermsResponse, error) {
-	return nil, notImplemented("RelatedTerms")
-}
-
 // Vectors: no vector is ever stored, so none is reported either.
 func (s *Store) PutVectors(context.Context, string, []storage.VectorPut) (int, error) {
 	return 0, notImplemented("PutVectors")
@@ -54,9 +46,6 @@ func (s *Store) RegisterEntity(context.Context, *aimemoryv1.RegisterEntityReques
 func (s *Store) GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
 	return nil, notImplemented("GetEntityByAlias")
 }
-func (s *Store) CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error) {
-	return nil, notImplemented("CountNamespaces")
-}
 
 // Audit.
 func (s *Store) AppendAudit(context.Context, *aimemoryv1.AuditRecord) (*aimemoryv1.AuditRecord, error) {
@@ -71,9 +60,6 @@ func (s *Store) VerifyAudit(context.Context) (*aimemoryv1.VerifyAuditResponse, e
 
 // Archive: rows are written (superseded versions, delete and gc with
 // archive) but not read back yet.
-func (s *Store) Archived(context.Context, string) (*storage.Archived, error) {
-	return nil, notImplemented("Archived")
-}
 func (s *Store) GetArchived(context.Context, *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error) {
 	return nil, notImplemented("GetArchived")
 }
