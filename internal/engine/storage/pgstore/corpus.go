@@ -31,6 +31,9 @@ const (
 // TermStats: the text's terms with their document frequencies, and on
 // request the existing tags (of memories the caller may read) it spells out.
 func (s *Store) TermStats(ctx context.Context, req *aimemoryv1.TermStatsRequest) (*aimemoryv1.TermStatsResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
 	if n := len(req.GetText()); n > maxStatsText {
 		return nil, &record.FieldError{Field: "text", Rule: fmt.Sprintf("must be at most %d bytes (got %d)", maxStatsText, n)}
 	}
@@ -47,6 +50,9 @@ func (s *Store) TermStats(ctx context.Context, req *aimemoryv1.TermStatsRequest)
 
 // RelatedTerms mines the best recall matches of the query for co-occurring terms.
 func (s *Store) RelatedTerms(ctx context.Context, req *aimemoryv1.RelatedTermsRequest) (*aimemoryv1.RelatedTermsResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
 	limit, err := bounded("limit", req.GetLimit(), defaultRelated, maxRelated)
 	if err != nil {
 		return nil, err
@@ -99,6 +105,9 @@ func bounded(field string, v uint32, def, hi int) (int, error) {
 
 // CountNamespaces counts live memories per namespace under a prefix.
 func (s *Store) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
 	prefix := req.GetPrefix()
 	if prefix != "" {
 		if err := record.ValidateNamespace("prefix", prefix); err != nil {

@@ -315,6 +315,9 @@ func (s *Store) records(ctx context.Context, hits []index.Hit) ([]*aimemoryv1.Me
 // ListMemories returns live memories matching the filter, priority desc,
 // then updated_at desc, then id.
 func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
 	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
@@ -331,6 +334,9 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 // Vectors, which this backend does not have yet: a query vector is
 // refused, not silently ignored.
 func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
 	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
@@ -578,6 +584,9 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 // Stats counts stored memories by tier and namespace (from the index),
 // archive rows and the database's size. Links: none can exist yet.
 func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
 	now := s.nowNanos()
 	resp := &aimemoryv1.StatsResponse{}
 	var visible func(string) bool

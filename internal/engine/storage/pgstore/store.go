@@ -8,11 +8,12 @@
 // the same Go analyzer and stored with its frequencies (memories.terms,
 // tfs; GIN-indexed), and keyword search, list and stats run on the same
 // in-memory index (package index), loaded from those lists at open and
-// updated after each of this engine's commits. Writes by other engines
-// sharing the database are not yet seen by this engine's index (a change
-// table is the plan: docs/ARCHITECTURE.md).
+// caught up from the change log (table changes) after each write and
+// before each read, so every engine sees every engine's writes
+// (catchup.go).
 //
-// Implemented: the Memories interface. Everything else returns
+// Implemented: the Memories interface, the corpus statistics and namespace
+// counts, the archive rows of Archived. Everything else returns
 // ErrNotImplemented, and the engine does not open this backend yet.
 package pgstore
 
@@ -24,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
@@ -52,8 +54,12 @@ type Store struct {
 	// writeMu orders this engine's commits and their index updates the
 	// same way (an index change must apply to the state it was made on).
 	writeMu sync.Mutex
-	idx     *index.Index
-	closed  bool
+	// syncMu orders catch-ups from the change log (catchup.go); pos is
+	// where idx is in it.
+	syncMu sync.Mutex
+	idx    *index.Index
+	pos    logPos
+	closed bool
 }
 
 // Open connects to dsn, applies the embedded migrations under the
@@ -91,7 +97,7 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		an:     keyword.NewAnalyzer(stemCacheSize),
 	}
 	start := time.Now()
-	if s.idx, err = s.loadIndex(ctx); err != nil {
+	if s.idx, s.pos, err = s.loadIndex(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: load index: %w", err)
 	}
@@ -101,10 +107,25 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 }
 
 // loadIndex builds the keyword index from every stored memory's term
-// list, in one pass (index.Load's contract).
-func (s *Store) loadIndex(ctx context.Context) (*index.Index, error) {
+// list, in one pass (index.Load's contract), and its change log position
+// in the same snapshot.
+func (s *Store) loadIndex(ctx context.Context) (*index.Index, logPos, error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, logPos{}, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	pos, err := loadPos(ctx, tx)
+	if err != nil {
+		return nil, logPos{}, err
+	}
+	idx, err := loadDocs(ctx, tx)
+	return idx, pos, err
+}
+
+func loadDocs(ctx context.Context, tx pgx.Tx) (*index.Index, error) {
 	idx := index.New()
-	rows, err := s.pool.Query(ctx, `SELECT record, terms, tfs FROM memories ORDER BY id`)
+	rows, err := tx.Query(ctx, `SELECT record, terms, tfs FROM memories ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}

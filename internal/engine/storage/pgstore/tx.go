@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,6 +23,9 @@ import (
 // maxAttempts bounds the retries of a write that lost a race with another
 // engine (serialization failure, or a unique title taken meanwhile).
 const maxAttempts = 20
+
+// maxBackoff caps the random wait before a retry.
+const maxBackoff = 100 * time.Millisecond
 
 // writeTx is one write request's transaction plus what it changed: the
 // index changes and events to apply and publish after the commit.
@@ -49,7 +54,12 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 		var w *writeTx
 		w, err = s.runTx(ctx, fn)
 		if err == nil {
-			s.idx.Apply(w.changes)
+			// The log has this write's changes, after any of other engines'
+			// committed before it: applying them in log order keeps the
+			// index a replay of the database.
+			if err := s.catchUp(context.WithoutCancel(ctx)); err != nil {
+				s.log.Warn("index catch-up after a write", "err", err)
+			}
 			if s.events != nil {
 				for _, e := range w.events {
 					s.events.Publish(e)
@@ -59,6 +69,13 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 		}
 		if !retryable(err) || ctx.Err() != nil {
 			return err
+		}
+		// Back off a random while, growing, so two engines racing on one
+		// title do not keep colliding in step.
+		select {
+		case <-time.After(time.Duration(rand.Int64N(int64(min(maxBackoff, time.Millisecond<<attempt))))):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	return fmt.Errorf("write lost %d races with other engines: %w", maxAttempts, err)
@@ -178,6 +195,9 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 	if err != nil {
 		return err
 	}
+	if err := w.logChange(c, raw); err != nil {
+		return err
+	}
 	w.changes = append(w.changes, c)
 	w.emit(event, m)
 	return nil
@@ -193,7 +213,11 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", m.GetId(), err)
 	}
-	w.changes = append(w.changes, index.Change{ID: m.GetId(), OldTerms: toTermFreqs(terms, tfs)})
+	c := index.Change{ID: m.GetId(), OldTerms: toTermFreqs(terms, tfs)}
+	if err := w.logChange(c, nil); err != nil {
+		return err
+	}
+	w.changes = append(w.changes, c)
 	w.emit(event, m)
 	return nil
 }
@@ -221,6 +245,17 @@ func (w *writeTx) archive(m *aimemoryv1.Memory, reason, typ string) error {
 		return err
 	}
 	return w.remove(m, typ)
+}
+
+// logChange appends c to the change log. It runs after the write to the
+// memory's row, holding that row's lock, so two changes to one memory get
+// their seqs in commit order (catchup.go relies on it).
+func (w *writeTx) logChange(c index.Change, record []byte) error {
+	oldTerms, oldTfs := fromTermFreqs(c.OldTerms)
+	newTerms, newTfs := fromTermFreqs(c.NewTerms)
+	_, err := w.tx.Exec(w.ctx, `INSERT INTO changes (id, record, reindex, old_terms, old_tfs, new_terms, new_tfs) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		c.ID, record, c.Reindex, oldTerms, oldTfs, newTerms, newTfs)
+	return err
 }
 
 func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {

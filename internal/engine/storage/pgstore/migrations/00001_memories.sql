@@ -17,6 +17,21 @@ CREATE TABLE memories (
 CREATE INDEX memories_expiry ON memories (expires_at) WHERE expires_at <> 0;
 CREATE INDEX memories_terms ON memories USING gin (terms);
 
+-- The change log: every committed change to a memory, in seq order, as
+-- the index change it is (the record after it, NULL once deleted; the term
+-- lists before and after when they changed). Every engine's in-memory
+-- index catches up from it (catchup.go), so each sees the others' writes.
+CREATE TABLE changes (
+    seq       bigserial PRIMARY KEY,
+    id        text COLLATE "C" NOT NULL,
+    record    bytea,
+    reindex   boolean NOT NULL,
+    old_terms text[] NOT NULL,
+    old_tfs   integer[] NOT NULL,
+    new_terms text[] NOT NULL,
+    new_tfs   integer[] NOT NULL
+);
+
 -- The archive: removed memories (row per id) and superseded versions
 -- (rows per id and time), as boltstore's archive and versions buckets.
 CREATE TABLE archived (
@@ -54,4 +69,5 @@ DROP TABLE pending;
 DROP TABLE standards;
 DROP TABLE versions;
 DROP TABLE archived;
+DROP TABLE changes;
 DROP TABLE memories;
