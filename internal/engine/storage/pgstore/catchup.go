@@ -78,8 +78,22 @@ func (s *Store) catchUp(ctx context.Context) error {
 		}
 		holes = append(holes, q)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, id, record, reindex, old_terms, old_tfs, new_terms, new_tfs
-		FROM changes WHERE seq > $1 OR seq = ANY($2) ORDER BY seq`, s.pos.seq, holes)
+	if len(holes) == 0 {
+		// The common case, nothing new, costs one read of the sequence
+		// (its last value is taken, not necessarily committed: an upper bound).
+		var last int64
+		var called bool
+		if err := s.pool.QueryRow(ctx, `SELECT last_value, is_called FROM changes_seq_seq`).Scan(&last, &called); err != nil {
+			return err
+		}
+		if !called || last <= s.pos.seq {
+			return nil
+		}
+	}
+	// Two index range scans (an OR of them would read the whole log).
+	const cols = `SELECT seq, id, record, reindex, old_terms, old_tfs, new_terms, new_tfs FROM changes`
+	rows, err := s.pool.Query(ctx, `(`+cols+` WHERE seq > $1) UNION ALL (`+cols+` WHERE seq = ANY($2) AND seq <= $1) ORDER BY seq`,
+		s.pos.seq, holes)
 	if err != nil {
 		return err
 	}

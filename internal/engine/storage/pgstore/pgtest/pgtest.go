@@ -31,6 +31,10 @@ import (
 // only to create one database per test).
 const EnvDSN = "AI_MEMORY_TEST_PG_DSN"
 
+// EnvFsync, set, keeps the throwaway cluster durable (fsync on), for
+// benchmarks that compare with bbolt's fsynced commits.
+const EnvFsync = "AI_MEMORY_TEST_PG_FSYNC"
+
 var (
 	adminDSN   string // the cluster's maintenance database
 	unusable   error  // why there is no server
@@ -147,8 +151,12 @@ func start() (dsn string, stop func(), err error) {
 		cleanup()
 		return "", nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
-	// A unix socket in dir, no TCP; durability is not what these tests test.
-	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c full_page_writes=off -c max_connections=200", dir)
+	// A unix socket in dir, no TCP; durability is not what these tests
+	// test, unless EnvFsync asks for it (benchmarks against bbolt's fsync).
+	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c max_connections=200", dir)
+	if os.Getenv(EnvFsync) == "" {
+		opts += " -c fsync=off -c full_page_writes=off"
+	}
 	if out, err := run("pg_ctl", "-D", data, "-w", "-t", "30", "-l", filepath.Join(dir, "log"), "-o", opts, "start").CombinedOutput(); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		cleanup()
