@@ -13,10 +13,14 @@ import (
 // CheckConsistency compares what the store holds with what it derives
 // from the records alone: the key columns and term lists of every row, and
 // this engine's in-memory index (doc table and postings). It reads
-// everything: for tests and diagnosis (storagetest.Checker).
+// everything: for tests and diagnosis (storagetest.Checker), with no other
+// engine writing (the index is caught up first, then compared).
 func (s *Store) CheckConsistency(ctx context.Context) error {
 	s.writeMu.Lock() // the index must be at the same commit as the read
 	defer s.writeMu.Unlock()
+	if err := s.catchUp(ctx); err != nil {
+		return err
+	}
 	rows, err := s.pool.Query(ctx, `SELECT id, namespace, title, expires_at, terms, tfs, record FROM memories`)
 	if err != nil {
 		return err
