@@ -12,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -150,4 +151,67 @@ func (s *Store) Archived(ctx context.Context, id string) (*storage.Archived, err
 		return nil, err
 	}
 	return a, nil
+}
+
+// GetArchived reads archive rows by exact id and, with include_versions,
+// each id's superseded versions, oldest first; rows in namespaces the
+// caller may not read are not found. No archived link can exist in this
+// backend yet (Graph is not built), so none is returned.
+func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.GetArchivedResponse{}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
+		if req.GetIncludeVersions() {
+			rows, err := tx.Query(ctx, `SELECT archived_at, original_tier, original_expires_at, record FROM versions WHERE id = $1 ORDER BY archived_at`, id)
+			if err != nil {
+				return nil, err
+			}
+			for rows.Next() {
+				v := &aimemoryv1.ArchivedMemory{Reason: storage.ArchiveReasonSuperseded}
+				var raw []byte
+				if err := rows.Scan(&v.ArchivedAt, &v.OriginalTier, &v.OriginalExpiresAt, &raw); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				if v.Memory, err = decodeMemory(raw); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				if storage.Readable(ctx, v.Memory.GetNamespace()) {
+					resp.Versions = append(resp.Versions, v)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+		}
+		a := &aimemoryv1.ArchivedMemory{}
+		var raw []byte
+		err := tx.QueryRow(ctx, `SELECT archived_at, reason, original_tier, original_expires_at, record FROM archived WHERE id = $1`, id).
+			Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw)
+		if errors.Is(err, pgx.ErrNoRows) {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if a.Memory, err = decodeMemory(raw); err != nil {
+			return nil, err
+		}
+		if !storage.Readable(ctx, a.Memory.GetNamespace()) {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		resp.Archived = append(resp.Archived, a)
+	}
+	return resp, nil
 }

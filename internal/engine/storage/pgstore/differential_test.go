@@ -207,10 +207,16 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			r, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.idOf(which(s), label)}, Archive: archive})
 			return answer{r, err}
 		}
-	case r < 88:
+	case r < 87:
 		archive := d.rng.IntN(2) == 0
 		return fmt.Sprintf("gc archive %v", archive), func(s storage.Backend) answer {
 			r, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: archive})
+			return answer{r, err}
+		}
+	case r < 90:
+		labels := []string{d.label(), d.label()}
+		return fmt.Sprintf("get archived %v", labels), func(s storage.Backend) answer {
+			r, err := s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}, IncludeVersions: true})
 			return answer{r, err}
 		}
 	case r < 92:

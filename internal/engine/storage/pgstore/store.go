@@ -13,7 +13,7 @@
 // (catchup.go).
 //
 // Implemented: the Memories interface, the corpus statistics and namespace
-// counts, the archive rows of Archived. Everything else returns
+// counts, archive reads (Archived, GetArchived). Everything else returns
 // ErrNotImplemented, and the engine does not open this backend yet.
 package pgstore
 

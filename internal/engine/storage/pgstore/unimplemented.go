@@ -58,11 +58,8 @@ func (s *Store) VerifyAudit(context.Context) (*aimemoryv1.VerifyAuditResponse, e
 	return nil, notImplemented("VerifyAudit")
 }
 
-// Archive: rows are written (superseded versions, delete and gc with
-// archive) but not read back yet.
-func (s *Store) GetArchived(context.Context, *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error) {
-	return nil, notImplemented("GetArchived")
-}
+// Archive lifecycle: rows are written and read (corpus.go), not yet
+// forgotten into, restored or promoted from.
 func (s *Store) Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
 	return nil, notImplemented("Forget")
 }
