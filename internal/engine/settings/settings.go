@@ -39,10 +39,14 @@ var errPostgresUnfinished = errors.New(`[storage] backend: "postgres" is not ava
 // Settings are the engine-scoped sections of config.toml and engine.toml.
 // Pointer fields tell "not set" from a zero value.
 type Settings struct {
-	Storage    Storage    `toml:"storage,omitempty"`
-	TTL        TTL        `toml:"ttl,omitempty"`
-	Governance Governance `toml:"governance,omitempty"`
-	Models     Models     `toml:"models,omitempty"`
+	// ArchiveMaxDays > 0: the engine purges archive rows older than this
+	// many days on its own schedule (the reference's key); 0 or unset: never.
+	ArchiveMaxDays *int64     `toml:"archive_max_days,omitempty"`
+	Storage        Storage    `toml:"storage,omitempty"`
+	TTL            TTL        `toml:"ttl,omitempty"`
+	Governance     Governance `toml:"governance,omitempty"`
+	Models         Models     `toml:"models,omitempty"`
+	Webhooks       Webhooks   `toml:"webhooks,omitempty"`
 }
 
 // Governance is who governs namespaces and how long approvals wait. The
@@ -149,6 +153,22 @@ func (e *Endpoint) validate(name string) error {
 		}
 	}
 	return nil
+
+}
+
+// Webhooks configures the engine's webhook dispatcher.
+type Webhooks struct {
+	// Targets on loopback, or on private, link-local or shared (CGNAT)
+	// addresses, are refused unless allowed here (default false).
+	AllowLoopback *bool `toml:"allow_loopback,omitempty"`
+	AllowPrivate  *bool `toml:"allow_private,omitempty"`
+	// Attempts before a delivery is dead-lettered (1-20, default 8).
+	MaxAttempts *int64 `toml:"max_attempts,omitempty"`
+	// First retry delay; each later one doubles, up to 10 minutes, with
+	// jitter (1-3600000 ms, default 1000).
+	RetryBaseMs *int64 `toml:"retry_base_ms,omitempty"`
+	// Per-attempt timeout (100-60000 ms, default 5000).
+	TimeoutMs *int64 `toml:"timeout_ms,omitempty"`
 }
 
 // Storage chooses the backend.
@@ -163,6 +183,18 @@ type TTL struct {
 	LongTTLSecs     *int64 `toml:"long_ttl_secs,omitempty"`
 	ShortExtendSecs *int64 `toml:"short_extend_secs,omitempty"`
 	MidExtendSecs   *int64 `toml:"mid_extend_secs,omitempty"`
+}
+
+// maxArchiveDays bounds archive_max_days (100 years).
+const maxArchiveDays = 100 * 365
+
+// ArchiveMaxAge is how old an archive row may grow before the engine
+// purges it; 0 = never.
+func (s Settings) ArchiveMaxAge() time.Duration {
+	if s.ArchiveMaxDays == nil || *s.ArchiveMaxDays <= 0 {
+		return 0
+	}
+	return time.Duration(*s.ArchiveMaxDays) * 24 * time.Hour
 }
 
 // maxTTL caps a configured expiry (data-model §4: 10 years).
@@ -181,6 +213,18 @@ func (s Settings) Validate() error {
 	}
 	if err := s.Models.Chat.validate("chat"); err != nil {
 		return err
+	}
+	if d := s.ArchiveMaxDays; d != nil && (*d < 0 || *d > maxArchiveDays) {
+		return fmt.Errorf("archive_max_days: must be from 0 (never purge) to %d (got %d)", maxArchiveDays, *d)
+	}
+	for _, e := range []struct {
+		name   string
+		v      *int64
+		lo, hi int64
+	}{{"max_attempts", s.Webhooks.MaxAttempts, 1, 20}, {"retry_base_ms", s.Webhooks.RetryBaseMs, 1, 3_600_000}, {"timeout_ms", s.Webhooks.TimeoutMs, 100, 60_000}} {
+		if e.v != nil && (*e.v < e.lo || *e.v > e.hi) {
+			return fmt.Errorf("[webhooks] %s: must be %d to %d (got %d)", e.name, e.lo, e.hi, *e.v)
+		}
 	}
 	for _, e := range []struct {
 		name string
@@ -329,6 +373,7 @@ func Differ(host, inForce Settings) []string {
 			keys = append(keys, name)
 		}
 	}
+	num("archive_max_days", host.ArchiveMaxDays, inForce.ArchiveMaxDays)
 	str("storage.backend", host.Storage.Backend, inForce.Storage.Backend)
 	num("ttl.short_ttl_secs", host.TTL.ShortTTLSecs, inForce.TTL.ShortTTLSecs)
 	num("ttl.mid_ttl_secs", host.TTL.MidTTLSecs, inForce.TTL.MidTTLSecs)
@@ -344,6 +389,11 @@ func Differ(host, inForce Settings) []string {
 	}
 	str("governance.default_policy", hg.DefaultPolicy, fg.DefaultPolicy)
 	num("governance.pending_ttl_secs", hg.PendingTTLSecs, fg.PendingTTLSecs)
+	flag := func(name string, h, f *bool) {
+		if h != nil && (f == nil || *h != *f) {
+			keys = append(keys, name)
+		}
+	}
 	endpoint := func(name string, h, f *Endpoint) {
 		if h != nil && (f == nil || *h != *f) {
 			keys = append(keys, name)
@@ -351,5 +401,10 @@ func Differ(host, inForce Settings) []string {
 	}
 	endpoint("models.embeddings", host.Models.Embeddings, inForce.Models.Embeddings)
 	endpoint("models.chat", host.Models.Chat, inForce.Models.Chat)
+	flag("webhooks.allow_loopback", host.Webhooks.AllowLoopback, inForce.Webhooks.AllowLoopback)
+	flag("webhooks.allow_private", host.Webhooks.AllowPrivate, inForce.Webhooks.AllowPrivate)
+	num("webhooks.max_attempts", host.Webhooks.MaxAttempts, inForce.Webhooks.MaxAttempts)
+	num("webhooks.retry_base_ms", host.Webhooks.RetryBaseMs, inForce.Webhooks.RetryBaseMs)
+	num("webhooks.timeout_ms", host.Webhooks.TimeoutMs, inForce.Webhooks.TimeoutMs)
 	return keys
 }

@@ -264,6 +264,7 @@ type Governance interface {
 	ApprovePending(context.Context, *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error)
 	RejectPending(context.Context, *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error)
 	RegisterAgent(context.Context, *aimemoryv1.RegisterAgentRequest) (*aimemoryv1.RegisterAgentResponse, error)
+	ListAgents(context.Context, *aimemoryv1.ListAgentsRequest) (*aimemoryv1.ListAgentsResponse, error)
 }
 
 // Limits of ListPending.
@@ -312,6 +313,8 @@ func PendingMemoryID(p *aimemoryv1.PendingPayload) string {
 		return strings.Join(a.Forget.GetIds(), ",")
 	case *aimemoryv1.PendingPayload_Promote:
 		return a.Promote.GetId()
+	case *aimemoryv1.PendingPayload_Restore:
+		return a.Restore.GetId()
 	}
 	return ""
 }

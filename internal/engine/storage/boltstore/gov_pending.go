@@ -152,6 +152,9 @@ func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
 	case *aimemoryv1.PendingPayload_Promote:
 		resp, err := w.promote(a.Promote.GetId(), a.Promote.GetToNamespace())
 		return resp.GetMemory().GetId(), err
+	case *aimemoryv1.PendingPayload_Restore:
+		resp, err := w.restore(a.Restore)
+		return resp.GetMemory().GetId(), err
 	}
 	return "", fmt.Errorf("pending action has no payload this engine can execute")
 }

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
@@ -28,26 +29,42 @@ var (
 )
 
 // filter compiles a request's filter with the read rule of the guarded
-// namespaces: another identity's inbox is never returned.
+// namespaces: another identity's inbox, or another family's keyspace, is
+// never returned.
 func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
 	f, err := index.CompileFilter(in)
 	if err != nil {
 		return nil, err
 	}
 	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
-	if c, ok := caller.FromContext(ctx); ok && c.Scope != "" {
-		f.Within(c.InScope)
-	}
+	c, _ := caller.FromContext(ctx)
+	f.Within(func(ns string) bool {
+		// Outside the scope, or another family's keyspace: hidden.
+		return (c.Scope == "" || c.InScope(ns)) && (!strings.HasPrefix(ns, storage.FamilyPrefix) || storage.Readable(ctx, ns))
+	})
 	return f, nil
 }
 
 // ListMemories returns live memories matching the filter, priority desc,
-// then updated_at desc, then id. A limit of 0 returns none: callers send
+// then updated_at desc, then id (and with_recent, the most recently
+// updated from the same scan). A limit of 0 returns none: callers send
 // their default.
 func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
 	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
+	}
+	if req.GetWithRecent() {
+		hits, recent := s.idx.ListBoth(f, s.nowNanos(), int(req.GetLimit()))
+		mems, err := s.records(hits)
+		if err != nil {
+			return nil, err
+		}
+		rmems, err := s.records(recent)
+		if err != nil {
+			return nil, err
+		}
+		return &aimemoryv1.ListMemoriesResponse{Memories: mems, Recent: rmems}, nil
 	}
 	hits := s.idx.List(f, s.nowNanos(), int(req.GetLimit()))
 	mems, err := s.records(hits)

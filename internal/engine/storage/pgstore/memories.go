@@ -582,7 +582,8 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 }
 
 // Stats counts stored memories by tier and namespace (from the index),
-// archive rows and the database's size. Links: none can exist yet.
+// the index's size, archive rows and versions, and the database's size.
+// Links: none can exist yet.
 func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
@@ -596,12 +597,16 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	}
 	t := s.idx.Tally(now, int64(expiringSoon), visible)
 	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
+	resp.Indexed, resp.IndexTerms, resp.IndexPostingsBytes = t.Total, t.Terms, t.PostingBytes
 	for i, n := range t.ByTier {
 		if n > 0 {
 			resp.ByTier = append(resp.ByTier, &aimemoryv1.CountByKey{Key: record.Tiers[i], Count: n})
 		}
 	}
 	for ns, n := range t.ByNamespace {
+		if !storage.Readable(ctx, ns) { // another's inbox: not even its name
+			continue
+		}
 		resp.ByNamespace = append(resp.ByNamespace, &aimemoryv1.CountByKey{Key: ns, Count: n})
 	}
 	for _, l := range [][]*aimemoryv1.CountByKey{resp.ByTier, resp.ByNamespace} {
@@ -612,11 +617,14 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if scoped {
 		return resp, nil
 	}
-	var archived int64
-	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM archived), pg_database_size(current_database())`).Scan(&archived, &resp.DbSizeBytes)
+	// Sizes are of this backend's own rows (the archive's: its records).
+	var stored, archived, versions, archiveBytes int64
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM archived), (SELECT count(*) FROM versions),
+		(SELECT coalesce(sum(octet_length(record)), 0) FROM archived) + (SELECT coalesce(sum(octet_length(record)), 0) FROM versions),
+		pg_database_size(current_database())`).Scan(&stored, &archived, &versions, &archiveBytes, &resp.DbSizeBytes)
 	if err != nil {
 		return nil, err
 	}
-	resp.Archived = uint64(archived)
+	resp.Stored, resp.Archived, resp.Versions, resp.ArchiveSizeBytes = uint64(stored), uint64(archived), uint64(versions), uint64(archiveBytes)
 	return resp, nil
 }

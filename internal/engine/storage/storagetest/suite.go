@@ -87,6 +87,8 @@ var conformanceTests = []conformanceTest{
 	{"Forget", testForget},
 	{"ForgetSkipsGuarded", testForgetSkipsGuarded},
 	{"SupersededVersions", testSupersededVersions},
+	{"ArchiveListStatsPurge", testArchiveListStatsPurge},
+	{"RestoreVersionAndMerge", testRestoreVersionAndMerge},
 	{"Promote", testPromote},
 	// policy and events
 	{"WritePolicy", testWritePolicy},
@@ -112,6 +114,7 @@ var conformanceTests = []conformanceTest{
 	{"Attribution", testAttribution},
 	{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},
 	{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
+	{"FamilyKeyspaceIsTheFamilysOwn", testFamilyKeyspaceIsTheFamilysOwn},
 	{"ScopeLimitsReadsAndWrites", testScopeLimitsReadsAndWrites},
 	// governance: policy on every write path, approvals, standards
 	{"GovernanceBypassMatrix", testGovernanceBypassMatrix},
