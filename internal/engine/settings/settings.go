@@ -34,7 +34,7 @@ var Backends = []string{"bbolt"}
 // errPostgresUnfinished refuses the PostgreSQL backend until it implements
 // all of storage.Backend: the engine must not run on a backend where some
 // tools would fail (issue 16 lists what remains).
-var errPostgresUnfinished = errors.New(`[storage] backend: "postgres" is not available yet: the PostgreSQL backend (pgstore) has memories, search, corpus statistics, namespace counts and archive reads, but not yet vectors, forget/restore/promote, links, entities, audit, governance decisions or export (issue 16); use "bbolt"`)
+var errPostgresUnfinished = errors.New(`[storage] backend: "postgres" is not available yet: the PostgreSQL backend (pgstore) has memories, search, corpus statistics, namespace counts and archive reads, but not yet vectors, the archive lifecycle, links, entities, audit, governance decisions, the event log and webhooks, messages or export (issue 16); use "bbolt"`)
 
 // Settings are the engine-scoped sections of config.toml and engine.toml.
 // Pointer fields tell "not set" from a zero value.
