@@ -56,7 +56,8 @@ func lifetime(t *testing.T, m map[string]any) time.Duration {
 func TestUnknownConfigKeyIsAnError(t *testing.T) {
 	e := newEnv(t)
 	for _, tc := range []struct{ toml, want string }{
-		{"[storage]\nbackend = \"postgres\"\n", "[storage] backend: must be one of bbolt"},
+		{"[storage]\nbackend = \"mysql\"\n", "[storage] backend: must be one of bbolt"},
+		{"[storage]\nbackend = \"postgres\"\n", "[storage] backend: \"postgres\" is not available yet"},
 		{"[storag]\nbackend = \"bbolt\"\n", "unknown key storag"},
 		{"[mcp]\nprofle = \"graph\"\n", "unknown key mcp.profle"},
 	} {

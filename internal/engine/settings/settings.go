@@ -31,6 +31,11 @@ const File = "engine.toml"
 // Backends the engine can run on.
 var Backends = []string{"bbolt"}
 
+// errPostgresUnfinished refuses the PostgreSQL backend until it implements
+// all of storage.Backend: the engine must not run on a backend where some
+// tools would fail (issue 16 lists what remains).
+var errPostgresUnfinished = errors.New(`[storage] backend: "postgres" is not available yet: the PostgreSQL backend (pgstore) has memories, search, corpus statistics, namespace counts and archive reads, but not yet vectors, the archive lifecycle, links, entities, audit, governance decisions, the event log and webhooks, messages or export (issue 16); use "bbolt"`)
+
 // Settings are the engine-scoped sections of config.toml and engine.toml.
 // Pointer fields tell "not set" from a zero value.
 type Settings struct {
@@ -197,6 +202,9 @@ const maxTTL = 10 * 365 * 24 * time.Hour
 
 // Validate checks every set value.
 func (s Settings) Validate() error {
+	if b := s.Storage.Backend; b != nil && *b == "postgres" {
+		return errPostgresUnfinished
+	}
 	if b := s.Storage.Backend; b != nil && !slices.Contains(Backends, *b) {
 		return fmt.Errorf("[storage] backend: must be one of %s (got %.64q)", strings.Join(Backends, ", "), *b)
 	}

@@ -83,3 +83,14 @@ func TestApply(t *testing.T) {
 		t.Fatal("empty settings must keep the defaults")
 	}
 }
+
+// The PostgreSQL backend is refused, saying why, until it is complete.
+func TestPostgresRefusedUntilComplete(t *testing.T) {
+	err := Settings{Storage: Storage{Backend: ptr("postgres")}}.Validate()
+	if err == nil || !strings.Contains(err.Error(), `"postgres" is not available yet`) || !strings.Contains(err.Error(), "issue 16") {
+		t.Fatalf("postgres backend: %v", err)
+	}
+	if err := (Settings{Storage: Storage{Backend: ptr("bbolt")}}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -298,3 +299,27 @@ func (e *DecidedError) Error() string {
 }
 
 func (e *DecidedError) Is(target error) bool { return target == ErrDecided }
+
+// PendingMemoryID is the existing memory a pending payload acts on (ids
+// joined by commas); "" for a new one. Every backend records it alike.
+func PendingMemoryID(p *aimemoryv1.PendingPayload) string {
+	switch a := p.GetAction().(type) {
+	case *aimemoryv1.PendingPayload_Update:
+		return a.Update.GetId()
+	case *aimemoryv1.PendingPayload_Delete:
+		return strings.Join(a.Delete.GetIds(), ",")
+	case *aimemoryv1.PendingPayload_Link:
+		return a.Link.GetSourceId()
+	case *aimemoryv1.PendingPayload_Unlink:
+		return a.Unlink.GetSourceId()
+	case *aimemoryv1.PendingPayload_Forget:
+		return strings.Join(a.Forget.GetIds(), ",")
+	case *aimemoryv1.PendingPayload_Promote:
+		return a.Promote.GetId()
+	case *aimemoryv1.PendingPayload_Restore:
+		return a.Restore.GetId()
+	case *aimemoryv1.PendingPayload_Consolidate:
+		return strings.Join(a.Consolidate.GetIds(), ",")
+	}
+	return ""
+}

@@ -86,7 +86,7 @@ func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.Pen
 		Id:               uuid.NewString(),
 		Action:           string(pe.Op),
 		Namespace:        pe.Namespace,
-		MemoryId:         payloadMemoryID(payload),
+		MemoryId:         storage.PendingMemoryID(payload),
 		Payload:          payload,
 		RequestedBy:      c.Principal,
 		RequestedSession: c.Session,
@@ -101,29 +101,6 @@ func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.Pen
 		return "", err
 	}
 	return p.Id, w.tx.Bucket(bucketPendingTime).Put(pendingTimeKey(p.RequestedAt, p.Id), nil)
-}
-
-// payloadMemoryID is the existing memory a payload acts on; "" for a new one.
-func payloadMemoryID(p *aimemoryv1.PendingPayload) string {
-	switch a := p.GetAction().(type) {
-	case *aimemoryv1.PendingPayload_Update:
-		return a.Update.GetId()
-	case *aimemoryv1.PendingPayload_Delete:
-		return strings.Join(a.Delete.GetIds(), ",")
-	case *aimemoryv1.PendingPayload_Link:
-		return a.Link.GetSourceId()
-	case *aimemoryv1.PendingPayload_Unlink:
-		return a.Unlink.GetSourceId()
-	case *aimemoryv1.PendingPayload_Forget:
-		return strings.Join(a.Forget.GetIds(), ",")
-	case *aimemoryv1.PendingPayload_Promote:
-		return a.Promote.GetId()
-	case *aimemoryv1.PendingPayload_Consolidate:
-		return strings.Join(a.Consolidate.GetIds(), ",")
-	case *aimemoryv1.PendingPayload_Restore:
-		return a.Restore.GetId()
-	}
-	return ""
 }
 
 // execute runs an approved payload in this transaction, as it would have

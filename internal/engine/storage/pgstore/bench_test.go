@@ -1,0 +1,94 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Store and search latency on both backends over one corpus (size
+// benchCorpus), for the closing numbers of issue 16. The throwaway
+// cluster runs with fsync off unless AI_MEMORY_TEST_PG_FSYNC is set; bbolt
+// always fsyncs.
+//
+//	go test ./internal/engine/storage/pgstore -run '^$' -bench . -benchtime 2000x
+const benchCorpus = 10_000
+
+var benchWords = strings.Fields(`lock zebra deploy database index rust go postgres cache queue retry timeout token graph
+merge branch commit review test build release docker kubernetes config secret schema migration latency throughput
+memory agent recall search rank vector embed model prompt context window budget error panic crash restart`)
+
+func benchText(r *rand.Rand, n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = benchWords[r.IntN(len(benchWords))]
+	}
+	return strings.Join(ws, " ")
+}
+
+func benchBackends(b *testing.B) map[string]storage.Backend {
+	bolt, err := boltstore.Open(context.Background(), filepath.Join(b.TempDir(), "memory.db"), storage.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { bolt.Close() })
+	return map[string]storage.Backend{"bbolt": bolt, "postgres": open(b, storage.Options{})}
+}
+
+func fill(b *testing.B, s storage.Backend, n int) { fillT(b, s, n) }
+
+func fillT(b testing.TB, s storage.Backend, n int) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range n {
+		_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+			Title: fmt.Sprintf("%s %d", benchText(r, 3), i), Content: benchText(r, 40), Confidence: 1, Tier: "long",
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStore(b *testing.B) {
+	for _, name := range []string{"bbolt", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			s := benchBackends(b)[name]
+			r := rand.New(rand.NewPCG(3, 4))
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+					Title: fmt.Sprintf("bench %d", i), Content: benchText(r, 40), Confidence: 1,
+				}})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkSearch(b *testing.B) {
+	for _, name := range []string{"bbolt", "postgres"} {
+		b.Run(fmt.Sprintf("%s/%d", name, benchCorpus), func(b *testing.B) {
+			s := benchBackends(b)[name]
+			fill(b, s, benchCorpus)
+			r := rand.New(rand.NewPCG(5, 6))
+			b.ResetTimer()
+			for b.Loop() {
+				_, err := s.SearchMemories(context.Background(), &aimemoryv1.SearchMemoriesRequest{
+					Query: benchText(r, 2), Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 10,
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

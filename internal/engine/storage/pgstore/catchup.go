@@ -1,0 +1,134 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+)
+
+// Every engine's in-memory index is a replay of the change log (table
+// changes): loaded at open with the log position in the same snapshot,
+// then caught up, in seq order, after each of its own writes and before
+// each read, so it sees every engine's committed writes.
+//
+// A seq is taken before its transaction commits, so a later seq can be
+// visible first. A seq skipped over is kept as a hole and asked for again
+// on every catch-up until it shows up or holeTimeout passes (a rolled-back
+// write's seq never shows up). Two changes to one memory cannot come out
+// of order: the log row is written holding the memory's row lock.
+
+// holeTimeout is how long a skipped seq may still commit; write
+// transactions are single requests, far shorter.
+const holeTimeout = 30 * time.Second
+
+// openWindow is how far below the log's end, at open, seqs missing from
+// the snapshot are taken for transactions still in flight.
+const openWindow = 1000
+
+// logPos is where an index is in the change log. Guarded by Store.syncMu.
+type logPos struct {
+	seq   int64               // every seq ≤ this is applied or a hole
+	holes map[int64]time.Time // skipped seqs → when first skipped
+}
+
+// skip records the seqs in (from, to) as holes.
+func (p *logPos) skip(from, to int64, now time.Time) {
+	for q := from + 1; q < to; q++ {
+		p.holes[q] = now
+	}
+}
+
+// loadPos is the log position of a snapshot (tx): its last seq, with the
+// seqs missing below it in openWindow as holes.
+func loadPos(ctx context.Context, tx pgx.Tx) (logPos, error) {
+	pos := logPos{holes: map[int64]time.Time{}}
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM changes`).Scan(&pos.seq); err != nil {
+		return pos, err
+	}
+	rows, err := tx.Query(ctx, `SELECT seq FROM changes WHERE seq > $1 ORDER BY seq`, pos.seq-openWindow)
+	if err != nil {
+		return pos, err
+	}
+	defer rows.Close()
+	prev, now := max(0, pos.seq-openWindow), time.Now()
+	for rows.Next() {
+		var q int64
+		if err := rows.Scan(&q); err != nil {
+			return pos, err
+		}
+		pos.skip(prev, q, now)
+		prev = q
+	}
+	return pos, rows.Err()
+}
+
+// catchUp applies the log's changes this engine's index has not seen.
+func (s *Store) catchUp(ctx context.Context) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	now := time.Now()
+	holes := make([]int64, 0, len(s.pos.holes))
+	for q, at := range s.pos.holes {
+		if now.Sub(at) > holeTimeout {
+			delete(s.pos.holes, q) // rolled back, or it would be here by now
+			continue
+		}
+		holes = append(holes, q)
+	}
+	if len(holes) == 0 {
+		// The common case, nothing new, costs one read of the sequence
+		// (its last value is taken, not necessarily committed: an upper bound).
+		var last int64
+		var called bool
+		if err := s.pool.QueryRow(ctx, `SELECT last_value, is_called FROM changes_seq_seq`).Scan(&last, &called); err != nil {
+			return err
+		}
+		if !called || last <= s.pos.seq {
+			return nil
+		}
+	}
+	// Two index range scans (an OR of them would read the whole log).
+	const cols = `SELECT seq, id, record, reindex, old_terms, old_tfs, new_terms, new_tfs FROM changes`
+	rows, err := s.pool.Query(ctx, `(`+cols+` WHERE seq > $1) UNION ALL (`+cols+` WHERE seq = ANY($2) AND seq <= $1) ORDER BY seq`,
+		s.pos.seq, holes)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var changes []index.Change
+	next := s.pos
+	for rows.Next() {
+		var (
+			seq                int64
+			c                  index.Change
+			raw                []byte
+			oldTerms, newTerms []string
+			oldTfs, newTfs     []int32
+		)
+		if err := rows.Scan(&seq, &c.ID, &raw, &c.Reindex, &oldTerms, &oldTfs, &newTerms, &newTfs); err != nil {
+			return err
+		}
+		if raw != nil {
+			if c.Memory, err = decodeMemory(raw); err != nil {
+				return err
+			}
+		}
+		c.OldTerms, c.NewTerms = toTermFreqs(oldTerms, oldTfs), toTermFreqs(newTerms, newTfs)
+		changes = append(changes, c)
+		if seq > next.seq {
+			next.skip(next.seq, seq, now)
+			next.seq = seq
+		} else {
+			delete(next.holes, seq)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	s.idx.Apply(changes)
+	s.pos = next
+	return nil
+}

@@ -1,0 +1,217 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/termstats"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// Reads answered by the in-memory index, as boltstore answers them.
+
+// Corpus bounds, as boltstore's.
+const (
+	maxStatsText      = 4*record.MaxTitleChars + 1 + record.MaxContentBytes
+	defaultRelated    = 10
+	maxRelated        = 100
+	defaultRelatedSet = 200
+	maxRelatedSet     = 1000
+)
+
+// TermStats: the text's terms with their document frequencies, and on
+// request the existing tags (of memories the caller may read) it spells out.
+func (s *Store) TermStats(ctx context.Context, req *aimemoryv1.TermStatsRequest) (*aimemoryv1.TermStatsResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
+	if n := len(req.GetText()); n > maxStatsText {
+		return nil, &record.FieldError{Field: "text", Rule: fmt.Sprintf("must be at most %d bytes (got %d)", maxStatsText, n)}
+	}
+	resp, terms := termstats.TermStats(s.an, req.GetText(), s.idx.DocFreqs)
+	if req.GetTags() {
+		f, err := s.filter(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp.Tags = termstats.MatchingTags(s.an, s.idx.TagCounts(f, s.nowNanos()), terms)
+	}
+	return resp, nil
+}
+
+// RelatedTerms mines the best recall matches of the query for co-occurring terms.
+func (s *Store) RelatedTerms(ctx context.Context, req *aimemoryv1.RelatedTermsRequest) (*aimemoryv1.RelatedTermsResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
+	limit, err := bounded("limit", req.GetLimit(), defaultRelated, maxRelated)
+	if err != nil {
+		return nil, err
+	}
+	sample, err := bounded("sample", req.GetSample(), defaultRelatedSet, maxRelatedSet)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.filter(ctx, req.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	terms := s.an.Query(req.GetQuery())
+	if len(terms) > maxQueryTerms {
+		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
+	}
+	terms = keyword.DropFunctionWords(terms)
+	stats, _ := termstats.TermStats(s.an, req.GetQuery(), s.idx.DocFreqs)
+	resp := &aimemoryv1.RelatedTermsResponse{Docs: stats.GetDocs()}
+	kept := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		kept[t] = true
+	}
+	for _, t := range stats.GetTerms() {
+		if kept[t.Term] {
+			resp.QueryTerms = append(resp.QueryTerms, t)
+		}
+	}
+	now := s.nowNanos()
+	hits := s.idx.Search(index.Query{Terms: terms, Filter: f, LiveAt: now, Limit: sample, Now: now})
+	docs, err := s.records(ctx, hits)
+	if err != nil {
+		return nil, err
+	}
+	resp.Matched = uint32(len(docs))
+	resp.Related = termstats.Related(s.an, terms, docs, s.idx.DocFreqs, limit)
+	return resp, nil
+}
+
+// bounded reads a count whose zero means the default.
+func bounded(field string, v uint32, def, hi int) (int, error) {
+	if v == 0 {
+		return def, nil
+	}
+	if int(v) > hi {
+		return 0, &record.FieldError{Field: field, Rule: fmt.Sprintf("must be at most %d (got %d)", hi, v)}
+	}
+	return int(v), nil
+}
+
+// CountNamespaces counts live memories per namespace under a prefix.
+func (s *Store) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
+	prefix := req.GetPrefix()
+	if prefix != "" {
+		if err := record.ValidateNamespace("prefix", prefix); err != nil {
+			return nil, err
+		}
+	}
+	counts, total := s.idx.Namespaces(prefix, s.nowNanos())
+	for ns, n := range counts {
+		if !storage.Readable(ctx, ns) { // another identity's inbox
+			delete(counts, ns)
+			total -= n
+		}
+	}
+	resp := &aimemoryv1.CountNamespacesResponse{Total: total}
+	for ns, n := range counts {
+		resp.Namespaces = append(resp.Namespaces, &aimemoryv1.CountByKey{Key: ns, Count: n})
+	}
+	slices.SortFunc(resp.Namespaces, func(a, b *aimemoryv1.CountByKey) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+	})
+	if limit := int(req.GetLimit()); limit > 0 && len(resp.Namespaces) > limit {
+		resp.Namespaces = resp.Namespaces[:limit]
+	}
+	return resp, nil
+}
+
+// Archived is the archive row of id; storage.ErrNotFound when there is none.
+func (s *Store) Archived(ctx context.Context, id string) (*storage.Archived, error) {
+	a := &storage.Archived{}
+	var raw []byte
+	err := s.pool.QueryRow(ctx, `SELECT archived_at, reason, original_tier, original_expires_at, record FROM archived WHERE id = $1`, id).
+		Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.Memory, err = decodeMemory(raw); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// GetArchived reads archive rows by exact id and, with include_versions,
+// each id's superseded versions, oldest first; rows in namespaces the
+// caller may not read are not found. No archived link can exist in this
+// backend yet (Graph is not built), so none is returned.
+func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.GetArchivedResponse{}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
+		if req.GetIncludeVersions() {
+			rows, err := tx.Query(ctx, `SELECT archived_at, original_tier, original_expires_at, record FROM versions WHERE id = $1 ORDER BY archived_at`, id)
+			if err != nil {
+				return nil, err
+			}
+			for rows.Next() {
+				v := &aimemoryv1.ArchivedMemory{Reason: storage.ArchiveReasonSuperseded}
+				var raw []byte
+				if err := rows.Scan(&v.ArchivedAt, &v.OriginalTier, &v.OriginalExpiresAt, &raw); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				if v.Memory, err = decodeMemory(raw); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				if storage.Readable(ctx, v.Memory.GetNamespace()) {
+					resp.Versions = append(resp.Versions, v)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+		}
+		a := &aimemoryv1.ArchivedMemory{}
+		var raw []byte
+		err := tx.QueryRow(ctx, `SELECT archived_at, reason, original_tier, original_expires_at, record FROM archived WHERE id = $1`, id).
+			Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw)
+		if errors.Is(err, pgx.ErrNoRows) {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if a.Memory, err = decodeMemory(raw); err != nil {
+			return nil, err
+		}
+		if !storage.Readable(ctx, a.Memory.GetNamespace()) {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		resp.Archived = append(resp.Archived, a)
+	}
+	return resp, nil
+}

@@ -1,0 +1,129 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// agentTitlePrefix is the registry's title of an agent: agent:<principal>
+// in the guarded namespace _agents (boltstore's registry, the same rows).
+const agentTitlePrefix = "agent:"
+
+// govView is storage.GovernanceView over a write transaction, so the
+// namespace policy is applied to every write (storage.Authorize).
+type govView struct{ w *writeTx }
+
+var _ storage.GovernanceView = govView{}
+
+func (v govView) Standard(ns string) (*aimemoryv1.Standard, error) {
+	var raw []byte
+	err := v.w.tx.QueryRow(v.w.ctx, `SELECT record FROM standards WHERE namespace = $1`, ns).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := new(aimemoryv1.Standard)
+	if err := proto.Unmarshal(raw, st); err != nil {
+		return nil, fmt.Errorf("decode standard of %q: %w", ns, err)
+	}
+	return st, nil
+}
+
+func (v govView) Registered(principal string) (bool, error) {
+	if principal == "" {
+		return false, nil
+	}
+	id, err := v.w.titleOwner(storage.GuardAgents.Name, agentTitlePrefix+principal)
+	return id != "", err
+}
+
+func (v govView) RegisteredOthers(principal string) (int, error) {
+	rows, err := v.w.tx.Query(v.w.ctx, `SELECT substr(title, $2) FROM memories WHERE namespace = $1 AND starts_with(title, $3)`,
+		storage.GuardAgents.Name, len(agentTitlePrefix)+1, agentTitlePrefix)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return 0, err
+		}
+		if !governance.SamePrincipal(p, principal) {
+			n++
+		}
+	}
+	return n, rows.Err()
+}
+
+func (v govView) Governance() *governance.Config { return v.w.s.gov }
+
+// writeGoverned is write for a request the policy may queue: when fn's
+// authorization answers "approve", the pending action is recorded instead
+// and the caller gets the *storage.PendingError with its id (boltstore's
+// writeGoverned, the same rule).
+func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
+	var queued *storage.PendingError
+	err := s.write(ctx, func(w *writeTx) error {
+		queued = nil
+		err := fn(w)
+		var pe *storage.PendingError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		if len(w.changes) > 0 || len(w.events) > 0 {
+			return fmt.Errorf("internal error: %s was queued after it wrote", pe.Op)
+		}
+		id, err := w.queuePending(pe, payload)
+		if err != nil {
+			return err
+		}
+		q := *pe
+		q.ID = id
+		queued = &q
+		return nil
+	})
+	if err == nil && queued != nil {
+		return queued
+	}
+	return err
+}
+
+// queuePending records a pending action for the write pe describes.
+// Deciding pending actions (Governance) is not built here yet.
+func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
+	c, _ := caller.FromContext(w.ctx)
+	p := &aimemoryv1.PendingAction{
+		Id:               uuid.NewString(),
+		Action:           string(pe.Op),
+		Namespace:        pe.Namespace,
+		MemoryId:         storage.PendingMemoryID(payload),
+		Payload:          payload,
+		RequestedBy:      c.Principal,
+		RequestedSession: c.Session,
+		RequestedFamily:  c.Family,
+		RequestedAt:      w.now,
+		ExpiresAt:        w.now + int64(w.s.gov.PendingFor()),
+		Status:           "pending", // boltstore's statusPending
+		Reason:           pe.Reason,
+		Approver:         pe.Approver,
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	_, err = w.tx.Exec(w.ctx, `INSERT INTO pending (id, requested_at, record) VALUES ($1, $2, $3)`, p.Id, p.RequestedAt, raw)
+	return p.Id, err
+}

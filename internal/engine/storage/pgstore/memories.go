@@ -1,0 +1,630 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// The Memories interface, rule for rule as boltstore's (the conformance
+// suite and the differential test hold both to it): validation and the
+// record rules come from package rules, ranking from package index.
+
+const (
+	maxContradictions = 5
+	maxAmbiguousIDs   = 10
+	maxQueryTerms     = 1024
+	expiringSoon      = time.Hour
+)
+
+// StoreMemory writes a new memory or resolves a (title, namespace)
+// collision by on_conflict: ERROR fails, VERSION picks "T (n)", MERGE (the
+// default) merges into the holder by rules.Merge, archiving the version it
+// replaces. The unique (namespace, title) constraint makes a race between
+// engines a retry, which then sees the title taken and merges.
+func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
+	in, err := rules.New(req.GetMemory())
+	if err != nil {
+		return nil, err
+	}
+	policy := req.GetOnConflict()
+	switch policy {
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_UNSPECIFIED, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_MERGE,
+		aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
+	default:
+		return nil, &record.FieldError{Field: "on_conflict", Rule: fmt.Sprintf("must be ERROR, MERGE or VERSION (got %d)", policy)}
+	}
+	var resp *aimemoryv1.StoreMemoryResponse
+	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Store{Store: req}}, func(w *writeTx) error {
+		resp = &aimemoryv1.StoreMemoryResponse{}
+		return w.storeMemory(in, policy, resp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
+		terms := rules.Dedupe(s.an.Terms(nil, resp.Memory.Title))
+		for _, h := range s.idx.Related(terms, resp.Memory.Namespace, resp.Memory.Id, maxContradictions) {
+			resp.PotentialContradictions = append(resp.PotentialContradictions, h.ID)
+		}
+	}
+	return resp, nil
+}
+
+func (w *writeTx) storeMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
+	m := rules.Clone(in)
+	existing, err := w.titleOwner(m.Namespace, m.Title)
+	if err != nil {
+		return err
+	}
+	if existing == "" {
+		return w.create(m, resp)
+	}
+	switch policy {
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR:
+		return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: existing}
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
+		title, err := w.freeVersion(m.Title, m.Namespace)
+		if err != nil {
+			return err
+		}
+		m.Title = title
+		return w.create(m, resp)
+	}
+	old, err := w.get(existing)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return fmt.Errorf("title owner %s is missing", existing)
+	}
+	merged, err := rules.Merge(old, m, w.now, w.s.ttl, w.principal())
+	if err != nil {
+		return err
+	}
+	if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
+		return err
+	}
+	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
+		return err
+	}
+	resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
+	return w.put(old, merged, "memory_store")
+}
+
+func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
+	rules.Create(m, w.now, w.s.ttl, w.principal())
+	if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
+		return err
+	}
+	resp.Memory, resp.Outcome = m, aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED
+	return w.put(nil, m, "memory_store")
+}
+
+// freeVersion is the first of "title (2)" … "title (1024)" not taken.
+func (w *writeTx) freeVersion(title, namespace string) (string, error) {
+	for n := 2; n <= storage.MaxVersion; n++ {
+		t := fmt.Sprintf("%s (%d)", title, n)
+		owner, err := w.titleOwner(namespace, t)
+		if err != nil {
+			return "", err
+		}
+		if owner != "" {
+			continue
+		}
+		if err := record.ValidateTitle(t); err != nil {
+			return "", err
+		}
+		return t, nil
+	}
+	return "", &storage.NoFreeVersionError{Title: title, Namespace: namespace}
+}
+
+// GetMemories reads memories by exact id or, with allow_prefix, by unique
+// id prefix; expired-but-uncollected ones included. No links can exist in
+// this backend yet (Graph is not built), so include_links adds none.
+func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.GetMemoriesResponse{}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	for _, id := range req.GetIds() {
+		var raw []byte
+		err := tx.QueryRow(ctx, `SELECT record FROM memories WHERE id = $1`, id).Scan(&raw)
+		if errors.Is(err, pgx.ErrNoRows) {
+			raw, err = nil, nil
+			if req.GetAllowPrefix() {
+				raw, err = byPrefix(ctx, tx, id)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		var m *aimemoryv1.Memory
+		if raw != nil {
+			if m, err = decodeMemory(raw); err != nil {
+				return nil, err
+			}
+		}
+		if m == nil || !storage.Readable(ctx, m.Namespace) {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		resp.Memories = append(resp.Memories, m)
+	}
+	return resp, nil
+}
+
+// byPrefix is the record whose id uniquely starts with prefix among those
+// the caller may read; nil if none. Ids sort bytewise (COLLATE "C"), so
+// the candidates are one index range from prefix on.
+func byPrefix(ctx context.Context, tx pgx.Tx, prefix string) ([]byte, error) {
+	rows, err := tx.Query(ctx, `SELECT id, namespace, record FROM memories WHERE id >= $1 ORDER BY id`, prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var (
+		ids    []string
+		count  int
+		found  []byte
+		id, ns string
+		raw    []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &ns, &raw); err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(id, prefix) {
+			break
+		}
+		if !storage.Readable(ctx, ns) {
+			continue
+		}
+		count++
+		if len(ids) < maxAmbiguousIDs {
+			ids = append(ids, id)
+		}
+		found = slices.Clone(raw)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch count {
+	case 0:
+		return nil, nil
+	case 1:
+		return found, nil
+	}
+	return nil, &storage.AmbiguousError{Prefix: prefix, IDs: ids, Count: count}
+}
+
+// ShortIDs gives each id its shortest prefix, at least min_length long,
+// that no other live or archived memory's id starts with: one longer than
+// the longest it shares with its neighbours in id order.
+func (s *Store) ShortIDs(ctx context.Context, req *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	if n := req.GetMinLength(); n > record.MaxIDBytes {
+		return nil, &record.FieldError{Field: "min_length", Rule: fmt.Sprintf("must be at most %d (got %d)", record.MaxIDBytes, n)}
+	}
+	resp := &aimemoryv1.ShortIdsResponse{Prefixes: make([]string, len(req.GetIds()))}
+	for i, id := range req.GetIds() {
+		var neighbours []string
+		err := s.pool.QueryRow(ctx, `SELECT array_remove(ARRAY[
+			(SELECT id FROM memories WHERE id > $1 ORDER BY id LIMIT 1),
+			(SELECT id FROM memories WHERE id < $1 ORDER BY id DESC LIMIT 1),
+			(SELECT id FROM archived WHERE id > $1 ORDER BY id LIMIT 1),
+			(SELECT id FROM archived WHERE id < $1 ORDER BY id DESC LIMIT 1)], NULL)`, id).Scan(&neighbours)
+		if err != nil {
+			return nil, err
+		}
+		shared := 0
+		for _, n := range neighbours {
+			shared = max(shared, commonPrefix(n, id))
+		}
+		resp.Prefixes[i] = id[:min(len(id), max(int(req.GetMinLength()), shared+1))]
+	}
+	return resp, nil
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// filter compiles a request's filter with the read rules of the guarded
+// namespaces and the caller's scope (boltstore's filter).
+func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
+	f, err := index.CompileFilter(in)
+	if err != nil {
+		return nil, err
+	}
+	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
+	if c, ok := caller.FromContext(ctx); ok && c.Scope != "" {
+		f.Within(c.InScope)
+	}
+	return f, nil
+}
+
+// records reads the memories of hits in order, skipping any deleted since
+// the index was read.
+func (s *Store) records(ctx context.Context, hits []index.Hit) ([]*aimemoryv1.Memory, error) {
+	if len(hits) == 0 {
+		return []*aimemoryv1.Memory{}, nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, record FROM memories WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := make(map[string]*aimemoryv1.Memory, len(ids))
+	for rows.Next() {
+		var (
+			id  string
+			raw []byte
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, err
+		}
+		m, err := decodeMemory(raw)
+		if err != nil {
+			return nil, fmt.Errorf("memory %s: %w", id, err)
+		}
+		byID[id] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*aimemoryv1.Memory, 0, len(hits))
+	for _, id := range ids {
+		if m := byID[id]; m != nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// ListMemories returns live memories matching the filter, priority desc,
+// then updated_at desc, then id.
+func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
+	f, err := s.filter(ctx, req.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	mems, err := s.records(ctx, s.idx.List(f, s.nowNanos(), int(req.GetLimit())))
+	if err != nil {
+		return nil, err
+	}
+	return &aimemoryv1.ListMemoriesResponse{Memories: mems}, nil
+}
+
+// SearchMemories ranks live memories matching the filter by keyword
+// relevance (index/rank.go), as boltstore does. Hybrid recall needs
+// Vectors, which this backend does not have yet: a query vector is
+// refused, not silently ignored.
+func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
+	f, err := s.filter(ctx, req.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	var all bool
+	switch req.GetMatch() {
+	case aimemoryv1.MatchMode_MATCH_MODE_UNSPECIFIED, aimemoryv1.MatchMode_MATCH_MODE_ALL:
+		all = true
+	case aimemoryv1.MatchMode_MATCH_MODE_ANY:
+	default:
+		return nil, &record.FieldError{Field: "match", Rule: fmt.Sprintf("must be ALL or ANY (got %d)", req.GetMatch())}
+	}
+	switch req.GetRank() {
+	case aimemoryv1.RankMode_RANK_MODE_UNSPECIFIED, aimemoryv1.RankMode_RANK_MODE_SEARCH, aimemoryv1.RankMode_RANK_MODE_RECALL:
+	default:
+		return nil, &record.FieldError{Field: "rank", Rule: fmt.Sprintf("must be SEARCH or RECALL (got %d)", req.GetRank())}
+	}
+	if len(req.GetQueryVector()) > 0 && req.GetVectorModel() != "" {
+		return nil, notImplemented("hybrid search (query_vector)")
+	}
+	terms := s.an.Query(req.GetQuery())
+	if len(terms) > maxQueryTerms {
+		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
+	}
+	if !all {
+		terms = keyword.DropFunctionWords(terms)
+	}
+	now := s.nowNanos()
+	hits := s.idx.Search(index.Query{Terms: terms, All: all, Filter: f, LiveAt: now, Limit: int(req.GetLimit()), Now: now})
+	mems, err := s.records(ctx, hits)
+	if err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.SearchMemoriesResponse{Mode: "keyword", Results: make([]*aimemoryv1.ScoredMemory, 0, len(mems))}
+	j := 0
+	for _, m := range mems {
+		for hits[j].ID != m.Id {
+			j++ // skip hits deleted since the index was read
+		}
+		resp.Results = append(resp.Results, &aimemoryv1.ScoredMemory{Memory: m, Score: hits[j].Score})
+		j++
+	}
+	return resp, nil
+}
+
+// TouchMemories applies a recall's side effects (rules.Touch) in one
+// transaction; unknown ids and guarded namespaces are skipped.
+func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
+	var resp *aimemoryv1.TouchMemoriesResponse
+	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.TouchMemoriesResponse{}
+		for _, id := range ids {
+			old, err := w.get(id)
+			if err != nil {
+				return err
+			}
+			if old == nil || storage.IsGuarded(old.Namespace) {
+				continue
+			}
+			m := rules.Touch(old, w.now, w.s.ttl)
+			if err := w.put(old, m, "memory_touch"); err != nil {
+				return err
+			}
+			resp.Memories = append(resp.Memories, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// UpdateMemory patches the fields a request sets (rules.Patch); a new
+// title or namespace must be free; the replaced version is archived.
+// Entities do not exist in this backend yet, so none moves with it.
+func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error) {
+	if err := rules.ValidatePatch(req); err != nil {
+		return nil, err
+	}
+	var resp *aimemoryv1.UpdateMemoryResponse
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Update{Update: req}}, func(w *writeTx) error {
+		resp = &aimemoryv1.UpdateMemoryResponse{}
+		old, err := w.get(req.GetId())
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
+		}
+		m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
+		if err != nil {
+			return err
+		}
+		if m.Namespace != old.Namespace || m.Title != old.Title {
+			owner, err := w.titleOwner(m.Namespace, m.Title)
+			if err != nil {
+				return err
+			}
+			if owner != "" && owner != m.Id {
+				return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
+			}
+		}
+		if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
+			return err
+		}
+		if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
+			return err
+		}
+		resp.Memory = m
+		return w.put(old, m, "memory_update")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// DeleteMemories removes memories by exact id in one transaction, through
+// the archive with archive set, else for good. Every memory is authorized
+// before any is removed.
+func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error) {
+	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
+		return nil, err
+	}
+	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
+	var resp *aimemoryv1.DeleteMemoriesResponse
+	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Delete{Delete: req}}, func(w *writeTx) error {
+		resp = &aimemoryv1.DeleteMemoriesResponse{}
+		var found []*aimemoryv1.Memory
+		var queued error
+		for _, id := range ids {
+			m, err := w.get(id)
+			if err != nil {
+				return err
+			}
+			if m == nil {
+				resp.NotFound = append(resp.NotFound, id)
+				continue
+			}
+			if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
+				if !errors.Is(err, storage.ErrPending) {
+					return err
+				}
+				queued = cmp.Or(queued, err)
+			}
+			found = append(found, m)
+		}
+		if queued != nil {
+			return queued
+		}
+		for _, m := range found {
+			var err error
+			if req.GetArchive() {
+				err = w.archive(m, storage.ArchiveReasonDelete, "memory_delete")
+			} else {
+				err = w.remove(m, "memory_delete")
+			}
+			if err != nil {
+				return err
+			}
+			resp.Deleted = append(resp.Deleted, m.GetId())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// HasExpired reports whether any memory has expired: one index probe.
+func (s *Store) HasExpired(ctx context.Context) (bool, error) {
+	var found bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memories WHERE expires_at <> 0 AND expires_at <= $1)`, s.nowNanos()).Scan(&found)
+	return found, err
+}
+
+// CollectGarbage removes every expired memory, through the archive (reason
+// ttl_expired) when req.archive, else for good, in one transaction.
+func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error) {
+	resp := &aimemoryv1.CollectGarbageResponse{}
+	if expired, err := s.HasExpired(ctx); err != nil || !expired {
+		return resp, err
+	}
+	collect := func(q pgx.Tx, now int64, remove func(*aimemoryv1.Memory) error) error {
+		rows, err := q.Query(ctx, `SELECT record FROM memories WHERE expires_at <> 0 AND expires_at <= $1 ORDER BY expires_at, id`, now)
+		if err != nil {
+			return err
+		}
+		var mems []*aimemoryv1.Memory
+		for rows.Next() {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				rows.Close()
+				return err
+			}
+			m, err := decodeMemory(raw)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			mems = append(mems, m)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, m := range mems {
+			if err := remove(m); err != nil {
+				return err
+			}
+			resp.Collected = append(resp.Collected, m.Id)
+			resp.Memories = append(resp.Memories, &aimemoryv1.MemoryRef{Id: m.Id, Title: m.Title, Namespace: m.Namespace})
+		}
+		return nil
+	}
+	if req.GetDryRun() {
+		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return nil, err
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		return resp, collect(tx, s.nowNanos(), func(*aimemoryv1.Memory) error { return nil })
+	}
+	err := s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.CollectGarbageResponse{}
+		return collect(w.tx, w.now, func(m *aimemoryv1.Memory) error {
+			if req.GetArchive() {
+				return w.archive(m, storage.ArchiveReasonTTL, "memory_gc")
+			}
+			return w.remove(m, "memory_gc")
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Stats counts stored memories by tier and namespace (from the index),
+// the index's size, archive rows and versions, and the database's size.
+// Links: none can exist yet.
+func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
+	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
+		return nil, err
+	}
+	now := s.nowNanos()
+	resp := &aimemoryv1.StatsResponse{}
+	var visible func(string) bool
+	c, scoped := caller.FromContext(ctx)
+	if scoped = scoped && c.Scope != ""; scoped {
+		visible = c.InScope
+	}
+	t := s.idx.Tally(now, int64(expiringSoon), visible)
+	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
+	resp.Indexed, resp.IndexTerms, resp.IndexPostingsBytes = t.Total, t.Terms, t.PostingBytes
+	for i, n := range t.ByTier {
+		if n > 0 {
+			resp.ByTier = append(resp.ByTier, &aimemoryv1.CountByKey{Key: record.Tiers[i], Count: n})
+		}
+	}
+	for ns, n := range t.ByNamespace {
+		if !storage.Readable(ctx, ns) { // another's inbox: not even its name
+			continue
+		}
+		resp.ByNamespace = append(resp.ByNamespace, &aimemoryv1.CountByKey{Key: ns, Count: n})
+	}
+	for _, l := range [][]*aimemoryv1.CountByKey{resp.ByTier, resp.ByNamespace} {
+		slices.SortFunc(l, func(a, b *aimemoryv1.CountByKey) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+		})
+	}
+	if scoped {
+		return resp, nil
+	}
+	// Sizes are of this backend's own rows (the archive's: its records).
+	var stored, archived, versions, archiveBytes int64
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM archived), (SELECT count(*) FROM versions),
+		(SELECT coalesce(sum(octet_length(record)), 0) FROM archived) + (SELECT coalesce(sum(octet_length(record)), 0) FROM versions),
+		pg_database_size(current_database())`).Scan(&stored, &archived, &versions, &archiveBytes, &resp.DbSizeBytes)
+	if err != nil {
+		return nil, err
+	}
+	resp.Stored, resp.Archived, resp.Versions, resp.ArchiveSizeBytes = uint64(stored), uint64(archived), uint64(versions), uint64(archiveBytes)
+	return resp, nil
+}

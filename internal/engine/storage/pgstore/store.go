@@ -1,0 +1,188 @@
+// Package pgstore is the PostgreSQL storage backend, being built for
+// issue 16. Records live in PostgreSQL; constraints and SERIALIZABLE
+// transactions (retried on a serialization failure) keep writes correct,
+// so engines sharing a database need no lock of their own. Migrations are
+// goose's, embedded, applied at open under goose's advisory session lock.
+//
+// Ranking is boltstore's exactly: each memory's term list is produced by
+// the same Go analyzer and stored with its frequencies (memories.terms,
+// tfs; GIN-indexed), and keyword search, list and stats run on the same
+// in-memory index (package index), loaded from those lists at open and
+// caught up from the change log (table changes) after each write and
+// before each read, so every engine sees every engine's writes
+// (catchup.go).
+//
+// Implemented: the Memories interface, the corpus statistics and namespace
+// counts, archive reads (Archived, GetArchived). Everything else returns
+// ErrNotImplemented, and the engine does not open this backend yet.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+)
+
+// stemCacheSize bounds the analyzer's stem cache, as boltstore's.
+const stemCacheSize = 1 << 16
+
+// EnvDSN is the environment variable an engine reads its DSN from.
+const EnvDSN = "AI_MEMORY_POSTGRES_DSN"
+
+// Store is an open PostgreSQL backend. Its methods are safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	ttl    storage.TTL
+	policy storage.WritePolicy
+	gov    *governance.Config
+	events storage.Publisher
+	now    func() time.Time
+	log    *slog.Logger
+	an     *keyword.Analyzer
+
+	// writeMu orders this engine's commits and their index updates the
+	// same way (an index change must apply to the state it was made on).
+	writeMu sync.Mutex
+	// syncMu orders catch-ups from the change log (catchup.go); pos is
+	// where idx is in it.
+	syncMu sync.Mutex
+	idx    *index.Index
+	pos    logPos
+	closed bool
+}
+
+// Open connects to dsn, applies the embedded migrations under the
+// migration lock (refusing a database newer than this build), and loads
+// the keyword index from the stored term lists.
+func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error) {
+	opts = opts.WithDefaults()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres dsn: %w", err)
+	}
+	cfg.ConnConfig.ConnectTimeout = opts.OpenTimeout
+	octx, cancel := context.WithTimeout(ctx, opts.OpenTimeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(octx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres connect: %w", err)
+	}
+	if err := pool.Ping(octx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres connect %s: %w", cfg.ConnConfig.Host, err)
+	}
+	if err := migrate(ctx, pool, opts.Logger); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{
+		pool:   pool,
+		ttl:    opts.TTL,
+		policy: opts.Policy,
+		gov:    opts.Governance,
+		events: opts.Events,
+		now:    opts.Now,
+		log:    opts.Logger,
+		an:     keyword.NewAnalyzer(stemCacheSize),
+	}
+	start := time.Now()
+	if s.idx, s.pos, err = s.loadIndex(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: load index: %w", err)
+	}
+	_, terms := s.idx.Sizes()
+	s.log.Info("store open", "backend", "postgres", "memories", s.idx.Count(), "terms", terms, "load", time.Since(start))
+	return s, nil
+}
+
+// loadIndex builds the keyword index from every stored memory's term
+// list, in one pass (index.Load's contract), and its change log position
+// in the same snapshot.
+func (s *Store) loadIndex(ctx context.Context) (*index.Index, logPos, error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, logPos{}, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	pos, err := loadPos(ctx, tx)
+	if err != nil {
+		return nil, logPos{}, err
+	}
+	idx, err := loadDocs(ctx, tx)
+	return idx, pos, err
+}
+
+func loadDocs(ctx context.Context, tx pgx.Tx) (*index.Index, error) {
+	idx := index.New()
+	rows, err := tx.Query(ctx, `SELECT record, terms, tfs FROM memories ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var (
+		raw   []byte
+		terms []string
+		tfs   []int32
+	)
+	for rows.Next() {
+		if err := rows.Scan(&raw, &terms, &tfs); err != nil {
+			return nil, err
+		}
+		m, err := decodeMemory(raw)
+		if err != nil {
+			return nil, err
+		}
+		err = idx.Load(m, func(yield func([]byte, uint32)) error {
+			for i, t := range terms {
+				yield([]byte(t), uint32(tfs[i]))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	idx.Loaded()
+	return idx, nil
+}
+
+// ErrNotImplemented: the part of storage.Backend called is not built yet
+// in this backend (issue 16); nothing was read or written.
+var ErrNotImplemented = errors.New("not implemented by the postgres backend yet")
+
+func notImplemented(what string) error {
+	return fmt.Errorf("%s: %w (issue 16)", what, ErrNotImplemented)
+}
+
+var _ storage.Backend = (*Store)(nil)
+
+// SchemaVersion is the newest migration this build has.
+func (s *Store) SchemaVersion() uint32 { return uint32(SchemaVersion) }
+
+// Close closes the pool; it waits for calls in flight.
+func (s *Store) Close() error {
+	s.writeMu.Lock()
+	s.closed = true
+	s.writeMu.Unlock()
+	s.pool.Close()
+	return nil
+}
+
+// Count is the number of stored memories this engine's index holds.
+func (s *Store) Count() int { return s.idx.Count() }
+
+func (s *Store) nowNanos() int64 { return s.now().UnixNano() }
