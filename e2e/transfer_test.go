@@ -9,14 +9,18 @@ import (
 	"testing"
 )
 
-// TestExportImportRoundTrip: memories, links (one invalidated) and an
-// entity go out as JSON Lines and into a fresh data dir, where memory_get
-// of every memory and the graph queries answer exactly as before; a
-// second import changes nothing; corrupt lines are reported by number and
-// every other line is imported.
+// TestExportImportRoundTrip: memories, links (one invalidated), an
+// entity, a superseded version, an archived memory with its archived
+// link, a namespace standard with its policy and a queued action go out
+// as JSON Lines and into a fresh data dir, where memory_get of every
+// memory, the graph queries, the standard and the approval queue answer
+// exactly as before, and a re-export is the same file; a second import
+// changes nothing; corrupt lines are reported by number and every other
+// line is imported.
 func TestExportImportRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	h := e.startHost([]string{"--profile", "graph"})
+	profile := []string{"--profile", "graph,lifecycle,governance", "--agent-id", "ai:alice"}
+	h := e.startHost(profile)
 	var ids []string
 	for i := range 30 {
 		m := h.ok("memory_store", map[string]any{"title": fmt.Sprintf("note %d", i), "content": fmt.Sprintf("content of note %d about postgres", i),
@@ -31,6 +35,19 @@ func TestExportImportRoundTrip(t *testing.T) {
 	h.ok("memory_kg_invalidate", map[string]any{"source_id": ids[3], "target_id": ids[4], "relation": "supersedes"})
 	ent := h.ok("memory_entity_register", map[string]any{"canonical_name": "PostgreSQL", "namespace": "infra", "aliases": []string{"pg", "Postgres"}})
 	ids = append(ids, ent["entity_id"].(string))
+	// A superseded version; an archived memory, whose link to ids[0] moves to the archive.
+	h.ok("memory_update", map[string]any{"id": ids[1], "content": "content of note 1, edited"})
+	h.ok("memory_delete", map[string]any{"id": ids[2], "archive": true})
+	archivedID := ids[2]
+	ids = append(ids[:2], ids[3:]...)
+	// A standard with its policy (alice owns team), and bob's write it queued.
+	rules := h.ok("memory_store", map[string]any{"title": "team rules", "content": "writes need approval", "namespace": "team"})
+	ids = append(ids, rules["id"].(string))
+	h.ok("memory_namespace_set_standard", map[string]any{"namespace": "team", "id": rules["id"], "governance": map[string]any{"write": "approve"}})
+	bob := e.startHost([]string{"--profile", "core", "--agent-id", "ai:bob"})
+	if q := bob.ok("memory_store", map[string]any{"title": "bob's note", "content": "queued", "namespace": "team"}); q["status"] != "pending" {
+		t.Fatalf("bob's store was not queued: %v", q)
+	}
 
 	cli := func(dataDir string, args ...string) (string, error) {
 		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
@@ -39,14 +56,15 @@ func TestExportImportRoundTrip(t *testing.T) {
 		return string(out), err
 	}
 	file := filepath.Join(filepath.Dir(e.dataDir), "export.jsonl")
-	if out, err := cli(e.dataDir, "export", file); err != nil || !strings.Contains(out, "exported 31 memories, 0 archived, 10 links, 1 entities") {
+	if out, err := cli(e.dataDir, "export", file); err != nil ||
+		!strings.Contains(out, "exported 31 memories, 1 archived, 1 versions, 9 links, 1 archived links, 1 entities, 1 standards, 1 pending") {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
 	fresh := filepath.Join(filepath.Dir(e.dataDir), "fresh")
-	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "42 created, 0 unchanged, 0 not imported") {
+	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "46 created, 0 unchanged, 0 not imported") {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
-	r := (&env{t: t, dataDir: fresh, config: e.config, binDir: bins}).startHost([]string{"--profile", "graph"})
+	r := (&env{t: t, dataDir: fresh, config: e.config, binDir: bins}).startHost(profile)
 	same := func(tool string, args map[string]any) {
 		t.Helper()
 		want, isErr := h.call(tool, args)
@@ -68,13 +86,35 @@ func TestExportImportRoundTrip(t *testing.T) {
 		same("memory_entity_get_by_alias", map[string]any{"alias": "POSTGRES", "namespace": "infra"})
 		same("memory_get_taxonomy", map[string]any{})
 		same("memory_list", map[string]any{"format": "json", "limit": 200})
+		same("memory_namespace_get_standard", map[string]any{"namespace": "team"})
+		same("memory_pending_list", map[string]any{"status": "all"})
+		// The archive (its row, its link, the superseded version) is what
+		// a re-export carries: the same file, line for line.
+		again := filepath.Join(filepath.Dir(e.dataDir), "again.jsonl")
+		if out, err := cli(fresh, "export", again); err != nil {
+			t.Fatalf("re-export: %v\n%s", err, out)
+		}
+		a, _ := os.ReadFile(file)
+		b, _ := os.ReadFile(again)
+		if string(a) != string(b) {
+			t.Errorf("re-export differs from the export:\n%s\n----\n%s", a, b)
+		}
+		if !strings.Contains(string(b), archivedID) || !strings.Contains(string(b), `"kind":"archived_link"`) {
+			t.Errorf("re-export lacks the archived memory %s or its link", archivedID)
+		}
 	}
 	check()
 
-	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "0 created, 42 unchanged, 0 not imported") {
+	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "0 created, 46 unchanged, 0 not imported") {
 		t.Fatalf("second import: %v\n%s", err, out)
 	}
 	check()
+	// The queued write is decided under the new data dir's rules, as any.
+	carol := (&env{t: t, dataDir: fresh, config: e.config, binDir: bins}).startHost([]string{"--profile", "governance", "--agent-id", "ai:carol"})
+	pend := carol.ok("memory_pending_list", map[string]any{})
+	if pend["count"].(float64) != 1 {
+		t.Fatalf("pending after import: %v", pend)
+	}
 
 	// Corrupt lines: each is reported by number; the rest is imported.
 	lines, _ := os.ReadFile(file)
@@ -87,7 +127,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	third := filepath.Join(filepath.Dir(e.dataDir), "third")
 	out, err := cli(third, "import", bad)
 	if err == nil || !strings.Contains(out, "line 4: not a JSON object") || !strings.Contains(out, `line 5: kind: "gizmo"`) ||
-		!strings.Contains(out, "42 created, 0 unchanged, 2 not imported") {
+		!strings.Contains(out, "46 created, 0 unchanged, 2 not imported") {
 		t.Fatalf("import of a corrupt file: %v\n%s", err, out)
 	}
 	if out, _ := cli(third, "audit", "list", "--json"); !strings.Contains(out, `"event_type": "import"`) || !strings.Contains(out, "cli:operator") {

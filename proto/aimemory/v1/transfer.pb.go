@@ -65,6 +65,10 @@ type ExportRecord struct {
 	//	*ExportRecord_Link
 	//	*ExportRecord_Entity
 	//	*ExportRecord_Archived
+	//	*ExportRecord_ArchivedLink
+	//	*ExportRecord_Version
+	//	*ExportRecord_Standard
+	//	*ExportRecord_Pending
 	Record        isExportRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -143,6 +147,42 @@ func (x *ExportRecord) GetArchived() *ArchivedMemory {
 	return nil
 }
 
+func (x *ExportRecord) GetArchivedLink() *Link {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_ArchivedLink); ok {
+			return x.ArchivedLink
+		}
+	}
+	return nil
+}
+
+func (x *ExportRecord) GetVersion() *SupersededVersion {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Version); ok {
+			return x.Version
+		}
+	}
+	return nil
+}
+
+func (x *ExportRecord) GetStandard() *Standard {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Standard); ok {
+			return x.Standard
+		}
+	}
+	return nil
+}
+
+func (x *ExportRecord) GetPending() *PendingAction {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Pending); ok {
+			return x.Pending
+		}
+	}
+	return nil
+}
+
 type isExportRecord_Record interface {
 	isExportRecord_Record()
 }
@@ -163,6 +203,25 @@ type ExportRecord_Archived struct {
 	Archived *ArchivedMemory `protobuf:"bytes,4,opt,name=archived,proto3,oneof"`
 }
 
+type ExportRecord_ArchivedLink struct {
+	// A link kept in the archive: at least one end archived.
+	ArchivedLink *Link `protobuf:"bytes,5,opt,name=archived_link,json=archivedLink,proto3,oneof"`
+}
+
+type ExportRecord_Version struct {
+	Version *SupersededVersion `protobuf:"bytes,6,opt,name=version,proto3,oneof"`
+}
+
+type ExportRecord_Standard struct {
+	// A namespace's standard row: its memory, policy and owner.
+	Standard *Standard `protobuf:"bytes,7,opt,name=standard,proto3,oneof"`
+}
+
+type ExportRecord_Pending struct {
+	// An approval queue entry, in any status.
+	Pending *PendingAction `protobuf:"bytes,8,opt,name=pending,proto3,oneof"`
+}
+
 func (*ExportRecord_Memory) isExportRecord_Record() {}
 
 func (*ExportRecord_Link) isExportRecord_Record() {}
@@ -170,6 +229,68 @@ func (*ExportRecord_Link) isExportRecord_Record() {}
 func (*ExportRecord_Entity) isExportRecord_Record() {}
 
 func (*ExportRecord_Archived) isExportRecord_Record() {}
+
+func (*ExportRecord_ArchivedLink) isExportRecord_Record() {}
+
+func (*ExportRecord_Version) isExportRecord_Record() {}
+
+func (*ExportRecord_Standard) isExportRecord_Record() {}
+
+func (*ExportRecord_Pending) isExportRecord_Record() {}
+
+// A version an update or a merging store replaced. at is its place among
+// the id's versions (archived_at, one more per version in the same tick).
+type SupersededVersion struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Archived      *ArchivedMemory        `protobuf:"bytes,1,opt,name=archived,proto3" json:"archived,omitempty"`
+	At            int64                  `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SupersededVersion) Reset() {
+	*x = SupersededVersion{}
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SupersededVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SupersededVersion) ProtoMessage() {}
+
+func (x *SupersededVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SupersededVersion.ProtoReflect.Descriptor instead.
+func (*SupersededVersion) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SupersededVersion) GetArchived() *ArchivedMemory {
+	if x != nil {
+		return x.Archived
+	}
+	return nil
+}
+
+func (x *SupersededVersion) GetAt() int64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
 
 // A memory garbage collection moved to the archive, with why and when.
 // An entity's alias rows (the entity itself is its memory).
@@ -183,7 +304,7 @@ type EntityAliases struct {
 
 func (x *EntityAliases) Reset() {
 	*x = EntityAliases{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +316,7 @@ func (x *EntityAliases) String() string {
 func (*EntityAliases) ProtoMessage() {}
 
 func (x *EntityAliases) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +329,7 @@ func (x *EntityAliases) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntityAliases.ProtoReflect.Descriptor instead.
 func (*EntityAliases) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{2}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *EntityAliases) GetId() string {
@@ -234,7 +355,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +367,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,7 +380,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{3}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ImportRequest) GetRecords() []*ExportRecord {
@@ -279,7 +400,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +412,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +425,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{4}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ImportResponse) GetResults() []*ImportResult {
@@ -326,7 +447,7 @@ type ImportResult struct {
 
 func (x *ImportResult) Reset() {
 	*x = ImportResult{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -338,7 +459,7 @@ func (x *ImportResult) String() string {
 func (*ImportResult) ProtoMessage() {}
 
 func (x *ImportResult) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -351,7 +472,7 @@ func (x *ImportResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResult.ProtoReflect.Descriptor instead.
 func (*ImportResult) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{5}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ImportResult) GetOutcome() string {
@@ -372,14 +493,21 @@ var File_aimemory_v1_transfer_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_transfer_proto_rawDesc = "" +
 	"\n" +
-	"\x1aaimemory/v1/transfer.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\x1a\x17aimemory/v1/graph.proto\x1a\x19aimemory/v1/archive.proto\"\x0f\n" +
-	"\rExportRequest\"\xe1\x01\n" +
+	"\x1aaimemory/v1/transfer.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\x1a\x17aimemory/v1/graph.proto\x1a\x19aimemory/v1/archive.proto\x1a\x1caimemory/v1/governance.proto\"\x0f\n" +
+	"\rExportRequest\"\xc4\x03\n" +
 	"\fExportRecord\x12-\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryH\x00R\x06memory\x12'\n" +
 	"\x04link\x18\x02 \x01(\v2\x11.aimemory.v1.LinkH\x00R\x04link\x124\n" +
 	"\x06entity\x18\x03 \x01(\v2\x1a.aimemory.v1.EntityAliasesH\x00R\x06entity\x129\n" +
-	"\barchived\x18\x04 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryH\x00R\barchivedB\b\n" +
-	"\x06record\"S\n" +
+	"\barchived\x18\x04 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryH\x00R\barchived\x128\n" +
+	"\rarchived_link\x18\x05 \x01(\v2\x11.aimemory.v1.LinkH\x00R\farchivedLink\x12:\n" +
+	"\aversion\x18\x06 \x01(\v2\x1e.aimemory.v1.SupersededVersionH\x00R\aversion\x123\n" +
+	"\bstandard\x18\a \x01(\v2\x15.aimemory.v1.StandardH\x00R\bstandard\x126\n" +
+	"\apending\x18\b \x01(\v2\x1a.aimemory.v1.PendingActionH\x00R\apendingB\b\n" +
+	"\x06record\"\\\n" +
+	"\x11SupersededVersion\x127\n" +
+	"\barchived\x18\x01 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryR\barchived\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\x03R\x02at\"S\n" +
 	"\rEntityAliases\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x122\n" +
 	"\aaliases\x18\x02 \x03(\v2\x18.aimemory.v1.EntityAliasR\aaliases\"D\n" +
@@ -406,36 +534,44 @@ func file_aimemory_v1_transfer_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_transfer_proto_rawDescData
 }
 
-var file_aimemory_v1_transfer_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_aimemory_v1_transfer_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_aimemory_v1_transfer_proto_goTypes = []any{
-	(*ExportRequest)(nil),  // 0: aimemory.v1.ExportRequest
-	(*ExportRecord)(nil),   // 1: aimemory.v1.ExportRecord
-	(*EntityAliases)(nil),  // 2: aimemory.v1.EntityAliases
-	(*ImportRequest)(nil),  // 3: aimemory.v1.ImportRequest
-	(*ImportResponse)(nil), // 4: aimemory.v1.ImportResponse
-	(*ImportResult)(nil),   // 5: aimemory.v1.ImportResult
-	(*Memory)(nil),         // 6: aimemory.v1.Memory
-	(*Link)(nil),           // 7: aimemory.v1.Link
-	(*ArchivedMemory)(nil), // 8: aimemory.v1.ArchivedMemory
-	(*EntityAlias)(nil),    // 9: aimemory.v1.EntityAlias
+	(*ExportRequest)(nil),     // 0: aimemory.v1.ExportRequest
+	(*ExportRecord)(nil),      // 1: aimemory.v1.ExportRecord
+	(*SupersededVersion)(nil), // 2: aimemory.v1.SupersededVersion
+	(*EntityAliases)(nil),     // 3: aimemory.v1.EntityAliases
+	(*ImportRequest)(nil),     // 4: aimemory.v1.ImportRequest
+	(*ImportResponse)(nil),    // 5: aimemory.v1.ImportResponse
+	(*ImportResult)(nil),      // 6: aimemory.v1.ImportResult
+	(*Memory)(nil),            // 7: aimemory.v1.Memory
+	(*Link)(nil),              // 8: aimemory.v1.Link
+	(*ArchivedMemory)(nil),    // 9: aimemory.v1.ArchivedMemory
+	(*Standard)(nil),          // 10: aimemory.v1.Standard
+	(*PendingAction)(nil),     // 11: aimemory.v1.PendingAction
+	(*EntityAlias)(nil),       // 12: aimemory.v1.EntityAlias
 }
 var file_aimemory_v1_transfer_proto_depIdxs = []int32{
-	6, // 0: aimemory.v1.ExportRecord.memory:type_name -> aimemory.v1.Memory
-	7, // 1: aimemory.v1.ExportRecord.link:type_name -> aimemory.v1.Link
-	2, // 2: aimemory.v1.ExportRecord.entity:type_name -> aimemory.v1.EntityAliases
-	8, // 3: aimemory.v1.ExportRecord.archived:type_name -> aimemory.v1.ArchivedMemory
-	9, // 4: aimemory.v1.EntityAliases.aliases:type_name -> aimemory.v1.EntityAlias
-	1, // 5: aimemory.v1.ImportRequest.records:type_name -> aimemory.v1.ExportRecord
-	5, // 6: aimemory.v1.ImportResponse.results:type_name -> aimemory.v1.ImportResult
-	0, // 7: aimemory.v1.Transfer.Export:input_type -> aimemory.v1.ExportRequest
-	3, // 8: aimemory.v1.Transfer.Import:input_type -> aimemory.v1.ImportRequest
-	1, // 9: aimemory.v1.Transfer.Export:output_type -> aimemory.v1.ExportRecord
-	4, // 10: aimemory.v1.Transfer.Import:output_type -> aimemory.v1.ImportResponse
-	9, // [9:11] is the sub-list for method output_type
-	7, // [7:9] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	7,  // 0: aimemory.v1.ExportRecord.memory:type_name -> aimemory.v1.Memory
+	8,  // 1: aimemory.v1.ExportRecord.link:type_name -> aimemory.v1.Link
+	3,  // 2: aimemory.v1.ExportRecord.entity:type_name -> aimemory.v1.EntityAliases
+	9,  // 3: aimemory.v1.ExportRecord.archived:type_name -> aimemory.v1.ArchivedMemory
+	8,  // 4: aimemory.v1.ExportRecord.archived_link:type_name -> aimemory.v1.Link
+	2,  // 5: aimemory.v1.ExportRecord.version:type_name -> aimemory.v1.SupersededVersion
+	10, // 6: aimemory.v1.ExportRecord.standard:type_name -> aimemory.v1.Standard
+	11, // 7: aimemory.v1.ExportRecord.pending:type_name -> aimemory.v1.PendingAction
+	9,  // 8: aimemory.v1.SupersededVersion.archived:type_name -> aimemory.v1.ArchivedMemory
+	12, // 9: aimemory.v1.EntityAliases.aliases:type_name -> aimemory.v1.EntityAlias
+	1,  // 10: aimemory.v1.ImportRequest.records:type_name -> aimemory.v1.ExportRecord
+	6,  // 11: aimemory.v1.ImportResponse.results:type_name -> aimemory.v1.ImportResult
+	0,  // 12: aimemory.v1.Transfer.Export:input_type -> aimemory.v1.ExportRequest
+	4,  // 13: aimemory.v1.Transfer.Import:input_type -> aimemory.v1.ImportRequest
+	1,  // 14: aimemory.v1.Transfer.Export:output_type -> aimemory.v1.ExportRecord
+	5,  // 15: aimemory.v1.Transfer.Import:output_type -> aimemory.v1.ImportResponse
+	14, // [14:16] is the sub-list for method output_type
+	12, // [12:14] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_transfer_proto_init() }
@@ -446,11 +582,16 @@ func file_aimemory_v1_transfer_proto_init() {
 	file_aimemory_v1_memory_proto_init()
 	file_aimemory_v1_graph_proto_init()
 	file_aimemory_v1_archive_proto_init()
+	file_aimemory_v1_governance_proto_init()
 	file_aimemory_v1_transfer_proto_msgTypes[1].OneofWrappers = []any{
 		(*ExportRecord_Memory)(nil),
 		(*ExportRecord_Link)(nil),
 		(*ExportRecord_Entity)(nil),
 		(*ExportRecord_Archived)(nil),
+		(*ExportRecord_ArchivedLink)(nil),
+		(*ExportRecord_Version)(nil),
+		(*ExportRecord_Standard)(nil),
+		(*ExportRecord_Pending)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -458,7 +599,7 @@ func file_aimemory_v1_transfer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_transfer_proto_rawDesc), len(file_aimemory_v1_transfer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
