@@ -179,6 +179,19 @@ func TestExportImportEveryKind(t *testing.T) {
 		t.Errorf("consistency after import: %v", err)
 	}
 
+	// Import is not subject to namespace policies: team's standard (now
+	// here) would queue bob's store, and an imported one is written.
+	var queued *aimemoryv1.ExportRecord
+	for _, r := range recs {
+		if r.GetMemory().GetNamespace() == "team" {
+			queued = proto.Clone(r).(*aimemoryv1.ExportRecord)
+		}
+	}
+	queued.GetMemory().Id, queued.GetMemory().Title, queued.GetMemory().CreatedBy = "0b6f1c2e-0000-4000-8000-000000000004", "bob's, imported", "ai:bob"
+	if o := outcomes(t, dst, []*aimemoryv1.ExportRecord{queued}); o[0] != "created " {
+		t.Errorf("import into a governed namespace: %q", o)
+	}
+
 	// Clashes and records the archive would not hold are refused.
 	liveEnds := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: &aimemoryv1.Link{
 		SourceId: a.Id, TargetId: b.Id, Relation: "supersedes", CreatedAt: 1, ValidFrom: 1}}}
