@@ -1,6 +1,6 @@
 # ai-memory: build · run · test · bench · proto · lint
 BIN     ?= bin
-PLUGINS := core graph admin power
+PLUGINS := core graph admin power archive
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/ai-memory/ai-memory/internal/cli.Version=$(VERSION)
 

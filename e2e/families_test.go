@@ -36,8 +36,9 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 			t.Errorf("no refusal naming %q in stderr:\n%s", want, logs)
 		}
 	}
-	// The rest is served: core's memory_store, the real graph, lifecycle, governance and power, the echo family.
-	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools, governanceSurface, powerTools), "test_echo"))
+	// The rest is served: core's memory_store, the real graph, lifecycle,
+	// governance, power, archive and meta, the echo family.
+	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools, governanceSurface, powerTools, archiveTools, metaTools), "test_echo"))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}

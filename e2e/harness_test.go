@@ -66,7 +66,7 @@ func setup() (int, error) {
 			return 1, err
 		}
 		var manifest strings.Builder
-		for _, p := range []string{"core", "graph", "admin", "power"} {
+		for _, p := range []string{"core", "graph", "admin", "power", "archive"} {
 			name := "ai-memory-" + p
 			if err := goBuild(filepath.Join(bins, name), "./plugins/"+p); err != nil {
 				return 1, err

@@ -26,7 +26,7 @@ type Engine interface {
 	aimemoryv1.AuditClient      // the hash-chained audit log
 	aimemoryv1.EventsClient     // committed writes, as a stream
 	aimemoryv1.GovernanceClient // standards, pending approvals, agent registry
-	aimemoryv1.ArchiveClient    // forget, promote, restore, archived rows
+	aimemoryv1.ArchiveClient    // forget, promote, restore, archived rows, purge
 }
 
 // EngineConn is a connection to the data dir's engine, with a client of

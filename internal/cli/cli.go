@@ -28,6 +28,7 @@ type rootCmd struct {
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
 	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Stats   statsCmd   `cmd:"" help:"Print the store's health: counts, index, archive, sizes."`
 	Reindex reindexCmd `cmd:"" help:"Embed the memories that have no vector by the configured embedding model."`
 	Store   storeCmd   `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
 	Recall  recallCmd  `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`

@@ -89,6 +89,11 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		add("engine", nil, detail)
 		st, detail := embedderHealth(filepath.Join(dataDir, "engine.sock"))
 		note("embedder", st, st != "fail", detail)
+		if st, err := runningStats(dataDir); err != nil {
+			add("stats", err, "")
+		} else {
+			checks = append(checks, healthChecks(st)...)
+		}
 	}
 
 	dir := pluginDir()

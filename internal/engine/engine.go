@@ -8,6 +8,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,13 @@ type Options struct {
 	Version string
 	// OpenTimeout bounds the wait for the database file's lock; 0 means 5 s.
 	OpenTimeout time.Duration
+	// ArchiveMaxAge > 0 purges archive rows older than it on the engine's
+	// schedule; 0 means the data dir's archive_max_days (none if unset).
+	ArchiveMaxAge time.Duration
+	// PurgeInterval between scheduled purges; 0 means DefaultPurgeInterval.
+	PurgeInterval time.Duration
+	// Now is the clock of storage and the purge schedule; nil means time.Now.
+	Now func() time.Time
 }
 
 // Run is the engine process: Serve, also stopping on SIGTERM or SIGINT.
@@ -129,21 +137,29 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 
+	set, _, err := settings.Load(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	if opts.TTL == (storage.TTL{}) {
-		if opts.TTL, err = tiersFromSettings(dir); err != nil {
-			return fmt.Errorf("engine: %w", err)
-		}
+		opts.TTL = tiersFromSettings(set)
+	}
+	if opts.ArchiveMaxAge == 0 {
+		opts.ArchiveMaxAge = set.ArchiveMaxAge()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 
 	if opts.Governance == nil {
-		if opts.Governance, err = governanceFromSettings(dir); err != nil {
+		if opts.Governance, err = set.Governance.Config(); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}
 
 	ev := &events.Broadcaster{}
 	st, err := boltstore.Open(ctx, filepath.Join(dir, DBFile), storage.Options{
-		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log,
+		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -170,6 +186,7 @@ func Serve(ctx context.Context, opts Options) error {
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
+	serverOpts = append(serverOpts, noteSeen(st))
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
@@ -187,6 +204,17 @@ func Serve(ctx context.Context, opts Options) error {
 	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
+	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
+	defer stopBg()
+	go flushSeenEvery(bg, st, seenFlushInterval, log)
+	defer st.FlushSeen(context.Background())
+	if opts.ArchiveMaxAge > 0 {
+		interval := cmp.Or(opts.PurgeInterval, DefaultPurgeInterval)
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		p := &archivePurger{st: st, maxAge: opts.ArchiveMaxAge, now: opts.Now, hold: conns.Hold, log: log}
+		go p.run(bg, ticker.C, nil)
+	}
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
 
 	select {
@@ -226,23 +254,10 @@ func chatFromSettings(dir string, log *slog.Logger) (*server.Chat, error) {
 }
 
 // tiersFromSettings applies the data dir's engine.toml over the default expiry.
-func tiersFromSettings(dir string) (storage.TTL, error) {
-	set, _, err := settings.Load(dir)
-	if err != nil {
-		return storage.TTL{}, err
-	}
+func tiersFromSettings(set settings.Settings) storage.TTL {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
-	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}, nil
-}
-
-// governanceFromSettings is the data dir's engine.toml [governance].
-func governanceFromSettings(dir string) (*governance.Config, error) {
-	set, _, err := settings.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	return set.Governance.Config()
+	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}
 }
 
 // stopGracefully lets running calls finish for up to grace (watch streams

@@ -2,17 +2,12 @@
 // cl100k_base tokens (pure Go, ranks embedded: nothing is downloaded).
 package tokencost
 
-import (
-	"sync"
+import "github.com/ai-memory/ai-memory/sdk"
 
-	"github.com/tiktoken-go/tokenizer/codec"
-)
-
-var cl100k = sync.OnceValue(codec.NewCl100kBase)
-
-// Count returns the cl100k_base token count of s.
+// Count returns the cl100k_base token count of s, with the counter
+// plugins use for their budgets (sdk.CountTokens).
 func Count(s string) int {
-	n, err := cl100k().Count(s)
+	n, err := sdk.CountTokens(s)
 	if err != nil {
 		return 0
 	}

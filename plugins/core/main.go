@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ai-memory/ai-memory/plugins/core/corefamily"
+	"github.com/ai-memory/ai-memory/plugins/core/metafamily"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
@@ -19,5 +20,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "core:", err)
 		os.Exit(1)
 	}
-	sdk.Serve("core", version, corefamily.Families(eng)...)
+	// meta is served here beside core (DESIGN: plugins/core serves core, meta).
+	families := append(corefamily.Families(eng), metafamily.Families(eng, metafamily.Sources{Standards: metafamily.EngineStandards{Eng: eng}})...)
+	sdk.Serve("core", version, families...)
 }

@@ -232,6 +232,26 @@ func (x *Index) List(f *Filter, liveAt int64, limit int) []Hit {
 	return top.sorted()
 }
 
+// ListBoth is List and, from the same scan, the limit most recently
+// updated (updated_at desc, then id).
+func (x *Index) ListBoth(f *Filter, liveAt int64, limit int) (byPriority, recent []Hit) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	top, last := &topK{k: limit}, &topK{k: limit}
+	for i := range x.docs {
+		d := &x.docs[i]
+		if d.id == "" || !d.live(liveAt) || !f.match(x, d) {
+			continue
+		}
+		top.offer(d, float64(d.priority), 0)
+		last.offer(d, 0, 0) // equal keys: better() orders by updated_at, then id
+	}
+	return top.sorted(), last.sorted()
+}
+
 // Related finds up to limit memories of namespace (expired included, except
 // the one with id exclude) sharing any of terms. It gathers a few
 // candidates from the rarest terms first, which are the telling ones, and

@@ -12,6 +12,8 @@ type Tally struct {
 	ByTier       []uint64 // by record.TierRank
 	ByNamespace  map[string]uint64
 	ExpiringSoon uint64 // expiring in (now, now+soon]
+	Terms        uint64 // distinct terms with postings
+	PostingBytes uint64 // packed postings
 }
 
 // Tally counts every indexed memory, expired-but-uncollected included;
@@ -32,6 +34,12 @@ func (x *Index) Tally(now, soon int64, visible func(ns string) bool) Tally {
 		t.ByNamespace[x.ns(d)]++
 		if d.expiresAt > now && d.expiresAt <= now+soon {
 			t.ExpiringSoon++
+		}
+	}
+	for i := range x.lists {
+		if l := &x.lists[i]; l.n > 0 {
+			t.Terms++
+			t.PostingBytes += uint64(len(l.data))
 		}
 	}
 	return t

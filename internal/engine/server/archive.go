@@ -34,3 +34,18 @@ func (s *Archive) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRe
 	resp, err := s.st.GetArchived(ctx, req)
 	return resp, s.status(err)
 }
+
+func (s *Archive) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
+	resp, err := s.st.ListArchived(ctx, req)
+	return resp, s.status(err)
+}
+
+func (s *Archive) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error) {
+	resp, err := s.st.PurgeArchive(ctx, req)
+	return resp, s.status(err)
+}
+
+func (s *Archive) ArchiveStats(ctx context.Context, _ *aimemoryv1.ArchiveStatsRequest) (*aimemoryv1.ArchiveStatsResponse, error) {
+	resp, err := s.st.ArchiveStats(ctx)
+	return resp, s.status(err)
+}

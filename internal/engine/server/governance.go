@@ -71,3 +71,8 @@ func pendingStatus(err error) (error, bool) {
 	}
 	return st.Err(), true
 }
+
+func (s *Governance) ListAgents(ctx context.Context, req *aimemoryv1.ListAgentsRequest) (*aimemoryv1.ListAgentsResponse, error) {
+	resp, err := s.st.ListAgents(ctx, req)
+	return resp, s.status(err)
+}

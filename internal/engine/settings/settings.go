@@ -34,10 +34,13 @@ var Backends = []string{"bbolt"}
 // Settings are the engine-scoped sections of config.toml and engine.toml.
 // Pointer fields tell "not set" from a zero value.
 type Settings struct {
-	Storage    Storage    `toml:"storage,omitempty"`
-	TTL        TTL        `toml:"ttl,omitempty"`
-	Governance Governance `toml:"governance,omitempty"`
-	Models     Models     `toml:"models,omitempty"`
+	// ArchiveMaxDays > 0: the engine purges archive rows older than this
+	// many days on its own schedule (the reference's key); 0 or unset: never.
+	ArchiveMaxDays *int64     `toml:"archive_max_days,omitempty"`
+	Storage        Storage    `toml:"storage,omitempty"`
+	TTL            TTL        `toml:"ttl,omitempty"`
+	Governance     Governance `toml:"governance,omitempty"`
+	Models         Models     `toml:"models,omitempty"`
 }
 
 // Governance is who governs namespaces and how long approvals wait. The
@@ -160,6 +163,18 @@ type TTL struct {
 	MidExtendSecs   *int64 `toml:"mid_extend_secs,omitempty"`
 }
 
+// maxArchiveDays bounds archive_max_days (100 years).
+const maxArchiveDays = 100 * 365
+
+// ArchiveMaxAge is how old an archive row may grow before the engine
+// purges it; 0 = never.
+func (s Settings) ArchiveMaxAge() time.Duration {
+	if s.ArchiveMaxDays == nil || *s.ArchiveMaxDays <= 0 {
+		return 0
+	}
+	return time.Duration(*s.ArchiveMaxDays) * 24 * time.Hour
+}
+
 // maxTTL caps a configured expiry (data-model §4: 10 years).
 const maxTTL = 10 * 365 * 24 * time.Hour
 
@@ -173,6 +188,9 @@ func (s Settings) Validate() error {
 	}
 	if err := s.Models.Chat.validate("chat"); err != nil {
 		return err
+	}
+	if d := s.ArchiveMaxDays; d != nil && (*d < 0 || *d > maxArchiveDays) {
+		return fmt.Errorf("archive_max_days: must be from 0 (never purge) to %d (got %d)", maxArchiveDays, *d)
 	}
 	for _, e := range []struct {
 		name string
@@ -321,6 +339,7 @@ func Differ(host, inForce Settings) []string {
 			keys = append(keys, name)
 		}
 	}
+	num("archive_max_days", host.ArchiveMaxDays, inForce.ArchiveMaxDays)
 	str("storage.backend", host.Storage.Backend, inForce.Storage.Backend)
 	num("ttl.short_ttl_secs", host.TTL.ShortTTLSecs, inForce.TTL.ShortTTLSecs)
 	num("ttl.mid_ttl_secs", host.TTL.MidTTLSecs, inForce.TTL.MidTTLSecs)

@@ -94,6 +94,11 @@ type Archive interface {
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
 	PromoteMemory(context.Context, *aimemoryv1.PromoteMemoryRequest) (*aimemoryv1.PromoteMemoryResponse, error)
 	RestoreMemory(context.Context, *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error)
+	ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error)
+	// PurgeArchive deletes archive rows for good, by an explicit cut-off
+	// or explicit ids (exactly one; never everything by default).
+	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
+	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 }
 
 // Transfer is every record out, as stored, and records back in as they

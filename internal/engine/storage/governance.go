@@ -263,6 +263,7 @@ type Governance interface {
 	ApprovePending(context.Context, *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error)
 	RejectPending(context.Context, *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error)
 	RegisterAgent(context.Context, *aimemoryv1.RegisterAgentRequest) (*aimemoryv1.RegisterAgentResponse, error)
+	ListAgents(context.Context, *aimemoryv1.ListAgentsRequest) (*aimemoryv1.ListAgentsResponse, error)
 }
 
 // Limits of ListPending.

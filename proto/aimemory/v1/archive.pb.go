@@ -339,8 +339,16 @@ func (x *PromoteMemoryResponse) GetMerged() bool {
 }
 
 type RestoreMemoryRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Restore this superseded version (its archived_at) instead of the
+	// archive row. A live memory is set back to it (the current version is
+	// kept as superseded); a removed one comes back as it (the archive row
+	// is kept as a version).
+	VersionAt int64 `protobuf:"varint,2,opt,name=version_at,json=versionAt,proto3" json:"version_at,omitempty"`
+	// When another live memory holds the title: merge into it by the one
+	// merge rule instead of failing with a conflict.
+	Merge         bool `protobuf:"varint,3,opt,name=merge,proto3" json:"merge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -382,6 +390,20 @@ func (x *RestoreMemoryRequest) GetId() string {
 	return ""
 }
 
+func (x *RestoreMemoryRequest) GetVersionAt() int64 {
+	if x != nil {
+		return x.VersionAt
+	}
+	return 0
+}
+
+func (x *RestoreMemoryRequest) GetMerge() bool {
+	if x != nil {
+		return x.Merge
+	}
+	return false
+}
+
 type RestoreMemoryResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Memory *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
@@ -389,6 +411,9 @@ type RestoreMemoryResponse struct {
 	// their other end is not live.
 	LinksRestored uint32 `protobuf:"varint,2,opt,name=links_restored,json=linksRestored,proto3" json:"links_restored,omitempty"`
 	LinksKept     uint32 `protobuf:"varint,3,opt,name=links_kept,json=linksKept,proto3" json:"links_kept,omitempty"`
+	// The restored memory was merged into the live memory holding its title
+	// (memory is that one, now).
+	Merged        bool `protobuf:"varint,4,opt,name=merged,proto3" json:"merged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -442,6 +467,13 @@ func (x *RestoreMemoryResponse) GetLinksKept() uint32 {
 		return x.LinksKept
 	}
 	return 0
+}
+
+func (x *RestoreMemoryResponse) GetMerged() bool {
+	if x != nil {
+		return x.Merged
+	}
+	return false
 }
 
 type GetArchivedRequest struct {
@@ -567,11 +599,414 @@ func (x *GetArchivedResponse) GetNotFound() []string {
 	return nil
 }
 
+type ListArchivedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Exact namespace; "" = all the caller may read.
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Only rows of this reason; "" = all.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// 1..1000; 0 = 50.
+	Limit         uint32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Offset        uint32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListArchivedRequest) Reset() {
+	*x = ListArchivedRequest{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListArchivedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListArchivedRequest) ProtoMessage() {}
+
+func (x *ListArchivedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListArchivedRequest.ProtoReflect.Descriptor instead.
+func (*ListArchivedRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListArchivedRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ListArchivedRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ListArchivedRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListArchivedRequest) GetOffset() uint32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+type ListArchivedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Archived []*ArchivedMemory `protobuf:"bytes,1,rep,name=archived,proto3" json:"archived,omitempty"`
+	// Rows matching, before limit and offset.
+	Total uint32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// How many superseded versions each listed id has, in archived's order.
+	Versions      []uint32 `protobuf:"varint,3,rep,packed,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListArchivedResponse) Reset() {
+	*x = ListArchivedResponse{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListArchivedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListArchivedResponse) ProtoMessage() {}
+
+func (x *ListArchivedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListArchivedResponse.ProtoReflect.Descriptor instead.
+func (*ListArchivedResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ListArchivedResponse) GetArchived() []*ArchivedMemory {
+	if x != nil {
+		return x.Archived
+	}
+	return nil
+}
+
+func (x *ListArchivedResponse) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ListArchivedResponse) GetVersions() []uint32 {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+type PurgeArchiveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Exactly one of before and ids must be given.
+	// Purge rows (and superseded versions) archived before this instant (ns).
+	Before int64 `protobuf:"varint,1,opt,name=before,proto3" json:"before,omitempty"`
+	// Purge these ids' archive rows and versions.
+	Ids []string `protobuf:"bytes,2,rep,name=ids,proto3" json:"ids,omitempty"`
+	// Report what would be purged; delete nothing.
+	DryRun        bool `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeArchiveRequest) Reset() {
+	*x = PurgeArchiveRequest{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeArchiveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeArchiveRequest) ProtoMessage() {}
+
+func (x *PurgeArchiveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeArchiveRequest.ProtoReflect.Descriptor instead.
+func (*PurgeArchiveRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PurgeArchiveRequest) GetBefore() int64 {
+	if x != nil {
+		return x.Before
+	}
+	return 0
+}
+
+func (x *PurgeArchiveRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *PurgeArchiveRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type PurgeArchiveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Archive rows purged (or that would be).
+	Purged uint32 `protobuf:"varint,1,opt,name=purged,proto3" json:"purged,omitempty"`
+	// Superseded versions purged (or that would be).
+	VersionsPurged uint32 `protobuf:"varint,2,opt,name=versions_purged,json=versionsPurged,proto3" json:"versions_purged,omitempty"`
+	// The first of the rows (at most 100), oldest first.
+	Memories []*MemoryRef `protobuf:"bytes,3,rep,name=memories,proto3" json:"memories,omitempty"`
+	// Requested ids with nothing in the archive.
+	NotFound      []string `protobuf:"bytes,4,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PurgeArchiveResponse) Reset() {
+	*x = PurgeArchiveResponse{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurgeArchiveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurgeArchiveResponse) ProtoMessage() {}
+
+func (x *PurgeArchiveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurgeArchiveResponse.ProtoReflect.Descriptor instead.
+func (*PurgeArchiveResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PurgeArchiveResponse) GetPurged() uint32 {
+	if x != nil {
+		return x.Purged
+	}
+	return 0
+}
+
+func (x *PurgeArchiveResponse) GetVersionsPurged() uint32 {
+	if x != nil {
+		return x.VersionsPurged
+	}
+	return 0
+}
+
+func (x *PurgeArchiveResponse) GetMemories() []*MemoryRef {
+	if x != nil {
+		return x.Memories
+	}
+	return nil
+}
+
+func (x *PurgeArchiveResponse) GetNotFound() []string {
+	if x != nil {
+		return x.NotFound
+	}
+	return nil
+}
+
+type ArchiveStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArchiveStatsRequest) Reset() {
+	*x = ArchiveStatsRequest{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArchiveStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArchiveStatsRequest) ProtoMessage() {}
+
+func (x *ArchiveStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArchiveStatsRequest.ProtoReflect.Descriptor instead.
+func (*ArchiveStatsRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{13}
+}
+
+type ArchiveStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Removed memories (archive rows) the caller may read.
+	Total uint64 `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
+	// Count desc, then key.
+	ByReason    []*CountByKey `protobuf:"bytes,2,rep,name=by_reason,json=byReason,proto3" json:"by_reason,omitempty"`
+	ByNamespace []*CountByKey `protobuf:"bytes,3,rep,name=by_namespace,json=byNamespace,proto3" json:"by_namespace,omitempty"`
+	// archived_at of the oldest and newest row; 0 when empty.
+	OldestAt int64 `protobuf:"varint,4,opt,name=oldest_at,json=oldestAt,proto3" json:"oldest_at,omitempty"`
+	NewestAt int64 `protobuf:"varint,5,opt,name=newest_at,json=newestAt,proto3" json:"newest_at,omitempty"`
+	// Encoded bytes of the rows and versions.
+	SizeBytes uint64 `protobuf:"varint,6,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// Superseded versions kept.
+	Versions      uint64 `protobuf:"varint,7,opt,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArchiveStatsResponse) Reset() {
+	*x = ArchiveStatsResponse{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArchiveStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArchiveStatsResponse) ProtoMessage() {}
+
+func (x *ArchiveStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArchiveStatsResponse.ProtoReflect.Descriptor instead.
+func (*ArchiveStatsResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ArchiveStatsResponse) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ArchiveStatsResponse) GetByReason() []*CountByKey {
+	if x != nil {
+		return x.ByReason
+	}
+	return nil
+}
+
+func (x *ArchiveStatsResponse) GetByNamespace() []*CountByKey {
+	if x != nil {
+		return x.ByNamespace
+	}
+	return nil
+}
+
+func (x *ArchiveStatsResponse) GetOldestAt() int64 {
+	if x != nil {
+		return x.OldestAt
+	}
+	return 0
+}
+
+func (x *ArchiveStatsResponse) GetNewestAt() int64 {
+	if x != nil {
+		return x.NewestAt
+	}
+	return 0
+}
+
+func (x *ArchiveStatsResponse) GetSizeBytes() uint64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *ArchiveStatsResponse) GetVersions() uint64 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
+}
+
 var File_aimemory_v1_archive_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_archive_proto_rawDesc = "" +
 	"\n" +
-	"\x19aimemory/v1/archive.proto\x12\vaimemory.v1\x1a\x17aimemory/v1/graph.proto\x1a\x18aimemory/v1/memory.proto\"\xcb\x01\n" +
+	"\x19aimemory/v1/archive.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/engine.proto\x1a\x17aimemory/v1/graph.proto\x1a\x18aimemory/v1/memory.proto\"\xcb\x01\n" +
 	"\x0eArchivedMemory\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x1f\n" +
 	"\varchived_at\x18\x02 \x01(\x03R\n" +
@@ -592,14 +1027,18 @@ const file_aimemory_v1_archive_proto_rawDesc = "" +
 	"\fto_namespace\x18\x02 \x01(\tR\vtoNamespace\"\\\n" +
 	"\x15PromoteMemoryResponse\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x16\n" +
-	"\x06merged\x18\x02 \x01(\bR\x06merged\"&\n" +
+	"\x06merged\x18\x02 \x01(\bR\x06merged\"[\n" +
 	"\x14RestoreMemoryRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x8a\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"version_at\x18\x02 \x01(\x03R\tversionAt\x12\x14\n" +
+	"\x05merge\x18\x03 \x01(\bR\x05merge\"\xa2\x01\n" +
 	"\x15RestoreMemoryResponse\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12%\n" +
 	"\x0elinks_restored\x18\x02 \x01(\rR\rlinksRestored\x12\x1d\n" +
 	"\n" +
-	"links_kept\x18\x03 \x01(\rR\tlinksKept\"Q\n" +
+	"links_kept\x18\x03 \x01(\rR\tlinksKept\x12\x16\n" +
+	"\x06merged\x18\x04 \x01(\bR\x06merged\"Q\n" +
 	"\x12GetArchivedRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\x12)\n" +
 	"\x10include_versions\x18\x02 \x01(\bR\x0fincludeVersions\"\xcd\x01\n" +
@@ -607,12 +1046,43 @@ const file_aimemory_v1_archive_proto_rawDesc = "" +
 	"\barchived\x18\x01 \x03(\v2\x1b.aimemory.v1.ArchivedMemoryR\barchived\x127\n" +
 	"\bversions\x18\x02 \x03(\v2\x1b.aimemory.v1.ArchivedMemoryR\bversions\x12'\n" +
 	"\x05links\x18\x03 \x03(\v2\x11.aimemory.v1.LinkR\x05links\x12\x1b\n" +
-	"\tnot_found\x18\x04 \x03(\tR\bnotFound2\xce\x02\n" +
+	"\tnot_found\x18\x04 \x03(\tR\bnotFound\"y\n" +
+	"\x13ListArchivedRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\rR\x05limit\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\rR\x06offset\"\x81\x01\n" +
+	"\x14ListArchivedResponse\x127\n" +
+	"\barchived\x18\x01 \x03(\v2\x1b.aimemory.v1.ArchivedMemoryR\barchived\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\rR\x05total\x12\x1a\n" +
+	"\bversions\x18\x03 \x03(\rR\bversions\"X\n" +
+	"\x13PurgeArchiveRequest\x12\x16\n" +
+	"\x06before\x18\x01 \x01(\x03R\x06before\x12\x10\n" +
+	"\x03ids\x18\x02 \x03(\tR\x03ids\x12\x17\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"\xa8\x01\n" +
+	"\x14PurgeArchiveResponse\x12\x16\n" +
+	"\x06purged\x18\x01 \x01(\rR\x06purged\x12'\n" +
+	"\x0fversions_purged\x18\x02 \x01(\rR\x0eversionsPurged\x122\n" +
+	"\bmemories\x18\x03 \x03(\v2\x16.aimemory.v1.MemoryRefR\bmemories\x12\x1b\n" +
+	"\tnot_found\x18\x04 \x03(\tR\bnotFound\"\x15\n" +
+	"\x13ArchiveStatsRequest\"\x93\x02\n" +
+	"\x14ArchiveStatsResponse\x12\x14\n" +
+	"\x05total\x18\x01 \x01(\x04R\x05total\x124\n" +
+	"\tby_reason\x18\x02 \x03(\v2\x17.aimemory.v1.CountByKeyR\bbyReason\x12:\n" +
+	"\fby_namespace\x18\x03 \x03(\v2\x17.aimemory.v1.CountByKeyR\vbyNamespace\x12\x1b\n" +
+	"\toldest_at\x18\x04 \x01(\x03R\boldestAt\x12\x1b\n" +
+	"\tnewest_at\x18\x05 \x01(\x03R\bnewestAt\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x06 \x01(\x04R\tsizeBytes\x12\x1a\n" +
+	"\bversions\x18\a \x01(\x04R\bversions2\xcd\x04\n" +
 	"\aArchive\x12A\n" +
 	"\x06Forget\x12\x1a.aimemory.v1.ForgetRequest\x1a\x1b.aimemory.v1.ForgetResponse\x12V\n" +
 	"\rPromoteMemory\x12!.aimemory.v1.PromoteMemoryRequest\x1a\".aimemory.v1.PromoteMemoryResponse\x12V\n" +
 	"\rRestoreMemory\x12!.aimemory.v1.RestoreMemoryRequest\x1a\".aimemory.v1.RestoreMemoryResponse\x12P\n" +
-	"\vGetArchived\x12\x1f.aimemory.v1.GetArchivedRequest\x1a .aimemory.v1.GetArchivedResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\vGetArchived\x12\x1f.aimemory.v1.GetArchivedRequest\x1a .aimemory.v1.GetArchivedResponse\x12S\n" +
+	"\fListArchived\x12 .aimemory.v1.ListArchivedRequest\x1a!.aimemory.v1.ListArchivedResponse\x12S\n" +
+	"\fPurgeArchive\x12 .aimemory.v1.PurgeArchiveRequest\x1a!.aimemory.v1.PurgeArchiveResponse\x12S\n" +
+	"\fArchiveStats\x12 .aimemory.v1.ArchiveStatsRequest\x1a!.aimemory.v1.ArchiveStatsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_archive_proto_rawDescOnce sync.Once
@@ -626,7 +1096,7 @@ func file_aimemory_v1_archive_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_archive_proto_rawDescData
 }
 
-var file_aimemory_v1_archive_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_aimemory_v1_archive_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_aimemory_v1_archive_proto_goTypes = []any{
 	(*ArchivedMemory)(nil),        // 0: aimemory.v1.ArchivedMemory
 	(*ForgetRequest)(nil),         // 1: aimemory.v1.ForgetRequest
@@ -637,31 +1107,48 @@ var file_aimemory_v1_archive_proto_goTypes = []any{
 	(*RestoreMemoryResponse)(nil), // 6: aimemory.v1.RestoreMemoryResponse
 	(*GetArchivedRequest)(nil),    // 7: aimemory.v1.GetArchivedRequest
 	(*GetArchivedResponse)(nil),   // 8: aimemory.v1.GetArchivedResponse
-	(*Memory)(nil),                // 9: aimemory.v1.Memory
-	(*MemoryRef)(nil),             // 10: aimemory.v1.MemoryRef
-	(*Link)(nil),                  // 11: aimemory.v1.Link
+	(*ListArchivedRequest)(nil),   // 9: aimemory.v1.ListArchivedRequest
+	(*ListArchivedResponse)(nil),  // 10: aimemory.v1.ListArchivedResponse
+	(*PurgeArchiveRequest)(nil),   // 11: aimemory.v1.PurgeArchiveRequest
+	(*PurgeArchiveResponse)(nil),  // 12: aimemory.v1.PurgeArchiveResponse
+	(*ArchiveStatsRequest)(nil),   // 13: aimemory.v1.ArchiveStatsRequest
+	(*ArchiveStatsResponse)(nil),  // 14: aimemory.v1.ArchiveStatsResponse
+	(*Memory)(nil),                // 15: aimemory.v1.Memory
+	(*MemoryRef)(nil),             // 16: aimemory.v1.MemoryRef
+	(*Link)(nil),                  // 17: aimemory.v1.Link
+	(*CountByKey)(nil),            // 18: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_archive_proto_depIdxs = []int32{
-	9,  // 0: aimemory.v1.ArchivedMemory.memory:type_name -> aimemory.v1.Memory
-	10, // 1: aimemory.v1.ForgetResponse.memories:type_name -> aimemory.v1.MemoryRef
-	9,  // 2: aimemory.v1.PromoteMemoryResponse.memory:type_name -> aimemory.v1.Memory
-	9,  // 3: aimemory.v1.RestoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	15, // 0: aimemory.v1.ArchivedMemory.memory:type_name -> aimemory.v1.Memory
+	16, // 1: aimemory.v1.ForgetResponse.memories:type_name -> aimemory.v1.MemoryRef
+	15, // 2: aimemory.v1.PromoteMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	15, // 3: aimemory.v1.RestoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
 	0,  // 4: aimemory.v1.GetArchivedResponse.archived:type_name -> aimemory.v1.ArchivedMemory
 	0,  // 5: aimemory.v1.GetArchivedResponse.versions:type_name -> aimemory.v1.ArchivedMemory
-	11, // 6: aimemory.v1.GetArchivedResponse.links:type_name -> aimemory.v1.Link
-	1,  // 7: aimemory.v1.Archive.Forget:input_type -> aimemory.v1.ForgetRequest
-	3,  // 8: aimemory.v1.Archive.PromoteMemory:input_type -> aimemory.v1.PromoteMemoryRequest
-	5,  // 9: aimemory.v1.Archive.RestoreMemory:input_type -> aimemory.v1.RestoreMemoryRequest
-	7,  // 10: aimemory.v1.Archive.GetArchived:input_type -> aimemory.v1.GetArchivedRequest
-	2,  // 11: aimemory.v1.Archive.Forget:output_type -> aimemory.v1.ForgetResponse
-	4,  // 12: aimemory.v1.Archive.PromoteMemory:output_type -> aimemory.v1.PromoteMemoryResponse
-	6,  // 13: aimemory.v1.Archive.RestoreMemory:output_type -> aimemory.v1.RestoreMemoryResponse
-	8,  // 14: aimemory.v1.Archive.GetArchived:output_type -> aimemory.v1.GetArchivedResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	17, // 6: aimemory.v1.GetArchivedResponse.links:type_name -> aimemory.v1.Link
+	0,  // 7: aimemory.v1.ListArchivedResponse.archived:type_name -> aimemory.v1.ArchivedMemory
+	16, // 8: aimemory.v1.PurgeArchiveResponse.memories:type_name -> aimemory.v1.MemoryRef
+	18, // 9: aimemory.v1.ArchiveStatsResponse.by_reason:type_name -> aimemory.v1.CountByKey
+	18, // 10: aimemory.v1.ArchiveStatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
+	1,  // 11: aimemory.v1.Archive.Forget:input_type -> aimemory.v1.ForgetRequest
+	3,  // 12: aimemory.v1.Archive.PromoteMemory:input_type -> aimemory.v1.PromoteMemoryRequest
+	5,  // 13: aimemory.v1.Archive.RestoreMemory:input_type -> aimemory.v1.RestoreMemoryRequest
+	7,  // 14: aimemory.v1.Archive.GetArchived:input_type -> aimemory.v1.GetArchivedRequest
+	9,  // 15: aimemory.v1.Archive.ListArchived:input_type -> aimemory.v1.ListArchivedRequest
+	11, // 16: aimemory.v1.Archive.PurgeArchive:input_type -> aimemory.v1.PurgeArchiveRequest
+	13, // 17: aimemory.v1.Archive.ArchiveStats:input_type -> aimemory.v1.ArchiveStatsRequest
+	2,  // 18: aimemory.v1.Archive.Forget:output_type -> aimemory.v1.ForgetResponse
+	4,  // 19: aimemory.v1.Archive.PromoteMemory:output_type -> aimemory.v1.PromoteMemoryResponse
+	6,  // 20: aimemory.v1.Archive.RestoreMemory:output_type -> aimemory.v1.RestoreMemoryResponse
+	8,  // 21: aimemory.v1.Archive.GetArchived:output_type -> aimemory.v1.GetArchivedResponse
+	10, // 22: aimemory.v1.Archive.ListArchived:output_type -> aimemory.v1.ListArchivedResponse
+	12, // 23: aimemory.v1.Archive.PurgeArchive:output_type -> aimemory.v1.PurgeArchiveResponse
+	14, // 24: aimemory.v1.Archive.ArchiveStats:output_type -> aimemory.v1.ArchiveStatsResponse
+	18, // [18:25] is the sub-list for method output_type
+	11, // [11:18] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_archive_proto_init() }
@@ -669,6 +1156,7 @@ func file_aimemory_v1_archive_proto_init() {
 	if File_aimemory_v1_archive_proto != nil {
 		return
 	}
+	file_aimemory_v1_engine_proto_init()
 	file_aimemory_v1_graph_proto_init()
 	file_aimemory_v1_memory_proto_init()
 	type x struct{}
@@ -677,7 +1165,7 @@ func file_aimemory_v1_archive_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_archive_proto_rawDesc), len(file_aimemory_v1_archive_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,9 @@ const (
 	Archive_PromoteMemory_FullMethodName = "/aimemory.v1.Archive/PromoteMemory"
 	Archive_RestoreMemory_FullMethodName = "/aimemory.v1.Archive/RestoreMemory"
 	Archive_GetArchived_FullMethodName   = "/aimemory.v1.Archive/GetArchived"
+	Archive_ListArchived_FullMethodName  = "/aimemory.v1.Archive/ListArchived"
+	Archive_PurgeArchive_FullMethodName  = "/aimemory.v1.Archive/PurgeArchive"
+	Archive_ArchiveStats_FullMethodName  = "/aimemory.v1.Archive/ArchiveStats"
 )
 
 // ArchiveClient is the client API for Archive service.
@@ -45,6 +48,13 @@ type ArchiveClient interface {
 	RestoreMemory(ctx context.Context, in *RestoreMemoryRequest, opts ...grpc.CallOption) (*RestoreMemoryResponse, error)
 	// Archive rows by exact id, with the links kept in the archive.
 	GetArchived(ctx context.Context, in *GetArchivedRequest, opts ...grpc.CallOption) (*GetArchivedResponse, error)
+	// Page through removed memories, newest first.
+	ListArchived(ctx context.Context, in *ListArchivedRequest, opts ...grpc.CallOption) (*ListArchivedResponse, error)
+	// Delete archive rows for good: by explicit cut-off or explicit ids,
+	// never by default.
+	PurgeArchive(ctx context.Context, in *PurgeArchiveRequest, opts ...grpc.CallOption) (*PurgeArchiveResponse, error)
+	// Archive counters: by reason and namespace, oldest, newest, size.
+	ArchiveStats(ctx context.Context, in *ArchiveStatsRequest, opts ...grpc.CallOption) (*ArchiveStatsResponse, error)
 }
 
 type archiveClient struct {
@@ -95,6 +105,36 @@ func (c *archiveClient) GetArchived(ctx context.Context, in *GetArchivedRequest,
 	return out, nil
 }
 
+func (c *archiveClient) ListArchived(ctx context.Context, in *ListArchivedRequest, opts ...grpc.CallOption) (*ListArchivedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListArchivedResponse)
+	err := c.cc.Invoke(ctx, Archive_ListArchived_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *archiveClient) PurgeArchive(ctx context.Context, in *PurgeArchiveRequest, opts ...grpc.CallOption) (*PurgeArchiveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PurgeArchiveResponse)
+	err := c.cc.Invoke(ctx, Archive_PurgeArchive_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *archiveClient) ArchiveStats(ctx context.Context, in *ArchiveStatsRequest, opts ...grpc.CallOption) (*ArchiveStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ArchiveStatsResponse)
+	err := c.cc.Invoke(ctx, Archive_ArchiveStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ArchiveServer is the server API for Archive service.
 // All implementations must embed UnimplementedArchiveServer
 // for forward compatibility.
@@ -115,6 +155,13 @@ type ArchiveServer interface {
 	RestoreMemory(context.Context, *RestoreMemoryRequest) (*RestoreMemoryResponse, error)
 	// Archive rows by exact id, with the links kept in the archive.
 	GetArchived(context.Context, *GetArchivedRequest) (*GetArchivedResponse, error)
+	// Page through removed memories, newest first.
+	ListArchived(context.Context, *ListArchivedRequest) (*ListArchivedResponse, error)
+	// Delete archive rows for good: by explicit cut-off or explicit ids,
+	// never by default.
+	PurgeArchive(context.Context, *PurgeArchiveRequest) (*PurgeArchiveResponse, error)
+	// Archive counters: by reason and namespace, oldest, newest, size.
+	ArchiveStats(context.Context, *ArchiveStatsRequest) (*ArchiveStatsResponse, error)
 	mustEmbedUnimplementedArchiveServer()
 }
 
@@ -136,6 +183,15 @@ func (UnimplementedArchiveServer) RestoreMemory(context.Context, *RestoreMemoryR
 }
 func (UnimplementedArchiveServer) GetArchived(context.Context, *GetArchivedRequest) (*GetArchivedResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetArchived not implemented")
+}
+func (UnimplementedArchiveServer) ListArchived(context.Context, *ListArchivedRequest) (*ListArchivedResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListArchived not implemented")
+}
+func (UnimplementedArchiveServer) PurgeArchive(context.Context, *PurgeArchiveRequest) (*PurgeArchiveResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PurgeArchive not implemented")
+}
+func (UnimplementedArchiveServer) ArchiveStats(context.Context, *ArchiveStatsRequest) (*ArchiveStatsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ArchiveStats not implemented")
 }
 func (UnimplementedArchiveServer) mustEmbedUnimplementedArchiveServer() {}
 func (UnimplementedArchiveServer) testEmbeddedByValue()                 {}
@@ -230,6 +286,60 @@ func _Archive_GetArchived_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Archive_ListArchived_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListArchivedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArchiveServer).ListArchived(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Archive_ListArchived_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArchiveServer).ListArchived(ctx, req.(*ListArchivedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Archive_PurgeArchive_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PurgeArchiveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArchiveServer).PurgeArchive(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Archive_PurgeArchive_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArchiveServer).PurgeArchive(ctx, req.(*PurgeArchiveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Archive_ArchiveStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ArchiveStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArchiveServer).ArchiveStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Archive_ArchiveStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArchiveServer).ArchiveStats(ctx, req.(*ArchiveStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Archive_ServiceDesc is the grpc.ServiceDesc for Archive service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -252,6 +362,18 @@ var Archive_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetArchived",
 			Handler:    _Archive_GetArchived_Handler,
+		},
+		{
+			MethodName: "ListArchived",
+			Handler:    _Archive_ListArchived_Handler,
+		},
+		{
+			MethodName: "PurgeArchive",
+			Handler:    _Archive_PurgeArchive_Handler,
+		},
+		{
+			MethodName: "ArchiveStats",
+			Handler:    _Archive_ArchiveStats_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -540,6 +540,7 @@ type PendingPayload struct {
 	//	*PendingPayload_Unlink
 	//	*PendingPayload_Forget
 	//	*PendingPayload_Promote
+	//	*PendingPayload_Restore
 	Action        isPendingPayload_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -645,6 +646,15 @@ func (x *PendingPayload) GetPromote() *PromoteMemoryRequest {
 	return nil
 }
 
+func (x *PendingPayload) GetRestore() *RestoreMemoryRequest {
+	if x != nil {
+		if x, ok := x.Action.(*PendingPayload_Restore); ok {
+			return x.Restore
+		}
+	}
+	return nil
+}
+
 type isPendingPayload_Action interface {
 	isPendingPayload_Action()
 }
@@ -677,6 +687,10 @@ type PendingPayload_Promote struct {
 	Promote *PromoteMemoryRequest `protobuf:"bytes,7,opt,name=promote,proto3,oneof"`
 }
 
+type PendingPayload_Restore struct {
+	Restore *RestoreMemoryRequest `protobuf:"bytes,8,opt,name=restore,proto3,oneof"`
+}
+
 func (*PendingPayload_Store) isPendingPayload_Action() {}
 
 func (*PendingPayload_Update) isPendingPayload_Action() {}
@@ -690,6 +704,8 @@ func (*PendingPayload_Unlink) isPendingPayload_Action() {}
 func (*PendingPayload_Forget) isPendingPayload_Action() {}
 
 func (*PendingPayload_Promote) isPendingPayload_Action() {}
+
+func (*PendingPayload_Restore) isPendingPayload_Action() {}
 
 // A queued forget: the request and the ids it matched when it was made.
 // Approval archives those of them that still exist and still match, so an
@@ -1223,9 +1239,11 @@ func (x *RejectPendingResponse) GetAction() *PendingAction {
 }
 
 type RegisterAgentRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AgentType     string                 `protobuf:"bytes,1,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
-	Capabilities  []string               `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AgentType    string                 `protobuf:"bytes,1,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	Capabilities []string               `protobuf:"bytes,2,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// "" = the caller. Another identity only for a [governance] operator.
+	AgentId       string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1272,6 +1290,13 @@ func (x *RegisterAgentRequest) GetCapabilities() []string {
 		return x.Capabilities
 	}
 	return nil
+}
+
+func (x *RegisterAgentRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
 }
 
 type RegisterAgentResponse struct {
@@ -1326,6 +1351,171 @@ func (x *RegisterAgentResponse) GetCreated() bool {
 	return false
 }
 
+type ListAgentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentsRequest) Reset() {
+	*x = ListAgentsRequest{}
+	mi := &file_aimemory_v1_governance_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentsRequest) ProtoMessage() {}
+
+func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_governance_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
+func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{19}
+}
+
+type Agent struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AgentId      string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	AgentType    string                 `protobuf:"bytes,2,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	Capabilities []string               `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	RegisteredAt int64                  `protobuf:"varint,4,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
+	// The latest call the engine saw from this identity (or its registration).
+	LastSeenAt    int64  `protobuf:"varint,5,opt,name=last_seen_at,json=lastSeenAt,proto3" json:"last_seen_at,omitempty"`
+	RegisteredBy  string `protobuf:"bytes,6,opt,name=registered_by,json=registeredBy,proto3" json:"registered_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Agent) Reset() {
+	*x = Agent{}
+	mi := &file_aimemory_v1_governance_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Agent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Agent) ProtoMessage() {}
+
+func (x *Agent) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_governance_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Agent.ProtoReflect.Descriptor instead.
+func (*Agent) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Agent) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *Agent) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
+}
+
+func (x *Agent) GetCapabilities() []string {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *Agent) GetRegisteredAt() int64 {
+	if x != nil {
+		return x.RegisteredAt
+	}
+	return 0
+}
+
+func (x *Agent) GetLastSeenAt() int64 {
+	if x != nil {
+		return x.LastSeenAt
+	}
+	return 0
+}
+
+func (x *Agent) GetRegisteredBy() string {
+	if x != nil {
+		return x.RegisteredBy
+	}
+	return ""
+}
+
+type ListAgentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Agents        []*Agent               `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentsResponse) Reset() {
+	*x = ListAgentsResponse{}
+	mi := &file_aimemory_v1_governance_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentsResponse) ProtoMessage() {}
+
+func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_governance_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
+func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_governance_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListAgentsResponse) GetAgents() []*Agent {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
 var File_aimemory_v1_governance_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_governance_proto_rawDesc = "" +
@@ -1369,7 +1559,7 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x14ClearStandardRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"1\n" +
 	"\x15ClearStandardResponse\x12\x18\n" +
-	"\acleared\x18\x01 \x01(\bR\acleared\"\xb3\x03\n" +
+	"\acleared\x18\x01 \x01(\bR\acleared\"\xf2\x03\n" +
 	"\x0ePendingPayload\x127\n" +
 	"\x05store\x18\x01 \x01(\v2\x1f.aimemory.v1.StoreMemoryRequestH\x00R\x05store\x12:\n" +
 	"\x06update\x18\x02 \x01(\v2 .aimemory.v1.UpdateMemoryRequestH\x00R\x06update\x12<\n" +
@@ -1377,7 +1567,8 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x04link\x18\x04 \x01(\v2\x1b.aimemory.v1.PutLinkRequestH\x00R\x04link\x12<\n" +
 	"\x06unlink\x18\x05 \x01(\v2\".aimemory.v1.InvalidateLinkRequestH\x00R\x06unlink\x124\n" +
 	"\x06forget\x18\x06 \x01(\v2\x1a.aimemory.v1.PendingForgetH\x00R\x06forget\x12=\n" +
-	"\apromote\x18\a \x01(\v2!.aimemory.v1.PromoteMemoryRequestH\x00R\apromoteB\b\n" +
+	"\apromote\x18\a \x01(\v2!.aimemory.v1.PromoteMemoryRequestH\x00R\apromote\x12=\n" +
+	"\arestore\x18\b \x01(\v2!.aimemory.v1.RestoreMemoryRequestH\x00R\arestoreB\b\n" +
 	"\x06action\"W\n" +
 	"\rPendingForget\x124\n" +
 	"\arequest\x18\x01 \x01(\v2\x1a.aimemory.v1.ForgetRequestR\arequest\x12\x10\n" +
@@ -1420,14 +1611,27 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x05votes\x18\x03 \x01(\rR\x05votes\x12\x16\n" +
 	"\x06quorum\x18\x04 \x01(\rR\x06quorum\"K\n" +
 	"\x15RejectPendingResponse\x122\n" +
-	"\x06action\x18\x01 \x01(\v2\x1a.aimemory.v1.PendingActionR\x06action\"Y\n" +
+	"\x06action\x18\x01 \x01(\v2\x1a.aimemory.v1.PendingActionR\x06action\"t\n" +
 	"\x14RegisterAgentRequest\x12\x1d\n" +
 	"\n" +
 	"agent_type\x18\x01 \x01(\tR\tagentType\x12\"\n" +
-	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\"\\\n" +
+	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\"\\\n" +
 	"\x15RegisterAgentResponse\x12)\n" +
 	"\x05agent\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x05agent\x12\x18\n" +
-	"\acreated\x18\x02 \x01(\bR\acreated2\xe4\x04\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\"\x13\n" +
+	"\x11ListAgentsRequest\"\xd1\x01\n" +
+	"\x05Agent\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\x02 \x01(\tR\tagentType\x12\"\n" +
+	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\x12#\n" +
+	"\rregistered_at\x18\x04 \x01(\x03R\fregisteredAt\x12 \n" +
+	"\flast_seen_at\x18\x05 \x01(\x03R\n" +
+	"lastSeenAt\x12#\n" +
+	"\rregistered_by\x18\x06 \x01(\tR\fregisteredBy\"@\n" +
+	"\x12ListAgentsResponse\x12*\n" +
+	"\x06agents\x18\x01 \x03(\v2\x12.aimemory.v1.AgentR\x06agents2\xb3\x05\n" +
 	"\n" +
 	"Governance\x12P\n" +
 	"\vSetStandard\x12\x1f.aimemory.v1.SetStandardRequest\x1a .aimemory.v1.SetStandardResponse\x12P\n" +
@@ -1436,7 +1640,9 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\vListPending\x12\x1f.aimemory.v1.ListPendingRequest\x1a .aimemory.v1.ListPendingResponse\x12X\n" +
 	"\x0eApprovePending\x12!.aimemory.v1.DecidePendingRequest\x1a#.aimemory.v1.ApprovePendingResponse\x12V\n" +
 	"\rRejectPending\x12!.aimemory.v1.DecidePendingRequest\x1a\".aimemory.v1.RejectPendingResponse\x12V\n" +
-	"\rRegisterAgent\x12!.aimemory.v1.RegisterAgentRequest\x1a\".aimemory.v1.RegisterAgentResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\rRegisterAgent\x12!.aimemory.v1.RegisterAgentRequest\x1a\".aimemory.v1.RegisterAgentResponse\x12M\n" +
+	"\n" +
+	"ListAgents\x12\x1e.aimemory.v1.ListAgentsRequest\x1a\x1f.aimemory.v1.ListAgentsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_governance_proto_rawDescOnce sync.Once
@@ -1450,7 +1656,7 @@ func file_aimemory_v1_governance_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_governance_proto_rawDescData
 }
 
-var file_aimemory_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_aimemory_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*Standard)(nil),               // 0: aimemory.v1.Standard
 	(*SetStandardRequest)(nil),     // 1: aimemory.v1.SetStandardRequest
@@ -1471,53 +1677,61 @@ var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*RejectPendingResponse)(nil),  // 16: aimemory.v1.RejectPendingResponse
 	(*RegisterAgentRequest)(nil),   // 17: aimemory.v1.RegisterAgentRequest
 	(*RegisterAgentResponse)(nil),  // 18: aimemory.v1.RegisterAgentResponse
-	(*Memory)(nil),                 // 19: aimemory.v1.Memory
-	(*StoreMemoryRequest)(nil),     // 20: aimemory.v1.StoreMemoryRequest
-	(*UpdateMemoryRequest)(nil),    // 21: aimemory.v1.UpdateMemoryRequest
-	(*DeleteMemoriesRequest)(nil),  // 22: aimemory.v1.DeleteMemoriesRequest
-	(*PutLinkRequest)(nil),         // 23: aimemory.v1.PutLinkRequest
-	(*InvalidateLinkRequest)(nil),  // 24: aimemory.v1.InvalidateLinkRequest
-	(*PromoteMemoryRequest)(nil),   // 25: aimemory.v1.PromoteMemoryRequest
-	(*ForgetRequest)(nil),          // 26: aimemory.v1.ForgetRequest
+	(*ListAgentsRequest)(nil),      // 19: aimemory.v1.ListAgentsRequest
+	(*Agent)(nil),                  // 20: aimemory.v1.Agent
+	(*ListAgentsResponse)(nil),     // 21: aimemory.v1.ListAgentsResponse
+	(*Memory)(nil),                 // 22: aimemory.v1.Memory
+	(*StoreMemoryRequest)(nil),     // 23: aimemory.v1.StoreMemoryRequest
+	(*UpdateMemoryRequest)(nil),    // 24: aimemory.v1.UpdateMemoryRequest
+	(*DeleteMemoriesRequest)(nil),  // 25: aimemory.v1.DeleteMemoriesRequest
+	(*PutLinkRequest)(nil),         // 26: aimemory.v1.PutLinkRequest
+	(*InvalidateLinkRequest)(nil),  // 27: aimemory.v1.InvalidateLinkRequest
+	(*PromoteMemoryRequest)(nil),   // 28: aimemory.v1.PromoteMemoryRequest
+	(*RestoreMemoryRequest)(nil),   // 29: aimemory.v1.RestoreMemoryRequest
+	(*ForgetRequest)(nil),          // 30: aimemory.v1.ForgetRequest
 }
 var file_aimemory_v1_governance_proto_depIdxs = []int32{
 	0,  // 0: aimemory.v1.SetStandardResponse.standard:type_name -> aimemory.v1.Standard
 	0,  // 1: aimemory.v1.StandardLevel.standard:type_name -> aimemory.v1.Standard
-	19, // 2: aimemory.v1.StandardLevel.memory:type_name -> aimemory.v1.Memory
+	22, // 2: aimemory.v1.StandardLevel.memory:type_name -> aimemory.v1.Memory
 	4,  // 3: aimemory.v1.GetStandardResponse.levels:type_name -> aimemory.v1.StandardLevel
-	20, // 4: aimemory.v1.PendingPayload.store:type_name -> aimemory.v1.StoreMemoryRequest
-	21, // 5: aimemory.v1.PendingPayload.update:type_name -> aimemory.v1.UpdateMemoryRequest
-	22, // 6: aimemory.v1.PendingPayload.delete:type_name -> aimemory.v1.DeleteMemoriesRequest
-	23, // 7: aimemory.v1.PendingPayload.link:type_name -> aimemory.v1.PutLinkRequest
-	24, // 8: aimemory.v1.PendingPayload.unlink:type_name -> aimemory.v1.InvalidateLinkRequest
+	23, // 4: aimemory.v1.PendingPayload.store:type_name -> aimemory.v1.StoreMemoryRequest
+	24, // 5: aimemory.v1.PendingPayload.update:type_name -> aimemory.v1.UpdateMemoryRequest
+	25, // 6: aimemory.v1.PendingPayload.delete:type_name -> aimemory.v1.DeleteMemoriesRequest
+	26, // 7: aimemory.v1.PendingPayload.link:type_name -> aimemory.v1.PutLinkRequest
+	27, // 8: aimemory.v1.PendingPayload.unlink:type_name -> aimemory.v1.InvalidateLinkRequest
 	9,  // 9: aimemory.v1.PendingPayload.forget:type_name -> aimemory.v1.PendingForget
-	25, // 10: aimemory.v1.PendingPayload.promote:type_name -> aimemory.v1.PromoteMemoryRequest
-	26, // 11: aimemory.v1.PendingForget.request:type_name -> aimemory.v1.ForgetRequest
-	8,  // 12: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
-	10, // 13: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
-	11, // 14: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
-	11, // 15: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
-	11, // 16: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
-	19, // 17: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
-	1,  // 18: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
-	3,  // 19: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
-	6,  // 20: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
-	12, // 21: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
-	14, // 22: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
-	14, // 23: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
-	17, // 24: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
-	2,  // 25: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
-	5,  // 26: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
-	7,  // 27: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
-	13, // 28: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
-	15, // 29: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
-	16, // 30: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
-	18, // 31: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	28, // 10: aimemory.v1.PendingPayload.promote:type_name -> aimemory.v1.PromoteMemoryRequest
+	29, // 11: aimemory.v1.PendingPayload.restore:type_name -> aimemory.v1.RestoreMemoryRequest
+	30, // 12: aimemory.v1.PendingForget.request:type_name -> aimemory.v1.ForgetRequest
+	8,  // 13: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
+	10, // 14: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
+	11, // 15: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
+	11, // 16: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
+	11, // 17: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
+	22, // 18: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
+	20, // 19: aimemory.v1.ListAgentsResponse.agents:type_name -> aimemory.v1.Agent
+	1,  // 20: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
+	3,  // 21: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
+	6,  // 22: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
+	12, // 23: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
+	14, // 24: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
+	14, // 25: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
+	17, // 26: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
+	19, // 27: aimemory.v1.Governance.ListAgents:input_type -> aimemory.v1.ListAgentsRequest
+	2,  // 28: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
+	5,  // 29: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
+	7,  // 30: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
+	13, // 31: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
+	15, // 32: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
+	16, // 33: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
+	18, // 34: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
+	21, // 35: aimemory.v1.Governance.ListAgents:output_type -> aimemory.v1.ListAgentsResponse
+	28, // [28:36] is the sub-list for method output_type
+	20, // [20:28] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_governance_proto_init() }
@@ -1537,6 +1751,7 @@ func file_aimemory_v1_governance_proto_init() {
 		(*PendingPayload_Unlink)(nil),
 		(*PendingPayload_Forget)(nil),
 		(*PendingPayload_Promote)(nil),
+		(*PendingPayload_Restore)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1544,7 +1759,7 @@ func file_aimemory_v1_governance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_governance_proto_rawDesc), len(file_aimemory_v1_governance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	Governance_ApprovePending_FullMethodName = "/aimemory.v1.Governance/ApprovePending"
 	Governance_RejectPending_FullMethodName  = "/aimemory.v1.Governance/RejectPending"
 	Governance_RegisterAgent_FullMethodName  = "/aimemory.v1.Governance/RegisterAgent"
+	Governance_ListAgents_FullMethodName     = "/aimemory.v1.Governance/ListAgents"
 )
 
 // GovernanceClient is the client API for Governance service.
@@ -53,6 +54,9 @@ type GovernanceClient interface {
 	// Register the caller in the agent registry (the policy level
 	// "registered" and consensus approval read it). The tools are issue 10's.
 	RegisterAgent(ctx context.Context, in *RegisterAgentRequest, opts ...grpc.CallOption) (*RegisterAgentResponse, error)
+	// The registry, registered_at ascending, with last-seen times the engine
+	// keeps from the identities it sees on calls.
+	ListAgents(ctx context.Context, in *ListAgentsRequest, opts ...grpc.CallOption) (*ListAgentsResponse, error)
 }
 
 type governanceClient struct {
@@ -133,6 +137,16 @@ func (c *governanceClient) RegisterAgent(ctx context.Context, in *RegisterAgentR
 	return out, nil
 }
 
+func (c *governanceClient) ListAgents(ctx context.Context, in *ListAgentsRequest, opts ...grpc.CallOption) (*ListAgentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAgentsResponse)
+	err := c.cc.Invoke(ctx, Governance_ListAgents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GovernanceServer is the server API for Governance service.
 // All implementations must embed UnimplementedGovernanceServer
 // for forward compatibility.
@@ -158,6 +172,9 @@ type GovernanceServer interface {
 	// Register the caller in the agent registry (the policy level
 	// "registered" and consensus approval read it). The tools are issue 10's.
 	RegisterAgent(context.Context, *RegisterAgentRequest) (*RegisterAgentResponse, error)
+	// The registry, registered_at ascending, with last-seen times the engine
+	// keeps from the identities it sees on calls.
+	ListAgents(context.Context, *ListAgentsRequest) (*ListAgentsResponse, error)
 	mustEmbedUnimplementedGovernanceServer()
 }
 
@@ -188,6 +205,9 @@ func (UnimplementedGovernanceServer) RejectPending(context.Context, *DecidePendi
 }
 func (UnimplementedGovernanceServer) RegisterAgent(context.Context, *RegisterAgentRequest) (*RegisterAgentResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RegisterAgent not implemented")
+}
+func (UnimplementedGovernanceServer) ListAgents(context.Context, *ListAgentsRequest) (*ListAgentsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListAgents not implemented")
 }
 func (UnimplementedGovernanceServer) mustEmbedUnimplementedGovernanceServer() {}
 func (UnimplementedGovernanceServer) testEmbeddedByValue()                    {}
@@ -336,6 +356,24 @@ func _Governance_RegisterAgent_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Governance_ListAgents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAgentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GovernanceServer).ListAgents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Governance_ListAgents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GovernanceServer).ListAgents(ctx, req.(*ListAgentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Governance_ServiceDesc is the grpc.ServiceDesc for Governance service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -370,6 +408,10 @@ var Governance_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RegisterAgent",
 			Handler:    _Governance_RegisterAgent_Handler,
+		},
+		{
+			MethodName: "ListAgents",
+			Handler:    _Governance_ListAgents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

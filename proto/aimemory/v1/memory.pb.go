@@ -851,6 +851,9 @@ type ListMemoriesRequest struct {
 	// When set, the response also carries each memory's short id (as
 	// ShortIds computes it, at least this long), saving a round trip.
 	ShortIdLength uint32 `protobuf:"varint,3,opt,name=short_id_length,json=shortIdLength,proto3" json:"short_id_length,omitempty"`
+	// Also the limit most recently updated (updated_at desc), in recent:
+	// one scan for both orders (session_start).
+	WithRecent    bool `protobuf:"varint,4,opt,name=with_recent,json=withRecent,proto3" json:"with_recent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -906,12 +909,21 @@ func (x *ListMemoriesRequest) GetShortIdLength() uint32 {
 	return 0
 }
 
+func (x *ListMemoriesRequest) GetWithRecent() bool {
+	if x != nil {
+		return x.WithRecent
+	}
+	return false
+}
+
 type ListMemoriesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Priority desc, then updated_at desc.
 	Memories []*Memory `protobuf:"bytes,1,rep,name=memories,proto3" json:"memories,omitempty"`
 	// With short_id_length: one per memory, in order.
-	ShortIds      []string `protobuf:"bytes,2,rep,name=short_ids,json=shortIds,proto3" json:"short_ids,omitempty"`
+	ShortIds []string `protobuf:"bytes,2,rep,name=short_ids,json=shortIds,proto3" json:"short_ids,omitempty"`
+	// With with_recent: updated_at desc, then id.
+	Recent        []*Memory `protobuf:"bytes,3,rep,name=recent,proto3" json:"recent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -956,6 +968,13 @@ func (x *ListMemoriesResponse) GetMemories() []*Memory {
 func (x *ListMemoriesResponse) GetShortIds() []string {
 	if x != nil {
 		return x.ShortIds
+	}
+	return nil
+}
+
+func (x *ListMemoriesResponse) GetRecent() []*Memory {
+	if x != nil {
+		return x.Recent
 	}
 	return nil
 }
@@ -1785,16 +1804,25 @@ func (*StatsRequest) Descriptor() ([]byte, []int) {
 }
 
 type StatsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Total         uint64                 `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
-	ByTier        []*CountByKey          `protobuf:"bytes,2,rep,name=by_tier,json=byTier,proto3" json:"by_tier,omitempty"`
-	ByNamespace   []*CountByKey          `protobuf:"bytes,3,rep,name=by_namespace,json=byNamespace,proto3" json:"by_namespace,omitempty"`
-	ExpiringSoon  uint64                 `protobuf:"varint,4,opt,name=expiring_soon,json=expiringSoon,proto3" json:"expiring_soon,omitempty"`
-	Links         uint64                 `protobuf:"varint,5,opt,name=links,proto3" json:"links,omitempty"`
-	Archived      uint64                 `protobuf:"varint,6,opt,name=archived,proto3" json:"archived,omitempty"`
-	DbSizeBytes   int64                  `protobuf:"varint,7,opt,name=db_size_bytes,json=dbSizeBytes,proto3" json:"db_size_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Total        uint64                 `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
+	ByTier       []*CountByKey          `protobuf:"bytes,2,rep,name=by_tier,json=byTier,proto3" json:"by_tier,omitempty"`
+	ByNamespace  []*CountByKey          `protobuf:"bytes,3,rep,name=by_namespace,json=byNamespace,proto3" json:"by_namespace,omitempty"`
+	ExpiringSoon uint64                 `protobuf:"varint,4,opt,name=expiring_soon,json=expiringSoon,proto3" json:"expiring_soon,omitempty"`
+	Links        uint64                 `protobuf:"varint,5,opt,name=links,proto3" json:"links,omitempty"`
+	Archived     uint64                 `protobuf:"varint,6,opt,name=archived,proto3" json:"archived,omitempty"`
+	DbSizeBytes  int64                  `protobuf:"varint,7,opt,name=db_size_bytes,json=dbSizeBytes,proto3" json:"db_size_bytes,omitempty"`
+	// Index health: memories in the keyword index and in storage (equal
+	// when healthy), distinct terms, bytes of packed postings.
+	Indexed            uint64 `protobuf:"varint,8,opt,name=indexed,proto3" json:"indexed,omitempty"`
+	Stored             uint64 `protobuf:"varint,9,opt,name=stored,proto3" json:"stored,omitempty"`
+	IndexTerms         uint64 `protobuf:"varint,10,opt,name=index_terms,json=indexTerms,proto3" json:"index_terms,omitempty"`
+	IndexPostingsBytes uint64 `protobuf:"varint,11,opt,name=index_postings_bytes,json=indexPostingsBytes,proto3" json:"index_postings_bytes,omitempty"`
+	// Encoded bytes of archive rows and superseded versions; versions kept.
+	ArchiveSizeBytes uint64 `protobuf:"varint,12,opt,name=archive_size_bytes,json=archiveSizeBytes,proto3" json:"archive_size_bytes,omitempty"`
+	Versions         uint64 `protobuf:"varint,13,opt,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -1876,6 +1904,48 @@ func (x *StatsResponse) GetDbSizeBytes() int64 {
 	return 0
 }
 
+func (x *StatsResponse) GetIndexed() uint64 {
+	if x != nil {
+		return x.Indexed
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetStored() uint64 {
+	if x != nil {
+		return x.Stored
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetIndexTerms() uint64 {
+	if x != nil {
+		return x.IndexTerms
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetIndexPostingsBytes() uint64 {
+	if x != nil {
+		return x.IndexPostingsBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetArchiveSizeBytes() uint64 {
+	if x != nil {
+		return x.ArchiveSizeBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetVersions() uint64 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
+}
+
 var File_aimemory_v1_memory_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_memory_proto_rawDesc = "" +
@@ -1937,14 +2007,17 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x03tag\x18\x05 \x01(\tR\x03tag\x12#\n" +
 	"\rcreated_since\x18\x06 \x01(\x03R\fcreatedSince\x12#\n" +
 	"\rcreated_until\x18\a \x01(\x03R\fcreatedUntil\x12\x19\n" +
-	"\bas_agent\x18\b \x01(\tR\aasAgent\"\x80\x01\n" +
+	"\bas_agent\x18\b \x01(\tR\aasAgent\"\xa1\x01\n" +
 	"\x13ListMemoriesRequest\x12+\n" +
 	"\x06filter\x18\x01 \x01(\v2\x13.aimemory.v1.FilterR\x06filter\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x12&\n" +
-	"\x0fshort_id_length\x18\x03 \x01(\rR\rshortIdLength\"d\n" +
+	"\x0fshort_id_length\x18\x03 \x01(\rR\rshortIdLength\x12\x1f\n" +
+	"\vwith_recent\x18\x04 \x01(\bR\n" +
+	"withRecent\"\x91\x01\n" +
 	"\x14ListMemoriesResponse\x12/\n" +
 	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
-	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\"\xfa\x02\n" +
+	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\x12+\n" +
+	"\x06recent\x18\x03 \x03(\v2\x13.aimemory.v1.MemoryR\x06recent\"\xfa\x02\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12,\n" +
 	"\x05match\x18\x02 \x01(\x0e2\x16.aimemory.v1.MatchModeR\x05match\x12)\n" +
@@ -2014,7 +2087,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1c\n" +
 	"\tnamespace\x18\x03 \x01(\tR\tnamespace\"\x0e\n" +
-	"\fStatsRequest\"\x8e\x02\n" +
+	"\fStatsRequest\"\xdd\x03\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x04R\x05total\x120\n" +
 	"\aby_tier\x18\x02 \x03(\v2\x17.aimemory.v1.CountByKeyR\x06byTier\x12:\n" +
@@ -2022,7 +2095,15 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\rexpiring_soon\x18\x04 \x01(\x04R\fexpiringSoon\x12\x14\n" +
 	"\x05links\x18\x05 \x01(\x04R\x05links\x12\x1a\n" +
 	"\barchived\x18\x06 \x01(\x04R\barchived\x12\"\n" +
-	"\rdb_size_bytes\x18\a \x01(\x03R\vdbSizeBytes*\x84\x01\n" +
+	"\rdb_size_bytes\x18\a \x01(\x03R\vdbSizeBytes\x12\x18\n" +
+	"\aindexed\x18\b \x01(\x04R\aindexed\x12\x16\n" +
+	"\x06stored\x18\t \x01(\x04R\x06stored\x12\x1f\n" +
+	"\vindex_terms\x18\n" +
+	" \x01(\x04R\n" +
+	"indexTerms\x120\n" +
+	"\x14index_postings_bytes\x18\v \x01(\x04R\x12indexPostingsBytes\x12,\n" +
+	"\x12archive_size_bytes\x18\f \x01(\x04R\x10archiveSizeBytes\x12\x1a\n" +
+	"\bversions\x18\r \x01(\x04R\bversions*\x84\x01\n" +
 	"\x0eConflictPolicy\x12\x1f\n" +
 	"\x1bCONFLICT_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONFLICT_POLICY_ERROR\x10\x01\x12\x19\n" +
@@ -2107,41 +2188,42 @@ var file_aimemory_v1_memory_proto_depIdxs = []int32{
 	28, // 5: aimemory.v1.GetMemoriesResponse.links:type_name -> aimemory.v1.Link
 	11, // 6: aimemory.v1.ListMemoriesRequest.filter:type_name -> aimemory.v1.Filter
 	4,  // 7: aimemory.v1.ListMemoriesResponse.memories:type_name -> aimemory.v1.Memory
-	2,  // 8: aimemory.v1.SearchMemoriesRequest.match:type_name -> aimemory.v1.MatchMode
-	3,  // 9: aimemory.v1.SearchMemoriesRequest.rank:type_name -> aimemory.v1.RankMode
-	11, // 10: aimemory.v1.SearchMemoriesRequest.filter:type_name -> aimemory.v1.Filter
-	4,  // 11: aimemory.v1.ScoredMemory.memory:type_name -> aimemory.v1.Memory
-	15, // 12: aimemory.v1.SearchMemoriesResponse.results:type_name -> aimemory.v1.ScoredMemory
-	4,  // 13: aimemory.v1.TouchMemoriesResponse.memories:type_name -> aimemory.v1.Memory
-	4,  // 14: aimemory.v1.UpdateMemoryResponse.memory:type_name -> aimemory.v1.Memory
-	25, // 15: aimemory.v1.CollectGarbageResponse.memories:type_name -> aimemory.v1.MemoryRef
-	29, // 16: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
-	29, // 17: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
-	5,  // 18: aimemory.v1.Memories.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
-	7,  // 19: aimemory.v1.Memories.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
-	9,  // 20: aimemory.v1.Memories.ShortIds:input_type -> aimemory.v1.ShortIdsRequest
-	12, // 21: aimemory.v1.Memories.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
-	14, // 22: aimemory.v1.Memories.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
-	17, // 23: aimemory.v1.Memories.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
-	19, // 24: aimemory.v1.Memories.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
-	21, // 25: aimemory.v1.Memories.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
-	23, // 26: aimemory.v1.Memories.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
-	26, // 27: aimemory.v1.Memories.Stats:input_type -> aimemory.v1.StatsRequest
-	6,  // 28: aimemory.v1.Memories.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
-	8,  // 29: aimemory.v1.Memories.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
-	10, // 30: aimemory.v1.Memories.ShortIds:output_type -> aimemory.v1.ShortIdsResponse
-	13, // 31: aimemory.v1.Memories.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
-	16, // 32: aimemory.v1.Memories.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
-	18, // 33: aimemory.v1.Memories.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
-	20, // 34: aimemory.v1.Memories.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
-	22, // 35: aimemory.v1.Memories.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
-	24, // 36: aimemory.v1.Memories.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
-	27, // 37: aimemory.v1.Memories.Stats:output_type -> aimemory.v1.StatsResponse
-	28, // [28:38] is the sub-list for method output_type
-	18, // [18:28] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	4,  // 8: aimemory.v1.ListMemoriesResponse.recent:type_name -> aimemory.v1.Memory
+	2,  // 9: aimemory.v1.SearchMemoriesRequest.match:type_name -> aimemory.v1.MatchMode
+	3,  // 10: aimemory.v1.SearchMemoriesRequest.rank:type_name -> aimemory.v1.RankMode
+	11, // 11: aimemory.v1.SearchMemoriesRequest.filter:type_name -> aimemory.v1.Filter
+	4,  // 12: aimemory.v1.ScoredMemory.memory:type_name -> aimemory.v1.Memory
+	15, // 13: aimemory.v1.SearchMemoriesResponse.results:type_name -> aimemory.v1.ScoredMemory
+	4,  // 14: aimemory.v1.TouchMemoriesResponse.memories:type_name -> aimemory.v1.Memory
+	4,  // 15: aimemory.v1.UpdateMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	25, // 16: aimemory.v1.CollectGarbageResponse.memories:type_name -> aimemory.v1.MemoryRef
+	29, // 17: aimemory.v1.StatsResponse.by_tier:type_name -> aimemory.v1.CountByKey
+	29, // 18: aimemory.v1.StatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
+	5,  // 19: aimemory.v1.Memories.StoreMemory:input_type -> aimemory.v1.StoreMemoryRequest
+	7,  // 20: aimemory.v1.Memories.GetMemories:input_type -> aimemory.v1.GetMemoriesRequest
+	9,  // 21: aimemory.v1.Memories.ShortIds:input_type -> aimemory.v1.ShortIdsRequest
+	12, // 22: aimemory.v1.Memories.ListMemories:input_type -> aimemory.v1.ListMemoriesRequest
+	14, // 23: aimemory.v1.Memories.SearchMemories:input_type -> aimemory.v1.SearchMemoriesRequest
+	17, // 24: aimemory.v1.Memories.TouchMemories:input_type -> aimemory.v1.TouchMemoriesRequest
+	19, // 25: aimemory.v1.Memories.UpdateMemory:input_type -> aimemory.v1.UpdateMemoryRequest
+	21, // 26: aimemory.v1.Memories.DeleteMemories:input_type -> aimemory.v1.DeleteMemoriesRequest
+	23, // 27: aimemory.v1.Memories.CollectGarbage:input_type -> aimemory.v1.CollectGarbageRequest
+	26, // 28: aimemory.v1.Memories.Stats:input_type -> aimemory.v1.StatsRequest
+	6,  // 29: aimemory.v1.Memories.StoreMemory:output_type -> aimemory.v1.StoreMemoryResponse
+	8,  // 30: aimemory.v1.Memories.GetMemories:output_type -> aimemory.v1.GetMemoriesResponse
+	10, // 31: aimemory.v1.Memories.ShortIds:output_type -> aimemory.v1.ShortIdsResponse
+	13, // 32: aimemory.v1.Memories.ListMemories:output_type -> aimemory.v1.ListMemoriesResponse
+	16, // 33: aimemory.v1.Memories.SearchMemories:output_type -> aimemory.v1.SearchMemoriesResponse
+	18, // 34: aimemory.v1.Memories.TouchMemories:output_type -> aimemory.v1.TouchMemoriesResponse
+	20, // 35: aimemory.v1.Memories.UpdateMemory:output_type -> aimemory.v1.UpdateMemoryResponse
+	22, // 36: aimemory.v1.Memories.DeleteMemories:output_type -> aimemory.v1.DeleteMemoriesResponse
+	24, // 37: aimemory.v1.Memories.CollectGarbage:output_type -> aimemory.v1.CollectGarbageResponse
+	27, // 38: aimemory.v1.Memories.Stats:output_type -> aimemory.v1.StatsResponse
+	29, // [29:39] is the sub-list for method output_type
+	19, // [19:29] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_memory_proto_init() }

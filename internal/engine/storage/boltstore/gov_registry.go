@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -14,16 +15,28 @@ import (
 
 // The agent registry's storage (data-model §13.3): one long-tier memory per
 // agent in the guarded namespace _agents, titled agent:<principal>, written
-// only here. An agent registers itself: the principal is the caller's,
-// never a request field. The policy level "registered" and consensus
+// only here. An agent registers itself: the principal is the caller's;
+// a request's agent_id may name another identity only when the caller is
+// a [governance] operator. The policy level "registered" and consensus
 // approval read it through the title index (govView).
 
 // RegisterAgent registers (or refreshes) the caller in the registry;
 // re-registration keeps registered_at and refreshes last_seen_at.
 func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgentRequest) (*aimemoryv1.RegisterAgentResponse, error) {
-	who := storage.Principal(ctx)
-	if who == "" {
+	caller := storage.Principal(ctx)
+	if caller == "" {
 		return nil, &storage.DeniedError{Reason: "register refused: it needs a caller identity"}
+	}
+	who := caller
+	if id := req.GetAgentId(); id != "" && id != caller {
+		if err := record.ValidateAgentID("agent_id", id); err != nil {
+			return nil, err
+		}
+		if !s.gov.IsOperator(caller) {
+			return nil, &storage.DeniedError{Reason: fmt.Sprintf("agent_id: an agent registers only its own session identity %s; %s is another (only [governance] operators may)",
+				record.Quote(caller), record.Quote(id))}
+		}
+		who = id
 	}
 	if len(req.GetAgentType()) > 64 {
 		return nil, &record.FieldError{Field: "agent_type", Rule: "must be at most 64 bytes"}
@@ -33,7 +46,7 @@ func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgent
 	}
 	now := s.now().UTC().Format(time.RFC3339Nano)
 	meta := map[string]any{"agent_id": who, "agent_type": req.GetAgentType(), "capabilities": req.GetCapabilities(),
-		"registered_at": now, "last_seen_at": now}
+		"registered_at": now, "last_seen_at": now, "registered_by": caller}
 	owner := storage.AsOwner(ctx, storage.GuardAgents)
 	title := agentTitlePrefix + who
 	// registered_at survives a re-registration.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -122,65 +121,6 @@ func archivedRow(tx *bolt.Tx, id string) (*storage.Archived, error) {
 		return nil, nil
 	}
 	return decodeArchived(raw)
-}
-
-// RestoreMemory brings an archived memory back under its id: a fresh
-// expiry for its tier (none for long), its metadata as archived, and the
-// links whose other end is live. Its id must not be live and its title
-// must be free in its namespace (storage.ErrConflict). Asked as OpStore.
-func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	if err := rules.ValidateIDs("id", []string{req.GetId()}); err != nil {
-		return nil, err
-	}
-	id := req.GetId()
-	var resp *aimemoryv1.RestoreMemoryResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.RestoreMemoryResponse{}
-		a, err := archivedRow(w.tx, id)
-		if err != nil {
-			return err
-		}
-		if a == nil {
-			return fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
-		}
-		if live, err := w.get(id); err != nil || live != nil {
-			if err == nil {
-				err = fmt.Errorf("%w: memory %s is live; nothing to restore", storage.ErrConflict, id)
-			}
-			return err
-		}
-		m := rules.Clone(a.Memory)
-		if owner := w.titleOwner(m.Namespace, m.Title); owner != "" {
-			return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-		}
-		m.ExpiresAt = w.s.ttl.ExpiresAt(m.Tier, w.now)
-		if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
-			return err
-		}
-		if err := w.put(nil, m, "memory_restore"); err != nil {
-			return err
-		}
-		if err := w.tx.Bucket(bucketArchive).Delete([]byte(id)); err != nil {
-			return err
-		}
-		live := func(l *aimemoryv1.Link) bool {
-			other := l.TargetId
-			if other == id {
-				other = l.SourceId
-			}
-			return w.tx.Bucket(bucketMemories).Get([]byte(other)) != nil
-		}
-		moved, kept, err := moveLinks(w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn, live)
-		if err != nil {
-			return err
-		}
-		resp.Memory, resp.LinksRestored, resp.LinksKept = m, uint32(moved), uint32(kept)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // GetArchived returns the archive rows of exact ids, with the links kept

@@ -33,7 +33,8 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 // deleteMemories is DeleteMemories inside a transaction, on distinct
 // validated ids: also the approval path's executor. Every memory is
 // authorized before any is removed, so a refused or queued request has
-// written nothing (a denial of one beats the queueing of another).
+// written nothing (a denial of one beats the queueing of another). With
+// archive each goes through the archive (reason delete), else for good.
 func (w *writeTx) deleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
 	var found []*aimemoryv1.Memory
 	var queued error

@@ -42,12 +42,25 @@ func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filte
 }
 
 // ListMemories returns live memories matching the filter, priority desc,
-// then updated_at desc, then id. A limit of 0 returns none: callers send
+// then updated_at desc, then id (and with_recent, the most recently
+// updated from the same scan). A limit of 0 returns none: callers send
 // their default.
 func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error) {
 	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
+	}
+	if req.GetWithRecent() {
+		hits, recent := s.idx.ListBoth(f, s.nowNanos(), int(req.GetLimit()))
+		mems, err := s.records(hits)
+		if err != nil {
+			return nil, err
+		}
+		rmems, err := s.records(recent)
+		if err != nil {
+			return nil, err
+		}
+		return &aimemoryv1.ListMemoriesResponse{Memories: mems, Recent: rmems}, nil
 	}
 	hits := s.idx.List(f, s.nowNanos(), int(req.GetLimit()))
 	mems, err := s.records(hits)

@@ -45,6 +45,7 @@ type Store struct {
 	events storage.Publisher
 	now    func() time.Time
 	log    *slog.Logger
+	seen   lastSeen // identities seen on calls, for the registry (gov_agents.go)
 
 	an *keyword.Analyzer
 	// writeMu orders commits and their in-memory index updates the same way.

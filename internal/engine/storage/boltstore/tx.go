@@ -373,6 +373,9 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 }
 
 func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
+	if typ == "" { // engine bookkeeping (FlushSeen): not an event
+		return
+	}
 	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
 	c, _ := caller.FromContext(w.ctx)
 	w.events = append(w.events, &aimemoryv1.Event{

@@ -30,6 +30,7 @@ type govFixture struct {
 	clock                *Clock
 	inGov, inOpen, other *aimemoryv1.Memory
 	inSub                *aimemoryv1.Memory // in gov/sub, under gov's policy
+	archived             *aimemoryv1.Memory // archived from gov before the policy
 }
 
 func newGovFixture(t *testing.T, open Opener, policy string, cfg *governance.Config) *govFixture {
@@ -42,6 +43,10 @@ func newGovFixture(t *testing.T, open Opener, policy string, cfg *governance.Con
 	f.inSub = storeAs(t, as("ai:dave"), s, Mem("dave in sub", "sub words", InNS("gov/sub")))
 	f.other = storeAs(t, bob, s, Mem("bob other", "other words", InNS("open")))
 	if _, err := s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to", ObservedBy: "ai:bob"}); err != nil {
+		t.Fatal(err)
+	}
+	f.archived = storeAs(t, as("ai:dave"), s, Mem("dave archived", "kept words", InNS("gov")))
+	if _, err := s.DeleteMemories(as("ai:dave"), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{f.archived.Id}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	std := storeAs(t, as("ai:alice"), s, Mem("gov rules", "the rules of gov", InNS("gov")))
@@ -104,6 +109,10 @@ func writePaths(f *govFixture) []struct {
 		}},
 		{"promote into", func(ctx context.Context) error {
 			_, err := s.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: f.inSub.Id, ToNamespace: "gov"})
+			return err
+		}},
+		{"restore", func(ctx context.Context) error {
+			_, err := s.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: f.archived.Id})
 			return err
 		}},
 		{"link", func(ctx context.Context) error {

@@ -65,6 +65,8 @@ func Run(t *testing.T, open Opener) {
 		{"Forget", testForget},
 		{"ForgetSkipsGuarded", testForgetSkipsGuarded},
 		{"SupersededVersions", testSupersededVersions},
+		{"ArchiveListStatsPurge", testArchiveListStatsPurge},
+		{"RestoreVersionAndMerge", testRestoreVersionAndMerge},
 		{"Promote", testPromote},
 		// policy and events
 		{"WritePolicy", testWritePolicy},

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+)
+
+// seenFlushInterval is how often last-seen times reach the registry's
+// records; between flushes ListAgents reads them from memory.
+const seenFlushInterval = time.Minute
+
+// noteSeen records, for every verified plugin call, that its identity was
+// seen now: a map write in memory, never a transaction on the call's path.
+// Host calls (the keeper, doctor) are not an agent's.
+func noteSeen(st *boltstore.Store) grpc.ServerOption {
+	note := func(ctx context.Context) {
+		if c, ok := caller.FromContext(ctx); ok && !c.IsHost() {
+			st.NoteSeen(c.Principal)
+		}
+	}
+	return grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		note(ctx)
+		return h(ctx, req)
+	})
+}
+
+// flushSeenEvery writes the noted last-seen times into the registry on a
+// schedule until ctx ends.
+func flushSeenEvery(ctx context.Context, st *boltstore.Store, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := st.FlushSeen(ctx); err != nil {
+				log.Warn("registry last-seen flush failed", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package boltstore
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Last-seen is noted in memory, read by ListAgents at once, and survives
+// a restart once flushed, without a superseded version per flush.
+func TestLastSeenFlushedToRegistry(t *testing.T) {
+	clk := storagetest.NewClock()
+	path := filepath.Join(t.TempDir(), "a.db")
+	s, err := Open(context.Background(), path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:alice", Family: "meta"})
+	if _, err := s.RegisterAgent(alice, &aimemoryv1.RegisterAgentRequest{AgentType: "ai:x"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(time.Hour)
+	s.NoteSeen("ai:alice")
+	s.NoteSeen("ai:stranger") // not registered: nothing to write
+	want := clk.Now().UnixNano()
+	l, err := s.ListAgents(alice, &aimemoryv1.ListAgentsRequest{})
+	if err != nil || len(l.Agents) != 1 || l.Agents[0].LastSeenAt != want {
+		t.Fatalf("agents before the flush = %v, %v", l, err)
+	}
+	if n, err := s.FlushSeen(context.Background()); err != nil || n != 1 {
+		t.Fatalf("flush = %d, %v", n, err)
+	}
+	st, _ := s.ArchiveStats(storage.AsSystem(context.Background()))
+	if st.Versions != 0 {
+		t.Errorf("a flush archived %d versions", st.Versions)
+	}
+	if err := s.CheckConsistency(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(context.Background(), path, Options{Now: clk.Now}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if l, _ := s.ListAgents(alice, &aimemoryv1.ListAgentsRequest{}); len(l.Agents) != 1 || l.Agents[0].LastSeenAt != want {
+		t.Errorf("agents after a restart = %v", l)
+	}
+}

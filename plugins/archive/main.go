@@ -1,0 +1,23 @@
+// Command archive is the plugin binary of the archive family. The
+// ai-memory host starts it; run by hand it only explains that.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ai-memory/ai-memory/plugins/archive/archivefamily"
+	"github.com/ai-memory/ai-memory/sdk"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "archive:", err)
+		os.Exit(1)
+	}
+	sdk.Serve("archive", version, archivefamily.Families(eng)...)
+}

@@ -1,0 +1,122 @@
+package metafamily
+
+import (
+	"context"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+var (
+	registerArgs   = sdk.ArgNames(registerSchema)
+	agentsListArgs = sdk.ArgNames(agentListSchema)
+)
+
+const maxAgentType = 64
+
+// agentView is one registry entry as results show it.
+type agentView struct {
+	AgentID      string   `json:"agent_id"`
+	AgentType    string   `json:"agent_type"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	RegisteredAt string   `json:"registered_at"`
+	LastSeenAt   string   `json:"last_seen_at,omitempty"`
+	RegisteredBy string   `json:"registered_by,omitempty"` // an operator who registered another identity
+}
+
+// registerResult is memory_agent_register's answer.
+type registerResult struct {
+	Registered   bool     `json:"registered"`
+	ID           string   `json:"id"` // the registry memory; the same on re-registration
+	AgentID      string   `json:"agent_id"`
+	AgentType    string   `json:"agent_type"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Created      bool     `json:"created,omitempty"`
+}
+
+func registerRequest(call sdk.Call) (*aimemoryv1.RegisterAgentRequest, error) {
+	a, err := sdk.ParseArgs(call.Arguments, registerArgs)
+	if err != nil {
+		return nil, err
+	}
+	req := &aimemoryv1.RegisterAgentRequest{}
+	if req.AgentId, err = a.Str("agent_id", ""); err != nil {
+		return nil, err
+	}
+	if _, given := a.Value("agent_id"); given {
+		if err := record.ValidateAgentID("agent_id", req.AgentId); err != nil {
+			return nil, err
+		}
+	}
+	if req.AgentType, err = a.Required("agent_type"); err != nil {
+		return nil, err
+	}
+	if req.AgentType == "" || len(req.AgentType) > maxAgentType {
+		return nil, sdk.Errorf("agent_type: must be 1 to %d bytes (got %d)", maxAgentType, len(req.AgentType))
+	}
+	if _, given := a.Value("capabilities"); given {
+		if req.Capabilities, err = a.StringList("capabilities"); err != nil {
+			return nil, err
+		}
+		if err := record.ValidateTags("capabilities", req.Capabilities); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+// agentRegister registers the session identity (agent_id absent or equal
+// to it). Another agent_id is sent on, and the engine refuses it unless
+// the session is a [governance] operator: the decision is the engine's,
+// on the identity the host resolved.
+func (s *service) agentRegister(ctx context.Context, call sdk.Call) (any, error) {
+	req, err := registerRequest(call)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.eng.RegisterAgent(ctx, req)
+	if err != nil {
+		return nil, sdk.EngineError(err)
+	}
+	m := resp.GetAgent()
+	who := req.AgentId
+	if who == "" {
+		who = call.Context.GetAgentId()
+	}
+	return registerResult{Registered: true, ID: m.GetId(), AgentID: who, AgentType: req.AgentType,
+		Capabilities: req.Capabilities, Created: resp.GetCreated()}, nil
+}
+
+type agentListResult struct {
+	Count  int         `json:"count"`
+	Agents []agentView `json:"agents"`
+}
+
+func (s *service) agentList(ctx context.Context, call sdk.Call) (any, error) {
+	if _, err := sdk.ParseArgs(call.Arguments, agentsListArgs); err != nil {
+		return nil, err
+	}
+	resp, err := s.eng.ListAgents(ctx, &aimemoryv1.ListAgentsRequest{})
+	if err != nil {
+		return nil, sdk.EngineError(err)
+	}
+	out := agentListResult{Agents: make([]agentView, 0, len(resp.GetAgents()))}
+	for _, a := range resp.GetAgents() {
+		out.Agents = append(out.Agents, agentView{
+			AgentID: a.GetAgentId(), AgentType: a.GetAgentType(), Capabilities: a.GetCapabilities(),
+			RegisteredAt: record.FormatTime(a.GetRegisteredAt()), LastSeenAt: record.FormatTime(a.GetLastSeenAt()),
+			RegisteredBy: registeredBy(a),
+		})
+	}
+	out.Count = len(out.Agents)
+	return out, nil
+}
+
+// registeredBy is shown only when someone else registered the agent.
+func registeredBy(a *aimemoryv1.Agent) string {
+	if by := a.GetRegisteredBy(); by != a.GetAgentId() {
+		return by
+	}
+	return ""
+}
