@@ -20,14 +20,23 @@ import (
 )
 
 // BenchmarkExportImport100k: `ai-memory export` of a data dir holding
-// 100k memories and every other kind of record (10k superseded versions,
-// 5k archived memories with their archived links, 20k live links, a
-// standard with a policy, 200 pending actions, 50 registered agents),
+// 100k memories only, and one holding 100k memories and every other kind
+// of record (10k superseded versions, 5k of them archived with their
+// archived links, 20k links, a standard with a policy, 200 pending
+// actions, 50 registered agents),
 // `ai-memory import` of that file into an empty data dir, and the second
 // import (every record unchanged). Each is the CLI process's whole run,
 // engine start included; records/s counts every line.
 func BenchmarkExportImport100k(b *testing.B) {
-	seeded := seedEveryKind(b, 100_000)
+	seeds := map[string]string{"memories-only": seedDataDir(b, 100_000), "every-kind": seedEveryKind(b, 100_000)}
+	for _, kind := range []string{"memories-only", "every-kind"} {
+		b.Run(kind, func(b *testing.B) { benchTransfer(b, seeds[kind]) })
+	}
+}
+
+// benchTransfer times export, import into an empty data dir and the
+// second import of the data dir in seeded.
+func benchTransfer(b *testing.B, seeded string) {
 	e := newEnv(b)
 	copyFile(b, seeded, filepath.Join(e.dataDir, "memory.db"))
 	cli := func(dataDir string, args ...string) (time.Duration, string) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -19,8 +20,9 @@ import (
 // line is imported.
 func TestExportImportRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	profile := []string{"--profile", "graph,lifecycle,governance", "--agent-id", "ai:alice"}
+	profile := []string{"--profile", "graph,lifecycle,governance,archive,meta", "--agent-id", "ai:alice"}
 	h := e.startHost(profile)
+	h.ok("memory_agent_register", map[string]any{"agent_type": "human", "capabilities": []string{"review"}})
 	var ids []string
 	for i := range 30 {
 		m := h.ok("memory_store", map[string]any{"title": fmt.Sprintf("note %d", i), "content": fmt.Sprintf("content of note %d about postgres", i),
@@ -37,9 +39,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	ids = append(ids, ent["entity_id"].(string))
 	// A superseded version; an archived memory, whose link to ids[0] moves to the archive.
 	h.ok("memory_update", map[string]any{"id": ids[1], "content": "content of note 1, edited"})
-	h.ok("memory_delete", map[string]any{"id": ids[2], "archive": true})
-	archivedID := ids[2]
-	ids = append(ids[:2], ids[3:]...)
+	h.ok("memory_delete", map[string]any{"id": ids[6], "archive": true}) // in global: no policy
+	archivedID := ids[6]
+	ids = append(ids[:6], ids[7:]...)
 	// A standard with its policy (alice owns team), and bob's write it queued.
 	rules := h.ok("memory_store", map[string]any{"title": "team rules", "content": "writes need approval", "namespace": "team"})
 	ids = append(ids, rules["id"].(string))
@@ -57,14 +59,17 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	file := filepath.Join(filepath.Dir(e.dataDir), "export.jsonl")
 	if out, err := cli(e.dataDir, "export", file); err != nil ||
-		!strings.Contains(out, "exported 31 memories, 1 archived, 1 versions, 9 links, 1 archived links, 1 entities, 1 standards, 1 pending") {
+		!strings.Contains(out, "exported 32 memories, 1 archived, 1 versions, 9 links, 1 archived links, 1 entities, 1 standards, 1 pending") {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
 	fresh := filepath.Join(filepath.Dir(e.dataDir), "fresh")
-	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "46 created, 0 unchanged, 0 not imported") {
+	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "47 created, 0 unchanged, 0 not imported") {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
 	r := (&env{t: t, dataDir: fresh, config: e.config, binDir: bins}).startHost(profile)
+	// lastSeen is when each data dir's engine last saw an agent call: its
+	// own, not a record that travels.
+	lastSeen := regexp.MustCompile(`"last_seen_at":"[^"]*"`)
 	same := func(tool string, args map[string]any) {
 		t.Helper()
 		want, isErr := h.call(tool, args)
@@ -72,6 +77,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 			t.Fatalf("%s %v on the original: %s", tool, args, want)
 		}
 		got, _ := r.call(tool, args)
+		if tool == "memory_agent_list" {
+			want, got = lastSeen.ReplaceAllString(want, ""), lastSeen.ReplaceAllString(got, "")
+		}
 		if got != want {
 			t.Errorf("%s %v after the round trip:\n got %s\nwant %s", tool, args, got, want)
 		}
@@ -88,8 +96,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 		same("memory_list", map[string]any{"format": "json", "limit": 200})
 		same("memory_namespace_get_standard", map[string]any{"namespace": "team"})
 		same("memory_pending_list", map[string]any{"status": "all"})
+		same("memory_archive_list", map[string]any{})
+		same("memory_archive_list", map[string]any{"id": archivedID})
+		same("memory_archive_list", map[string]any{"id": ids[1]}) // its superseded version
+		same("memory_agent_list", map[string]any{})
 		// The archive (its row, its link, the superseded version) is what
-		// a re-export carries: the same file, line for line.
+		// a re-export carries: the same file, line for line. (The engine
+		// writes agents' last-seen times into the registry once a minute;
+		// this test is over long before the fresh engine's first flush.)
 		again := filepath.Join(filepath.Dir(e.dataDir), "again.jsonl")
 		if out, err := cli(fresh, "export", again); err != nil {
 			t.Fatalf("re-export: %v\n%s", err, out)
@@ -105,10 +119,17 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	check()
 
-	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "0 created, 46 unchanged, 0 not imported") {
+	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "0 created, 47 unchanged, 0 not imported") {
 		t.Fatalf("second import: %v\n%s", err, out)
 	}
 	check()
+	// The archived link comes back with its memory on both sides.
+	for _, x := range []*host{h, r} {
+		x.ok("memory_archive_restore", map[string]any{"id": archivedID})
+	}
+	same("memory_get_links", map[string]any{"id": archivedID})
+	same("memory_kg_query", map[string]any{"source_id": ids[0], "max_depth": 2, "direction": "both"})
+
 	// The queued write is decided under the new data dir's rules, as any.
 	carol := (&env{t: t, dataDir: fresh, config: e.config, binDir: bins}).startHost([]string{"--profile", "governance", "--agent-id", "ai:carol"})
 	pend := carol.ok("memory_pending_list", map[string]any{})
@@ -127,7 +148,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	third := filepath.Join(filepath.Dir(e.dataDir), "third")
 	out, err := cli(third, "import", bad)
 	if err == nil || !strings.Contains(out, "line 4: not a JSON object") || !strings.Contains(out, `line 5: kind: "gizmo"`) ||
-		!strings.Contains(out, "46 created, 0 unchanged, 2 not imported") {
+		!strings.Contains(out, "47 created, 0 unchanged, 2 not imported") {
 		t.Fatalf("import of a corrupt file: %v\n%s", err, out)
 	}
 	if out, _ := cli(third, "audit", "list", "--json"); !strings.Contains(out, `"event_type": "import"`) || !strings.Contains(out, "cli:operator") {
