@@ -38,7 +38,7 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 	}
 	// The rest is served: core's memory_store, the real graph, lifecycle,
 	// governance, power, archive and meta, the echo family.
-	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools, governanceSurface, powerTools, archiveTools, metaTools), "test_echo"))
+	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools, governanceSurface, hooksTools, powerTools, archiveTools, metaTools), "test_echo"))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}

@@ -58,7 +58,7 @@ func TestToolsListUnderCoreIsExactlySix(t *testing.T) {
 
 func TestToolsListUnderFullHasEveryInstalledTool(t *testing.T) {
 	h := newEnv(t).startHost([]string{"--profile", "full"})
-	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools, governanceSurface, powerTools, archiveTools, metaTools), "test_echo"))
+	want := sorted(append(slices.Concat(coreSurface, graphTools, lifecycleTools, governanceSurface, hooksTools, powerTools, archiveTools, metaTools), "test_echo"))
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}

@@ -17,16 +17,18 @@ import (
 // Engine is every service of the engine API, as one client: what a family
 // plugin holds to reach memory. *EngineConn implements it.
 type Engine interface {
-	aimemoryv1.EngineClient     // health
-	aimemoryv1.MemoriesClient   // records, keyword search
-	aimemoryv1.CorpusClient     // keyword statistics
-	aimemoryv1.VectorsClient    // embeddings and their endpoint
-	aimemoryv1.ModelsClient     // the chat endpoint
-	aimemoryv1.GraphClient      // links, entities, namespace tree
-	aimemoryv1.AuditClient      // the hash-chained audit log
-	aimemoryv1.EventsClient     // committed writes, as a stream
-	aimemoryv1.GovernanceClient // standards, pending approvals, agent registry
-	aimemoryv1.ArchiveClient    // forget, promote, restore, archived rows, purge
+	aimemoryv1.EngineClient        // health
+	aimemoryv1.MemoriesClient      // records, keyword search
+	aimemoryv1.CorpusClient        // keyword statistics
+	aimemoryv1.VectorsClient       // embeddings and their endpoint
+	aimemoryv1.ModelsClient        // the chat endpoint
+	aimemoryv1.GraphClient         // links, entities, namespace tree
+	aimemoryv1.AuditClient         // the hash-chained audit log
+	aimemoryv1.EventsClient        // committed writes, as a stream
+	aimemoryv1.GovernanceClient    // standards, pending approvals, agent registry
+	aimemoryv1.ArchiveClient       // forget, promote, restore, archived rows, purge
+	aimemoryv1.SubscriptionsClient // webhook subscriptions
+	aimemoryv1.MessagesClient      // inboxes
 }
 
 // EngineConn is a connection to the data dir's engine, with a client of
@@ -43,6 +45,8 @@ type EngineConn struct {
 	aimemoryv1.GovernanceClient
 	aimemoryv1.ArchiveClient
 	aimemoryv1.TransferClient
+	aimemoryv1.SubscriptionsClient
+	aimemoryv1.MessagesClient
 	conn *grpc.ClientConn
 }
 
@@ -51,18 +55,20 @@ var _ Engine = (*EngineConn)(nil)
 // NewEngineConn wraps an open connection to an engine; Close closes it.
 func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 	return &EngineConn{
-		EngineClient:     aimemoryv1.NewEngineClient(conn),
-		MemoriesClient:   aimemoryv1.NewMemoriesClient(conn),
-		CorpusClient:     aimemoryv1.NewCorpusClient(conn),
-		VectorsClient:    aimemoryv1.NewVectorsClient(conn),
-		ModelsClient:     aimemoryv1.NewModelsClient(conn),
-		GraphClient:      aimemoryv1.NewGraphClient(conn),
-		AuditClient:      aimemoryv1.NewAuditClient(conn),
-		EventsClient:     aimemoryv1.NewEventsClient(conn),
-		GovernanceClient: aimemoryv1.NewGovernanceClient(conn),
-		ArchiveClient:    aimemoryv1.NewArchiveClient(conn),
-		TransferClient:   aimemoryv1.NewTransferClient(conn),
-		conn:             conn,
+		EngineClient:        aimemoryv1.NewEngineClient(conn),
+		MemoriesClient:      aimemoryv1.NewMemoriesClient(conn),
+		CorpusClient:        aimemoryv1.NewCorpusClient(conn),
+		VectorsClient:       aimemoryv1.NewVectorsClient(conn),
+		ModelsClient:        aimemoryv1.NewModelsClient(conn),
+		GraphClient:         aimemoryv1.NewGraphClient(conn),
+		AuditClient:         aimemoryv1.NewAuditClient(conn),
+		EventsClient:        aimemoryv1.NewEventsClient(conn),
+		GovernanceClient:    aimemoryv1.NewGovernanceClient(conn),
+		ArchiveClient:       aimemoryv1.NewArchiveClient(conn),
+		TransferClient:      aimemoryv1.NewTransferClient(conn),
+		SubscriptionsClient: aimemoryv1.NewSubscriptionsClient(conn),
+		MessagesClient:      aimemoryv1.NewMessagesClient(conn),
+		conn:                conn,
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -82,6 +83,10 @@ type Options struct {
 	PurgeInterval time.Duration
 	// Now is the clock of storage and the purge schedule; nil means time.Now.
 	Now func() time.Time
+	// WebhookResolver and WebhookDial replace the webhook dispatcher's DNS
+	// and dialer (tests); nil means the system's.
+	WebhookResolver webhook.Resolver
+	WebhookDial     webhook.DialFunc
 }
 
 // Run is the engine process: Serve, also stopping on SIGTERM or SIGINT.
@@ -156,6 +161,10 @@ func Serve(ctx context.Context, opts Options) error {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}
+	sealer, err := webhook.OpenSealer(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 
 	ev := &events.Broadcaster{}
 	st, err := boltstore.Open(ctx, filepath.Join(dir, DBFile), storage.Options{
@@ -201,7 +210,10 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat})
+	guard, backoff, timeout := webhookConfig(set.Webhooks)
+	guard.Resolver = opts.WebhookResolver
+	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
@@ -215,6 +227,19 @@ func Serve(ctx context.Context, opts Options) error {
 		p := &archivePurger{st: st, maxAge: opts.ArchiveMaxAge, now: opts.Now, hold: conns.Hold, log: log}
 		go p.run(bg, ticker.C, nil)
 	}
+
+	// The dispatcher stops before the store closes (deferred earlier).
+	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
+			Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
+		if err := d.Run(dctx); err != nil {
+			log.Error("webhook dispatcher stopped", "err", err)
+		}
+	}()
+	defer func() { stopDispatch(); <-dispatched }()
 	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
 
 	select {
@@ -258,6 +283,23 @@ func tiersFromSettings(set settings.Settings) storage.TTL {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
 	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}
+}
+
+// webhookConfig is the dispatcher's configuration from engine.toml.
+func webhookConfig(w settings.Webhooks) (webhook.Guard, webhook.Backoff, time.Duration) {
+	g := webhook.Guard{AllowLoopback: w.AllowLoopback != nil && *w.AllowLoopback, AllowPrivate: w.AllowPrivate != nil && *w.AllowPrivate}
+	b := webhook.DefaultBackoff
+	if w.MaxAttempts != nil {
+		b.Attempts = int(*w.MaxAttempts)
+	}
+	if w.RetryBaseMs != nil {
+		b.Base = time.Duration(*w.RetryBaseMs) * time.Millisecond
+	}
+	timeout := 5 * time.Second
+	if w.TimeoutMs != nil {
+		timeout = time.Duration(*w.TimeoutMs) * time.Millisecond
+	}
+	return g, b, timeout
 }
 
 // stopGracefully lets running calls finish for up to grace (watch streams

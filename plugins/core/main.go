@@ -21,6 +21,6 @@ func main() {
 		os.Exit(1)
 	}
 	// meta is served here beside core (DESIGN: plugins/core serves core, meta).
-	families := append(corefamily.Families(eng), metafamily.Families(eng, metafamily.Sources{Standards: metafamily.EngineStandards{Eng: eng}})...)
+	families := append(corefamily.Families(eng), metafamily.Families(eng, metafamily.Sources{Standards: metafamily.EngineStandards{Eng: eng}, Inbox: metafamily.EngineInbox{Eng: eng}})...)
 	sdk.Serve("core", version, families...)
 }

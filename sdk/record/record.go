@@ -344,3 +344,16 @@ func ParseTime(field, s string) (int64, error) {
 	}
 	return t.UnixNano(), nil
 }
+
+// ValidateRecipient: a message's target agent id, which names its inbox
+// namespace (_messages/<id>): the agent id rules, and no "/" or "..", so
+// it can never reach another namespace (spec §15 item 17).
+func ValidateRecipient(field, id string) error {
+	if err := ValidateAgentID(field, id); err != nil {
+		return err
+	}
+	if strings.Contains(id, "/") || strings.Contains(id, "..") {
+		return fieldErr(field, "must not contain '/' or '..' (got %s)", Quote(id))
+	}
+	return nil
+}

@@ -34,6 +34,8 @@ type Config struct {
 	Embedder *embedder.Embedder
 	// Chat is the data dir's chat endpoint; nil = none.
 	Chat *Chat
+	// Webhooks vets subscription targets and seals their secrets.
+	Webhooks Webhooks
 }
 
 // Register registers every engine service on g.
@@ -53,9 +55,11 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterArchiveServer(g, &Archive{st: c.Backend, errorMapper: e})
-	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log})
+	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log, st: c.Backend})
 	aimemoryv1.RegisterGovernanceServer(g, &Governance{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterTransferServer(g, &Transfer{st: c.Backend, errorMapper: e})
+	aimemoryv1.RegisterSubscriptionsServer(g, &Subscriptions{st: c.Backend, hooks: c.Webhooks, errorMapper: e})
+	aimemoryv1.RegisterMessagesServer(g, &Messages{st: c.Backend, errorMapper: e})
 }
 
 // Engine serves Health.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -15,17 +16,24 @@ import (
 type Events struct {
 	aimemoryv1.UnimplementedEventsServer
 	events *events.Broadcaster
+	st     storage.EventLog
 	log    *slog.Logger
 }
 
+// resumeBatch is how many logged events a resume reads at a time.
+const resumeBatch = 512
+
 // WatchEvents streams events committed after the call, until the client
-// goes away. A client that cannot keep up loses events rather than slowing
-// writers; the loss is logged when the stream ends.
-func (s *Events) WatchEvents(_ *aimemoryv1.WatchEventsRequest, stream aimemoryv1.Events_WatchEventsServer) error {
+// goes away; with resume, it first replays the logged events after
+// after_seq. A client that cannot keep up loses live events rather than
+// slowing writers (the loss is logged when the stream ends); a resuming
+// client reconnects from the last seq it saw and loses nothing the log
+// still holds.
+func (s *Events) WatchEvents(req *aimemoryv1.WatchEventsRequest, stream aimemoryv1.Events_WatchEventsServer) error {
 	if s.events == nil {
 		return status.Error(codes.Unavailable, "this engine publishes no events")
 	}
-	sub := s.events.Subscribe(0)
+	sub := s.events.Subscribe(0) // before reading the log: nothing falls between
 	defer func() {
 		sub.Close()
 		if n := sub.Dropped(); n > 0 {
@@ -34,11 +42,36 @@ func (s *Events) WatchEvents(_ *aimemoryv1.WatchEventsRequest, stream aimemoryv1
 	}()
 	ctx := stream.Context()
 	c, _ := caller.FromContext(ctx)
+	var last uint64
+	if req.GetResume() && s.st != nil {
+		last = req.GetAfterSeq()
+		for {
+			evs, err := s.st.EventsAfter(ctx, last, resumeBatch)
+			if err != nil {
+				return status.Error(codes.Internal, err.Error())
+			}
+			for _, e := range evs {
+				last = e.GetSeq()
+				if !c.InScope(e.GetNamespace()) {
+					continue // another tenant's change, for a scoped caller
+				}
+				if err := stream.Send(e); err != nil {
+					return err
+				}
+			}
+			if len(evs) < resumeBatch {
+				break
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case e := <-sub.C:
+			if seq := e.GetSeq(); seq != 0 && seq <= last {
+				continue // already replayed from the log
+			}
 			if !c.InScope(e.GetNamespace()) {
 				continue // another tenant's change, for a scoped caller
 			}

@@ -41,6 +41,7 @@ type Settings struct {
 	TTL            TTL        `toml:"ttl,omitempty"`
 	Governance     Governance `toml:"governance,omitempty"`
 	Models         Models     `toml:"models,omitempty"`
+	Webhooks       Webhooks   `toml:"webhooks,omitempty"`
 }
 
 // Governance is who governs namespaces and how long approvals wait. The
@@ -147,6 +148,22 @@ func (e *Endpoint) validate(name string) error {
 		}
 	}
 	return nil
+
+}
+
+// Webhooks configures the engine's webhook dispatcher.
+type Webhooks struct {
+	// Targets on loopback, or on private, link-local or shared (CGNAT)
+	// addresses, are refused unless allowed here (default false).
+	AllowLoopback *bool `toml:"allow_loopback,omitempty"`
+	AllowPrivate  *bool `toml:"allow_private,omitempty"`
+	// Attempts before a delivery is dead-lettered (1-20, default 8).
+	MaxAttempts *int64 `toml:"max_attempts,omitempty"`
+	// First retry delay; each later one doubles, up to 10 minutes, with
+	// jitter (1-3600000 ms, default 1000).
+	RetryBaseMs *int64 `toml:"retry_base_ms,omitempty"`
+	// Per-attempt timeout (100-60000 ms, default 5000).
+	TimeoutMs *int64 `toml:"timeout_ms,omitempty"`
 }
 
 // Storage chooses the backend.
@@ -191,6 +208,15 @@ func (s Settings) Validate() error {
 	}
 	if d := s.ArchiveMaxDays; d != nil && (*d < 0 || *d > maxArchiveDays) {
 		return fmt.Errorf("archive_max_days: must be from 0 (never purge) to %d (got %d)", maxArchiveDays, *d)
+	}
+	for _, e := range []struct {
+		name   string
+		v      *int64
+		lo, hi int64
+	}{{"max_attempts", s.Webhooks.MaxAttempts, 1, 20}, {"retry_base_ms", s.Webhooks.RetryBaseMs, 1, 3_600_000}, {"timeout_ms", s.Webhooks.TimeoutMs, 100, 60_000}} {
+		if e.v != nil && (*e.v < e.lo || *e.v > e.hi) {
+			return fmt.Errorf("[webhooks] %s: must be %d to %d (got %d)", e.name, e.lo, e.hi, *e.v)
+		}
 	}
 	for _, e := range []struct {
 		name string
@@ -355,6 +381,11 @@ func Differ(host, inForce Settings) []string {
 	}
 	str("governance.default_policy", hg.DefaultPolicy, fg.DefaultPolicy)
 	num("governance.pending_ttl_secs", hg.PendingTTLSecs, fg.PendingTTLSecs)
+	flag := func(name string, h, f *bool) {
+		if h != nil && (f == nil || *h != *f) {
+			keys = append(keys, name)
+		}
+	}
 	endpoint := func(name string, h, f *Endpoint) {
 		if h != nil && (f == nil || *h != *f) {
 			keys = append(keys, name)
@@ -362,5 +393,10 @@ func Differ(host, inForce Settings) []string {
 	}
 	endpoint("models.embeddings", host.Models.Embeddings, inForce.Models.Embeddings)
 	endpoint("models.chat", host.Models.Chat, inForce.Models.Chat)
+	flag("webhooks.allow_loopback", host.Webhooks.AllowLoopback, inForce.Webhooks.AllowLoopback)
+	flag("webhooks.allow_private", host.Webhooks.AllowPrivate, inForce.Webhooks.AllowPrivate)
+	num("webhooks.max_attempts", host.Webhooks.MaxAttempts, inForce.Webhooks.MaxAttempts)
+	num("webhooks.retry_base_ms", host.Webhooks.RetryBaseMs, inForce.Webhooks.RetryBaseMs)
+	num("webhooks.timeout_ms", host.Webhooks.TimeoutMs, inForce.Webhooks.TimeoutMs)
 	return keys
 }

@@ -146,6 +146,9 @@ type Backend interface {
 	// Backup writes a consistent copy of the whole store to w, while
 	// writes go on, in the backend's own file format; it returns the bytes written.
 	Backup(ctx context.Context, w io.Writer) (int64, error)
+	EventLog
+	Subscriptions
+	Messages
 	// SchemaVersion is the layout version the backend reads and writes.
 	SchemaVersion() uint32
 	Close() error

@@ -24,8 +24,7 @@ type StandardsSource interface {
 }
 
 // InboxSource gives the caller's unread message count; known is false
-// when there is no inbox to ask. The messaging branch's inbox RPC fills
-// it; until then noInbox knows nothing, and the result has no unread.
+// when there is no inbox to ask (noInbox, for a plugin built without one).
 type InboxSource interface {
 	Unread(ctx context.Context) (n int, known bool, err error)
 }
@@ -67,4 +66,21 @@ func (e EngineStandards) Standards(ctx context.Context, ns string) ([]Standard, 
 		out = append(out, Standard{Namespace: l.GetStandard().GetNamespace(), ID: m.GetId(), Title: m.GetTitle(), Content: m.GetContent()})
 	}
 	return out, nil
+}
+
+// EngineInbox counts the caller's unread messages with the engine's inbox
+// RPC (the caller's own inbox only, by the signed identity). Best effort:
+// a failed read leaves the count out rather than failing the call.
+type EngineInbox struct {
+	Eng interface {
+		ListInbox(ctx context.Context, in *aimemoryv1.ListInboxRequest, opts ...grpc.CallOption) (*aimemoryv1.ListInboxResponse, error)
+	}
+}
+
+func (e EngineInbox) Unread(ctx context.Context) (int, bool, error) {
+	resp, err := e.Eng.ListInbox(ctx, &aimemoryv1.ListInboxRequest{UnreadOnly: true, Limit: 1})
+	if err != nil {
+		return 0, false, nil
+	}
+	return int(resp.GetUnread()), true, nil
 }

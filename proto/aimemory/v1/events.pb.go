@@ -22,7 +22,12 @@ const (
 )
 
 type WatchEventsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Resume cursor: with resume set, the stream starts with the logged
+	// events whose seq is above after_seq (those still retained), then
+	// carries on live. Without it, only events committed from now on.
+	AfterSeq      uint64 `protobuf:"varint,1,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	Resume        bool   `protobuf:"varint,2,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -57,6 +62,20 @@ func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
 	return file_aimemory_v1_events_proto_rawDescGZIP(), []int{0}
 }
 
+func (x *WatchEventsRequest) GetAfterSeq() uint64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
+func (x *WatchEventsRequest) GetResume() bool {
+	if x != nil {
+		return x.Resume
+	}
+	return false
+}
+
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// memory_store, memory_update, memory_delete, memory_gc, memory_touch,
@@ -69,7 +88,12 @@ type Event struct {
 	At      int64  `protobuf:"varint,5,opt,name=at,proto3" json:"at,omitempty"`
 	// Who made the change: the identity the host resolved and signed for the
 	// call (empty for the engine's own work, such as expiry collection).
-	Principal     string `protobuf:"bytes,6,opt,name=principal,proto3" json:"principal,omitempty"`
+	Principal string `protobuf:"bytes,6,opt,name=principal,proto3" json:"principal,omitempty"`
+	// The memory's title (never its content).
+	Title string `protobuf:"bytes,7,opt,name=title,proto3" json:"title,omitempty"`
+	// Position in the durable event log, 1, 2, ... in commit order; 0 for an
+	// event that is not logged (memory_touch).
+	Seq           uint64 `protobuf:"varint,8,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -146,19 +170,37 @@ func (x *Event) GetPrincipal() string {
 	return ""
 }
 
+func (x *Event) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Event) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 var File_aimemory_v1_events_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18aimemory/v1/events.proto\x12\vaimemory.v1\"\x14\n" +
-	"\x12WatchEventsRequest\"\x9f\x01\n" +
+	"\x18aimemory/v1/events.proto\x12\vaimemory.v1\"I\n" +
+	"\x12WatchEventsRequest\x12\x1b\n" +
+	"\tafter_seq\x18\x01 \x01(\x04R\bafterSeq\x12\x16\n" +
+	"\x06resume\x18\x02 \x01(\bR\x06resume\"\xc7\x01\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1b\n" +
 	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x12\x1c\n" +
 	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x12\x19\n" +
 	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12\x0e\n" +
 	"\x02at\x18\x05 \x01(\x03R\x02at\x12\x1c\n" +
-	"\tprincipal\x18\x06 \x01(\tR\tprincipal2N\n" +
+	"\tprincipal\x18\x06 \x01(\tR\tprincipal\x12\x14\n" +
+	"\x05title\x18\a \x01(\tR\x05title\x12\x10\n" +
+	"\x03seq\x18\b \x01(\x04R\x03seq2N\n" +
 	"\x06Events\x12D\n" +
 	"\vWatchEvents\x12\x1f.aimemory.v1.WatchEventsRequest\x1a\x12.aimemory.v1.Event0\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 

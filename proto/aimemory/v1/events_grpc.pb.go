@@ -26,8 +26,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Events committed from now on (store, update, delete, gc, ...): the seam
-// that subscriptions and webhooks consume.
+// Committed writes as a stream: the seam that subscriptions and webhooks
+// consume. Every event but memory_touch is also kept in the engine's
+// durable event log, written in the transaction of its write and numbered
+// (seq) in commit order, so a consumer can resume where it stopped.
 type EventsClient interface {
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Event], error)
 }
@@ -63,8 +65,10 @@ type Events_WatchEventsClient = grpc.ServerStreamingClient[Event]
 // All implementations must embed UnimplementedEventsServer
 // for forward compatibility.
 //
-// Events committed from now on (store, update, delete, gc, ...): the seam
-// that subscriptions and webhooks consume.
+// Committed writes as a stream: the seam that subscriptions and webhooks
+// consume. Every event but memory_touch is also kept in the engine's
+// durable event log, written in the transaction of its write and numbered
+// (seq) in commit order, so a consumer can resume where it stopped.
 type EventsServer interface {
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[Event]) error
 	mustEmbedUnimplementedEventsServer()

@@ -21,8 +21,9 @@ import (
 //	   so a build that does not must not write the file
 //	4  archived_links_out/in and versions (op_archive.go): an archived
 //	   memory's links move there; vectors (vectors.go): embeddings beside
-//	   the records, removed with them. A build that knows neither must not
-//	   write the file
+//	   the records, removed with them; events_log (events_log.go) and the
+//	   webhook buckets (subscriptions.go): every commit logs its events. A
+//	   build that knows none of them must not write the file
 const SchemaVersion = 4
 
 // Buckets. Keys and values are described in codec.go.
@@ -43,6 +44,12 @@ var (
 	// Entities (graph_entities.go).
 	bucketAliases       = []byte("aliases")        // fold(alias) NUL namespace → entity id
 	bucketEntityAliases = []byte("entity_aliases") // entity id NUL fold(alias) → alias row
+
+	// Durable events and webhooks (events_log.go, subscriptions.go).
+	bucketEventsLog    = []byte("events_log")    // seq(8, big-endian) → Event
+	bucketSubs         = []byte("webhook_subs")  // subscription id → storage.Subscription (JSON)
+	bucketWebhookQueue = []byte("webhook_queue") // subscription id NUL next_at(8) seq(8) → Delivery (JSON)
+	bucketWebhookDead  = []byte("webhook_dead")  // subscription id NUL seq(8) → DeadLetter
 )
 
 var allBuckets = [][]byte{
@@ -53,6 +60,7 @@ var allBuckets = [][]byte{
 	bucketArchivedLinksOut, bucketArchivedLinksIn, bucketVersions,
 	bucketStandards, bucketPending, bucketPendingTime,
 	bucketVectors,
+	bucketEventsLog, bucketSubs, bucketWebhookQueue, bucketWebhookDead,
 }
 
 var keySchemaVersion = []byte("schema_version")

@@ -178,7 +178,8 @@ func (s *Store) commit(batch []*writeReq) {
 					return err
 				}
 			}
-			return nil
+			// The events are as durable as the writes: same transaction.
+			return logEvents(tx, batch)
 		})
 		switch {
 		case err == nil:
@@ -372,6 +373,8 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	return nil
 }
 
+// emit records an event for after the commit; "" records none (bookkeeping
+// such as marking a message read).
 func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 	if typ == "" { // engine bookkeeping (FlushSeen): not an event
 		return
@@ -385,5 +388,6 @@ func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 		AgentId:   agent,
 		At:        w.now,
 		Principal: c.Principal,
+		Title:     m.GetTitle(),
 	})
 }

@@ -1,0 +1,99 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// The durable event log (storage.EventLog): bucket events_log, seq (8,
+// big-endian) → Event. The commit that writes a request's records logs
+// its events in the same transaction (logEvents), and queues their webhook
+// deliveries there too, so an acknowledged write's event and deliveries
+// survive any crash, and a rolled-back one leaves none: the bucket's
+// sequence rolls back with it.
+
+// eventRetention is storage.EventRetention (a test lowers it).
+var eventRetention uint64 = storage.EventRetention
+
+// loggedEvent says whether an event type goes into the log. A touch is a
+// read's bookkeeping, not a change anyone subscribes to.
+func loggedEvent(typ string) bool { return typ != "memory_touch" }
+
+// logEvents numbers and logs the events of a batch inside its transaction,
+// queues their webhook deliveries, then trims the log to
+// storage.EventRetention.
+func logEvents(tx *bolt.Tx, batch []*writeReq) error {
+	b := tx.Bucket(bucketEventsLog)
+	subs, err := subscriptionsIn(tx)
+	if err != nil {
+		return err
+	}
+	var last uint64
+	for _, r := range batch {
+		for _, e := range r.w.events {
+			if !loggedEvent(e.Type) {
+				continue
+			}
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			e.Seq = seq
+			raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(seqKey(seq), raw); err != nil {
+				return err
+			}
+			if err := queueDeliveries(tx, subs, e, r.w.now); err != nil {
+				return err
+			}
+			last = seq
+		}
+	}
+	if last <= eventRetention {
+		return nil
+	}
+	cut := last - eventRetention // keep seq > cut
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= cut; k, _ = c.Next() {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EventsAfter returns up to limit logged events with seq > after, oldest first.
+func (s *Store) EventsAfter(ctx context.Context, after uint64, limit int) ([]*aimemoryv1.Event, error) {
+	var out []*aimemoryv1.Event
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEventsLog).Cursor()
+		for k, v := c.Seek(seqKey(after + 1)); k != nil && len(out) < limit; k, v = c.Next() {
+			e := &aimemoryv1.Event{}
+			if err := proto.Unmarshal(v, e); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// LastSeq is the seq of the newest logged event.
+func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
+	var seq uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		seq = tx.Bucket(bucketEventsLog).Sequence()
+		return nil
+	})
+	return seq, err
+}

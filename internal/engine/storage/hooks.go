@@ -1,0 +1,123 @@
+package storage
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// EventLog is the durable event stream: every committed event except
+// memory_touch, written in its write's transaction and numbered in commit
+// order (Event.seq, from 1). The newest EventRetention events are kept.
+type EventLog interface {
+	// EventsAfter returns up to limit logged events with seq > after, oldest first.
+	EventsAfter(ctx context.Context, after uint64, limit int) ([]*aimemoryv1.Event, error)
+	// LastSeq is the seq of the newest logged event (0 if none yet).
+	LastSeq(ctx context.Context) (uint64, error)
+}
+
+// EventRetention is how many events the log keeps: older ones are trimmed
+// in the transaction that logs newer ones. A consumer further behind than
+// this loses the events in between (webhook deliveries are queued apart,
+// so they do not depend on it).
+const EventRetention = 100_000
+
+// Subscription is a webhook subscription as stored. SealedSecret is the
+// secret encrypted by the engine (package webhook); the backend never sees
+// it in the clear.
+type Subscription struct {
+	ID              string   `json:"id"`
+	URL             string   `json:"url"`
+	Events          []string `json:"events"`
+	NamespaceFilter string   `json:"namespace_filter,omitempty"`
+	AgentFilter     string   `json:"agent_filter,omitempty"`
+	IncludeContent  bool     `json:"include_content,omitempty"`
+	SealedSecret    []byte   `json:"sealed_secret,omitempty"`
+	CreatedBy       string   `json:"created_by"`
+	CreatedAt       int64    `json:"created_at"`
+	// FromSeq: the log's last seq when it was created; it receives only later events.
+	FromSeq    uint64 `json:"from_seq"`
+	Dispatched uint64 `json:"dispatched,omitempty"`
+	Failed     uint64 `json:"failed,omitempty"`
+}
+
+// Delivery is one event due to one subscription, queued until it is
+// delivered or dead-lettered.
+type Delivery struct {
+	SubscriptionID string            `json:"-"`
+	Event          *aimemoryv1.Event `json:"-"`
+	EventRaw       []byte            `json:"event"`
+	Attempts       uint32            `json:"attempts,omitempty"`
+	NextAt         int64             `json:"next_at"` // unix nanoseconds
+	LastError      string            `json:"last_error,omitempty"`
+}
+
+// DeadLetter is a delivery given up after its last attempt.
+type DeadLetter = aimemoryv1.DeadLetter
+
+// Outcome is what became of one delivery attempt.
+type Outcome int
+
+const (
+	Delivered Outcome = iota // remove it, count a dispatch
+	Retry                    // keep it with the new Attempts, NextAt, LastError; count a failure
+	Dead                     // move it to the dead letters; count a failure
+)
+
+// Subscriptions is the subscriptions' storage and the webhook dispatcher's
+// durable state: the delivery queue and the dead letters. A backend queues
+// a delivery for every subscription an event matches (Subscription.Matches)
+// in the transaction that logs the event, so a committed write's
+// deliveries are as durable as the write, at no extra commit.
+type Subscriptions interface {
+	// PutSubscription stores a new subscription, setting its FromSeq in the
+	// same transaction.
+	PutSubscription(ctx context.Context, s *Subscription) error
+	// DeleteSubscription removes one subscription with its queue and dead
+	// letters, if owner created it (ErrNotFound when there is no such id,
+	// ErrDenied when another identity created it).
+	DeleteSubscription(ctx context.Context, id, owner string) (bool, error)
+	// ListSubscriptions lists all subscriptions, newest first.
+	ListSubscriptions(ctx context.Context) ([]*Subscription, error)
+	// DeliveryState: per subscription, pending deliveries and dead letters (newest first, at most max).
+	DeliveryState(ctx context.Context, id string, max int) (pending uint64, dead []*DeadLetter, deadCount uint64, err error)
+
+	// DueDeliveries returns up to limit deliveries due at now (NextAt ≤
+	// now), each subscription's earliest first, passing over the
+	// subscriptions full names and the deliveries busy names by key alone
+	// (nothing is decoded for them), and the earliest NextAt not due yet
+	// among the subscriptions it looked at (0: none).
+	DueDeliveries(ctx context.Context, now int64, limit int, full func(subscriptionID string) bool,
+		busy func(subscriptionID string, seq uint64) bool) (due []*Delivery, next int64, err error)
+	// SettleDelivery records an attempt's outcome: d is the delivery's new
+	// state (Attempts, NextAt, LastError), queuedAt the NextAt it was queued under.
+	SettleDelivery(ctx context.Context, queuedAt int64, d *Delivery, o Outcome) error
+}
+
+// Messages are the inboxes (namespaces InboxPrefix + principal).
+type Messages interface {
+	SendMessage(ctx context.Context, req *aimemoryv1.SendMessageRequest) (*aimemoryv1.SendMessageResponse, error)
+	ListInbox(ctx context.Context, req *aimemoryv1.ListInboxRequest) (*aimemoryv1.ListInboxResponse, error)
+}
+
+// Matches reports whether s receives e: logged after s was made, of a type
+// it names (or "*"), in its namespace and agent filters (the agent filter
+// matches the claimed agent id or the principal), and readable by its
+// creator: an inbox's events go to its owner's subscriptions only.
+func (s *Subscription) Matches(e *aimemoryv1.Event) bool {
+	switch {
+	case e.GetSeq() <= s.FromSeq:
+		return false
+	case !slices.Contains(s.Events, "*") && !slices.Contains(s.Events, e.GetType()):
+		return false
+	case s.NamespaceFilter != "" && s.NamespaceFilter != e.GetNamespace():
+		return false
+	case s.AgentFilter != "" && s.AgentFilter != e.GetAgentId() && s.AgentFilter != e.GetPrincipal():
+		return false
+	case strings.HasPrefix(e.GetNamespace(), InboxPrefix) && e.GetNamespace() != InboxPrefix+s.CreatedBy:
+		return false
+	}
+	return true
+}
