@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestExportImportRoundTrip: memories, links (one invalidated), an
@@ -154,4 +155,75 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if out, _ := cli(third, "audit", "list", "--json"); !strings.Contains(out, `"event_type": "import"`) || !strings.Contains(out, "cli:operator") {
 		t.Errorf("import not audited as the operator:\n%s", out)
 	}
+}
+
+// TestExportImportSubscriptionsAndMessages: a signed webhook subscription
+// and a message travel. The secret is never in the file or the output;
+// into another data dir it is refused (by line) until the exporting data
+// dir's webhook.key is given, then re-sealed, so a write in the new data
+// dir is delivered signed with the same secret. The message is in its
+// recipient's inbox there, and still only theirs.
+func TestExportImportSubscriptionsAndMessages(t *testing.T) {
+	e := hookEnv(t)
+	alice, bob := adminHost(e, "alice"), adminHost(e, "bob")
+	const secret = "s3cret shared with the receiver"
+	recv := newReceiver(t, secret)
+	sub := alice.ok("memory_subscribe", map[string]any{"url": recv.srv.URL, "secret": secret, "events": "memory_store"})
+	alice.ok("memory_notify", map[string]any{"target_agent_id": "bob", "title": "review ready", "payload": "PR 12 needs eyes"})
+
+	cli := func(dataDir string, args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd.Env = append(e.environ(), "AI_MEMORY_DATA_DIR="+dataDir, "AI_MEMORY_CLI_IDENTITY=cli:operator")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	file := filepath.Join(filepath.Dir(e.dataDir), "export.jsonl")
+	out, err := cli(e.dataDir, "export", file)
+	if err != nil || !strings.Contains(out, "1 subscriptions") {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	raw, _ := os.ReadFile(file)
+	if strings.Contains(string(raw), secret) || !strings.Contains(string(raw), `"sealed_secret"`) {
+		t.Fatalf("the export holds the secret in the clear, or not at all:\n%s", raw)
+	}
+
+	// Hosts first: the first one records the data dir's engine settings
+	// ([webhooks] allow_loopback, for the receiver) before its engine starts.
+	fresh := filepath.Join(filepath.Dir(e.dataDir), "fresh")
+	fe := &env{t: t, dataDir: fresh, config: e.config, binDir: bins}
+	alice2, bob2 := adminHost(fe, "alice"), adminHost(fe, "bob")
+	out, err = cli(fresh, "import", file)
+	if err == nil || !strings.Contains(out, "subscription "+sub["id"].(string)+": its secret is sealed with the exporting data dir's webhook.key") ||
+		!strings.Contains(out, "1 not imported") || strings.Contains(out, secret) {
+		t.Fatalf("import without the key: %v\n%s", err, out)
+	}
+	key := filepath.Join(e.dataDir, "webhook.key")
+	for _, want := range []string{"1 created,", "0 created,"} {
+		if out, err := cli(fresh, "import", "--webhook-key", key, file); err != nil || !strings.Contains(out, want) || strings.Contains(out, secret) {
+			t.Fatalf("import with the key (want %q): %v\n%s", want, err, out)
+		}
+	}
+
+	if got, want := inbox(bob2, "bob"), inbox(bob, "bob"); len(got) != 1 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("bob's inbox after the round trip:\n got %v\nwant %v", got, want)
+	}
+	if seen := inbox(alice2, "bob"); len(seen) != 0 {
+		t.Errorf("alice reads bob's inbox after the round trip: %v", seen)
+	}
+	subs := subscriptions(alice2)
+	if len(subs) != 1 || subs[0]["id"] != sub["id"] || subs[0]["signed"] != true { // listed to alice: hers
+		t.Fatalf("subscriptions after the round trip: %v", subs)
+	}
+	m := alice2.ok("memory_store", map[string]any{"title": "after the move", "content": "stored in the new data dir"})
+	delivered := func() bool { // verified against the secret by the receiver
+		recv.mu.Lock()
+		defer recv.mu.Unlock()
+		for _, p := range recv.accepted {
+			if p["memory_id"] == m["id"] && p["subscription_id"] == sub["id"] {
+				return true
+			}
+		}
+		return false
+	}
+	eventually(t, 30*time.Second, "a signed delivery from the new data dir", delivered)
 }

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/keyfile"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -26,8 +27,9 @@ import (
 // The export format is JSON Lines: a header, then one record per line,
 // {"kind": <one of recordKinds>, "record": <the stored record in
 // protojson>}, so every field (ids, created_by, updated_by, times, access
-// counts, policies, owners, votes) survives a round trip. Vectors are not
-// carried: `ai-memory reindex` rebuilds them.
+// counts, policies, owners, votes) survives a round trip. A webhook
+// secret stays sealed (see transfer.proto's WebhookSubscription). Vectors
+// are not carried: `ai-memory reindex` rebuilds them.
 
 const exportFormat = "ai-memory-export"
 
@@ -118,16 +120,17 @@ func (c *exportCmd) Run(root *rootCmd) error {
 			return err
 		}
 	}
-	what := fmt.Sprintf("%d memories, %d archived, %d versions, %d links, %d archived links, %d entities, %d standards, %d pending",
-		counts["memory"], counts["archived"], counts["version"], counts["link"], counts["archived_link"], counts["entity"], counts["standard"], counts["pending"])
+	what := fmt.Sprintf("%d memories, %d archived, %d versions, %d links, %d archived links, %d entities, %d standards, %d pending, %d subscriptions",
+		counts["memory"], counts["archived"], counts["version"], counts["link"], counts["archived_link"], counts["entity"], counts["standard"], counts["pending"], counts["subscription"])
 	audit(conn, id, "export", what+" from "+config.DataDir(root.DataDir))
 	fmt.Fprintf(os.Stderr, "exported %s in %s\n", what, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 type importCmd struct {
-	File     string `arg:"" help:"A file ai-memory export wrote (- for standard input)."`
-	Identity string `help:"Operator identity (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	File       string `arg:"" help:"A file ai-memory export wrote (- for standard input)."`
+	Identity   string `help:"Operator identity (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	WebhookKey string `help:"The exporting data dir's webhook.key, to re-seal webhook secrets for this data dir (needed for signed subscriptions from another data dir)." type:"existingfile"`
 }
 
 // importBatch is how many records go in one Import request (one transaction).
@@ -139,6 +142,12 @@ func (c *importCmd) Run(root *rootCmd) error {
 	id, err := (&operator{Identity: c.Identity}).identity()
 	if err != nil {
 		return err
+	}
+	var webhookKey []byte
+	if c.WebhookKey != "" {
+		if webhookKey, err = keyfile.Load(c.WebhookKey, "--webhook-key"); err != nil {
+			return &exitError{code: 2, msg: "ai-memory import: " + err.Error()}
+		}
 	}
 	var in io.Reader = os.Stdin
 	total := int64(-1)
@@ -180,7 +189,7 @@ func (c *importCmd) Run(root *rootCmd) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		resp, err := conn.Import(context.Background(), &aimemoryv1.ImportRequest{Records: batch})
+		resp, err := conn.Import(context.Background(), &aimemoryv1.ImportRequest{Records: batch, SourceWebhookKey: webhookKey})
 		if err != nil {
 			return fmt.Errorf("import (lines %d-%d): %w", lines[0], lines[len(lines)-1], err)
 		}
@@ -268,7 +277,7 @@ func parseLine(raw []byte) (*aimemoryv1.ExportRecord, error) {
 }
 
 // recordKinds are the export's record kinds, in the order export writes them.
-var recordKinds = []string{"memory", "archived", "version", "link", "archived_link", "entity", "standard", "pending"}
+var recordKinds = []string{"memory", "archived", "version", "link", "archived_link", "entity", "standard", "pending", "subscription"}
 
 // recordKind is the kind and the stored record of r; nil for an unknown one.
 func recordKind(r *aimemoryv1.ExportRecord) (string, proto.Message) {
@@ -289,6 +298,8 @@ func recordKind(r *aimemoryv1.ExportRecord) (string, proto.Message) {
 		return "standard", x.Standard
 	case *aimemoryv1.ExportRecord_Pending:
 		return "pending", x.Pending
+	case *aimemoryv1.ExportRecord_Subscription:
+		return "subscription", x.Subscription
 	}
 	return "", nil
 }
@@ -321,6 +332,9 @@ func newRecord(kind string) (*aimemoryv1.ExportRecord, proto.Message) {
 	case "pending":
 		m := &aimemoryv1.PendingAction{}
 		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: m}}, m
+	case "subscription":
+		m := &aimemoryv1.WebhookSubscription{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: m}}, m
 	}
 	return nil, nil
 }

@@ -34,8 +34,10 @@ type TransferClient interface {
 	// Export streams every record from one read transaction, in the order
 	// Import needs them: memories, archived memories, superseded versions,
 	// links, archived links, entities' aliases, namespace standards, pending
-	// actions. (The agent registry is memories in _agents. Vectors are not
-	// carried: `ai-memory reindex` rebuilds them.)
+	// actions, webhook subscriptions. (The agent registry and messages are
+	// memories, in _agents and _messages/<principal>. Vectors are not
+	// carried: `ai-memory reindex` rebuilds them. Nor are the event log and
+	// webhook deliveries: a data dir's own history of its own writes.)
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportRecord], error)
 	// Import writes records as Export gives them, in one transaction per
 	// request. A record already there and identical is unchanged, so
@@ -92,8 +94,10 @@ type TransferServer interface {
 	// Export streams every record from one read transaction, in the order
 	// Import needs them: memories, archived memories, superseded versions,
 	// links, archived links, entities' aliases, namespace standards, pending
-	// actions. (The agent registry is memories in _agents. Vectors are not
-	// carried: `ai-memory reindex` rebuilds them.)
+	// actions, webhook subscriptions. (The agent registry and messages are
+	// memories, in _agents and _messages/<principal>. Vectors are not
+	// carried: `ai-memory reindex` rebuilds them. Nor are the event log and
+	// webhook deliveries: a data dir's own history of its own writes.)
 	Export(*ExportRequest, grpc.ServerStreamingServer[ExportRecord]) error
 	// Import writes records as Export gives them, in one transaction per
 	// request. A record already there and identical is unchanged, so

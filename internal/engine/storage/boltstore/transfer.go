@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
@@ -19,7 +21,7 @@ import (
 // Export calls each with every record, as stored, from one read
 // transaction, in the order Import needs: memories, archived memories,
 // superseded versions, links, archived links, each entity's aliases,
-// standards, pending actions. Index rows (titles, terms, expiry, the link
+// standards, pending actions, webhook subscriptions. Index rows (titles, terms, expiry, the link
 // mirrors, aliases by name, pending_time) are derived again on import;
 // vectors are not carried (reindex rebuilds them).
 func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
@@ -122,12 +124,25 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 		}); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
+		if err := tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
 			p, err := getPending(tx, string(k))
 			if err != nil {
 				return err
 			}
 			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}})
+		}); err != nil {
+			return err
+		}
+		// Subscriptions last: imported after every memory, they are sent
+		// none of the import's own writes.
+		return tx.Bucket(bucketSubs).ForEach(func(k, v []byte) error {
+			sub, err := decodeSub(v)
+			if err != nil {
+				return fmt.Errorf("decode subscription %q: %w", k, err)
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: &aimemoryv1.WebhookSubscription{
+				Id: sub.ID, Url: sub.URL, Events: sub.Events, NamespaceFilter: sub.NamespaceFilter, AgentFilter: sub.AgentFilter,
+				IncludeContent: sub.IncludeContent, SealedSecret: sub.SealedSecret, CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt}}})
 		})
 	})
 }
@@ -138,8 +153,13 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 // the same batch.
 func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
 	var results []*aimemoryv1.ImportResult
-	err := s.write(ctx, func(w *writeTx) error {
+	// It leads its batch (writeFirst), so the events it logs are numbered
+	// right after the log's sequence as it finds it: a subscription it
+	// creates starts after them.
+	err := s.writeFirst(ctx, func(w *writeTx) error {
 		results = make([]*aimemoryv1.ImportResult, len(records)) // a run may be repeated
+		base := w.tx.Bucket(bucketEventsLog).Sequence()
+		var subs []string
 		for i, r := range records {
 			outcome, err := w.importRecord(r)
 			if err != nil {
@@ -150,10 +170,43 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 				continue
 			}
 			results[i] = &aimemoryv1.ImportResult{Outcome: outcome}
+			if outcome == "created" && r.GetSubscription() != nil {
+				subs = append(subs, r.GetSubscription().GetId())
+			}
 		}
-		return nil
+		return w.startAfterImport(subs, base)
 	})
 	return results, err
+}
+
+// startAfterImport sets the subscriptions ids's FromSeq past the events
+// this import logs: they receive none of its own writes.
+func (w *writeTx) startAfterImport(ids []string, base uint64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	from := base
+	for _, e := range w.events {
+		if loggedEvent(e.Type) {
+			from++
+		}
+	}
+	b := w.tx.Bucket(bucketSubs)
+	for _, id := range ids {
+		sub, err := decodeSub(b.Get([]byte(id)))
+		if err != nil || sub == nil {
+			return err
+		}
+		sub.FromSeq = from
+		raw, err := json.Marshal(sub)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(id), raw); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refusal is a record import turns down; any other error aborts the batch.
@@ -179,6 +232,8 @@ func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
 		return w.importStandard(x.Standard)
 	case *aimemoryv1.ExportRecord_Pending:
 		return w.importPending(x.Pending)
+	case *aimemoryv1.ExportRecord_Subscription:
+		return w.importSubscription(x.Subscription)
 	}
 	return "", refuse("empty record")
 }
@@ -461,4 +516,43 @@ func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
 		return "", err
 	}
 	return "created", w.tx.Bucket(bucketPendingTime).Put(pendingTimeKey(p.GetRequestedAt(), p.GetId()), nil)
+}
+
+// importSubscription writes a webhook subscription with its secret as the
+// caller (the Transfer service) sealed it for this data dir. It receives
+// the events logged after the import (startAfterImport), with no delivery
+// history. One of
+// the same id, target and filters is unchanged whatever its sealed bytes
+// (each sealing draws a fresh nonce).
+func (w *writeTx) importSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
+	if err := record.ValidateID("id", in.GetId()); err != nil {
+		return "", refusal{err}
+	}
+	if in.GetUrl() == "" || len(in.GetEvents()) == 0 {
+		return "", refuse("subscription %s: url and events must be set", in.GetId())
+	}
+	if err := record.ValidateAgentID("created_by", in.GetCreatedBy()); err != nil {
+		return "", refusal{err}
+	}
+	sub := &storage.Subscription{ID: in.GetId(), URL: in.GetUrl(), Events: in.GetEvents(), NamespaceFilter: in.GetNamespaceFilter(),
+		AgentFilter: in.GetAgentFilter(), IncludeContent: in.GetIncludeContent(), SealedSecret: in.GetSealedSecret(),
+		CreatedBy: in.GetCreatedBy(), CreatedAt: in.GetCreatedAt()}
+	b := w.tx.Bucket(bucketSubs)
+	old, err := decodeSub(b.Get([]byte(sub.ID)))
+	if err != nil {
+		return "", err
+	}
+	if old != nil {
+		if old.URL == sub.URL && slices.Equal(old.Events, sub.Events) && old.NamespaceFilter == sub.NamespaceFilter &&
+			old.AgentFilter == sub.AgentFilter && old.IncludeContent == sub.IncludeContent && old.CreatedBy == sub.CreatedBy &&
+			old.CreatedAt == sub.CreatedAt && (len(old.SealedSecret) > 0) == (len(sub.SealedSecret) > 0) {
+			return "unchanged", nil
+		}
+		return "", refuse("subscription %s exists with another target or filters; import does not overwrite", sub.ID)
+	}
+	raw, err := json.Marshal(sub) // FromSeq: startAfterImport
+	if err != nil {
+		return "", err
+	}
+	return "created", b.Put([]byte(sub.ID), raw)
 }

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -211,5 +213,43 @@ func TestExportImportEveryKind(t *testing.T) {
 		if !strings.Contains(o[i], want) {
 			t.Errorf("record %d: %q, want %q", i, o[i], want)
 		}
+	}
+}
+
+// TestImportSubscription: a subscription imports with its sealed secret
+// as given, receives only events logged after the import (none of the
+// import's own writes), is unchanged by a second import whatever its
+// sealed bytes, and a clash with another target is refused.
+func TestImportSubscription(t *testing.T) {
+	src, _ := openTest(t, Options{})
+	sub := &storage.Subscription{ID: "0b6f1c2e-0000-4000-8000-00000000000a", URL: "https://hooks.example/x", Events: []string{"memory_store"},
+		SealedSecret: []byte("sealed bytes"), CreatedBy: "ai:alice", CreatedAt: 5}
+	if err := src.PutSubscription(context.Background(), sub); err != nil {
+		t.Fatal(err)
+	}
+	storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
+	recs := exportAll(t, src)
+	if got := recs[len(recs)-1].GetSubscription(); got.GetId() != sub.ID || string(got.GetSealedSecret()) != "sealed bytes" {
+		t.Fatalf("last exported record: %v", recs[len(recs)-1])
+	}
+	dst, _ := openTest(t, Options{})
+	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "created ,created " {
+		t.Fatalf("import: %q", o)
+	}
+	resealed := proto.Clone(recs[1]).(*aimemoryv1.ExportRecord)
+	resealed.GetSubscription().SealedSecret = []byte("sealed again")
+	moved := proto.Clone(recs[1]).(*aimemoryv1.ExportRecord)
+	moved.GetSubscription().Url = "https://elsewhere.example/x"
+	if o := outcomes(t, dst, []*aimemoryv1.ExportRecord{recs[0], resealed, moved}); o[0] != "unchanged " || o[1] != "unchanged " || !strings.Contains(o[2], "another target") {
+		t.Errorf("second import: %q", o)
+	}
+	subs, err := dst.ListSubscriptions(context.Background())
+	if err != nil || len(subs) != 1 {
+		t.Fatalf("subscriptions: %v %v", subs, err)
+	}
+	var seq uint64
+	dst.db.View(func(tx *bolt.Tx) error { seq = tx.Bucket(bucketEventsLog).Sequence(); return nil })
+	if subs[0].FromSeq != seq || seq == 0 || string(subs[0].SealedSecret) != "sealed bytes" {
+		t.Errorf("imported subscription from_seq %d (log at %d), secret %q", subs[0].FromSeq, seq, subs[0].SealedSecret)
 	}
 }
