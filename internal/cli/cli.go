@@ -39,7 +39,7 @@ type rootCmd struct {
 	Delete  deleteCmd  `cmd:"" group:"memory" help:"Delete one memory, for good or --archive (asks first unless --yes)."`
 	Update  updateCmd  `cmd:"" group:"memory" help:"Edit a memory; its old version is kept in the archive."`
 
-	Export  exportCmd  `cmd:"" help:"Write every record (memories, archive, versions, links, entities, standards, pending approvals) as JSON Lines, ids and provenance kept."`
+	Export  exportCmd  `cmd:"" help:"Write every record (memories, archive, versions, links, entities, standards, pending approvals, webhook subscriptions) as JSON Lines, ids and provenance kept."`
 	Import  importCmd  `cmd:"" help:"Read what export wrote; records already there are unchanged, so a second import changes nothing."`
 	Backup  backupCmd  `cmd:"" help:"Write a consistent copy of the data dir's database, while it is in use."`
 	Restore restoreCmd `cmd:"" help:"Put a backup in place as the database of an empty data dir."`
