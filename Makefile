@@ -1,6 +1,8 @@
 # ai-memory: build · run · test · bench · proto · lint
 BIN     ?= bin
 PLUGINS := core graph admin power archive
+# Go modules of the workspace (go.work): go vet/test ./... stop at a module's edge.
+MODULES := . proto sdk examples/notes
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/ai-memory/ai-memory/internal/cli.Version=$(VERSION)
 
@@ -47,9 +49,9 @@ $(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies 
 	@if command -v npm >/dev/null; then npm ci --prefix sdk/typescript --no-audit --no-fund --silent; \
 	else echo "npm not found: the TypeScript SDK test will be skipped" >&2; fi
 
-test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-to-end test.
-	go vet ./...
-	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...
+test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-to-end test, in every module.
+	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && go vet ./...) || exit 1; done
+	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...) || exit 1; done
 
 bench: build ## Benchmarks: engine, plugin and host latency, RSS.
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -run '^$$' -bench . -benchmem -timeout 30m ./...
@@ -64,7 +66,7 @@ proto: ## Regenerate proto/ Go code with pinned generators (needs protoc).
 
 lint: ## gofmt and vet.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)
-	go vet ./...
+	@for m in $(MODULES); do (cd $$m && go vet ./...) || exit 1; done
 
 install: build ## Install into $(PREFIX): lib/ai-memory/ (binary, plugins, manifest) and bin/ai-memory, a symlink to it.
 	install -d $(DESTDIR)$(PREFIX)/lib/ai-memory $(DESTDIR)$(PREFIX)/bin

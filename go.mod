@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/DefangLabs/secret-detector v1.1.0
 	github.com/MicahParks/keyfunc/v3 v3.9.2
+	github.com/ai-memory/ai-memory/proto v0.0.0
+	github.com/ai-memory/ai-memory/sdk v0.0.0
 	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hashicorp/go-hclog v1.6.3
@@ -56,4 +58,11 @@ require (
 	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.42.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+)
+
+// proto/ and sdk/ are modules of their own (a plugin imports them without
+// the host's dependencies); in this repository they are the local copies.
+replace (
+	github.com/ai-memory/ai-memory/proto => ./proto
+	github.com/ai-memory/ai-memory/sdk => ./sdk
 )

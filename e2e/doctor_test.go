@@ -126,15 +126,31 @@ func TestTokenBudgets(t *testing.T) {
 	core := e.tokens("--json", "--profile", "core")
 	full := e.tokens("--raw-table", "--profile", "full")
 	t.Logf("core %d tokens, full %d tokens", core.ActiveTotal, full.ActiveTotal)
-	if core.ActiveTotal > 900 {
-		t.Errorf("core surface costs %d cl100k tokens, budget 900", core.ActiveTotal)
+	if core.ActiveTotal > 860 {
+		t.Errorf("core surface costs %d cl100k tokens, budget 860", core.ActiveTotal)
 	}
-	if full.ActiveTotal > 4500 {
-		t.Errorf("full surface costs %d cl100k tokens, budget 4500", full.ActiveTotal)
+	// Issue 11 aims at 3,500 for all 43 tools; with every property keeping
+	// its type and a description the envelope alone is about 2,600 (see
+	// README on doctor --tokens), so this guards what is reached against creep.
+	if full.ActiveTotal > 3800 {
+		t.Errorf("full surface costs %d cl100k tokens, budget 3800", full.ActiveTotal)
+	}
+	// Families whose tools are all served guard against creep one by one
+	// (always-on grows with the family names, here the test plugin's too);
+	// governance and other still gain tools, and power has its own test.
+	budgets := map[string]int{"always-on": 130, "core": 740, "lifecycle": 425, "graph": 790, "meta": 225, "archive": 265}
+	for _, f := range full.Families {
+		if b, ok := budgets[f.Name]; ok && f.Tokens > b {
+			t.Errorf("family %s costs %d cl100k tokens, budget %d", f.Name, f.Tokens, b)
+		}
+		delete(budgets, f.Name)
+	}
+	for name := range budgets {
+		t.Errorf("family %s missing from the report", name)
 	}
 	for _, tool := range full.Tools {
-		if tool.Tokens > 400 {
-			t.Errorf("%s costs %d tokens, budget 400", tool.Name, tool.Tokens)
+		if tool.Tokens > 250 {
+			t.Errorf("%s costs %d tokens, budget 250", tool.Name, tool.Tokens)
 		}
 	}
 	// Every parameter is still described.

@@ -288,3 +288,25 @@ func (a *Args) Object(name string) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// Time reads an RFC 3339 timestamp argument as Unix nanoseconds (UTC); ok
+// is false when it is absent or blank. A year outside 1678–2261 is an error.
+func (a *Args) Time(name string) (ns int64, ok bool, err error) {
+	return a.timeArg(name, record.ParseTime)
+}
+
+// TimeBound reads an RFC 3339 timestamp used as a range bound (since,
+// until): beyond what Unix nanoseconds hold, it is an open bound on that
+// side rather than an error.
+func (a *Args) TimeBound(name string) (ns int64, ok bool, err error) {
+	return a.timeArg(name, record.ParseTimeBound)
+}
+
+func (a *Args) timeArg(name string, parse func(field, s string) (int64, error)) (int64, bool, error) {
+	s, err := a.Str(name, "")
+	if err != nil || strings.TrimSpace(s) == "" {
+		return 0, false, err
+	}
+	ns, err := parse(name, s)
+	return ns, err == nil, err
+}

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,31 @@ func TestErrorsQuoteLittle(t *testing.T) {
 	}
 	if q := Quote(strings.Repeat("é", 65)); q != `"`+strings.Repeat("é", 64)+`"… (130 bytes)` {
 		t.Errorf("Quote(65 runes) = %s", q)
+	}
+}
+
+func TestTimeArguments(t *testing.T) {
+	a, err := ParseArgs([]byte(`{"at":"2026-01-02T15:04:05Z","blank":"  ","far":"9999-01-01T00:00:00Z","bad":"tuesday","num":3}`), []string{"at", "blank", "far", "bad", "num", "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns, ok, err := a.Time("at"); err != nil || !ok || ns != 1767366245000000000 {
+		t.Errorf("at = %d %v %v", ns, ok, err)
+	}
+	for _, name := range []string{"blank", "none"} {
+		if _, ok, err := a.Time(name); ok || err != nil {
+			t.Errorf("%s: ok=%v err=%v, want absent", name, ok, err)
+		}
+	}
+	if _, _, err := a.Time("far"); err == nil || !strings.Contains(err.Error(), "far: must be between the years 1678 and 2261") {
+		t.Errorf("far as an instant: %v", err)
+	}
+	if ns, ok, err := a.TimeBound("far"); err != nil || !ok || ns != math.MaxInt64 {
+		t.Errorf("far as a bound = %d %v %v, want open", ns, ok, err)
+	}
+	for _, name := range []string{"bad", "num"} {
+		if _, _, err := a.TimeBound(name); err == nil || !strings.HasPrefix(err.Error(), name+":") {
+			t.Errorf("%s: %v, want an error naming the field", name, err)
+		}
 	}
 }

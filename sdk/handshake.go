@@ -9,8 +9,18 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// ProtocolVersion is bumped when the Family service changes incompatibly.
+// ProtocolVersion is the plugin protocol's major version, bumped when the
+// Family service or the Engine API changes incompatibly. A host refuses a
+// plugin of another major (go-plugin's handshake carries it).
 const ProtocolVersion = 1
+
+// ProtocolMinor is bumped when the protocol gains what an older host or
+// plugin may ignore (a field, an RPC). A plugin of a newer minor works with
+// an older host of its major, and the other way round. History:
+//
+//	1.0  Family Describe/Call, the Engine API
+//	1.1  DescribeResponse.protocol_minor; family keyspaces (Keyspace)
+const ProtocolMinor = 1
 
 // PluginKey names the one plugin every family binary dispenses.
 const PluginKey = "family"

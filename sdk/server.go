@@ -40,7 +40,7 @@ func NewFamilyServer(name, version string, families []Family, log *slog.Logger) 
 }
 
 func (s *familyServer) Describe(context.Context, *aimemoryv1.DescribeRequest) (*aimemoryv1.DescribeResponse, error) {
-	resp := &aimemoryv1.DescribeResponse{PluginName: s.name, PluginVersion: s.version, ProtocolVersion: ProtocolVersion}
+	resp := &aimemoryv1.DescribeResponse{PluginName: s.name, PluginVersion: s.version, ProtocolVersion: ProtocolVersion, ProtocolMinor: ProtocolMinor}
 	for _, f := range s.families {
 		fd := &aimemoryv1.FamilyDescription{Name: f.Name}
 		for _, t := range f.Tools {

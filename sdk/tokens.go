@@ -6,10 +6,16 @@ import (
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
-// cl100k is the cl100k_base codec: its ranks are embedded (nothing is
-// downloaded); building them costs tens of milliseconds, once.
 var cl100k = sync.OnceValue(codec.NewCl100kBase)
 
-// CountTokens is the number of cl100k_base tokens in s: the unit of every
-// token budget and of `ai-memory doctor --tokens`, one counter for both.
-func CountTokens(s string) (int, error) { return cl100k().Count(s) }
+// CountTokens returns the cl100k_base token count of s: the counter
+// `ai-memory doctor --tokens` uses (pure Go, ranks embedded, nothing is
+// downloaded). A family checks what its tool definitions and results
+// cost a model with it.
+func CountTokens(s string) int {
+	n, err := cl100k().Count(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}

@@ -27,6 +27,7 @@ type rootCmd struct {
 	Token   tokenCmd   `cmd:"" help:"Manage the API keys of serve --auth token."`
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
 	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
+	Plugin  pluginCmd  `cmd:"" help:"Add, list and remove third-party family plugins (pinned by SHA-256 in config.toml)."`
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
 	Stats   statsCmd   `cmd:"" help:"Print the store's health: counts, index, archive, sizes."`
 	Reindex reindexCmd `cmd:"" help:"Embed the memories that have no vector by the configured embedding model."`

@@ -26,24 +26,27 @@ const (
 
 func (h *Host) capabilitiesTool() mcp.Tool {
 	// accept is taken but not advertised: only legacy clients ask for v1.
+	// The family names are spelled out rather than an "enum", as in every
+	// family's schema: fewer tokens, and a wrong name gets an error listing them.
+	familyDesc, _ := json.Marshal("List its tools: " + orList(h.set.Families()))
 	schema := fmt.Sprintf(`{"type":"object","properties":{`+
-		`"family":{"type":"string","enum":[%s],"description":"List its tools"},`+
-		`"include_schema":{"type":"boolean","description":"With family: load it now, return its tool schemas"},`+
-		`"tool":{"type":"string","description":"Run any family's tool (loads its family if needed)"},`+
-		`"arguments":{"type":"object","description":"Its arguments"}}}`, quoteList(h.set.Families()))
+		`"family":{"type":"string","description":%s},`+
+		`"include_schema":{"type":"boolean","description":"With family: load it, return its schemas"},`+
+		`"tool":{"type":"string","description":"Run any tool, loading its family"},`+
+		`"arguments":{"type":"object","description":"Its arguments"}}}`, familyDesc)
 	t := mcp.NewToolWithRawSchema(capabilitiesName,
-		"Memory tool families: what is loaded, load more, or run their tools.", json.RawMessage(schema))
+		"Memory tool families: list, load, or run their tools.", json.RawMessage(schema))
 	t.Annotations = mcp.ToolAnnotation{DestructiveHint: sdk.Bool(false)}
 	t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
 	return t
 }
 
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = `"` + n + `"`
+// orList spells names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
 	}
-	return strings.Join(q, ",")
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 type capabilitiesArgs struct {

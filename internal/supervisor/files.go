@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -37,4 +38,17 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// otherMajor recognises go-plugin's handshake refusal of a plugin built for
+// another protocol major and returns the plugin's version.
+func otherMajor(err error) (string, bool) {
+	const marker = "Plugin version: "
+	msg := err.Error()
+	i := strings.Index(msg, marker)
+	if !strings.Contains(msg, "incompatible API version") || i < 0 {
+		return "", false
+	}
+	v, _, _ := strings.Cut(msg[i+len(marker):], ",")
+	return v, true
 }

@@ -94,6 +94,9 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Checksum is the SHA-256 (lowercase hex) of the file at path: what a pin holds.
+func Checksum(path string) (string, error) { return fileSHA256(path) }
+
 // Verify checks a binary against its pinned checksum without running it.
 func Verify(b Binary) error {
 	actual, err := fileSHA256(b.Path)

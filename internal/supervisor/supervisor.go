@@ -61,6 +61,7 @@ type Supervisor struct {
 	byFamily map[string]*managed
 	set      *catalog.Set
 	refused  []catalog.Refusal
+	leftOut  map[string]error // binary path → why it could not describe itself
 }
 
 // managed is one plugin binary and, while it runs, its current instance.
@@ -120,6 +121,10 @@ func (s *Supervisor) describeAll() {
 		desc, err := s.describe(m)
 		if err != nil {
 			s.log.Error("plugin left out", "plugin", b.Name, "err", err)
+			if s.leftOut == nil {
+				s.leftOut = map[string]error{}
+			}
+			s.leftOut[b.Path] = err
 			continue
 		}
 		m.desc = desc
@@ -156,6 +161,19 @@ func (s *Supervisor) describeAll() {
 
 // Catalog is the host's family set: the contract plus the accepted plugins' families.
 func (s *Supervisor) Catalog() *catalog.Set { return s.set }
+
+// LeftOut is why the binary at path could not describe itself (nil if it did).
+func (s *Supervisor) LeftOut(path string) error { return s.leftOut[path] }
+
+// Description is what a served binary's Describe answered (nil if none).
+func (s *Supervisor) Description(path string) *aimemoryv1.DescribeResponse {
+	for _, m := range s.plugins {
+		if m.bin.Path == path {
+			return m.desc
+		}
+	}
+	return nil
+}
 
 // Refused lists the plugins left out because of what they declare.
 func (s *Supervisor) Refused() []catalog.Refusal { return s.refused }
@@ -310,8 +328,16 @@ func (s *Supervisor) launch(b Binary) (*instance, error) {
 		client.Kill()
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			actual, _ := fileSHA256(b.Path)
-			return nil, fmt.Errorf("%w: %s has SHA-256 %s but %s was pinned; it changed after `make build` — rebuild with `make build`, or pin a third-party plugin in config.toml [plugins]",
+			if !b.FirstParty {
+				return nil, fmt.Errorf("%w: %s has SHA-256 %s but %s was pinned; it changed after it was pinned — if you trust the new binary, re-pin it: ai-memory plugin add %s",
+					ErrChecksum, b.Path, actual, b.Checksum, b.Path)
+			}
+			return nil, fmt.Errorf("%w: %s has SHA-256 %s but %s was pinned; it changed after `make build` — rebuild with `make build`, or pin a third-party plugin with `ai-memory plugin add PATH`",
 				ErrChecksum, b.Path, actual, b.Checksum)
+		}
+		if major, ok := otherMajor(err); ok {
+			return nil, fmt.Errorf("plugin %s was built for plugin protocol %s; this host speaks protocol %d: rebuild it against an SDK of major version %d (github.com/ai-memory/ai-memory/sdk)",
+				b.Name, major, sdk.ProtocolVersion, sdk.ProtocolVersion)
 		}
 		return nil, fmt.Errorf("start plugin %s: %w", b.Name, err)
 	}
@@ -358,8 +384,11 @@ func (s *Supervisor) describe(m *managed) (*aimemoryv1.DescribeResponse, error) 
 	if err != nil {
 		return nil, fmt.Errorf("describe plugin %s: %w", m.bin.Name, err)
 	}
+	// The major version must match (go-plugin's handshake already checked
+	// it); a newer minor only adds what this host ignores.
 	if d.GetProtocolVersion() != sdk.ProtocolVersion {
-		return nil, fmt.Errorf("plugin %s speaks protocol %d, this host %d", m.bin.Name, d.GetProtocolVersion(), sdk.ProtocolVersion)
+		return nil, fmt.Errorf("plugin %s was built for plugin protocol %d; this host speaks protocol %d: rebuild it against an SDK of major version %d",
+			m.bin.Name, d.GetProtocolVersion(), sdk.ProtocolVersion, sdk.ProtocolVersion)
 	}
 	if raw, err := proto.Marshal(d); err == nil {
 		if err := writeFileAtomic(path, raw); err != nil {

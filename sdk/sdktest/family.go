@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tiktoken-go/tokenizer/codec"
-
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -152,17 +150,12 @@ func checkSchema(t testing.TB, tool *aimemoryv1.ToolDefinition) {
 // the whole list, and each tool alone.
 func WireCost(t testing.TB, defs []*aimemoryv1.ToolDefinition) (total int, each map[string]int) {
 	t.Helper()
-	enc := codec.NewCl100kBase()
 	count := func(v any) int {
 		raw, err := sdk.MarshalCompact(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := enc.Count(string(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return sdk.CountTokens(string(raw))
 	}
 	each = map[string]int{}
 	var all []any

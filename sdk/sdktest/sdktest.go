@@ -1,6 +1,8 @@
-// Package sdktest runs a real engine for a plugin's tests: the same server,
-// store and bbolt file the product uses, in a temporary data dir, reached
-// over a unix socket exactly as a plugin reaches it in production.
+// Package sdktest runs a real engine for a plugin's tests: the product's
+// own `ai-memory engine` process on a temporary data dir, reached over its
+// unix socket exactly as a plugin reaches it in production. It imports
+// nothing of the host's: the binary is found through AI_MEMORY_TEST_BIN (a
+// directory holding ai-memory, as `make build` leaves bin/) or on PATH.
 //
 //	func TestRecall(t *testing.T) {
 //		eng := sdktest.StartEngine(t)
@@ -11,15 +13,14 @@ package sdktest
 
 import (
 	"context"
-	"log/slog"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ai-memory/ai-memory/internal/assertion"
-	"github.com/ai-memory/ai-memory/internal/engine"
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -30,24 +31,47 @@ import (
 type Engine struct {
 	*sdk.EngineConn
 	DataDir string
-	signer  *assertion.Signer
+	Socket  string // the engine's unix socket: what sdk.DialEngine reads from sdk.EngineSocketEnv
+	key     []byte
 }
 
 // DirectPrincipal is who the Engine's own calls are made for.
 const DirectPrincipal = "sdktest"
 
+// BinEnv names the directory holding the ai-memory binary the harness runs.
+const BinEnv = "AI_MEMORY_TEST_BIN"
+
 // Assert returns the assertion a host would sign for a call of family's
 // tool made for principal.
 func (e *Engine) Assert(principal, family string) []byte {
-	return e.signer.Mint(caller.Caller{Principal: principal, Session: "s1", Family: family})
+	return mint(e.key, principal, "s1", family)
 }
 
-// StartEngine starts an engine in this process on a fresh data dir and
-// returns a client connected to it. Both are torn down, and the data dir
-// removed, when the test ends. Engine warnings go to the test's output.
-// Nothing global is changed: no signal handlers, no environment.
+// Binary is the path of the ai-memory binary: $AI_MEMORY_TEST_BIN/ai-memory,
+// else ai-memory on PATH. The test fails, saying how to provide it, if
+// neither exists.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv(BinEnv); dir != "" {
+		p, err := filepath.Abs(filepath.Join(dir, "ai-memory"))
+		if _, serr := os.Stat(p); err == nil && serr == nil {
+			return p
+		}
+		t.Fatalf("sdktest: %s=%s holds no ai-memory binary (run make build)", BinEnv, dir)
+	}
+	p, err := exec.LookPath("ai-memory")
+	if err != nil {
+		t.Fatalf("sdktest: no ai-memory binary: set %s to the directory holding it, or put it on PATH", BinEnv)
+	}
+	return p
+}
+
+// StartEngine starts an engine process on a fresh data dir and returns a
+// client connected to it. Both are torn down, and the data dir removed,
+// when the test ends. The engine's stderr goes to the test's output.
 func StartEngine(t testing.TB) *Engine {
 	t.Helper()
+	bin := Binary(t)
 	// Not t.TempDir(): unix socket paths must stay under ~100 bytes, and
 	// test names make TempDir paths long.
 	root, err := os.MkdirTemp("", "aim")
@@ -55,39 +79,39 @@ func StartEngine(t testing.TB) *Engine {
 		t.Fatalf("sdktest: %v", err)
 	}
 	dataDir := filepath.Join(root, "data")
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- engine.Serve(ctx, engine.Options{
-			DataDir:     dataDir,
-			IdleTimeout: -1, // the test decides when it ends
-			Logger:      slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
-			Version:     "sdktest",
-		})
-	}()
+	cmd := exec.Command(bin, "--data-dir", dataDir, "engine")
+	cmd.Stderr = t.Output()
+	cmd.Env = append(os.Environ(), "AI_MEMORY_CONFIG="+filepath.Join(root, "config.toml"))
+	cmd.SysProcAttr = engineProcAttr()
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(root)
+		t.Fatalf("sdktest: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	stop := func() {
-		cancel()
-		<-served
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
 		os.RemoveAll(root)
 	}
 
-	// The engine creates the key too; whichever is first, both read one file.
-	key, err := assertion.LoadOrCreateKey(dataDir)
+	key, err := waitKey(dataDir, exited)
+	if err != nil {
+		stop()
+		t.Fatalf("sdktest: engine did not start: %v", err)
+	}
+	socket := filepath.Join(dataDir, "engine.sock")
+	conn, err := sdk.DialEngineAt(socket, hostCredentials(key, DirectPrincipal, "s1"))
 	if err != nil {
 		stop()
 		t.Fatalf("sdktest: %v", err)
 	}
-	signer, err := assertion.NewSigner(key, nil)
-	if err != nil {
-		stop()
-		t.Fatalf("sdktest: %v", err)
-	}
-	conn, err := sdk.DialEngineAt(engine.SocketPath(dataDir), signer.HostCredentials(DirectPrincipal, "s1"))
-	if err != nil {
-		stop()
-		t.Fatalf("sdktest: %v", err)
-	}
-	if err := waitHealthy(conn, served); err != nil {
+	if err := waitHealthy(conn, exited); err != nil {
 		conn.Close()
 		stop()
 		t.Fatalf("sdktest: engine did not start: %v", err)
@@ -96,11 +120,30 @@ func StartEngine(t testing.TB) *Engine {
 		conn.Close()
 		stop()
 	})
-	return &Engine{EngineConn: conn, DataDir: dataDir, signer: signer}
+	return &Engine{EngineConn: conn, DataDir: dataDir, Socket: socket, key: key}
 }
 
-// waitHealthy polls Health until the engine answers, it fails, or 10 s pass.
-func waitHealthy(conn *sdk.EngineConn, served <-chan error) error {
+// waitKey waits for the signing key the engine writes at start.
+func waitKey(dataDir string, exited <-chan error) ([]byte, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		key, err := os.ReadFile(filepath.Join(dataDir, "engine.key"))
+		if err == nil && len(key) >= 32 {
+			return key, nil
+		}
+		select {
+		case err := <-exited:
+			return nil, errors.Join(errors.New("engine exited"), err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("no engine.key after 10s")
+		}
+	}
+}
+
+// waitHealthy polls Health until the engine answers, it exits, or 10 s pass.
+func waitHealthy(conn *sdk.EngineConn, exited <-chan error) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -110,12 +153,9 @@ func waitHealthy(conn *sdk.EngineConn, served <-chan error) error {
 			return nil
 		}
 		select {
-		case serr := <-served:
-			if serr == nil {
-				serr = err
-			}
-			return serr
-		default:
+		case serr := <-exited:
+			return errors.Join(errors.New("engine exited"), serr, err)
+		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			return err

@@ -29,7 +29,31 @@ type Guarded struct {
 var (
 	GuardAgents   = Guarded{Name: "_agents", Owner: "the agent registry"}
 	GuardMessages = Guarded{Name: InboxPrefix, Prefix: true, Owner: "messaging"}
+	GuardFamilies = Guarded{Name: FamilyPrefix, Prefix: true, Owner: "the family it is named after"}
 )
+
+// FamilyPrefix starts a family's own keyspace: FamilyPrefix + family name
+// (and namespaces below it). Only calls made for that family's tools (the
+// family in the host-signed assertion) read or write there, through the
+// ordinary memory RPCs: a plugin's storage view, as Vault gives each plugin.
+const FamilyPrefix = "_family/"
+
+// FamilyOf is the family whose keyspace ns lies in; "" outside any.
+func FamilyOf(ns string) string {
+	rest, ok := strings.CutPrefix(ns, FamilyPrefix)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// ownFamily reports whether ns is in the keyspace of the family calling.
+func ownFamily(ctx context.Context, ns string) bool {
+	c, ok := caller.FromContext(ctx)
+	f := FamilyOf(ns)
+	return ok && f != "" && c.Family == f
+}
 
 // InboxPrefix is the namespace prefix of inboxes: InboxPrefix + principal.
 const InboxPrefix = "_messages/"
@@ -43,6 +67,8 @@ func guardOf(ns string) (g Guarded, ok bool) {
 		return GuardAgents, true
 	case strings.HasPrefix(ns, GuardMessages.Name):
 		return GuardMessages, true
+	case strings.HasPrefix(ns, GuardFamilies.Name):
+		return GuardFamilies, true
 	}
 	return Guarded{Name: ns}, true
 }
@@ -75,6 +101,9 @@ func CheckGuard(ctx context.Context, op Op, namespaces ...string) error {
 		if owner, ok := ctx.Value(ownerKey{}).(Guarded); ok && g.Owner != "" && owner == g {
 			continue
 		}
+		if g == GuardFamilies && ownFamily(ctx, ns) {
+			continue
+		}
 		return &GuardedError{Namespace: ns, Op: op, Guard: g}
 	}
 	return nil
@@ -99,11 +128,15 @@ func (e *GuardedError) Error() string {
 func (e *GuardedError) Is(target error) bool { return target == ErrDenied }
 
 // Readable reports whether the caller of ctx may read memories of ns: an
-// inbox only by its owner (no caller, no inbox), nothing outside the
+// inbox only by its owner (no caller, no inbox), a family's keyspace only
+// by that family's calls, nothing outside the
 // caller's scope, everything else by all.
 func Readable(ctx context.Context, ns string) bool {
 	if c, ok := caller.FromContext(ctx); ok && !c.InScope(ns) {
 		return false // outside the principal's namespaces
+	}
+	if strings.HasPrefix(ns, FamilyPrefix) {
+		return ownFamily(ctx, ns) // another family's keyspace is invisible
 	}
 	if !strings.HasPrefix(ns, InboxPrefix) {
 		return true

@@ -18,16 +18,19 @@ import (
 
 const (
 	pendingListDesc    = "Actions awaiting approval, newest first."
-	pendingApproveDesc = "Approve a pending action (not your own); it then runs."
+	pendingApproveDesc = "Approve and run a pending action (not your own)."
 	pendingRejectDesc  = "Reject a pending action (not your own)."
 	setStandardDesc    = "Set a namespace's standard memory and policy (owner or operator)."
 	getStandardDesc    = "A namespace's standard and policy in force."
 	clearStandardDesc  = "Remove a namespace's standard and policy."
 )
 
+// standardNSProp: the namespace a standard is on, "*" for the global one.
+const standardNSProp = `"namespace":{"type":"string","description":"Namespace or *"}`
+
 const pendingListSchema = `{"type":"object","properties":{
 "status":{"type":"string","description":"pending (default), approved, rejected, expired, all"},
-"limit":{"type":"integer","description":"Max, default 100"}
+"limit":{"type":"integer","description":"Default 100"}
 }}`
 
 const pendingDecideSchema = `{"type":"object","properties":{
@@ -35,7 +38,7 @@ const pendingDecideSchema = `{"type":"object","properties":{
 },"required":["id"]}`
 
 const setStandardSchema = `{"type":"object","properties":{
-"namespace":{"type":"string","description":"Namespace or *"},
+` + standardNSProp + `,
 "id":{"type":"string","description":"Memory id"},
 "parent":{"type":"string","description":"Parent namespace"},
 "governance":{"type":"object","description":"{write (required), promote, delete: any|registered|owner|approve; approver: human|{agent}|{consensus}; inherit}"},
@@ -43,12 +46,12 @@ const setStandardSchema = `{"type":"object","properties":{
 },"required":["namespace","id"]}`
 
 const getStandardSchema = `{"type":"object","properties":{
-"namespace":{"type":"string","description":"Namespace or *"},
+` + standardNSProp + `,
 "inherit":{"type":"boolean","description":"Whole chain"}
 },"required":["namespace"]}`
 
 const clearStandardSchema = `{"type":"object","properties":{
-"namespace":{"type":"string","description":"Namespace or *"}
+` + standardNSProp + `
 },"required":["namespace"]}`
 
 // agent_id is accepted as the reference's clients send it, but it only

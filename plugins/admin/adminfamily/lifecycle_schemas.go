@@ -10,7 +10,7 @@ const (
 	deleteDesc  = "Delete a memory and its links."
 	forgetDesc  = "Archive memories matching all filters."
 	gcDesc      = "Archive expired memories now."
-	promoteDesc = "Make a memory long-term, or copy it up to to_namespace."
+	promoteDesc = "Make a memory long-term, or copy it to to_namespace."
 )
 
 const idProp = `"id":{"type":"string","description":"Id or unique prefix"}`
@@ -48,5 +48,5 @@ const gcSchema = `{"type":"object","properties":{
 
 const promoteSchema = `{"type":"object","properties":{
 ` + idProp + `,
-"to_namespace":{"type":"string","description":"An ancestor namespace"}
+"to_namespace":{"type":"string","description":"An ancestor"}
 },"required":["id"]}`

@@ -13,7 +13,7 @@ const (
 const listSchema = `{"type":"object","properties":{
 "id":{"type":"string","description":"Exact"},
 "namespace":{"type":"string","description":"Exact"},
-"limit":{"type":"integer","description":"Max 1000"},
+"limit":{"type":"integer","description":"Default 50"},
 "offset":{"type":"integer","description":"Skip"}
 }}`
 

@@ -9,6 +9,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
 var getArgs = argNames(getSchema, "format")
@@ -23,7 +24,7 @@ type linkView struct {
 
 // getResult is the whole memory (content uncut) plus its links.
 type getResult struct {
-	memoryView
+	render.View
 	Links []linkView `json:"links,omitempty"`
 }
 
@@ -40,7 +41,7 @@ func parseGet(raw []byte) (string, error) {
 	if err := record.ValidateID("id", id); err != nil {
 		return "", err
 	}
-	if _, err := formatArg(a); err != nil {
+	if _, err := render.FormatArg(a); err != nil {
 		return "", err
 	}
 	return id, nil
@@ -60,7 +61,7 @@ func (s *service) get(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, sdk.EngineError(err) // an ambiguous prefix lists its candidates
 	}
-	out := getResult{memoryView: newView(resp.GetMemories()[0], false)}
+	out := getResult{View: render.NewView(resp.GetMemories()[0], false)}
 	for _, l := range resp.GetLinks() {
 		out.Links = append(out.Links, linkView{
 			SourceID:  l.GetSourceId(),

@@ -5,6 +5,7 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
 var listArgs = argNames(listSchema)
@@ -39,7 +40,7 @@ func parseList(raw []byte) (*listQuery, error) {
 	if f.AgentId, err = agentArg(a); err != nil {
 		return nil, err
 	}
-	if q.format, err = formatArg(a); err != nil {
+	if q.format, err = render.FormatArg(a); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -53,14 +54,14 @@ func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
 	var mems []*aimemoryv1.Memory
 	var shorts []string
 	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
-		q.req.ShortIdLength = shortIDLength(q.format)
+		q.req.ShortIdLength = render.ShortIDLength(q.format)
 		resp, err := s.eng.ListMemories(ctx, &q.req)
 		if err != nil {
 			return nil, sdk.EngineError(err)
 		}
 		mems, shorts = resp.GetMemories(), resp.GetShortIds()
 	}
-	l := listing{meta: []pair{{"count", len(mems)}}, key: "memories", mems: mems, namespace: q.req.Filter.Namespace, caller: sdk.Caller(call.Context)}
-	l.withShortIDs(shorts)
-	return l.render(q.format)
+	l := render.Listing{Meta: []render.Pair{{Key: "count", Val: len(mems)}}, Key: "memories", Memories: mems, Namespace: q.req.Filter.Namespace, Caller: sdk.Caller(call.Context)}
+	l.WithShortIDs(shorts)
+	return l.Render(q.format)
 }

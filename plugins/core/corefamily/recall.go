@@ -10,6 +10,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
 // context_tokens is accepted but not advertised: it only steers semantic
@@ -74,7 +75,7 @@ func parseRecall(raw []byte) (*recallQuery, error) {
 	if _, err = a.StringList("context_tokens"); err != nil {
 		return nil, err
 	}
-	if q.format, err = formatArg(a); err != nil {
+	if q.format, err = render.FormatArg(a); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -99,11 +100,8 @@ func tagArg(a *sdk.Args) (string, error) {
 // timeArg reads an optional RFC 3339 time as Unix nanoseconds (0 = absent),
 // so it is compared as a time, not as text.
 func timeArg(a *sdk.Args, name string) (int64, error) {
-	s, err := a.Str(name, "")
-	if err != nil || s == "" {
-		return 0, err
-	}
-	return record.ParseTimeBound(name, s)
+	ns, _, err := a.TimeBound(name)
+	return ns, err
 }
 
 func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
@@ -127,29 +125,36 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 	std := s.standards(ctx, q.filter.Namespace)
 	hits = withoutStandards(hits, std)
 
-	meta := []pair{{"count", len(hits)}, {"mode", mode}, {"tokens_used", fill.used}}
+	meta := []render.Pair{{Key: "count", Val: len(hits)}, {Key: "mode", Val: mode}, {Key: "tokens_used", Val: fill.used}}
 	if reason != "" {
-		meta = append(meta, pair{"semantic_reason", reason})
+		meta = append(meta, render.Pair{Key: "semantic_reason", Val: reason})
 	}
 	if q.hasBudget {
-		meta = append(meta, pair{"budget_tokens", q.budget})
+		meta = append(meta, render.Pair{Key: "budget_tokens", Val: q.budget})
 		if fill.overflow {
-			meta = append(meta, pair{"budget_overflow", true})
+			meta = append(meta, render.Pair{Key: "budget_overflow", Val: true})
 		}
 		if fill.dropped > 0 {
-			meta = append(meta, pair{"memories_dropped", fill.dropped})
+			meta = append(meta, render.Pair{Key: "memories_dropped", Val: fill.dropped})
 		}
 	}
-	l := listing{meta: meta, key: "memories", scores: []float64{}, namespace: q.filter.Namespace,
-		caller: sdk.Caller(call.Context), budgeted: q.hasBudget, standards: std}
+	l := render.Listing{Meta: meta, Key: "memories", Scores: []float64{}, Namespace: q.filter.Namespace,
+		Caller: sdk.Caller(call.Context), Budgeted: q.hasBudget, TOONTail: standardsTOON(std)}
+	switch len(std) { // the namespace standards injected (standards.go)
+	case 0:
+	case 1:
+		l.Tail = []render.Pair{{Key: "standard", Val: std[0]}}
+	default:
+		l.Tail = []render.Pair{{Key: "standards", Val: std}}
+	}
 	shorts := make([]string, len(hits))
 	for i, h := range hits {
-		l.mems = append(l.mems, h.mem)
-		l.scores = append(l.scores, h.score)
+		l.Memories = append(l.Memories, h.mem)
+		l.Scores = append(l.Scores, h.score)
 		shorts[i] = h.short
 	}
-	l.withShortIDs(shorts)
-	return l.render(q.format)
+	l.WithShortIDs(shorts)
+	return l.Render(q.format)
 }
 
 // Recall's bookkeeping (collecting expired memories, counting accesses) is
@@ -177,7 +182,7 @@ func (s *service) rank(ctx context.Context, q *recallQuery) (_ []scored, mode, r
 		Rank:          aimemoryv1.RankMode_RANK_MODE_RECALL,
 		Filter:        &q.filter,
 		Limit:         q.limit,
-		ShortIdLength: shortIDLength(q.format),
+		ShortIdLength: render.ShortIDLength(q.format),
 		Semantic:      true,
 	})
 	if err != nil {
@@ -236,13 +241,13 @@ type budgetFill struct {
 // fillBudget takes hits in rank order until the next would exceed the
 // budget; the top hit is kept even alone over budget (overflow), except
 // with a budget of 0. Tokens are counted on the content as the result
-// carries it (cut at contentCut): that is what the agent pays for.
+// carries it (cut at render.ContentCut): that is what the agent pays for.
 // Without a budget, tokens_used is the cheap estimate bytes/4.
 func (s *service) fillBudget(q *recallQuery, hits []scored) (budgetFill, error) {
 	if !q.hasBudget {
 		bytes := 0
 		for _, h := range hits {
-			bytes += len(cutContent(h.mem.GetId(), h.mem.GetContent()))
+			bytes += len(render.CutContent(h.mem.GetId(), h.mem.GetContent()))
 		}
 		return budgetFill{taken: len(hits), used: bytes / 4}, nil
 	}
@@ -251,7 +256,7 @@ func (s *service) fillBudget(q *recallQuery, hits []scored) (budgetFill, error) 
 		if q.budget == 0 {
 			break
 		}
-		n, err := s.tokens.count(cutContent(h.mem.GetId(), h.mem.GetContent()))
+		n, err := s.tokens.count(render.CutContent(h.mem.GetId(), h.mem.GetContent()))
 		if err != nil {
 			return budgetFill{}, sdk.Errorf("counting tokens: %v", err)
 		}

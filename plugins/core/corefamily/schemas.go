@@ -8,16 +8,24 @@ import "github.com/ai-memory/ai-memory/sdk"
 
 const (
 	storeDesc  = "Store a memory."
-	recallDesc = "Find memories relevant to context (any word), best first. Marks them accessed."
-	listDesc   = "List memories, highest priority first."
-	getDesc    = "Get a memory in full, with its links."
-	searchDesc = "Find memories containing every query word."
+	recallDesc = "Memories matching any context word, best first; marks them accessed."
+	listDesc   = "Memories, highest priority first."
+	getDesc    = "A memory in full, with its links."
+	searchDesc = "Memories containing every query word."
 )
 
 // Enumerations are spelled out in descriptions rather than as "enum": it
 // costs fewer tokens, and a wrong value gets an error listing the valid ones.
 
-const formatProp = `"format":{"type":"string","description":"toon_compact (default), toon or json"}`
+// Properties several tools share.
+const (
+	formatProp  = `"format":{"type":"string","description":"toon_compact (default), toon or json"}`
+	filterProps = `"namespace":{"type":"string","description":"Exact"},
+"tier":{"type":"string","description":"short, mid or long"},
+"limit":{"type":"integer","description":"Default 20"},
+"agent_id":{"type":"string","description":"Author"},`
+	asAgentProp = `"as_agent":{"type":"string","description":"Your namespace, for scopes"}`
+)
 
 const storeSchema = `{"type":"object","properties":{
 "title":{"type":"string","description":"Unique per namespace"},
@@ -41,16 +49,13 @@ const recallSchema = `{"type":"object","properties":{
 "tags":{"type":"string","description":"One tag"},
 "since":{"type":"string","description":"Min created_at, RFC 3339"},
 "until":{"type":"string","description":"Max created_at, RFC 3339"},
-"as_agent":{"type":"string","description":"Your namespace, for scopes"},
+` + asAgentProp + `,
 "budget_tokens":{"type":"integer","description":"Max content tokens"},
 ` + formatProp + `
 },"required":["context"]}`
 
 const listSchema = `{"type":"object","properties":{
-"namespace":{"type":"string","description":"Exact"},
-"tier":{"type":"string","description":"short, mid or long"},
-"limit":{"type":"integer","description":"0-200, default 20"},
-"agent_id":{"type":"string","description":"Author"},
+` + filterProps + `
 ` + formatProp + `
 }}`
 
@@ -60,11 +65,8 @@ const getSchema = `{"type":"object","properties":{
 
 const searchSchema = `{"type":"object","properties":{
 "query":{"type":"string","description":"Words"},
-"namespace":{"type":"string","description":"Exact"},
-"tier":{"type":"string","description":"short, mid or long"},
-"limit":{"type":"integer","description":"0-200, default 20"},
-"agent_id":{"type":"string","description":"Author"},
-"as_agent":{"type":"string","description":"Your namespace, for scopes"},
+` + filterProps + `
+` + asAgentProp + `,
 ` + formatProp + `
 },"required":["query"]}`
 

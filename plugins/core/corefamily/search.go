@@ -5,6 +5,7 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
 var searchArgs = argNames(searchSchema)
@@ -49,7 +50,7 @@ func parseSearch(raw []byte) (*searchQuery, error) {
 	if f.AsAgent, err = namespaceArg(a, "as_agent"); err != nil {
 		return nil, err
 	}
-	if q.format, err = formatArg(a); err != nil {
+	if q.format, err = render.FormatArg(a); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -63,7 +64,7 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 	var mems []*aimemoryv1.Memory
 	var shorts []string
 	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
-		q.req.ShortIdLength = shortIDLength(q.format)
+		q.req.ShortIdLength = render.ShortIDLength(q.format)
 		resp, err := s.eng.SearchMemories(ctx, &q.req)
 		if err != nil {
 			return nil, sdk.EngineError(err)
@@ -73,7 +74,7 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		shorts = resp.GetShortIds()
 	}
-	l := listing{meta: []pair{{"count", len(mems)}}, key: "results", mems: mems, namespace: q.req.GetFilter().GetNamespace(), caller: sdk.Caller(call.Context)}
-	l.withShortIDs(shorts)
-	return l.render(q.format)
+	l := render.Listing{Meta: []render.Pair{{Key: "count", Val: len(mems)}}, Key: "results", Memories: mems, Namespace: q.req.GetFilter().GetNamespace(), Caller: sdk.Caller(call.Context)}
+	l.WithShortIDs(shorts)
+	return l.Render(q.format)
 }

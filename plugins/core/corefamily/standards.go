@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
 // Namespace standards injected into a recall (data-model §9.8): the
@@ -39,7 +40,7 @@ func (s *service) standards(ctx context.Context, ns string) []standardRow {
 			continue
 		}
 		seen[m.GetId()] = true
-		out = append(out, standardRow{Namespace: l.GetStandard().GetNamespace(), ID: m.GetId(), Title: m.GetTitle(), Content: cutContent(m.GetId(), m.GetContent())})
+		out = append(out, standardRow{Namespace: l.GetStandard().GetNamespace(), ID: m.GetId(), Title: m.GetTitle(), Content: render.CutContent(m.GetId(), m.GetContent())})
 	}
 	return out
 }
@@ -75,7 +76,7 @@ func standardsTOON(std []standardRow) string {
 	var b strings.Builder
 	b.WriteString("\nstandards[namespace|id|title|content]:")
 	for _, r := range std {
-		b.WriteString("\n" + escapeTOON(r.Namespace) + "|" + r.ID + "|" + escapeTOON(r.Title) + "|" + escapeTOON(r.Content))
+		b.WriteString("\n" + render.EscapeTOON(r.Namespace) + "|" + r.ID + "|" + render.EscapeTOON(r.Title) + "|" + render.EscapeTOON(r.Content))
 	}
 	return b.String()
 }

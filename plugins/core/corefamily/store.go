@@ -6,6 +6,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
 // store and get always answer JSON; a format argument is accepted (agents
@@ -48,7 +49,7 @@ func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
 		Tier:                    m.GetTier(), // the stored tier: a merge never downgrades it
 		Title:                   m.GetTitle(),
 		Namespace:               m.GetNamespace(),
-		AgentID:                 metadataString(m.GetMetadataJson(), "agent_id"),
+		AgentID:                 render.MetadataString(m.GetMetadataJson(), "agent_id"),
 		PotentialContradictions: resp.GetPotentialContradictions(),
 	}
 	if resp.GetOutcome() == aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED {
@@ -125,7 +126,7 @@ func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := formatArg(a); err != nil {
+	if _, err := render.FormatArg(a); err != nil {
 		return nil, err
 	}
 	return &aimemoryv1.StoreMemoryRequest{

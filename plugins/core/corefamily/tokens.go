@@ -2,9 +2,9 @@ package corefamily
 
 import "github.com/ai-memory/ai-memory/sdk"
 
-// tokenCounter counts cl100k_base tokens, the unit of recall's budget,
-// with the counter every budget and doctor --tokens use (sdk.CountTokens).
+// tokenCounter counts cl100k_base tokens, the unit of recall's budget: the
+// SDK's counter, the one doctor --tokens uses.
 type tokenCounter struct{}
 
 // count returns the number of cl100k_base tokens in s.
-func (t *tokenCounter) count(s string) (int, error) { return sdk.CountTokens(s) }
+func (tokenCounter) count(s string) (int, error) { return sdk.CountTokens(s), nil }

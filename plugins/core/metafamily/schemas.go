@@ -11,7 +11,7 @@ const (
 
 const sessionSchema = `{"type":"object","properties":{
 "namespace":{"type":"string","description":"Project"},
-"limit":{"type":"integer","description":"Max 50"},
+"limit":{"type":"integer","description":"Default 10"},
 "budget_tokens":{"type":"integer","description":"Default 2000"}
 }}`
 

@@ -179,8 +179,8 @@ func (f *fitter) add(part any, apply func()) {
 		f.skipped++
 		return
 	}
-	n, err := sdk.CountTokens(string(raw))
-	if err != nil || f.used+n+1 > f.budget {
+	n := sdk.CountTokens(string(raw))
+	if f.used+n+1 > f.budget {
 		f.skipped++
 		return
 	}
@@ -215,11 +215,7 @@ func (f *fitter) render() (int, sdk.Text) {
 	if err != nil {
 		return f.budget + 1, ""
 	}
-	n, err := sdk.CountTokens(string(raw))
-	if err != nil {
-		return f.budget + 1, ""
-	}
-	return n, sdk.Text(raw)
+	return sdk.CountTokens(string(raw)), sdk.Text(raw)
 }
 
 // cut shortens content to contentCut bytes on a UTF-8 boundary and says

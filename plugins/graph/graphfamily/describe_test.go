@@ -44,12 +44,12 @@ func TestDescribe(t *testing.T) {
 		if c > largest {
 			largest, largestName = c, name
 		}
-		if c > 400 {
-			t.Errorf("%s costs %d tokens; keep each tool at most 400", name, c)
+		if c > 180 {
+			t.Errorf("%s costs %d tokens; keep each tool at most 180", name, c)
 		}
 	}
 	t.Logf("the 8 graph tool definitions cost %d cl100k_base tokens (reference 1,694); largest %s %d", n, largestName, largest)
-	if n > 900 {
-		t.Errorf("graph tools cost %d tokens; keep them at most 900", n)
+	if n > 785 {
+		t.Errorf("graph tools cost %d tokens; keep them at most 785", n)
 	}
 }

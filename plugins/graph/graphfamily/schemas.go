@@ -10,19 +10,22 @@ import "github.com/ai-memory/ai-memory/sdk"
 // the valid ones.
 
 const (
-	linkDesc       = "Link two memories (directed). Linking an invalidated link again revives it."
+	linkDesc       = "Link two memories (directed); relinking revives an invalidated link."
 	getLinksDesc   = "Links from and to a memory."
-	queryDesc      = "Memories reachable from source_id, each once, nearest first, with depth and the ids it was reached via."
-	timelineDesc   = "Links from source_id in the order they became valid."
-	invalidateDesc = "End a link's validity; it stays queryable as history."
-	registerDesc   = "Register an entity: a canonical name plus aliases, unique per namespace. Reuses an existing one."
-	byAliasDesc    = "Find an entity by name or alias (case-insensitive)."
-	taxonomyDesc   = "Namespace tree with counts of live memories."
+	queryDesc      = "Memories reachable from source_id, each once, nearest first, with depth and via path."
+	timelineDesc   = "Links from source_id, earliest valid_from first."
+	invalidateDesc = "End a link's validity, keeping it as history."
+	registerDesc   = "Create an entity (canonical name plus aliases), or return the existing one."
+	byAliasDesc    = "Entity by name or alias, case-insensitive."
+	taxonomyDesc   = "Namespace tree with live memory counts."
 )
 
+// endsProps are a link's two ends, as link and invalidate take them.
+const endsProps = `"source_id":{"type":"string","description":"From memory id"},
+"target_id":{"type":"string","description":"To memory id"},`
+
 const linkSchema = `{"type":"object","properties":{
-"source_id":{"type":"string","description":"From memory id"},
-"target_id":{"type":"string","description":"To memory id"},
+` + endsProps + `
 "relation":{"type":"string","description":"related_to (default), supersedes, contradicts or derived_from"}
 },"required":["source_id","target_id"]}`
 
@@ -31,25 +34,24 @@ const getLinksSchema = `{"type":"object","properties":{
 },"required":["id"]}`
 
 const querySchema = `{"type":"object","properties":{
-"source_id":{"type":"string","description":"Start memory id"},
+"source_id":{"type":"string","description":"Memory id"},
 "max_depth":{"type":"integer","description":"Hops, 1-5, default 1"},
 "direction":{"type":"string","description":"out (default), in or both"},
-"relation":{"type":"string","description":"Follow only this relation"},
-"valid_at":{"type":"string","description":"Only links valid then, RFC 3339"},
-"allowed_agents":{"type":"array","items":{"type":"string"},"description":"Only links observed by these agents"},
-"limit":{"type":"integer","description":"1-1000, default 200"}
+"relation":{"type":"string","description":"Only this relation"},
+"valid_at":{"type":"string","description":"RFC 3339; only links valid then"},
+"allowed_agents":{"type":"array","items":{"type":"string"},"description":"Only links these agents observed"},
+"limit":{"type":"integer","description":"Default 200"}
 },"required":["source_id"]}`
 
 const timelineSchema = `{"type":"object","properties":{
 "source_id":{"type":"string","description":"Memory id"},
 "since":{"type":"string","description":"Min valid_from, RFC 3339"},
 "until":{"type":"string","description":"Max valid_from, RFC 3339"},
-"limit":{"type":"integer","description":"1-1000, default 200"}
+"limit":{"type":"integer","description":"Default 200"}
 },"required":["source_id"]}`
 
 const invalidateSchema = `{"type":"object","properties":{
-"source_id":{"type":"string","description":"From memory id"},
-"target_id":{"type":"string","description":"To memory id"},
+` + endsProps + `
 "relation":{"type":"string","description":"The link's relation"},
 "valid_until":{"type":"string","description":"RFC 3339, default now"}
 },"required":["source_id","target_id","relation"]}`
@@ -58,7 +60,7 @@ const registerSchema = `{"type":"object","properties":{
 "canonical_name":{"type":"string","description":"Name"},
 "namespace":{"type":"string","description":"Namespace"},
 "aliases":{"type":"array","items":{"type":"string"},"description":"Other names"},
-"metadata":{"type":"object","description":"Any JSON, new entity only"},
+"metadata":{"type":"object","description":"Any JSON; new entity only"},
 "agent_id":{"type":"string","description":"Author, default you"}
 },"required":["canonical_name","namespace"]}`
 
@@ -70,7 +72,7 @@ const byAliasSchema = `{"type":"object","properties":{
 const taxonomySchema = `{"type":"object","properties":{
 "namespace_prefix":{"type":"string","description":"Subtree root"},
 "depth":{"type":"integer","description":"0-8, default 8"},
-"limit":{"type":"integer","description":"Max namespaces, 1-10000, default 1000"}
+"limit":{"type":"integer","description":"Max namespaces, default 1000"}
 }}`
 
 // schema and argNames are the SDK's: short names for the literals above.

@@ -1,8 +1,6 @@
 package graphfamily
 
 import (
-	"strings"
-
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -73,16 +71,10 @@ func relation(a *sdk.Args, def string) (string, error) {
 // timeArg reads an optional RFC 3339 argument as Unix nanoseconds; ok is
 // false when it is absent or blank.
 func timeArg(a *sdk.Args, name string, bound bool) (ns int64, ok bool, err error) {
-	s, err := a.Str(name, "")
-	if err != nil || strings.TrimSpace(s) == "" {
-		return 0, false, err
-	}
 	if bound {
-		ns, err = record.ParseTimeBound(name, s)
-	} else {
-		ns, err = record.ParseTime(name, s)
+		return a.TimeBound(name)
 	}
-	return ns, err == nil, err
+	return a.Time(name)
 }
 
 // notZero keeps an instant from meaning "absent" in an engine filter:

@@ -61,11 +61,16 @@ type DescribeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PluginName    string                 `protobuf:"bytes,1,opt,name=plugin_name,json=pluginName,proto3" json:"plugin_name,omitempty"`
 	PluginVersion string                 `protobuf:"bytes,2,opt,name=plugin_version,json=pluginVersion,proto3" json:"plugin_version,omitempty"`
-	// PROTOCOL_VERSION of the proto this plugin was built against.
+	// The plugin protocol's major version the plugin was built against
+	// (sdk.ProtocolVersion, also go-plugin's handshake version): a host
+	// refuses any other major.
 	ProtocolVersion uint32               `protobuf:"varint,3,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	Families        []*FamilyDescription `protobuf:"bytes,4,rep,name=families,proto3" json:"families,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The protocol's minor version (sdk.ProtocolMinor): additions a host of
+	// an older minor ignores, so any minor of the host's major works.
+	ProtocolMinor uint32 `protobuf:"varint,5,opt,name=protocol_minor,json=protocolMinor,proto3" json:"protocol_minor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -124,6 +129,13 @@ func (x *DescribeResponse) GetFamilies() []*FamilyDescription {
 		return x.Families
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetProtocolMinor() uint32 {
+	if x != nil {
+		return x.ProtocolMinor
+	}
+	return 0
 }
 
 type FamilyDescription struct {
@@ -533,13 +545,14 @@ var File_aimemory_v1_family_proto protoreflect.FileDescriptor
 const file_aimemory_v1_family_proto_rawDesc = "" +
 	"\n" +
 	"\x18aimemory/v1/family.proto\x12\vaimemory.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xc1\x01\n" +
+	"\x0fDescribeRequest\"\xe8\x01\n" +
 	"\x10DescribeResponse\x12\x1f\n" +
 	"\vplugin_name\x18\x01 \x01(\tR\n" +
 	"pluginName\x12%\n" +
 	"\x0eplugin_version\x18\x02 \x01(\tR\rpluginVersion\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\rR\x0fprotocolVersion\x12:\n" +
-	"\bfamilies\x18\x04 \x03(\v2\x1e.aimemory.v1.FamilyDescriptionR\bfamilies\"Z\n" +
+	"\bfamilies\x18\x04 \x03(\v2\x1e.aimemory.v1.FamilyDescriptionR\bfamilies\x12%\n" +
+	"\x0eprotocol_minor\x18\x05 \x01(\rR\rprotocolMinor\"Z\n" +
 	"\x11FamilyDescription\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
 	"\x05tools\x18\x02 \x03(\v2\x1b.aimemory.v1.ToolDefinitionR\x05tools\"\xd3\x01\n" +

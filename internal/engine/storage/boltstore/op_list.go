@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
@@ -28,16 +29,19 @@ var (
 )
 
 // filter compiles a request's filter with the read rule of the guarded
-// namespaces: another identity's inbox is never returned.
+// namespaces: another identity's inbox, or another family's keyspace, is
+// never returned.
 func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
 	f, err := index.CompileFilter(in)
 	if err != nil {
 		return nil, err
 	}
 	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
-	if c, ok := caller.FromContext(ctx); ok && c.Scope != "" {
-		f.Within(c.InScope)
-	}
+	c, _ := caller.FromContext(ctx)
+	f.Within(func(ns string) bool {
+		// Outside the scope, or another family's keyspace: hidden.
+		return (c.Scope == "" || c.InScope(ns)) && (!strings.HasPrefix(ns, storage.FamilyPrefix) || storage.Readable(ctx, ns))
+	})
 	return f, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -190,4 +191,65 @@ func intersect(have []string, want ...string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// testFamilyKeyspaceIsTheFamilysOwn: a family's keyspace (_family/<name>)
+// is written and read through the ordinary operations by calls for that
+// family, and is invisible and closed to every other caller: another
+// family, the host, no caller, and a family whose name is a prefix.
+func testFamilyKeyspaceIsTheFamilysOwn(t *testing.T, o Opener) {
+	s, _ := o.open(t, storage.Options{})
+	family := func(f string) context.Context {
+		return caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s", Family: f})
+	}
+	notes := family("notes")
+	plain := storeAs(t, family("core"), s, Mem("Deploy", "kiwi plain", InNS("team")))
+	task := storeAs(t, notes, s, Mem("ship kiwi", "kiwi task", InNS(storage.FamilyPrefix+"notes")))
+	sub := storeAs(t, notes, s, Mem("nested", "kiwi nested", InNS(storage.FamilyPrefix+"notes/archive")))
+	if _, err := s.PutLink(notes, &aimemoryv1.PutLinkRequest{SourceId: task.Id, TargetId: plain.Id, ObservedBy: "ai:bob"}); err != nil {
+		t.Fatalf("linking the family's state to a memory: %v", err)
+	}
+	if _, err := s.UpdateMemory(notes, &aimemoryv1.UpdateMemoryRequest{Id: task.Id, SetTags: true, Tags: []string{"done"}}); err != nil {
+		t.Fatalf("family updating its state: %v", err)
+	}
+	if l, err := s.ListMemories(notes, &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: storage.FamilyPrefix + "notes"}, Limit: 10}); err != nil || len(l.Memories) != 1 {
+		t.Fatalf("family listing its keyspace: %v %v", l, err)
+	}
+
+	for name, ctx := range map[string]context.Context{"other": family("other"), "host": family(caller.HostFamily), "prefix": family("note"), "no caller": context.Background()} {
+		l, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 100})
+		if err != nil || len(l.Memories) != 1 || l.Memories[0].Id != plain.Id {
+			t.Errorf("%s: list = %v %v, want only the plain memory", name, l.GetMemories(), err)
+		}
+		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "kiwi", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100})
+		if err != nil || len(r.Results) != 1 {
+			t.Errorf("%s: search = %v %v, want only the plain memory", name, r.GetResults(), err)
+		}
+		if g := getAs(t, ctx, s, task.Id, sub.Id); len(g.Memories) != 0 {
+			t.Errorf("%s: get returned the family's state", name)
+		}
+		c, err := s.CountNamespaces(ctx, &aimemoryv1.CountNamespacesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range c.Namespaces {
+			if strings.HasPrefix(n.Key, storage.FamilyPrefix) {
+				t.Errorf("%s: namespace counts show %s", name, n.Key)
+			}
+		}
+		_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("ship kiwi", "overwritten", InNS(storage.FamilyPrefix+"notes"))})
+		guardedErr(t, name+": store into the keyspace", err, storage.FamilyPrefix+"notes")
+		_, err = s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: plain.Id, Namespace: proto.String(storage.FamilyPrefix + "notes")})
+		if err == nil {
+			t.Errorf("%s: moved a memory into the keyspace", name)
+		}
+		_, err = s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: plain.Id, TargetId: task.Id, ObservedBy: "ai:bob"})
+		if err == nil {
+			t.Errorf("%s: linked to the family's state", name)
+		}
+	}
+	if FamilyOf := storage.FamilyOf(storage.FamilyPrefix + "notes/archive"); FamilyOf != "notes" {
+		t.Errorf("FamilyOf = %q", FamilyOf)
+	}
+	check(t, s)
 }

@@ -92,6 +92,7 @@ func Run(t *testing.T, open Opener) {
 		{"Attribution", testAttribution},
 		{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},
 		{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
+		{"FamilyKeyspaceIsTheFamilysOwn", testFamilyKeyspaceIsTheFamilysOwn},
 		{"ScopeLimitsReadsAndWrites", testScopeLimitsReadsAndWrites},
 		// governance: policy on every write path, approvals, standards
 		{"GovernanceBypassMatrix", testGovernanceBypassMatrix},

@@ -1,4 +1,8 @@
-package corefamily
+// Package render is how list-like results reach an agent: toon_compact
+// (the default, close to the cost of the memories' own text), toon, and
+// json, with content cut at 2,000 bytes and a way to get the rest. Every
+// family that answers with memories renders them the same way.
+package render
 
 import (
 	"bytes"
@@ -13,89 +17,86 @@ import (
 
 // Output formats of recall, list and search (data-model §1.1).
 const (
-	formatTOONCompact = "toon_compact"
-	formatTOON        = "toon"
-	formatJSON        = "json"
+	TOONCompact = "toon_compact"
+	TOON        = "toon"
+	JSON        = "json"
 )
 
-// formatArg reads the format argument; the default is the cheapest form.
-func formatArg(a *sdk.Args) (string, error) {
-	return a.OneOf("format", formatTOONCompact, formatTOONCompact, formatTOON, formatJSON)
+// FormatArg reads the format argument; the default is the cheapest form.
+func FormatArg(a *sdk.Args) (string, error) {
+	return a.OneOf("format", TOONCompact, TOONCompact, TOON, JSON)
 }
 
-// pair is one key of a result's header, in output order.
-type pair struct {
-	key string
-	val any // int, int64, string or bool
+// Pair is one key of a result's header, in output order.
+type Pair struct {
+	Key string
+	Val any // int, int64, string or bool
 }
 
-// listing is a list-like result (recall, list, search) before rendering.
-type listing struct {
-	meta   []pair
-	key    string // JSON key of the rows: "memories" or "results"
-	mems   []*aimemoryv1.Memory
-	scores []float64 // one per memory, or nil: no score anywhere
+// Listing is a list-like result (recall, list, search: memories with a
+// header) before rendering in one of the formats.
+type Listing struct {
+	Meta     []Pair
+	Key      string // JSON key of the rows: "memories" or "results"
+	Memories []*aimemoryv1.Memory
+	Scores   []float64 // one per memory, or nil: no score anywhere
 	// What the compact form leaves out or shortens: the namespace the call
 	// asked for (each row's would repeat it), and short ids (full id →
 	// shortest unique prefix; nil = full ids).
-	namespace string
-	shortIDs  map[string]string
-	caller    string        // the session's agent id: shared by every row, it says nothing
-	budgeted  bool          // a token budget was asked for: tokens_used matters
-	standards []standardRow // recall: the namespace standards injected (standards.go)
+	Namespace string
+	ShortIDs  map[string]string
+	Caller    string // the session's agent id: shared by every row, it says nothing
+	Budgeted  bool   // a token budget was asked for: tokens_used matters
+	// What follows the rows: pairs appended to the JSON object, and the
+	// same in TOON text (core's recall puts the namespace standards here).
+	Tail     []Pair
+	TOONTail string
 }
 
-// render returns the result in format: a JSON object, or TOON text.
-func (l listing) render(format string) (any, error) {
+// Render returns the result in format: a JSON object, or TOON text.
+func (l Listing) Render(format string) (any, error) {
 	switch format {
-	case formatJSON:
-		return l.json()
-	case formatTOONCompact:
-		return textResult(l.compact()), nil
+	case JSON:
+		return l.JSON()
+	case TOONCompact:
+		return sdk.Text(l.Compact()), nil
 	}
-	return textResult(l.toon()), nil
+	return sdk.Text(l.TOON()), nil
 }
 
-// textResult is how a handler answers with plain text (sent unencoded).
-func textResult(s string) any { return sdk.Text(s) }
-
-// json renders {meta..., key: [views]} with keys in a fixed order.
-func (l listing) json() (any, error) {
+// JSON renders {meta..., key: [views]} with keys in a fixed order.
+func (l Listing) JSON() (any, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, p := range l.meta {
+	for i, p := range l.Meta {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if err := writeJSONPair(&b, p.key, p.val); err != nil {
+		if err := writeJSONPair(&b, p.Key, p.Val); err != nil {
 			return nil, err
 		}
 	}
-	if len(l.mems) > 0 {
-		views := make([]memoryView, len(l.mems))
-		for i, m := range l.mems {
-			views[i] = newView(m, true)
-			if l.scores != nil {
-				s := round3(l.scores[i])
+	if len(l.Memories) > 0 {
+		views := make([]View, len(l.Memories))
+		for i, m := range l.Memories {
+			views[i] = NewView(m, true)
+			if l.Scores != nil {
+				s := Round3(l.Scores[i])
 				views[i].Score = &s
 			}
 		}
-		if len(l.meta) > 0 {
+		if len(l.Meta) > 0 {
 			b.WriteByte(',')
 		}
-		if err := writeJSONPair(&b, l.key, views); err != nil {
+		if err := writeJSONPair(&b, l.Key, views); err != nil {
 			return nil, err
 		}
 	}
-	if len(l.standards) > 0 {
-		key, val := "standards", any(l.standards)
-		if len(l.standards) == 1 {
-			key, val = "standard", l.standards[0]
-		}
+	for _, p := range l.Tail {
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		if err := writeJSONPair(&b, key, val); err != nil {
+		if err := writeJSONPair(&b, p.Key, p.Val); err != nil {
 			return nil, err
 		}
 	}
@@ -125,9 +126,9 @@ type column struct {
 }
 
 // columns are the full toon form's; compact.go has the default form.
-func (l listing) columns() []column {
+func (l Listing) columns() []column {
 	str := func(name string, get func(*aimemoryv1.Memory) string) column {
-		return column{name, func(m *aimemoryv1.Memory, _ float64) string { return escapeTOON(get(m)) }}
+		return column{name, func(m *aimemoryv1.Memory, _ float64) string { return EscapeTOON(get(m)) }}
 	}
 	num := func(name string, get func(*aimemoryv1.Memory) int64) column {
 		return column{name, func(m *aimemoryv1.Memory, _ float64) string { return strconv.FormatInt(get(m), 10) }}
@@ -141,21 +142,21 @@ func (l listing) columns() []column {
 	ns := str("namespace", (*aimemoryv1.Memory).GetNamespace)
 	prio := num("priority", func(m *aimemoryv1.Memory) int64 { return int64(m.GetPriority()) })
 	score := column{"score", func(_ *aimemoryv1.Memory, s float64) string {
-		return strconv.FormatFloat(round3(s), 'f', -1, 64)
+		return strconv.FormatFloat(Round3(s), 'f', -1, 64)
 	}}
-	tags := column{"tags", func(m *aimemoryv1.Memory, _ float64) string { return tagsCell(m.GetTags()) }}
-	content := str("content", func(m *aimemoryv1.Memory) string { return cutContent(m.GetId(), m.GetContent()) })
+	tags := column{"tags", func(m *aimemoryv1.Memory, _ float64) string { return TagsCell(m.GetTags()) }}
+	content := str("content", func(m *aimemoryv1.Memory) string { return CutContent(m.GetId(), m.GetContent()) })
 
 	conf := column{"confidence", func(m *aimemoryv1.Memory, _ float64) string {
 		return strconv.FormatFloat(m.GetConfidence(), 'f', -1, 64)
 	}}
 	access := num("access_count", (*aimemoryv1.Memory).GetAccessCount)
 	source := str("source", (*aimemoryv1.Memory).GetSource)
-	meta := str("metadata", func(m *aimemoryv1.Memory) string { return string(metadataJSON(m.GetMetadataJson())) })
+	meta := str("metadata", func(m *aimemoryv1.Memory) string { return string(MetadataJSON(m.GetMetadataJson())) })
 	cols := []column{id, title, tier, ns, prio, conf, score, access, tags, source,
 		tim("created_at", (*aimemoryv1.Memory).GetCreatedAt), tim("updated_at", (*aimemoryv1.Memory).GetUpdatedAt),
 		meta, content}
-	if l.scores == nil { // list and search have no score: no blank column either
+	if l.Scores == nil { // list and search have no score: no blank column either
 		cols = removeColumn(cols, "score")
 	}
 	return cols
@@ -171,18 +172,18 @@ func removeColumn(cols []column, name string) []column {
 	return out
 }
 
-// toon renders the full form: the header line, then memories[cols]: and
+// TOON renders the full form: the header line, then memories[cols]: and
 // one row a memory. Search rows are also headed "memories", as in the
 // reference.
-func (l listing) toon() string {
+func (l Listing) TOON() string {
 	var b strings.Builder
-	for i, p := range l.meta {
+	for i, p := range l.Meta {
 		if i > 0 {
 			b.WriteByte('|')
 		}
-		b.WriteString(p.key)
+		b.WriteString(p.Key)
 		b.WriteByte(':')
-		b.WriteString(toonValue(p.val))
+		b.WriteString(toonValue(p.Val))
 	}
 	b.WriteByte('\n')
 	cols := l.columns()
@@ -194,10 +195,10 @@ func (l listing) toon() string {
 		b.WriteString(c.name)
 	}
 	b.WriteString("]:")
-	for i, m := range l.mems {
+	for i, m := range l.Memories {
 		var score float64
-		if l.scores != nil {
-			score = l.scores[i]
+		if l.Scores != nil {
+			score = l.Scores[i]
 		}
 		b.WriteByte('\n')
 		for j, c := range cols {
@@ -207,7 +208,7 @@ func (l listing) toon() string {
 			b.WriteString(c.cell(m, score))
 		}
 	}
-	b.WriteString(standardsTOON(l.standards))
+	b.WriteString(l.TOONTail)
 	return b.String()
 }
 
@@ -223,7 +224,7 @@ func toonValue(v any) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case string:
-		return strings.ReplaceAll(escapeTOON(x), ":", `\:`) // the header is key:value
+		return strings.ReplaceAll(EscapeTOON(x), ":", `\:`) // the header is key:value
 	}
 	return ""
 }
@@ -235,14 +236,14 @@ func toonValue(v any) string {
 // and cost a token each.
 var toonEscaper = strings.NewReplacer(`\`, `\\`, `|`, `\|`, "\n", `\n`, "\r", `\r`)
 
-func escapeTOON(s string) string { return toonEscaper.Replace(s) }
+func EscapeTOON(s string) string { return toonEscaper.Replace(s) }
 
-// tagsCell joins tags with commas; a comma inside a tag is escaped too, so
+// TagsCell joins tags with commas; a comma inside a tag is escaped too, so
 // the cell splits back into the same tags.
-func tagsCell(tags []string) string {
+func TagsCell(tags []string) string {
 	parts := make([]string, len(tags))
 	for i, t := range tags {
-		parts[i] = strings.ReplaceAll(escapeTOON(t), ",", `\,`)
+		parts[i] = strings.ReplaceAll(EscapeTOON(t), ",", `\,`)
 	}
 	return strings.Join(parts, ",")
 }

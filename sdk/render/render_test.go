@@ -1,4 +1,4 @@
-package corefamily
+package render
 
 import (
 	"encoding/json"
@@ -12,19 +12,19 @@ import (
 )
 
 func TestCutContent(t *testing.T) {
-	if got := cutContent("id1", "short"); got != "short" {
+	if got := CutContent("id1", "short"); got != "short" {
 		t.Errorf("short content changed: %q", got)
 	}
-	exact := strings.Repeat("a", contentCut)
-	if got := cutContent("id1", exact); got != exact {
-		t.Error("content of exactly contentCut bytes must stay whole")
+	exact := strings.Repeat("a", ContentCut)
+	if got := CutContent("id1", exact); got != exact {
+		t.Error("content of exactly ContentCut bytes must stay whole")
 	}
 	// 'é' is 2 bytes: 1999 ASCII bytes then 'é' straddles the cut.
-	long := strings.Repeat("a", contentCut-1) + "é" + strings.Repeat("b", 500)
-	got := cutContent("id1", long)
-	want := strings.Repeat("a", contentCut-1) + "…[502 more bytes; memory_get id1]"
+	long := strings.Repeat("a", ContentCut-1) + "é" + strings.Repeat("b", 500)
+	got := CutContent("id1", long)
+	want := strings.Repeat("a", ContentCut-1) + "…[502 more bytes; memory_get id1]"
 	if got != want {
-		t.Errorf("cut = …%q, want …%q", got[contentCut-10:], want[contentCut-10:])
+		t.Errorf("cut = …%q, want …%q", got[ContentCut-10:], want[ContentCut-10:])
 	}
 	if !utf8.ValidString(got) {
 		t.Error("cut split a UTF-8 sequence")
@@ -43,12 +43,12 @@ func TestEscapeTOON(t *testing.T) {
 		"unicode ✓ é": "unicode ✓ é",
 	}
 	for in, want := range tests {
-		if got := escapeTOON(in); got != want {
-			t.Errorf("escapeTOON(%q) = %q, want %q", in, got, want)
+		if got := EscapeTOON(in); got != want {
+			t.Errorf("EscapeTOON(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := tagsCell([]string{"a,b", "c|d", "e"}); got != `a\,b,c\|d,e` {
-		t.Errorf("tagsCell = %q", got)
+	if got := TagsCell([]string{"a,b", "c|d", "e"}); got != `a\,b,c\|d,e` {
+		t.Errorf("TagsCell = %q", got)
 	}
 }
 
@@ -63,29 +63,29 @@ func sampleMemories() []*aimemoryv1.Memory {
 		},
 		{
 			Id: "22222222-bbbb", Title: "Plain", Tier: "mid", Namespace: "global",
-			Content: strings.Repeat("z", contentCut+10), Priority: 5, Confidence: 1,
+			Content: strings.Repeat("z", ContentCut+10), Priority: 5, Confidence: 1,
 			Source: "claude", CreatedAt: at, UpdatedAt: at, MetadataJson: []byte(`{}`),
 		},
 	}
 }
 
 func TestTOONCompact(t *testing.T) {
-	l := listing{
-		meta:      []pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}, {"budget_overflow", true}},
-		key:       "memories",
-		mems:      sampleMemories(),
-		scores:    []float64{7.12345, 2},
-		shortIDs:  map[string]string{"11111111-aaaa": "11111111"},
-		namespace: "org/team",
-		caller:    "alice",
-		budgeted:  true,
+	l := Listing{
+		Meta:      []Pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}, {"budget_overflow", true}},
+		Key:       "memories",
+		Memories:  sampleMemories(),
+		Scores:    []float64{7.12345, 2},
+		ShortIDs:  map[string]string{"11111111-aaaa": "11111111"},
+		Namespace: "org/team",
+		Caller:    "alice",
+		Budgeted:  true,
 	}
-	got := l.compact()
+	got := l.Compact()
 	want := strings.Join([]string{
 		"count:2|tokens_used:12|budget_overflow:1",
 		"memories[id|title|tier|namespace|priority|tags|agent_id|content]:",
 		`11111111|Pipes \| colons: here|long|org/team|9|db,x\,y|alice|line one\nline two`,
-		`22222222-bbbb|Plain||||||` + strings.Repeat("z", contentCut) + `…[10 more bytes; memory_get 22222222-bbbb]`,
+		`22222222-bbbb|Plain||||||` + strings.Repeat("z", ContentCut) + `…[10 more bytes; memory_get 22222222-bbbb]`,
 	}, "\n")
 	if got != want {
 		t.Errorf("toon_compact:\n%s\nwant:\n%s", got, want)
@@ -102,24 +102,24 @@ func TestTOONCompact(t *testing.T) {
 	mems := sampleMemories()
 	mems[1].Tier, mems[1].Namespace, mems[1].Priority, mems[1].MetadataJson = "long", "org/team", 9, []byte(`{"agent_id":"alice"}`)
 	mems[0].Tags = nil
-	l = listing{meta: []pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}}, key: "memories", mems: mems, scores: []float64{1, 2}, caller: "alice"}
+	l = Listing{Meta: []Pair{{"count", 2}, {"mode", "keyword"}, {"tokens_used", 12}}, Key: "memories", Memories: mems, Scores: []float64{1, 2}, Caller: "alice"}
 	want = strings.Join([]string{
 		"count:2",
 		"all[tier|namespace|priority]:long|org/team|9",
 		"memories[id|title|content]:",
 		`11111111-aaaa|Pipes \| colons: here|line one\nline two`,
 	}, "\n")
-	if got := l.compact(); !strings.HasPrefix(got, want+"\n22222222-bbbb|Plain|zzz") {
+	if got := l.Compact(); !strings.HasPrefix(got, want+"\n22222222-bbbb|Plain|zzz") {
 		t.Errorf("toon_compact:\n%.300s\nwant:\n%s", got, want)
 	}
-	if empty := (listing{meta: []pair{{"count", 0}}, key: "memories"}).compact(); empty != "count:0\nmemories[id|title|content]:" {
+	if empty := (Listing{Meta: []Pair{{"count", 0}}, Key: "memories"}).Compact(); empty != "count:0\nmemories[id|title|content]:" {
 		t.Errorf("empty toon_compact = %q", empty)
 	}
 }
 
 func TestTOONFullWithoutScore(t *testing.T) {
-	l := listing{meta: []pair{{"count", 1}}, key: "results", mems: sampleMemories()[:1]}
-	got := l.toon()
+	l := Listing{Meta: []Pair{{"count", 1}}, Key: "results", Memories: sampleMemories()[:1]}
+	got := l.TOON()
 	want := "count:1\n" +
 		"memories[id|title|tier|namespace|priority|confidence|access_count|tags|source|created_at|updated_at|metadata|content]:\n" +
 		`11111111-aaaa|Pipes \| colons: here|long|org/team|9|0.5|3|db,x\,y|user|2026-03-04T05:06:07Z|2026-03-04T05:06:07Z|{"agent_id":"alice","scope":"team"}|line one\nline two`
@@ -129,8 +129,8 @@ func TestTOONFullWithoutScore(t *testing.T) {
 }
 
 func TestJSONListing(t *testing.T) {
-	l := listing{meta: []pair{{"count", 2}}, key: "results", mems: sampleMemories()}
-	out, err := l.render(formatJSON)
+	l := Listing{Meta: []Pair{{"count", 2}}, Key: "results", Memories: sampleMemories()}
+	out, err := l.Render(JSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestJSONListing(t *testing.T) {
 		t.Errorf("content not cut: …%s", c[len(c)-40:])
 	}
 
-	out, _ = listing{meta: []pair{{"count", 0}}, key: "memories"}.render(formatJSON)
+	out, _ = Listing{Meta: []Pair{{"count", 0}}, Key: "memories"}.Render(JSON)
 	if text, _ := sdk.MarshalCompact(out); string(text) != `{"count":0}` {
 		t.Errorf("empty json = %s", text)
 	}

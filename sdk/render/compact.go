@@ -1,4 +1,4 @@
-package corefamily
+package render
 
 import (
 	"strconv"
@@ -8,7 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// compact renders the default format, toon_compact, at close to the cost
+// Compact renders the default format, toon_compact, at close to the cost
 // of the memories' own titles and contents:
 //
 //	count:2
@@ -27,20 +27,20 @@ import (
 // order does not, and it cost two tokens a row (json and toon keep it).
 // The header leaves out mode (always keyword) and tokens_used unless a
 // budget was asked for.
-func (l listing) compact() string {
+func (l Listing) Compact() string {
 	var b strings.Builder
 	first := true
-	for _, p := range l.meta {
-		if (p.key == "mode" && p.val == "keyword") || (p.key == "tokens_used" && !l.budgeted) {
+	for _, p := range l.Meta {
+		if (p.Key == "mode" && p.Val == "keyword") || (p.Key == "tokens_used" && !l.Budgeted) {
 			continue
 		}
 		if !first {
 			b.WriteByte('|')
 		}
 		first = false
-		b.WriteString(p.key)
+		b.WriteString(p.Key)
 		b.WriteByte(':')
-		b.WriteString(toonValue(p.val))
+		b.WriteString(toonValue(p.Val))
 	}
 
 	type optional struct {
@@ -50,23 +50,23 @@ func (l listing) compact() string {
 		get    func(*aimemoryv1.Memory) string
 	}
 	opts := []optional{
-		{"tier", record.DefaultTier, "", func(m *aimemoryv1.Memory) string { return escapeTOON(m.GetTier()) }},
-		{"namespace", record.DefaultNamespace, l.namespace, func(m *aimemoryv1.Memory) string { return escapeTOON(m.GetNamespace()) }},
+		{"tier", record.DefaultTier, "", func(m *aimemoryv1.Memory) string { return EscapeTOON(m.GetTier()) }},
+		{"namespace", record.DefaultNamespace, l.Namespace, func(m *aimemoryv1.Memory) string { return EscapeTOON(m.GetNamespace()) }},
 		{"priority", strconv.Itoa(record.DefaultPriority), "", func(m *aimemoryv1.Memory) string { return strconv.Itoa(int(m.GetPriority())) }},
-		{"tags", "", "", func(m *aimemoryv1.Memory) string { return tagsCell(m.GetTags()) }},
-		{"agent_id", "", l.caller, func(m *aimemoryv1.Memory) string {
-			return escapeTOON(metadataString(m.GetMetadataJson(), "agent_id"))
+		{"tags", "", "", func(m *aimemoryv1.Memory) string { return TagsCell(m.GetTags()) }},
+		{"agent_id", "", l.Caller, func(m *aimemoryv1.Memory) string {
+			return EscapeTOON(MetadataString(m.GetMetadataJson(), "agent_id"))
 		}},
 	}
 	cells := map[string][]string{}
 	var shared, sharedVals []string
 	for _, o := range opts {
-		if len(l.mems) == 0 {
+		if len(l.Memories) == 0 {
 			break
 		}
-		col := make([]string, len(l.mems))
+		col := make([]string, len(l.Memories))
 		same, empty := true, true
-		for i, m := range l.mems {
+		for i, m := range l.Memories {
 			col[i] = o.get(m)
 			same = same && col[i] == col[0]
 		}
@@ -79,7 +79,7 @@ func (l listing) compact() string {
 		}
 		switch {
 		case same && (empty || value == o.silent):
-		case same && len(l.mems) > 1:
+		case same && len(l.Memories) > 1:
 			shared = append(shared, o.name)
 			sharedVals = append(sharedVals, value)
 		default:
@@ -101,7 +101,7 @@ func (l listing) compact() string {
 		b.WriteByte('\n')
 	}
 	b.WriteString("memories[" + strings.Join(names, "|") + "]:")
-	for i, m := range l.mems {
+	for i, m := range l.Memories {
 		b.WriteByte('\n')
 		id := l.shortID(m.GetId())
 		for j, n := range names {
@@ -112,49 +112,49 @@ func (l listing) compact() string {
 			case "id":
 				b.WriteString(id)
 			case "title":
-				b.WriteString(escapeTOON(m.GetTitle()))
+				b.WriteString(EscapeTOON(m.GetTitle()))
 			case "content":
-				b.WriteString(escapeTOON(cutContent(id, m.GetContent())))
+				b.WriteString(EscapeTOON(CutContent(id, m.GetContent())))
 			default:
 				b.WriteString(cells[n][i])
 			}
 		}
 	}
-	b.WriteString(standardsTOON(l.standards))
+	b.WriteString(l.TOONTail)
 	return b.String()
 }
 
 // shortID is id's shortest unique prefix when known, else id.
-func (l listing) shortID(id string) string {
-	if s, ok := l.shortIDs[id]; ok {
+func (l Listing) shortID(id string) string {
+	if s, ok := l.ShortIDs[id]; ok {
 		return s
 	}
 	return id
 }
 
-// minShortID is the shortest id prefix results show.
-const minShortID = 8
+// MinShortID is the shortest id prefix results show.
+const MinShortID = 8
 
-// shortIDLength is what a listing asks the engine for alongside its
+// ShortIDLength is what a Listing asks the engine for alongside its
 // memories: their short ids when the format shows them (toon_compact), so
 // the result costs one engine read, not two.
-func shortIDLength(format string) uint32 {
-	if format == formatTOONCompact {
-		return minShortID
+func ShortIDLength(format string) uint32 {
+	if format == TOONCompact {
+		return MinShortID
 	}
 	return 0
 }
 
-// withShortIDs records the short ids the engine answered, one per memory of
+// WithShortIDs records the short ids the engine answered, one per memory of
 // l in order; an empty one (not asked for) leaves the full id.
-func (l *listing) withShortIDs(shorts []string) {
+func (l *Listing) WithShortIDs(shorts []string) {
 	for i, short := range shorts {
-		if i >= len(l.mems) || short == "" {
+		if i >= len(l.Memories) || short == "" {
 			continue
 		}
-		if l.shortIDs == nil {
-			l.shortIDs = make(map[string]string, len(shorts))
+		if l.ShortIDs == nil {
+			l.ShortIDs = make(map[string]string, len(shorts))
 		}
-		l.shortIDs[l.mems[i].GetId()] = short
+		l.ShortIDs[l.Memories[i].GetId()] = short
 	}
 }

@@ -1,0 +1,107 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// ContentCut is how many bytes of content recall, search and list carry:
+// an agent recalls in order to read, yet one long memory must not flood
+// the context. memory_get returns the rest.
+const ContentCut = 2000
+
+// CutContent shortens content to ContentCut bytes on a UTF-8 boundary and
+// says how much is left and how to get it.
+func CutContent(id, content string) string {
+	if len(content) <= ContentCut {
+		return content
+	}
+	n := ContentCut
+	for n > 0 && !utf8.RuneStart(content[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s…[%d more bytes; memory_get %s]", content[:n], len(content)-n, id)
+}
+
+// View is one memory as a JSON result shows it: RFC 3339 times, the
+// metadata object, and no empty or zero fields. Priority and confidence are
+// always shown: 0 confidence is a value, not an absence.
+type View struct {
+	ID             string          `json:"id"`
+	Title          string          `json:"title"`
+	Tier           string          `json:"tier"`
+	Namespace      string          `json:"namespace"`
+	Priority       int32           `json:"priority"`
+	Confidence     float64         `json:"confidence"`
+	Score          *float64        `json:"score,omitempty"`
+	AccessCount    int64           `json:"access_count,omitempty"`
+	Tags           []string        `json:"tags,omitempty"`
+	Source         string          `json:"source,omitempty"`
+	CreatedBy      string          `json:"created_by,omitempty"` // engine-stamped: who the host said called
+	UpdatedBy      string          `json:"updated_by,omitempty"`
+	CreatedAt      string          `json:"created_at,omitempty"`
+	UpdatedAt      string          `json:"updated_at,omitempty"`
+	LastAccessedAt string          `json:"last_accessed_at,omitempty"`
+	ExpiresAt      string          `json:"expires_at,omitempty"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	Content        string          `json:"content,omitempty"`
+}
+
+// NewView renders m; cut shortens its content for list-like results.
+func NewView(m *aimemoryv1.Memory, cut bool) View {
+	content := m.GetContent()
+	if cut {
+		content = CutContent(m.GetId(), content)
+	}
+	return View{
+		ID:             m.GetId(),
+		Title:          m.GetTitle(),
+		Tier:           m.GetTier(),
+		Namespace:      m.GetNamespace(),
+		Priority:       m.GetPriority(),
+		Confidence:     m.GetConfidence(),
+		AccessCount:    m.GetAccessCount(),
+		Tags:           m.GetTags(),
+		Source:         m.GetSource(),
+		CreatedBy:      m.GetCreatedBy(),
+		UpdatedBy:      m.GetUpdatedBy(),
+		CreatedAt:      record.FormatTime(m.GetCreatedAt()),
+		UpdatedAt:      record.FormatTime(m.GetUpdatedAt()),
+		LastAccessedAt: record.FormatTime(m.GetLastAccessedAt()),
+		ExpiresAt:      record.FormatTime(m.GetExpiresAt()),
+		Metadata:       MetadataJSON(m.GetMetadataJson()),
+		Content:        content,
+	}
+}
+
+// MetadataJSON returns compact metadata, or nil when it is empty or not a
+// valid object (which the engine never stores, but a result must still encode).
+func MetadataJSON(raw []byte) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil || buf.Len() == 0 || buf.String() == "{}" || buf.Bytes()[0] != '{' {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// MetadataString returns the string value of key in metadata, "" if absent.
+func MetadataString(raw []byte, key string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m[key], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// Round3 rounds a score to 3 decimal places, as results show it.
+func Round3(f float64) float64 { return math.Round(f*1000) / 1000 }
