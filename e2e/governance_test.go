@@ -95,7 +95,8 @@ func outcome(text string, isErr bool) string {
 
 // The bypass matrix: under a deny policy and an approval policy, every
 // write path (store, merge, update, a move into the namespace, delete,
-// link, and the lifecycle tools: update, delete, forget, promote), from a host with --profile core and one with --profile full, is
+// link, the lifecycle tools: update, delete, forget, promote, and
+// consolidate into and out of the namespace), from a host with --profile core and one with --profile full, is
 // refused or queued, never done, and changes nothing.
 func TestGovernanceBypassMatrix(t *testing.T) {
 	for _, pol := range []struct{ name, doc, want string }{
@@ -105,6 +106,7 @@ func TestGovernanceBypassMatrix(t *testing.T) {
 		t.Run(pol.name, func(t *testing.T) {
 			e := govEnv(t)
 			w := newGovWorld(t, e, pol.doc)
+			note2 := w.alice.ok("memory_store", map[string]any{"title": "note two", "content": "note two text", "namespace": "open", "format": "json"})["id"].(string)
 			for _, profile := range []string{"core", "full"} {
 				bob := e.as("ai:bob", profile)
 				bridged := profile == "core"
@@ -126,6 +128,9 @@ func TestGovernanceBypassMatrix(t *testing.T) {
 					{"memory_delete archive", "memory_delete", map[string]any{"id": w.targetID, "archive": true}},
 					{"memory_forget", "memory_forget", map[string]any{"namespace": "gov", "pattern": "target text"}},
 					{"memory_promote", "memory_promote", map[string]any{"id": w.targetID}},
+					// The power family's consolidate: into gov (write) and out of it (delete).
+					{"memory_consolidate into", "memory_consolidate", map[string]any{"ids": []string{w.noteID, note2}, "title": "bob merged", "summary": "merged", "namespace": "gov"}},
+					{"memory_consolidate sources", "memory_consolidate", map[string]any{"ids": []string{w.targetID, note2}, "title": "bob merged", "summary": "merged", "namespace": "open"}},
 				}
 				for _, p := range paths {
 					before := w.snapshot(t)
@@ -140,8 +145,8 @@ func TestGovernanceBypassMatrix(t *testing.T) {
 			}
 			if pol.want == "queued" {
 				list := w.alice.ok("memory_pending_list", map[string]any{})
-				if list["count"].(float64) != 26 {
-					t.Errorf("pending actions after the matrix: %v, want 26 (13 paths, 2 hosts)", list["count"])
+				if list["count"].(float64) != 30 {
+					t.Errorf("pending actions after the matrix: %v, want 30 (15 paths, 2 hosts)", list["count"])
 				}
 			}
 		})

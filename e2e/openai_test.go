@@ -100,6 +100,8 @@ func chatReply(prompt string) string {
 		return "- Billing\n2. deploys\n#Fridays\n"
 	case strings.Contains(prompt, "search terms"):
 		return "invoices\npayments\n"
+	case strings.Contains(prompt, "Summarise these notes"):
+		return "Billing deploys: frozen on Fridays, according to one note."
 	case strings.Contains(prompt, "contradict"):
 		return "Yes."
 	}

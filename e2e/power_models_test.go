@@ -145,6 +145,17 @@ func TestChatUsedWhenConfiguredAndDegrades(t *testing.T) {
 	if got["method"] != "tfidf" || !strings.Contains(got["reason"].(string), "looks like it holds a secret") || o.saw("ghp_") {
 		t.Fatalf("auto_tag of a secret: %v", got)
 	}
+	c1, c2 := h.store("Release day", "Releases go out on Tuesdays."), h.store("Release owner", "The release captain rotates weekly.")
+	got = h.ok("memory_consolidate", map[string]any{"ids": []string{c1, c2}, "title": "Releases"})
+	if got["method"] != "llm" || got["summary_preview"] != "Billing deploys: frozen on Fridays, according to one note." {
+		t.Fatalf("consolidate with a model: %v", got)
+	}
+	c3 := h.store("Release token", "Publish with 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 on release day.")
+	c4 := h.store("Release notes", "Release notes are written by the captain.")
+	got = h.ok("memory_consolidate", map[string]any{"ids": []string{c3, c4}, "title": "Release secrets"})
+	if got["method"] != "extractive" || !strings.Contains(got["reason"].(string), "looks like it holds a secret") || o.saw("ghp_") {
+		t.Fatalf("consolidate of a secret: %v", got)
+	}
 	// Down: the classical method, the reason, a log line; writes still work.
 	o.set("500")
 	got = h.ok("memory_detect_contradiction", map[string]any{"id_a": a, "id_b": b})
@@ -154,6 +165,11 @@ func TestChatUsedWhenConfiguredAndDegrades(t *testing.T) {
 	got = h.ok("memory_expand_query", map[string]any{"query": "billing"})
 	if got["method"] != "pmi" || !strings.Contains(got["reason"].(string), "chat endpoint failed") {
 		t.Fatalf("expand_query with the endpoint cooling down: %v", got)
+	}
+	c5, c6 := h.store("Oncall A", "Alice is on call in week one."), h.store("Oncall B", "Bob is on call in week two.")
+	got = h.ok("memory_consolidate", map[string]any{"ids": []string{c5, c6}, "title": "Oncall"})
+	if got["method"] != "extractive" || !strings.Contains(got["reason"].(string), "chat endpoint failed") || got["id"] == nil {
+		t.Fatalf("consolidate with the endpoint down: %v", got)
 	}
 	h.store("After", "stores never depend on the chat endpoint")
 	if !strings.Contains(e.engineLog(), "chat endpoint failed") {

@@ -123,10 +123,27 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 		_, err = eng.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.ID}})
 	case "link":
 		_, err = eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", ObservedBy: c.Context.GetAgentId()})
+	case "restore":
+		_, err = eng.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: a.ID})
+	case "archived": // the archive row's reason and the links kept with it
+		resp, aerr := eng.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{a.ID}})
+		if aerr != nil {
+			return nil, aerr
+		}
+		out := map[string]any{"found": len(resp.GetArchived()) == 1}
+		if len(resp.GetArchived()) == 1 {
+			out["reason"] = resp.GetArchived()[0].GetReason()
+		}
+		var ls []string
+		for _, l := range resp.GetLinks() {
+			ls = append(ls, l.GetSourceId()+" "+l.GetRelation()+" "+l.GetTargetId())
+		}
+		out["links"] = ls
+		return out, nil
 	case "unlink":
 		_, err = eng.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", InvalidatedBy: c.Context.GetAgentId()})
 	default:
-		return nil, sdk.Errorf("op: must be update, delete, link or unlink")
+		return nil, sdk.Errorf("op: must be update, delete, link, unlink, restore or archived")
 	}
 	out := map[string]any{"code": status.Code(err).String(), "message": status.Convert(err).Message()}
 	if p, ok := sdk.PendingFromError(err); ok {

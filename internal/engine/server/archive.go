@@ -35,6 +35,11 @@ func (s *Archive) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRe
 	return resp, s.status(err)
 }
 
+func (s *Archive) Consolidate(ctx context.Context, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
+	resp, err := s.st.Consolidate(ctx, req)
+	return resp, s.status(err)
+}
+
 func (s *Archive) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
 	resp, err := s.st.ListArchived(ctx, req)
 	return resp, s.status(err)

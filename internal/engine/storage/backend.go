@@ -94,6 +94,9 @@ type Archive interface {
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
 	PromoteMemory(context.Context, *aimemoryv1.PromoteMemoryRequest) (*aimemoryv1.PromoteMemoryResponse, error)
 	RestoreMemory(context.Context, *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error)
+	// Consolidate writes one new memory from sources and archives them
+	// (reason consolidated), linked derived_from, in one transaction.
+	Consolidate(context.Context, *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error)
 	ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error)
 	// PurgeArchive deletes archive rows for good, by an explicit cut-off
 	// or explicit ids (exactly one; never everything by default).
@@ -114,10 +117,17 @@ type Transfer interface {
 
 // Archive reasons.
 const (
-	ArchiveReasonTTL        = "ttl_expired" // garbage collection
-	ArchiveReasonForget     = "forget"
-	ArchiveReasonDelete     = "delete"     // DeleteMemories with archive
-	ArchiveReasonSuperseded = "superseded" // the version an update or a merging store replaced
+	ArchiveReasonTTL          = "ttl_expired" // garbage collection
+	ArchiveReasonForget       = "forget"
+	ArchiveReasonDelete       = "delete"       // DeleteMemories with archive
+	ArchiveReasonSuperseded   = "superseded"   // the version an update or a merging store replaced
+	ArchiveReasonConsolidated = "consolidated" // a source of Consolidate
+)
+
+// Consolidate's bounds on its sources.
+const (
+	MinConsolidate = 2
+	MaxConsolidate = 100
 )
 
 // MaxReported bounds the memories a bulk lifecycle answer lists (Forget).

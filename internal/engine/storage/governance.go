@@ -74,6 +74,9 @@ func requirements(w Write) []requirement {
 		if w.Target != nil && ns(w.Target) != ns(w.New) {
 			add(w.Target, kindWrite)
 		}
+	case OpConsolidate:
+		add(w.New, kindWrite)
+		add(w.Old, kindDelete)
 	case OpPromote:
 		add(w.Old, kindPromote)
 		if w.New != nil && w.Old != nil && ns(w.New) != ns(w.Old) {

@@ -28,6 +28,10 @@ const (
 	// again about the copy in the ancestor (Old the memory it merges into,
 	// or nil; New the copy), so the ancestor's policy decides too.
 	OpPromote Op = "promote"
+	// OpConsolidate: Consolidate. Asked about the new memory (New; write
+	// in its namespace) and about each source (Old; delete in its
+	// namespace), every ask before anything is written.
+	OpConsolidate Op = "consolidate"
 )
 
 // Forget asks OpDelete about each memory it archives, delete with archive

@@ -129,3 +129,58 @@ func benchDuplicate(b *testing.B, n int) {
 	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
 	b.ReportMetric(float64(dups)/float64(len(lat)), "dup-rate")
 }
+
+// BenchmarkConsolidate runs memory_consolidate as the host calls it over
+// a real engine holding 10k memories: each call merges 5 fresh memories
+// of 3 sentences, with the caller's summary and with an extractive one
+// (no model). Only the consolidate call is timed.
+func BenchmarkConsolidate(b *testing.B) {
+	eng := sdktest.StartEngine(b)
+	srv, err := sdk.NewFamilyServer("power", "bench", Families(eng), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	p := newProse(r)
+	ctx := context.Background()
+	n := 0
+	store := func() string {
+		n++
+		var s []string
+		for range 3 {
+			s = append(s, strings.Join(p.words(8+r.IntN(8)), " ")+".")
+		}
+		resp, err := eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+			Title: fmt.Sprint("bench ", n), Content: strings.Join(s, " "), Confidence: 1,
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp.GetMemory().GetId()
+	}
+	for range 10_000 {
+		store()
+	}
+	for _, mode := range []string{"summary", "extractive"} {
+		b.Run(mode, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				ids := []string{store(), store(), store(), store(), store()}
+				args := []any{"ids", ids, "title", fmt.Sprint("merged ", n)}
+				if mode == "summary" {
+					args = append(args, "summary", "the five in one")
+				}
+				req := &aimemoryv1.CallRequest{Tool: "memory_consolidate", ArgumentsJson: []byte(jsonArgs(args...)), Context: &aimemoryv1.CallContext{AgentId: "ai:bench"}}
+				t0 := time.Now()
+				resp, err := srv.Call(ctx, req)
+				lat = append(lat, time.Since(t0))
+				if err != nil || resp.GetIsError() {
+					b.Fatalf("%v %s", err, resp.GetText())
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)*50/100].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+		})
+	}
+}

@@ -22,7 +22,7 @@ const (
 )
 
 // Reasons: ttl_expired (gc), forget, delete, superseded (update, merge),
-// consolidated (later).
+// consolidated (consolidate's sources).
 type ArchivedMemory struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Memory            *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
@@ -599,6 +599,163 @@ func (x *GetArchivedResponse) GetNotFound() []string {
 	return nil
 }
 
+type ConsolidateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 2 to 100 distinct exact ids of live memories.
+	Ids []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// The new memory's title; it must be free in namespace (the sources' titles included).
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// The new memory's content (the caller's, an extractive or a model's summary).
+	Summary string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The new memory's namespace; "" = global.
+	Namespace string `protobuf:"bytes,4,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Claimed provenance: the consolidator, recorded as metadata.agent_id
+	// (an agent id); "" = the caller's principal.
+	AgentId       string `protobuf:"bytes,5,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateRequest) Reset() {
+	*x = ConsolidateRequest{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateRequest) ProtoMessage() {}
+
+func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateRequest.ProtoReflect.Descriptor instead.
+func (*ConsolidateRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ConsolidateRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *ConsolidateRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ConsolidateRequest) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *ConsolidateRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ConsolidateRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+type ConsolidateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new memory: tier long, no expiry, source consolidation, the union
+	// of the sources' tags, priority max(5, theirs), their access counts
+	// summed, their metadata merged with derived_from (the ids in order),
+	// agent_id and consolidated_from_agents.
+	Memory *Memory `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
+	// The sources archived, in request order.
+	Archived []string `protobuf:"bytes,2,rep,name=archived,proto3" json:"archived,omitempty"`
+	// The derived_from links written (one per source).
+	LinksCreated uint32 `protobuf:"varint,3,opt,name=links_created,json=linksCreated,proto3" json:"links_created,omitempty"`
+	// Namespaces whose standard was one of the sources: point it at the new memory.
+	Standards     []string `protobuf:"bytes,4,rep,name=standards,proto3" json:"standards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateResponse) Reset() {
+	*x = ConsolidateResponse{}
+	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateResponse) ProtoMessage() {}
+
+func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateResponse.ProtoReflect.Descriptor instead.
+func (*ConsolidateResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ConsolidateResponse) GetMemory() *Memory {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *ConsolidateResponse) GetArchived() []string {
+	if x != nil {
+		return x.Archived
+	}
+	return nil
+}
+
+func (x *ConsolidateResponse) GetLinksCreated() uint32 {
+	if x != nil {
+		return x.LinksCreated
+	}
+	return 0
+}
+
+func (x *ConsolidateResponse) GetStandards() []string {
+	if x != nil {
+		return x.Standards
+	}
+	return nil
+}
+
 type ListArchivedRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Exact namespace; "" = all the caller may read.
@@ -614,7 +771,7 @@ type ListArchivedRequest struct {
 
 func (x *ListArchivedRequest) Reset() {
 	*x = ListArchivedRequest{}
-	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -626,7 +783,7 @@ func (x *ListArchivedRequest) String() string {
 func (*ListArchivedRequest) ProtoMessage() {}
 
 func (x *ListArchivedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_archive_proto_msgTypes[9]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -639,7 +796,7 @@ func (x *ListArchivedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListArchivedRequest.ProtoReflect.Descriptor instead.
 func (*ListArchivedRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{9}
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListArchivedRequest) GetNamespace() string {
@@ -684,7 +841,7 @@ type ListArchivedResponse struct {
 
 func (x *ListArchivedResponse) Reset() {
 	*x = ListArchivedResponse{}
-	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +853,7 @@ func (x *ListArchivedResponse) String() string {
 func (*ListArchivedResponse) ProtoMessage() {}
 
 func (x *ListArchivedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_archive_proto_msgTypes[10]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +866,7 @@ func (x *ListArchivedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListArchivedResponse.ProtoReflect.Descriptor instead.
 func (*ListArchivedResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{10}
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListArchivedResponse) GetArchived() []*ArchivedMemory {
@@ -748,7 +905,7 @@ type PurgeArchiveRequest struct {
 
 func (x *PurgeArchiveRequest) Reset() {
 	*x = PurgeArchiveRequest{}
-	mi := &file_aimemory_v1_archive_proto_msgTypes[11]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +917,7 @@ func (x *PurgeArchiveRequest) String() string {
 func (*PurgeArchiveRequest) ProtoMessage() {}
 
 func (x *PurgeArchiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_archive_proto_msgTypes[11]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +930,7 @@ func (x *PurgeArchiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeArchiveRequest.ProtoReflect.Descriptor instead.
 func (*PurgeArchiveRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{11}
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PurgeArchiveRequest) GetBefore() int64 {
@@ -813,7 +970,7 @@ type PurgeArchiveResponse struct {
 
 func (x *PurgeArchiveResponse) Reset() {
 	*x = PurgeArchiveResponse{}
-	mi := &file_aimemory_v1_archive_proto_msgTypes[12]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +982,7 @@ func (x *PurgeArchiveResponse) String() string {
 func (*PurgeArchiveResponse) ProtoMessage() {}
 
 func (x *PurgeArchiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_archive_proto_msgTypes[12]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +995,7 @@ func (x *PurgeArchiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeArchiveResponse.ProtoReflect.Descriptor instead.
 func (*PurgeArchiveResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{12}
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PurgeArchiveResponse) GetPurged() uint32 {
@@ -877,7 +1034,7 @@ type ArchiveStatsRequest struct {
 
 func (x *ArchiveStatsRequest) Reset() {
 	*x = ArchiveStatsRequest{}
-	mi := &file_aimemory_v1_archive_proto_msgTypes[13]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +1046,7 @@ func (x *ArchiveStatsRequest) String() string {
 func (*ArchiveStatsRequest) ProtoMessage() {}
 
 func (x *ArchiveStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_archive_proto_msgTypes[13]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +1059,7 @@ func (x *ArchiveStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArchiveStatsRequest.ProtoReflect.Descriptor instead.
 func (*ArchiveStatsRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{13}
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{15}
 }
 
 type ArchiveStatsResponse struct {
@@ -925,7 +1082,7 @@ type ArchiveStatsResponse struct {
 
 func (x *ArchiveStatsResponse) Reset() {
 	*x = ArchiveStatsResponse{}
-	mi := &file_aimemory_v1_archive_proto_msgTypes[14]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1094,7 @@ func (x *ArchiveStatsResponse) String() string {
 func (*ArchiveStatsResponse) ProtoMessage() {}
 
 func (x *ArchiveStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_archive_proto_msgTypes[14]
+	mi := &file_aimemory_v1_archive_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1107,7 @@ func (x *ArchiveStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArchiveStatsResponse.ProtoReflect.Descriptor instead.
 func (*ArchiveStatsResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{14}
+	return file_aimemory_v1_archive_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ArchiveStatsResponse) GetTotal() uint64 {
@@ -1046,7 +1203,18 @@ const file_aimemory_v1_archive_proto_rawDesc = "" +
 	"\barchived\x18\x01 \x03(\v2\x1b.aimemory.v1.ArchivedMemoryR\barchived\x127\n" +
 	"\bversions\x18\x02 \x03(\v2\x1b.aimemory.v1.ArchivedMemoryR\bversions\x12'\n" +
 	"\x05links\x18\x03 \x03(\v2\x11.aimemory.v1.LinkR\x05links\x12\x1b\n" +
-	"\tnot_found\x18\x04 \x03(\tR\bnotFound\"y\n" +
+	"\tnot_found\x18\x04 \x03(\tR\bnotFound\"\x8f\x01\n" +
+	"\x12ConsolidateRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\x12\x1c\n" +
+	"\tnamespace\x18\x04 \x01(\tR\tnamespace\x12\x19\n" +
+	"\bagent_id\x18\x05 \x01(\tR\aagentId\"\xa1\x01\n" +
+	"\x13ConsolidateResponse\x12+\n" +
+	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x1a\n" +
+	"\barchived\x18\x02 \x03(\tR\barchived\x12#\n" +
+	"\rlinks_created\x18\x03 \x01(\rR\flinksCreated\x12\x1c\n" +
+	"\tstandards\x18\x04 \x03(\tR\tstandards\"y\n" +
 	"\x13ListArchivedRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x14\n" +
@@ -1074,12 +1242,13 @@ const file_aimemory_v1_archive_proto_rawDesc = "" +
 	"\tnewest_at\x18\x05 \x01(\x03R\bnewestAt\x12\x1d\n" +
 	"\n" +
 	"size_bytes\x18\x06 \x01(\x04R\tsizeBytes\x12\x1a\n" +
-	"\bversions\x18\a \x01(\x04R\bversions2\xcd\x04\n" +
+	"\bversions\x18\a \x01(\x04R\bversions2\x9f\x05\n" +
 	"\aArchive\x12A\n" +
 	"\x06Forget\x12\x1a.aimemory.v1.ForgetRequest\x1a\x1b.aimemory.v1.ForgetResponse\x12V\n" +
 	"\rPromoteMemory\x12!.aimemory.v1.PromoteMemoryRequest\x1a\".aimemory.v1.PromoteMemoryResponse\x12V\n" +
 	"\rRestoreMemory\x12!.aimemory.v1.RestoreMemoryRequest\x1a\".aimemory.v1.RestoreMemoryResponse\x12P\n" +
-	"\vGetArchived\x12\x1f.aimemory.v1.GetArchivedRequest\x1a .aimemory.v1.GetArchivedResponse\x12S\n" +
+	"\vGetArchived\x12\x1f.aimemory.v1.GetArchivedRequest\x1a .aimemory.v1.GetArchivedResponse\x12P\n" +
+	"\vConsolidate\x12\x1f.aimemory.v1.ConsolidateRequest\x1a .aimemory.v1.ConsolidateResponse\x12S\n" +
 	"\fListArchived\x12 .aimemory.v1.ListArchivedRequest\x1a!.aimemory.v1.ListArchivedResponse\x12S\n" +
 	"\fPurgeArchive\x12 .aimemory.v1.PurgeArchiveRequest\x1a!.aimemory.v1.PurgeArchiveResponse\x12S\n" +
 	"\fArchiveStats\x12 .aimemory.v1.ArchiveStatsRequest\x1a!.aimemory.v1.ArchiveStatsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
@@ -1096,7 +1265,7 @@ func file_aimemory_v1_archive_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_archive_proto_rawDescData
 }
 
-var file_aimemory_v1_archive_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_aimemory_v1_archive_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_aimemory_v1_archive_proto_goTypes = []any{
 	(*ArchivedMemory)(nil),        // 0: aimemory.v1.ArchivedMemory
 	(*ForgetRequest)(nil),         // 1: aimemory.v1.ForgetRequest
@@ -1107,48 +1276,53 @@ var file_aimemory_v1_archive_proto_goTypes = []any{
 	(*RestoreMemoryResponse)(nil), // 6: aimemory.v1.RestoreMemoryResponse
 	(*GetArchivedRequest)(nil),    // 7: aimemory.v1.GetArchivedRequest
 	(*GetArchivedResponse)(nil),   // 8: aimemory.v1.GetArchivedResponse
-	(*ListArchivedRequest)(nil),   // 9: aimemory.v1.ListArchivedRequest
-	(*ListArchivedResponse)(nil),  // 10: aimemory.v1.ListArchivedResponse
-	(*PurgeArchiveRequest)(nil),   // 11: aimemory.v1.PurgeArchiveRequest
-	(*PurgeArchiveResponse)(nil),  // 12: aimemory.v1.PurgeArchiveResponse
-	(*ArchiveStatsRequest)(nil),   // 13: aimemory.v1.ArchiveStatsRequest
-	(*ArchiveStatsResponse)(nil),  // 14: aimemory.v1.ArchiveStatsResponse
-	(*Memory)(nil),                // 15: aimemory.v1.Memory
-	(*MemoryRef)(nil),             // 16: aimemory.v1.MemoryRef
-	(*Link)(nil),                  // 17: aimemory.v1.Link
-	(*CountByKey)(nil),            // 18: aimemory.v1.CountByKey
+	(*ConsolidateRequest)(nil),    // 9: aimemory.v1.ConsolidateRequest
+	(*ConsolidateResponse)(nil),   // 10: aimemory.v1.ConsolidateResponse
+	(*ListArchivedRequest)(nil),   // 11: aimemory.v1.ListArchivedRequest
+	(*ListArchivedResponse)(nil),  // 12: aimemory.v1.ListArchivedResponse
+	(*PurgeArchiveRequest)(nil),   // 13: aimemory.v1.PurgeArchiveRequest
+	(*PurgeArchiveResponse)(nil),  // 14: aimemory.v1.PurgeArchiveResponse
+	(*ArchiveStatsRequest)(nil),   // 15: aimemory.v1.ArchiveStatsRequest
+	(*ArchiveStatsResponse)(nil),  // 16: aimemory.v1.ArchiveStatsResponse
+	(*Memory)(nil),                // 17: aimemory.v1.Memory
+	(*MemoryRef)(nil),             // 18: aimemory.v1.MemoryRef
+	(*Link)(nil),                  // 19: aimemory.v1.Link
+	(*CountByKey)(nil),            // 20: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_archive_proto_depIdxs = []int32{
-	15, // 0: aimemory.v1.ArchivedMemory.memory:type_name -> aimemory.v1.Memory
-	16, // 1: aimemory.v1.ForgetResponse.memories:type_name -> aimemory.v1.MemoryRef
-	15, // 2: aimemory.v1.PromoteMemoryResponse.memory:type_name -> aimemory.v1.Memory
-	15, // 3: aimemory.v1.RestoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	17, // 0: aimemory.v1.ArchivedMemory.memory:type_name -> aimemory.v1.Memory
+	18, // 1: aimemory.v1.ForgetResponse.memories:type_name -> aimemory.v1.MemoryRef
+	17, // 2: aimemory.v1.PromoteMemoryResponse.memory:type_name -> aimemory.v1.Memory
+	17, // 3: aimemory.v1.RestoreMemoryResponse.memory:type_name -> aimemory.v1.Memory
 	0,  // 4: aimemory.v1.GetArchivedResponse.archived:type_name -> aimemory.v1.ArchivedMemory
 	0,  // 5: aimemory.v1.GetArchivedResponse.versions:type_name -> aimemory.v1.ArchivedMemory
-	17, // 6: aimemory.v1.GetArchivedResponse.links:type_name -> aimemory.v1.Link
-	0,  // 7: aimemory.v1.ListArchivedResponse.archived:type_name -> aimemory.v1.ArchivedMemory
-	16, // 8: aimemory.v1.PurgeArchiveResponse.memories:type_name -> aimemory.v1.MemoryRef
-	18, // 9: aimemory.v1.ArchiveStatsResponse.by_reason:type_name -> aimemory.v1.CountByKey
-	18, // 10: aimemory.v1.ArchiveStatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
-	1,  // 11: aimemory.v1.Archive.Forget:input_type -> aimemory.v1.ForgetRequest
-	3,  // 12: aimemory.v1.Archive.PromoteMemory:input_type -> aimemory.v1.PromoteMemoryRequest
-	5,  // 13: aimemory.v1.Archive.RestoreMemory:input_type -> aimemory.v1.RestoreMemoryRequest
-	7,  // 14: aimemory.v1.Archive.GetArchived:input_type -> aimemory.v1.GetArchivedRequest
-	9,  // 15: aimemory.v1.Archive.ListArchived:input_type -> aimemory.v1.ListArchivedRequest
-	11, // 16: aimemory.v1.Archive.PurgeArchive:input_type -> aimemory.v1.PurgeArchiveRequest
-	13, // 17: aimemory.v1.Archive.ArchiveStats:input_type -> aimemory.v1.ArchiveStatsRequest
-	2,  // 18: aimemory.v1.Archive.Forget:output_type -> aimemory.v1.ForgetResponse
-	4,  // 19: aimemory.v1.Archive.PromoteMemory:output_type -> aimemory.v1.PromoteMemoryResponse
-	6,  // 20: aimemory.v1.Archive.RestoreMemory:output_type -> aimemory.v1.RestoreMemoryResponse
-	8,  // 21: aimemory.v1.Archive.GetArchived:output_type -> aimemory.v1.GetArchivedResponse
-	10, // 22: aimemory.v1.Archive.ListArchived:output_type -> aimemory.v1.ListArchivedResponse
-	12, // 23: aimemory.v1.Archive.PurgeArchive:output_type -> aimemory.v1.PurgeArchiveResponse
-	14, // 24: aimemory.v1.Archive.ArchiveStats:output_type -> aimemory.v1.ArchiveStatsResponse
-	18, // [18:25] is the sub-list for method output_type
-	11, // [11:18] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	19, // 6: aimemory.v1.GetArchivedResponse.links:type_name -> aimemory.v1.Link
+	17, // 7: aimemory.v1.ConsolidateResponse.memory:type_name -> aimemory.v1.Memory
+	0,  // 8: aimemory.v1.ListArchivedResponse.archived:type_name -> aimemory.v1.ArchivedMemory
+	18, // 9: aimemory.v1.PurgeArchiveResponse.memories:type_name -> aimemory.v1.MemoryRef
+	20, // 10: aimemory.v1.ArchiveStatsResponse.by_reason:type_name -> aimemory.v1.CountByKey
+	20, // 11: aimemory.v1.ArchiveStatsResponse.by_namespace:type_name -> aimemory.v1.CountByKey
+	1,  // 12: aimemory.v1.Archive.Forget:input_type -> aimemory.v1.ForgetRequest
+	3,  // 13: aimemory.v1.Archive.PromoteMemory:input_type -> aimemory.v1.PromoteMemoryRequest
+	5,  // 14: aimemory.v1.Archive.RestoreMemory:input_type -> aimemory.v1.RestoreMemoryRequest
+	7,  // 15: aimemory.v1.Archive.GetArchived:input_type -> aimemory.v1.GetArchivedRequest
+	9,  // 16: aimemory.v1.Archive.Consolidate:input_type -> aimemory.v1.ConsolidateRequest
+	11, // 17: aimemory.v1.Archive.ListArchived:input_type -> aimemory.v1.ListArchivedRequest
+	13, // 18: aimemory.v1.Archive.PurgeArchive:input_type -> aimemory.v1.PurgeArchiveRequest
+	15, // 19: aimemory.v1.Archive.ArchiveStats:input_type -> aimemory.v1.ArchiveStatsRequest
+	2,  // 20: aimemory.v1.Archive.Forget:output_type -> aimemory.v1.ForgetResponse
+	4,  // 21: aimemory.v1.Archive.PromoteMemory:output_type -> aimemory.v1.PromoteMemoryResponse
+	6,  // 22: aimemory.v1.Archive.RestoreMemory:output_type -> aimemory.v1.RestoreMemoryResponse
+	8,  // 23: aimemory.v1.Archive.GetArchived:output_type -> aimemory.v1.GetArchivedResponse
+	10, // 24: aimemory.v1.Archive.Consolidate:output_type -> aimemory.v1.ConsolidateResponse
+	12, // 25: aimemory.v1.Archive.ListArchived:output_type -> aimemory.v1.ListArchivedResponse
+	14, // 26: aimemory.v1.Archive.PurgeArchive:output_type -> aimemory.v1.PurgeArchiveResponse
+	16, // 27: aimemory.v1.Archive.ArchiveStats:output_type -> aimemory.v1.ArchiveStatsResponse
+	20, // [20:28] is the sub-list for method output_type
+	12, // [12:20] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_archive_proto_init() }
@@ -1165,7 +1339,7 @@ func file_aimemory_v1_archive_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_archive_proto_rawDesc), len(file_aimemory_v1_archive_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	Archive_PromoteMemory_FullMethodName = "/aimemory.v1.Archive/PromoteMemory"
 	Archive_RestoreMemory_FullMethodName = "/aimemory.v1.Archive/RestoreMemory"
 	Archive_GetArchived_FullMethodName   = "/aimemory.v1.Archive/GetArchived"
+	Archive_Consolidate_FullMethodName   = "/aimemory.v1.Archive/Consolidate"
 	Archive_ListArchived_FullMethodName  = "/aimemory.v1.Archive/ListArchived"
 	Archive_PurgeArchive_FullMethodName  = "/aimemory.v1.Archive/PurgeArchive"
 	Archive_ArchiveStats_FullMethodName  = "/aimemory.v1.Archive/ArchiveStats"
@@ -33,7 +34,7 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // Archive: the lifecycle writes that remove, raise or bring back memories.
-// Every removal (gc, forget, delete with archive, later consolidate) goes
+// Every removal (gc, forget, delete with archive, consolidate) goes
 // through the engine's one archive operation: the memory leaves the live
 // set with its metadata, and its links move with it into the archive, so
 // live traversals no longer step into it. An overwritten version (update,
@@ -48,6 +49,11 @@ type ArchiveClient interface {
 	RestoreMemory(ctx context.Context, in *RestoreMemoryRequest, opts ...grpc.CallOption) (*RestoreMemoryResponse, error)
 	// Archive rows by exact id, with the links kept in the archive.
 	GetArchived(ctx context.Context, in *GetArchivedRequest, opts ...grpc.CallOption) (*GetArchivedResponse, error)
+	// Merge memories into one new long-tier memory and archive the sources
+	// (reason consolidated), in one transaction, with a derived_from link
+	// from the new memory to each source (kept in the archive with them, so
+	// provenance can be walked and a restore puts it back in the graph).
+	Consolidate(ctx context.Context, in *ConsolidateRequest, opts ...grpc.CallOption) (*ConsolidateResponse, error)
 	// Page through removed memories, newest first.
 	ListArchived(ctx context.Context, in *ListArchivedRequest, opts ...grpc.CallOption) (*ListArchivedResponse, error)
 	// Delete archive rows for good: by explicit cut-off or explicit ids,
@@ -105,6 +111,16 @@ func (c *archiveClient) GetArchived(ctx context.Context, in *GetArchivedRequest,
 	return out, nil
 }
 
+func (c *archiveClient) Consolidate(ctx context.Context, in *ConsolidateRequest, opts ...grpc.CallOption) (*ConsolidateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConsolidateResponse)
+	err := c.cc.Invoke(ctx, Archive_Consolidate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *archiveClient) ListArchived(ctx context.Context, in *ListArchivedRequest, opts ...grpc.CallOption) (*ListArchivedResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListArchivedResponse)
@@ -140,7 +156,7 @@ func (c *archiveClient) ArchiveStats(ctx context.Context, in *ArchiveStatsReques
 // for forward compatibility.
 //
 // Archive: the lifecycle writes that remove, raise or bring back memories.
-// Every removal (gc, forget, delete with archive, later consolidate) goes
+// Every removal (gc, forget, delete with archive, consolidate) goes
 // through the engine's one archive operation: the memory leaves the live
 // set with its metadata, and its links move with it into the archive, so
 // live traversals no longer step into it. An overwritten version (update,
@@ -155,6 +171,11 @@ type ArchiveServer interface {
 	RestoreMemory(context.Context, *RestoreMemoryRequest) (*RestoreMemoryResponse, error)
 	// Archive rows by exact id, with the links kept in the archive.
 	GetArchived(context.Context, *GetArchivedRequest) (*GetArchivedResponse, error)
+	// Merge memories into one new long-tier memory and archive the sources
+	// (reason consolidated), in one transaction, with a derived_from link
+	// from the new memory to each source (kept in the archive with them, so
+	// provenance can be walked and a restore puts it back in the graph).
+	Consolidate(context.Context, *ConsolidateRequest) (*ConsolidateResponse, error)
 	// Page through removed memories, newest first.
 	ListArchived(context.Context, *ListArchivedRequest) (*ListArchivedResponse, error)
 	// Delete archive rows for good: by explicit cut-off or explicit ids,
@@ -183,6 +204,9 @@ func (UnimplementedArchiveServer) RestoreMemory(context.Context, *RestoreMemoryR
 }
 func (UnimplementedArchiveServer) GetArchived(context.Context, *GetArchivedRequest) (*GetArchivedResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetArchived not implemented")
+}
+func (UnimplementedArchiveServer) Consolidate(context.Context, *ConsolidateRequest) (*ConsolidateResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Consolidate not implemented")
 }
 func (UnimplementedArchiveServer) ListArchived(context.Context, *ListArchivedRequest) (*ListArchivedResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListArchived not implemented")
@@ -286,6 +310,24 @@ func _Archive_GetArchived_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Archive_Consolidate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConsolidateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ArchiveServer).Consolidate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Archive_Consolidate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ArchiveServer).Consolidate(ctx, req.(*ConsolidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Archive_ListArchived_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListArchivedRequest)
 	if err := dec(in); err != nil {
@@ -362,6 +404,10 @@ var Archive_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetArchived",
 			Handler:    _Archive_GetArchived_Handler,
+		},
+		{
+			MethodName: "Consolidate",
+			Handler:    _Archive_Consolidate_Handler,
 		},
 		{
 			MethodName: "ListArchived",

@@ -79,6 +79,7 @@ func (x *WatchEventsRequest) GetResume() bool {
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// memory_store, memory_update, memory_delete, memory_gc, memory_touch,
+	// memory_consolidated (the new memory; its sources leave as memory_delete),
 	// memory_link_created, memory_link_invalidated (memory_id: the source)
 	Type      string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	MemoryId  string `protobuf:"bytes,2,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`

@@ -541,6 +541,7 @@ type PendingPayload struct {
 	//	*PendingPayload_Forget
 	//	*PendingPayload_Promote
 	//	*PendingPayload_Restore
+	//	*PendingPayload_Consolidate
 	Action        isPendingPayload_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -655,6 +656,15 @@ func (x *PendingPayload) GetRestore() *RestoreMemoryRequest {
 	return nil
 }
 
+func (x *PendingPayload) GetConsolidate() *ConsolidateRequest {
+	if x != nil {
+		if x, ok := x.Action.(*PendingPayload_Consolidate); ok {
+			return x.Consolidate
+		}
+	}
+	return nil
+}
+
 type isPendingPayload_Action interface {
 	isPendingPayload_Action()
 }
@@ -691,6 +701,10 @@ type PendingPayload_Restore struct {
 	Restore *RestoreMemoryRequest `protobuf:"bytes,8,opt,name=restore,proto3,oneof"`
 }
 
+type PendingPayload_Consolidate struct {
+	Consolidate *ConsolidateRequest `protobuf:"bytes,9,opt,name=consolidate,proto3,oneof"`
+}
+
 func (*PendingPayload_Store) isPendingPayload_Action() {}
 
 func (*PendingPayload_Update) isPendingPayload_Action() {}
@@ -706,6 +720,8 @@ func (*PendingPayload_Forget) isPendingPayload_Action() {}
 func (*PendingPayload_Promote) isPendingPayload_Action() {}
 
 func (*PendingPayload_Restore) isPendingPayload_Action() {}
+
+func (*PendingPayload_Consolidate) isPendingPayload_Action() {}
 
 // A queued forget: the request and the ids it matched when it was made.
 // Approval archives those of them that still exist and still match, so an
@@ -1559,7 +1575,7 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x14ClearStandardRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"1\n" +
 	"\x15ClearStandardResponse\x12\x18\n" +
-	"\acleared\x18\x01 \x01(\bR\acleared\"\xf2\x03\n" +
+	"\acleared\x18\x01 \x01(\bR\acleared\"\xb7\x04\n" +
 	"\x0ePendingPayload\x127\n" +
 	"\x05store\x18\x01 \x01(\v2\x1f.aimemory.v1.StoreMemoryRequestH\x00R\x05store\x12:\n" +
 	"\x06update\x18\x02 \x01(\v2 .aimemory.v1.UpdateMemoryRequestH\x00R\x06update\x12<\n" +
@@ -1568,7 +1584,8 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\x06unlink\x18\x05 \x01(\v2\".aimemory.v1.InvalidateLinkRequestH\x00R\x06unlink\x124\n" +
 	"\x06forget\x18\x06 \x01(\v2\x1a.aimemory.v1.PendingForgetH\x00R\x06forget\x12=\n" +
 	"\apromote\x18\a \x01(\v2!.aimemory.v1.PromoteMemoryRequestH\x00R\apromote\x12=\n" +
-	"\arestore\x18\b \x01(\v2!.aimemory.v1.RestoreMemoryRequestH\x00R\arestoreB\b\n" +
+	"\arestore\x18\b \x01(\v2!.aimemory.v1.RestoreMemoryRequestH\x00R\arestore\x12C\n" +
+	"\vconsolidate\x18\t \x01(\v2\x1f.aimemory.v1.ConsolidateRequestH\x00R\vconsolidateB\b\n" +
 	"\x06action\"W\n" +
 	"\rPendingForget\x124\n" +
 	"\arequest\x18\x01 \x01(\v2\x1a.aimemory.v1.ForgetRequestR\arequest\x12\x10\n" +
@@ -1688,7 +1705,8 @@ var file_aimemory_v1_governance_proto_goTypes = []any{
 	(*InvalidateLinkRequest)(nil),  // 27: aimemory.v1.InvalidateLinkRequest
 	(*PromoteMemoryRequest)(nil),   // 28: aimemory.v1.PromoteMemoryRequest
 	(*RestoreMemoryRequest)(nil),   // 29: aimemory.v1.RestoreMemoryRequest
-	(*ForgetRequest)(nil),          // 30: aimemory.v1.ForgetRequest
+	(*ConsolidateRequest)(nil),     // 30: aimemory.v1.ConsolidateRequest
+	(*ForgetRequest)(nil),          // 31: aimemory.v1.ForgetRequest
 }
 var file_aimemory_v1_governance_proto_depIdxs = []int32{
 	0,  // 0: aimemory.v1.SetStandardResponse.standard:type_name -> aimemory.v1.Standard
@@ -1703,35 +1721,36 @@ var file_aimemory_v1_governance_proto_depIdxs = []int32{
 	9,  // 9: aimemory.v1.PendingPayload.forget:type_name -> aimemory.v1.PendingForget
 	28, // 10: aimemory.v1.PendingPayload.promote:type_name -> aimemory.v1.PromoteMemoryRequest
 	29, // 11: aimemory.v1.PendingPayload.restore:type_name -> aimemory.v1.RestoreMemoryRequest
-	30, // 12: aimemory.v1.PendingForget.request:type_name -> aimemory.v1.ForgetRequest
-	8,  // 13: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
-	10, // 14: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
-	11, // 15: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
-	11, // 16: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
-	11, // 17: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
-	22, // 18: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
-	20, // 19: aimemory.v1.ListAgentsResponse.agents:type_name -> aimemory.v1.Agent
-	1,  // 20: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
-	3,  // 21: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
-	6,  // 22: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
-	12, // 23: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
-	14, // 24: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
-	14, // 25: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
-	17, // 26: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
-	19, // 27: aimemory.v1.Governance.ListAgents:input_type -> aimemory.v1.ListAgentsRequest
-	2,  // 28: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
-	5,  // 29: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
-	7,  // 30: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
-	13, // 31: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
-	15, // 32: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
-	16, // 33: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
-	18, // 34: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
-	21, // 35: aimemory.v1.Governance.ListAgents:output_type -> aimemory.v1.ListAgentsResponse
-	28, // [28:36] is the sub-list for method output_type
-	20, // [20:28] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	30, // 12: aimemory.v1.PendingPayload.consolidate:type_name -> aimemory.v1.ConsolidateRequest
+	31, // 13: aimemory.v1.PendingForget.request:type_name -> aimemory.v1.ForgetRequest
+	8,  // 14: aimemory.v1.PendingAction.payload:type_name -> aimemory.v1.PendingPayload
+	10, // 15: aimemory.v1.PendingAction.approvals:type_name -> aimemory.v1.Vote
+	11, // 16: aimemory.v1.ListPendingResponse.pending:type_name -> aimemory.v1.PendingAction
+	11, // 17: aimemory.v1.ApprovePendingResponse.action:type_name -> aimemory.v1.PendingAction
+	11, // 18: aimemory.v1.RejectPendingResponse.action:type_name -> aimemory.v1.PendingAction
+	22, // 19: aimemory.v1.RegisterAgentResponse.agent:type_name -> aimemory.v1.Memory
+	20, // 20: aimemory.v1.ListAgentsResponse.agents:type_name -> aimemory.v1.Agent
+	1,  // 21: aimemory.v1.Governance.SetStandard:input_type -> aimemory.v1.SetStandardRequest
+	3,  // 22: aimemory.v1.Governance.GetStandard:input_type -> aimemory.v1.GetStandardRequest
+	6,  // 23: aimemory.v1.Governance.ClearStandard:input_type -> aimemory.v1.ClearStandardRequest
+	12, // 24: aimemory.v1.Governance.ListPending:input_type -> aimemory.v1.ListPendingRequest
+	14, // 25: aimemory.v1.Governance.ApprovePending:input_type -> aimemory.v1.DecidePendingRequest
+	14, // 26: aimemory.v1.Governance.RejectPending:input_type -> aimemory.v1.DecidePendingRequest
+	17, // 27: aimemory.v1.Governance.RegisterAgent:input_type -> aimemory.v1.RegisterAgentRequest
+	19, // 28: aimemory.v1.Governance.ListAgents:input_type -> aimemory.v1.ListAgentsRequest
+	2,  // 29: aimemory.v1.Governance.SetStandard:output_type -> aimemory.v1.SetStandardResponse
+	5,  // 30: aimemory.v1.Governance.GetStandard:output_type -> aimemory.v1.GetStandardResponse
+	7,  // 31: aimemory.v1.Governance.ClearStandard:output_type -> aimemory.v1.ClearStandardResponse
+	13, // 32: aimemory.v1.Governance.ListPending:output_type -> aimemory.v1.ListPendingResponse
+	15, // 33: aimemory.v1.Governance.ApprovePending:output_type -> aimemory.v1.ApprovePendingResponse
+	16, // 34: aimemory.v1.Governance.RejectPending:output_type -> aimemory.v1.RejectPendingResponse
+	18, // 35: aimemory.v1.Governance.RegisterAgent:output_type -> aimemory.v1.RegisterAgentResponse
+	21, // 36: aimemory.v1.Governance.ListAgents:output_type -> aimemory.v1.ListAgentsResponse
+	29, // [29:37] is the sub-list for method output_type
+	21, // [21:29] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_governance_proto_init() }
@@ -1752,6 +1771,7 @@ func file_aimemory_v1_governance_proto_init() {
 		(*PendingPayload_Forget)(nil),
 		(*PendingPayload_Promote)(nil),
 		(*PendingPayload_Restore)(nil),
+		(*PendingPayload_Consolidate)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -118,6 +118,8 @@ func payloadMemoryID(p *aimemoryv1.PendingPayload) string {
 		return strings.Join(a.Forget.GetIds(), ",")
 	case *aimemoryv1.PendingPayload_Promote:
 		return a.Promote.GetId()
+	case *aimemoryv1.PendingPayload_Consolidate:
+		return strings.Join(a.Consolidate.GetIds(), ",")
 	case *aimemoryv1.PendingPayload_Restore:
 		return a.Restore.GetId()
 	}
@@ -172,6 +174,9 @@ func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
 		return strings.Join(ids, ","), err
 	case *aimemoryv1.PendingPayload_Promote:
 		resp, err := w.promote(a.Promote.GetId(), a.Promote.GetToNamespace())
+		return resp.GetMemory().GetId(), err
+	case *aimemoryv1.PendingPayload_Consolidate:
+		resp, err := w.consolidate(a.Consolidate)
 		return resp.GetMemory().GetId(), err
 	case *aimemoryv1.PendingPayload_Restore:
 		resp, err := w.restore(a.Restore)

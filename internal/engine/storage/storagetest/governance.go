@@ -111,6 +111,14 @@ func writePaths(f *govFixture) []struct {
 			_, err := s.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: f.inSub.Id, ToNamespace: "gov"})
 			return err
 		}},
+		{"consolidate into", func(ctx context.Context) error {
+			_, err := s.Consolidate(ctx, &aimemoryv1.ConsolidateRequest{Ids: []string{f.inOpen.Id, f.other.Id}, Title: "bob merged", Summary: "merged", Namespace: "gov"})
+			return err
+		}},
+		{"consolidate sources", func(ctx context.Context) error {
+			_, err := s.Consolidate(ctx, &aimemoryv1.ConsolidateRequest{Ids: []string{f.inGov.Id, f.other.Id}, Title: "bob merged", Summary: "merged", Namespace: "open"})
+			return err
+		}},
 		{"restore", func(ctx context.Context) error {
 			_, err := s.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: f.archived.Id})
 			return err

@@ -68,6 +68,8 @@ func Run(t *testing.T, open Opener) {
 		{"ArchiveListStatsPurge", testArchiveListStatsPurge},
 		{"RestoreVersionAndMerge", testRestoreVersionAndMerge},
 		{"Promote", testPromote},
+		{"Consolidate", testConsolidate},
+		{"ConsolidateGoverned", testConsolidateGoverned},
 		// policy and events
 		{"WritePolicy", testWritePolicy},
 		{"EventsAfterCommit", testEventsAfterCommit},
