@@ -36,8 +36,11 @@ type rootCmd struct {
 	Search  searchCmd  `cmd:"" group:"memory" help:"Memories containing every word of a query."`
 	List    listCmd    `cmd:"" group:"memory" help:"List memories, newest first."`
 	Get     getCmd     `cmd:"" group:"memory" help:"Show one memory."`
+	Forget  forgetCmd  `cmd:"" group:"memory" help:"Archive the memories matching words, a namespace or a tier (a dry run unless --yes or you confirm)."`
+	Delete  deleteCmd  `cmd:"" group:"memory" help:"Delete one memory, for good or --archive (asks first unless --yes)."`
+	Update  updateCmd  `cmd:"" group:"memory" help:"Edit a memory; its old version is kept in the archive."`
 
-	Export  exportCmd  `cmd:"" help:"Write every memory (archived too), link and entity as JSON Lines, ids and provenance kept."`
+	Export  exportCmd  `cmd:"" help:"Write every record (memories, archive, versions, links, entities, standards, pending approvals, webhook subscriptions) as JSON Lines, ids and provenance kept."`
 	Import  importCmd  `cmd:"" help:"Read what export wrote; records already there are unchanged, so a second import changes nothing."`
 	Backup  backupCmd  `cmd:"" help:"Write a consistent copy of the data dir's database, while it is in use."`
 	Restore restoreCmd `cmd:"" help:"Put a backup in place as the database of an empty data dir."`

@@ -50,13 +50,14 @@ func (o *operator) identity() (string, error) {
 	return id, nil
 }
 
-// session starts `ai-memory mcp` as the operator and initializes MCP.
-func (o *operator) session(root *rootCmd) (*client.Client, error) {
+// session starts `ai-memory mcp` as the operator with profile's families
+// and initializes MCP.
+func (o *operator) session(root *rootCmd, profile string) (*client.Client, error) {
 	id, err := o.identity()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"mcp", "--agent-id", id, "--profile", "core"}
+	args := []string{"mcp", "--agent-id", id, "--profile", profile}
 	if root.Config != "" {
 		args = append(args, "--config", root.Config)
 	}
@@ -79,13 +80,18 @@ func (o *operator) session(root *rootCmd) (*client.Client, error) {
 	return c, nil
 }
 
-// call runs one tool as the operator; an isError answer is exit status 1.
+// call runs one core tool as the operator; an isError answer is exit status 1.
 func (o *operator) call(root *rootCmd, tool string, args map[string]any) ([]byte, error) {
-	c, err := o.session(root)
+	c, err := o.session(root, "core")
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
+	return callTool(c, tool, args)
+}
+
+// callTool runs one tool in a session; an isError answer is exit status 1.
+func callTool(c *client.Client, tool string, args map[string]any) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}

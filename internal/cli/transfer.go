@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -18,14 +19,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/keyfile"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // The export format is JSON Lines: a header, then one record per line,
-// {"kind": "memory"|"archived"|"link"|"entity", "record": <the stored record in
+// {"kind": <one of recordKinds>, "record": <the stored record in
 // protojson>}, so every field (ids, created_by, updated_by, times, access
-// counts) survives a round trip.
+// counts, policies, owners, votes) survives a round trip. A webhook
+// secret stays sealed (see transfer.proto's WebhookSubscription). Vectors
+// are not carried: `ai-memory reindex` rebuilds them.
 
 const exportFormat = "ai-memory-export"
 
@@ -84,20 +88,12 @@ func (c *exportCmd) Run(root *rootCmd) error {
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
-		var kind string
-		var msg proto.Message
-		switch x := r.GetRecord().(type) {
-		case *aimemoryv1.ExportRecord_Memory:
-			kind, msg = "memory", x.Memory
-			bar.Add(1)
-		case *aimemoryv1.ExportRecord_Link:
-			kind, msg = "link", x.Link
-		case *aimemoryv1.ExportRecord_Entity:
-			kind, msg = "entity", x.Entity
-		case *aimemoryv1.ExportRecord_Archived:
-			kind, msg = "archived", x.Archived
-		default:
+		kind, msg := recordKind(r)
+		if msg == nil {
 			continue
+		}
+		if kind == "memory" {
+			bar.Add(1)
 		}
 		raw, err := recordJSON.Marshal(msg)
 		if err != nil {
@@ -124,15 +120,17 @@ func (c *exportCmd) Run(root *rootCmd) error {
 			return err
 		}
 	}
-	what := fmt.Sprintf("%d memories, %d archived, %d links, %d entities", counts["memory"], counts["archived"], counts["link"], counts["entity"])
+	what := fmt.Sprintf("%d memories, %d archived, %d versions, %d links, %d archived links, %d entities, %d standards, %d pending, %d subscriptions",
+		counts["memory"], counts["archived"], counts["version"], counts["link"], counts["archived_link"], counts["entity"], counts["standard"], counts["pending"], counts["subscription"])
 	audit(conn, id, "export", what+" from "+config.DataDir(root.DataDir))
 	fmt.Fprintf(os.Stderr, "exported %s in %s\n", what, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 type importCmd struct {
-	File     string `arg:"" help:"A file ai-memory export wrote (- for standard input)."`
-	Identity string `help:"Operator identity (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	File       string `arg:"" help:"A file ai-memory export wrote (- for standard input)."`
+	Identity   string `help:"Operator identity (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	WebhookKey string `help:"The exporting data dir's webhook.key, to re-seal webhook secrets for this data dir (needed for signed subscriptions from another data dir)." type:"existingfile"`
 }
 
 // importBatch is how many records go in one Import request (one transaction).
@@ -144,6 +142,12 @@ func (c *importCmd) Run(root *rootCmd) error {
 	id, err := (&operator{Identity: c.Identity}).identity()
 	if err != nil {
 		return err
+	}
+	var webhookKey []byte
+	if c.WebhookKey != "" {
+		if webhookKey, err = keyfile.Load(c.WebhookKey, "--webhook-key"); err != nil {
+			return &exitError{code: 2, msg: "ai-memory import: " + err.Error()}
+		}
 	}
 	var in io.Reader = os.Stdin
 	total := int64(-1)
@@ -185,7 +189,7 @@ func (c *importCmd) Run(root *rootCmd) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		resp, err := conn.Import(context.Background(), &aimemoryv1.ImportRequest{Records: batch})
+		resp, err := conn.Import(context.Background(), &aimemoryv1.ImportRequest{Records: batch, SourceWebhookKey: webhookKey})
 		if err != nil {
 			return fmt.Errorf("import (lines %d-%d): %w", lines[0], lines[len(lines)-1], err)
 		}
@@ -256,38 +260,83 @@ func parseLine(raw []byte) (*aimemoryv1.ExportRecord, error) {
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %v", err)
 	}
-	var err error
-	r := &aimemoryv1.ExportRecord{}
-	opts := protojson.UnmarshalOptions{}
-	switch l.Kind {
-	case "header":
+	if l.Kind == "header" {
 		if l.Format != exportFormat || l.Version != 1 {
 			return nil, fmt.Errorf("header: format %q version %d, want %s version 1", clip(l.Format), l.Version, exportFormat)
 		}
 		return nil, nil
-	case "memory":
-		m := &aimemoryv1.Memory{}
-		err = opts.Unmarshal(l.Record, m)
-		r.Record = &aimemoryv1.ExportRecord_Memory{Memory: m}
-	case "link":
-		m := &aimemoryv1.Link{}
-		err = opts.Unmarshal(l.Record, m)
-		r.Record = &aimemoryv1.ExportRecord_Link{Link: m}
-	case "entity":
-		m := &aimemoryv1.EntityAliases{}
-		err = opts.Unmarshal(l.Record, m)
-		r.Record = &aimemoryv1.ExportRecord_Entity{Entity: m}
-	case "archived":
-		m := &aimemoryv1.ArchivedMemory{}
-		err = opts.Unmarshal(l.Record, m)
-		r.Record = &aimemoryv1.ExportRecord_Archived{Archived: m}
-	default:
-		return nil, fmt.Errorf("kind: %q (%d bytes) is not memory, archived, link, entity or header", clip(l.Kind), len(l.Kind))
 	}
-	if err != nil {
+	r, msg := newRecord(l.Kind)
+	if r == nil {
+		return nil, fmt.Errorf("kind: %q (%d bytes) is not header, %s", clip(l.Kind), len(l.Kind), strings.Join(recordKinds, ", "))
+	}
+	if err := (protojson.UnmarshalOptions{}).Unmarshal(l.Record, msg); err != nil {
 		return nil, fmt.Errorf("%s record: %v", l.Kind, err)
 	}
 	return r, nil
+}
+
+// recordKinds are the export's record kinds, in the order export writes them.
+var recordKinds = []string{"memory", "archived", "version", "link", "archived_link", "entity", "standard", "pending", "subscription"}
+
+// recordKind is the kind and the stored record of r; nil for an unknown one.
+func recordKind(r *aimemoryv1.ExportRecord) (string, proto.Message) {
+	switch x := r.GetRecord().(type) {
+	case *aimemoryv1.ExportRecord_Memory:
+		return "memory", x.Memory
+	case *aimemoryv1.ExportRecord_Archived:
+		return "archived", x.Archived
+	case *aimemoryv1.ExportRecord_Version:
+		return "version", x.Version
+	case *aimemoryv1.ExportRecord_Link:
+		return "link", x.Link
+	case *aimemoryv1.ExportRecord_ArchivedLink:
+		return "archived_link", x.ArchivedLink
+	case *aimemoryv1.ExportRecord_Entity:
+		return "entity", x.Entity
+	case *aimemoryv1.ExportRecord_Standard:
+		return "standard", x.Standard
+	case *aimemoryv1.ExportRecord_Pending:
+		return "pending", x.Pending
+	case *aimemoryv1.ExportRecord_Subscription:
+		return "subscription", x.Subscription
+	}
+	return "", nil
+}
+
+// newRecord is an empty record of kind and the message to fill; nil for
+// an unknown kind.
+func newRecord(kind string) (*aimemoryv1.ExportRecord, proto.Message) {
+	switch kind {
+	case "memory":
+		m := &aimemoryv1.Memory{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}}, m
+	case "archived":
+		m := &aimemoryv1.ArchivedMemory{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: m}}, m
+	case "version":
+		m := &aimemoryv1.SupersededVersion{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: m}}, m
+	case "link":
+		m := &aimemoryv1.Link{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: m}}, m
+	case "archived_link":
+		m := &aimemoryv1.Link{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: m}}, m
+	case "entity":
+		m := &aimemoryv1.EntityAliases{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: m}}, m
+	case "standard":
+		m := &aimemoryv1.Standard{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: m}}, m
+	case "pending":
+		m := &aimemoryv1.PendingAction{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: m}}, m
+	case "subscription":
+		m := &aimemoryv1.WebhookSubscription{}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: m}}, m
+	}
+	return nil, nil
 }
 
 // progress is a bar on a terminal (stderr), nothing when piped.

@@ -57,7 +57,7 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterArchiveServer(g, &Archive{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log, st: c.Backend})
 	aimemoryv1.RegisterGovernanceServer(g, &Governance{st: c.Backend, errorMapper: e})
-	aimemoryv1.RegisterTransferServer(g, &Transfer{st: c.Backend, errorMapper: e})
+	aimemoryv1.RegisterTransferServer(g, &Transfer{st: c.Backend, sealer: c.Webhooks.Sealer, errorMapper: e})
 	aimemoryv1.RegisterSubscriptionsServer(g, &Subscriptions{st: c.Backend, hooks: c.Webhooks, errorMapper: e})
 	aimemoryv1.RegisterMessagesServer(g, &Messages{st: c.Backend, errorMapper: e})
 }

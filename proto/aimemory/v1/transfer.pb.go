@@ -65,6 +65,11 @@ type ExportRecord struct {
 	//	*ExportRecord_Link
 	//	*ExportRecord_Entity
 	//	*ExportRecord_Archived
+	//	*ExportRecord_ArchivedLink
+	//	*ExportRecord_Version
+	//	*ExportRecord_Standard
+	//	*ExportRecord_Pending
+	//	*ExportRecord_Subscription
 	Record        isExportRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -143,6 +148,51 @@ func (x *ExportRecord) GetArchived() *ArchivedMemory {
 	return nil
 }
 
+func (x *ExportRecord) GetArchivedLink() *Link {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_ArchivedLink); ok {
+			return x.ArchivedLink
+		}
+	}
+	return nil
+}
+
+func (x *ExportRecord) GetVersion() *SupersededVersion {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Version); ok {
+			return x.Version
+		}
+	}
+	return nil
+}
+
+func (x *ExportRecord) GetStandard() *Standard {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Standard); ok {
+			return x.Standard
+		}
+	}
+	return nil
+}
+
+func (x *ExportRecord) GetPending() *PendingAction {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Pending); ok {
+			return x.Pending
+		}
+	}
+	return nil
+}
+
+func (x *ExportRecord) GetSubscription() *WebhookSubscription {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_Subscription); ok {
+			return x.Subscription
+		}
+	}
+	return nil
+}
+
 type isExportRecord_Record interface {
 	isExportRecord_Record()
 }
@@ -163,6 +213,29 @@ type ExportRecord_Archived struct {
 	Archived *ArchivedMemory `protobuf:"bytes,4,opt,name=archived,proto3,oneof"`
 }
 
+type ExportRecord_ArchivedLink struct {
+	// A link kept in the archive: at least one end archived.
+	ArchivedLink *Link `protobuf:"bytes,5,opt,name=archived_link,json=archivedLink,proto3,oneof"`
+}
+
+type ExportRecord_Version struct {
+	Version *SupersededVersion `protobuf:"bytes,6,opt,name=version,proto3,oneof"`
+}
+
+type ExportRecord_Standard struct {
+	// A namespace's standard row: its memory, policy and owner.
+	Standard *Standard `protobuf:"bytes,7,opt,name=standard,proto3,oneof"`
+}
+
+type ExportRecord_Pending struct {
+	// An approval queue entry, in any status.
+	Pending *PendingAction `protobuf:"bytes,8,opt,name=pending,proto3,oneof"`
+}
+
+type ExportRecord_Subscription struct {
+	Subscription *WebhookSubscription `protobuf:"bytes,9,opt,name=subscription,proto3,oneof"`
+}
+
 func (*ExportRecord_Memory) isExportRecord_Record() {}
 
 func (*ExportRecord_Link) isExportRecord_Record() {}
@@ -170,6 +243,182 @@ func (*ExportRecord_Link) isExportRecord_Record() {}
 func (*ExportRecord_Entity) isExportRecord_Record() {}
 
 func (*ExportRecord_Archived) isExportRecord_Record() {}
+
+func (*ExportRecord_ArchivedLink) isExportRecord_Record() {}
+
+func (*ExportRecord_Version) isExportRecord_Record() {}
+
+func (*ExportRecord_Standard) isExportRecord_Record() {}
+
+func (*ExportRecord_Pending) isExportRecord_Record() {}
+
+func (*ExportRecord_Subscription) isExportRecord_Record() {}
+
+// A webhook subscription as stored, without its delivery state. Its
+// secret travels sealed (AES-GCM under the exporting data dir's
+// webhook.key, bound to the id), never in the clear; import re-seals it
+// under its own key when given the exporting one.
+type WebhookSubscription struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Url             string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	Events          []string               `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
+	NamespaceFilter string                 `protobuf:"bytes,4,opt,name=namespace_filter,json=namespaceFilter,proto3" json:"namespace_filter,omitempty"`
+	AgentFilter     string                 `protobuf:"bytes,5,opt,name=agent_filter,json=agentFilter,proto3" json:"agent_filter,omitempty"`
+	IncludeContent  bool                   `protobuf:"varint,6,opt,name=include_content,json=includeContent,proto3" json:"include_content,omitempty"`
+	SealedSecret    []byte                 `protobuf:"bytes,7,opt,name=sealed_secret,json=sealedSecret,proto3" json:"sealed_secret,omitempty"`
+	CreatedBy       string                 `protobuf:"bytes,8,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	CreatedAt       int64                  `protobuf:"varint,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *WebhookSubscription) Reset() {
+	*x = WebhookSubscription{}
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebhookSubscription) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebhookSubscription) ProtoMessage() {}
+
+func (x *WebhookSubscription) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebhookSubscription.ProtoReflect.Descriptor instead.
+func (*WebhookSubscription) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *WebhookSubscription) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetEvents() []string {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *WebhookSubscription) GetNamespaceFilter() string {
+	if x != nil {
+		return x.NamespaceFilter
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetAgentFilter() string {
+	if x != nil {
+		return x.AgentFilter
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetIncludeContent() bool {
+	if x != nil {
+		return x.IncludeContent
+	}
+	return false
+}
+
+func (x *WebhookSubscription) GetSealedSecret() []byte {
+	if x != nil {
+		return x.SealedSecret
+	}
+	return nil
+}
+
+func (x *WebhookSubscription) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
+// A version an update or a merging store replaced. at is its place among
+// the id's versions (archived_at, one more per version in the same tick).
+type SupersededVersion struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Archived      *ArchivedMemory        `protobuf:"bytes,1,opt,name=archived,proto3" json:"archived,omitempty"`
+	At            int64                  `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SupersededVersion) Reset() {
+	*x = SupersededVersion{}
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SupersededVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SupersededVersion) ProtoMessage() {}
+
+func (x *SupersededVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SupersededVersion.ProtoReflect.Descriptor instead.
+func (*SupersededVersion) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SupersededVersion) GetArchived() *ArchivedMemory {
+	if x != nil {
+		return x.Archived
+	}
+	return nil
+}
+
+func (x *SupersededVersion) GetAt() int64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
 
 // A memory garbage collection moved to the archive, with why and when.
 // An entity's alias rows (the entity itself is its memory).
@@ -183,7 +432,7 @@ type EntityAliases struct {
 
 func (x *EntityAliases) Reset() {
 	*x = EntityAliases{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +444,7 @@ func (x *EntityAliases) String() string {
 func (*EntityAliases) ProtoMessage() {}
 
 func (x *EntityAliases) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[2]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +457,7 @@ func (x *EntityAliases) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntityAliases.ProtoReflect.Descriptor instead.
 func (*EntityAliases) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{2}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *EntityAliases) GetId() string {
@@ -226,15 +475,19 @@ func (x *EntityAliases) GetAliases() []*EntityAlias {
 }
 
 type ImportRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Records       []*ExportRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Records []*ExportRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// The exporting data dir's webhook.key (32 bytes), to re-seal secrets
+	// sealed under it; a subscription whose secret neither it nor this data
+	// dir's key opens is refused.
+	SourceWebhookKey []byte `protobuf:"bytes,2,opt,name=source_webhook_key,json=sourceWebhookKey,proto3" json:"source_webhook_key,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +499,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[3]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,12 +512,19 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{3}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ImportRequest) GetRecords() []*ExportRecord {
 	if x != nil {
 		return x.Records
+	}
+	return nil
+}
+
+func (x *ImportRequest) GetSourceWebhookKey() []byte {
+	if x != nil {
+		return x.SourceWebhookKey
 	}
 	return nil
 }
@@ -279,7 +539,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +551,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[4]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +564,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{4}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ImportResponse) GetResults() []*ImportResult {
@@ -326,7 +586,7 @@ type ImportResult struct {
 
 func (x *ImportResult) Reset() {
 	*x = ImportResult{}
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -338,7 +598,7 @@ func (x *ImportResult) String() string {
 func (*ImportResult) ProtoMessage() {}
 
 func (x *ImportResult) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_transfer_proto_msgTypes[5]
+	mi := &file_aimemory_v1_transfer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -351,7 +611,7 @@ func (x *ImportResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResult.ProtoReflect.Descriptor instead.
 func (*ImportResult) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{5}
+	return file_aimemory_v1_transfer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ImportResult) GetOutcome() string {
@@ -372,19 +632,40 @@ var File_aimemory_v1_transfer_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_transfer_proto_rawDesc = "" +
 	"\n" +
-	"\x1aaimemory/v1/transfer.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\x1a\x17aimemory/v1/graph.proto\x1a\x19aimemory/v1/archive.proto\"\x0f\n" +
-	"\rExportRequest\"\xe1\x01\n" +
+	"\x1aaimemory/v1/transfer.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\x1a\x17aimemory/v1/graph.proto\x1a\x19aimemory/v1/archive.proto\x1a\x1caimemory/v1/governance.proto\"\x0f\n" +
+	"\rExportRequest\"\x8c\x04\n" +
 	"\fExportRecord\x12-\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryH\x00R\x06memory\x12'\n" +
 	"\x04link\x18\x02 \x01(\v2\x11.aimemory.v1.LinkH\x00R\x04link\x124\n" +
 	"\x06entity\x18\x03 \x01(\v2\x1a.aimemory.v1.EntityAliasesH\x00R\x06entity\x129\n" +
-	"\barchived\x18\x04 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryH\x00R\barchivedB\b\n" +
-	"\x06record\"S\n" +
+	"\barchived\x18\x04 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryH\x00R\barchived\x128\n" +
+	"\rarchived_link\x18\x05 \x01(\v2\x11.aimemory.v1.LinkH\x00R\farchivedLink\x12:\n" +
+	"\aversion\x18\x06 \x01(\v2\x1e.aimemory.v1.SupersededVersionH\x00R\aversion\x123\n" +
+	"\bstandard\x18\a \x01(\v2\x15.aimemory.v1.StandardH\x00R\bstandard\x126\n" +
+	"\apending\x18\b \x01(\v2\x1a.aimemory.v1.PendingActionH\x00R\apending\x12F\n" +
+	"\fsubscription\x18\t \x01(\v2 .aimemory.v1.WebhookSubscriptionH\x00R\fsubscriptionB\b\n" +
+	"\x06record\"\xa9\x02\n" +
+	"\x13WebhookSubscription\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
+	"\x06events\x18\x03 \x03(\tR\x06events\x12)\n" +
+	"\x10namespace_filter\x18\x04 \x01(\tR\x0fnamespaceFilter\x12!\n" +
+	"\fagent_filter\x18\x05 \x01(\tR\vagentFilter\x12'\n" +
+	"\x0finclude_content\x18\x06 \x01(\bR\x0eincludeContent\x12#\n" +
+	"\rsealed_secret\x18\a \x01(\fR\fsealedSecret\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\b \x01(\tR\tcreatedBy\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\t \x01(\x03R\tcreatedAt\"\\\n" +
+	"\x11SupersededVersion\x127\n" +
+	"\barchived\x18\x01 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryR\barchived\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\x03R\x02at\"S\n" +
 	"\rEntityAliases\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x122\n" +
-	"\aaliases\x18\x02 \x03(\v2\x18.aimemory.v1.EntityAliasR\aaliases\"D\n" +
+	"\aaliases\x18\x02 \x03(\v2\x18.aimemory.v1.EntityAliasR\aaliases\"r\n" +
 	"\rImportRequest\x123\n" +
-	"\arecords\x18\x01 \x03(\v2\x19.aimemory.v1.ExportRecordR\arecords\"E\n" +
+	"\arecords\x18\x01 \x03(\v2\x19.aimemory.v1.ExportRecordR\arecords\x12,\n" +
+	"\x12source_webhook_key\x18\x02 \x01(\fR\x10sourceWebhookKey\"E\n" +
 	"\x0eImportResponse\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.aimemory.v1.ImportResultR\aresults\">\n" +
 	"\fImportResult\x12\x18\n" +
@@ -406,36 +687,46 @@ func file_aimemory_v1_transfer_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_transfer_proto_rawDescData
 }
 
-var file_aimemory_v1_transfer_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_aimemory_v1_transfer_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_aimemory_v1_transfer_proto_goTypes = []any{
-	(*ExportRequest)(nil),  // 0: aimemory.v1.ExportRequest
-	(*ExportRecord)(nil),   // 1: aimemory.v1.ExportRecord
-	(*EntityAliases)(nil),  // 2: aimemory.v1.EntityAliases
-	(*ImportRequest)(nil),  // 3: aimemory.v1.ImportRequest
-	(*ImportResponse)(nil), // 4: aimemory.v1.ImportResponse
-	(*ImportResult)(nil),   // 5: aimemory.v1.ImportResult
-	(*Memory)(nil),         // 6: aimemory.v1.Memory
-	(*Link)(nil),           // 7: aimemory.v1.Link
-	(*ArchivedMemory)(nil), // 8: aimemory.v1.ArchivedMemory
-	(*EntityAlias)(nil),    // 9: aimemory.v1.EntityAlias
+	(*ExportRequest)(nil),       // 0: aimemory.v1.ExportRequest
+	(*ExportRecord)(nil),        // 1: aimemory.v1.ExportRecord
+	(*WebhookSubscription)(nil), // 2: aimemory.v1.WebhookSubscription
+	(*SupersededVersion)(nil),   // 3: aimemory.v1.SupersededVersion
+	(*EntityAliases)(nil),       // 4: aimemory.v1.EntityAliases
+	(*ImportRequest)(nil),       // 5: aimemory.v1.ImportRequest
+	(*ImportResponse)(nil),      // 6: aimemory.v1.ImportResponse
+	(*ImportResult)(nil),        // 7: aimemory.v1.ImportResult
+	(*Memory)(nil),              // 8: aimemory.v1.Memory
+	(*Link)(nil),                // 9: aimemory.v1.Link
+	(*ArchivedMemory)(nil),      // 10: aimemory.v1.ArchivedMemory
+	(*Standard)(nil),            // 11: aimemory.v1.Standard
+	(*PendingAction)(nil),       // 12: aimemory.v1.PendingAction
+	(*EntityAlias)(nil),         // 13: aimemory.v1.EntityAlias
 }
 var file_aimemory_v1_transfer_proto_depIdxs = []int32{
-	6, // 0: aimemory.v1.ExportRecord.memory:type_name -> aimemory.v1.Memory
-	7, // 1: aimemory.v1.ExportRecord.link:type_name -> aimemory.v1.Link
-	2, // 2: aimemory.v1.ExportRecord.entity:type_name -> aimemory.v1.EntityAliases
-	8, // 3: aimemory.v1.ExportRecord.archived:type_name -> aimemory.v1.ArchivedMemory
-	9, // 4: aimemory.v1.EntityAliases.aliases:type_name -> aimemory.v1.EntityAlias
-	1, // 5: aimemory.v1.ImportRequest.records:type_name -> aimemory.v1.ExportRecord
-	5, // 6: aimemory.v1.ImportResponse.results:type_name -> aimemory.v1.ImportResult
-	0, // 7: aimemory.v1.Transfer.Export:input_type -> aimemory.v1.ExportRequest
-	3, // 8: aimemory.v1.Transfer.Import:input_type -> aimemory.v1.ImportRequest
-	1, // 9: aimemory.v1.Transfer.Export:output_type -> aimemory.v1.ExportRecord
-	4, // 10: aimemory.v1.Transfer.Import:output_type -> aimemory.v1.ImportResponse
-	9, // [9:11] is the sub-list for method output_type
-	7, // [7:9] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	8,  // 0: aimemory.v1.ExportRecord.memory:type_name -> aimemory.v1.Memory
+	9,  // 1: aimemory.v1.ExportRecord.link:type_name -> aimemory.v1.Link
+	4,  // 2: aimemory.v1.ExportRecord.entity:type_name -> aimemory.v1.EntityAliases
+	10, // 3: aimemory.v1.ExportRecord.archived:type_name -> aimemory.v1.ArchivedMemory
+	9,  // 4: aimemory.v1.ExportRecord.archived_link:type_name -> aimemory.v1.Link
+	3,  // 5: aimemory.v1.ExportRecord.version:type_name -> aimemory.v1.SupersededVersion
+	11, // 6: aimemory.v1.ExportRecord.standard:type_name -> aimemory.v1.Standard
+	12, // 7: aimemory.v1.ExportRecord.pending:type_name -> aimemory.v1.PendingAction
+	2,  // 8: aimemory.v1.ExportRecord.subscription:type_name -> aimemory.v1.WebhookSubscription
+	10, // 9: aimemory.v1.SupersededVersion.archived:type_name -> aimemory.v1.ArchivedMemory
+	13, // 10: aimemory.v1.EntityAliases.aliases:type_name -> aimemory.v1.EntityAlias
+	1,  // 11: aimemory.v1.ImportRequest.records:type_name -> aimemory.v1.ExportRecord
+	7,  // 12: aimemory.v1.ImportResponse.results:type_name -> aimemory.v1.ImportResult
+	0,  // 13: aimemory.v1.Transfer.Export:input_type -> aimemory.v1.ExportRequest
+	5,  // 14: aimemory.v1.Transfer.Import:input_type -> aimemory.v1.ImportRequest
+	1,  // 15: aimemory.v1.Transfer.Export:output_type -> aimemory.v1.ExportRecord
+	6,  // 16: aimemory.v1.Transfer.Import:output_type -> aimemory.v1.ImportResponse
+	15, // [15:17] is the sub-list for method output_type
+	13, // [13:15] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_transfer_proto_init() }
@@ -446,11 +737,17 @@ func file_aimemory_v1_transfer_proto_init() {
 	file_aimemory_v1_memory_proto_init()
 	file_aimemory_v1_graph_proto_init()
 	file_aimemory_v1_archive_proto_init()
+	file_aimemory_v1_governance_proto_init()
 	file_aimemory_v1_transfer_proto_msgTypes[1].OneofWrappers = []any{
 		(*ExportRecord_Memory)(nil),
 		(*ExportRecord_Link)(nil),
 		(*ExportRecord_Entity)(nil),
 		(*ExportRecord_Archived)(nil),
+		(*ExportRecord_ArchivedLink)(nil),
+		(*ExportRecord_Version)(nil),
+		(*ExportRecord_Standard)(nil),
+		(*ExportRecord_Pending)(nil),
+		(*ExportRecord_Subscription)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -458,7 +755,7 @@ func file_aimemory_v1_transfer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_transfer_proto_rawDesc), len(file_aimemory_v1_transfer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

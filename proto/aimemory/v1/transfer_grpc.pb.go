@@ -31,8 +31,13 @@ const (
 // authorship, times): `ai-memory export` and `import`. Hosts only: an
 // operator action, not subject to the write policy.
 type TransferClient interface {
-	// Export streams every record from one read transaction: memories first,
-	// then archived memories, then links, then entities' aliases.
+	// Export streams every record from one read transaction, in the order
+	// Import needs them: memories, archived memories, superseded versions,
+	// links, archived links, entities' aliases, namespace standards, pending
+	// actions, webhook subscriptions. (The agent registry and messages are
+	// memories, in _agents and _messages/<principal>. Vectors are not
+	// carried: `ai-memory reindex` rebuilds them. Nor are the event log and
+	// webhook deliveries: a data dir's own history of its own writes.)
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportRecord], error)
 	// Import writes records as Export gives them, in one transaction per
 	// request. A record already there and identical is unchanged, so
@@ -86,8 +91,13 @@ func (c *transferClient) Import(ctx context.Context, in *ImportRequest, opts ...
 // authorship, times): `ai-memory export` and `import`. Hosts only: an
 // operator action, not subject to the write policy.
 type TransferServer interface {
-	// Export streams every record from one read transaction: memories first,
-	// then archived memories, then links, then entities' aliases.
+	// Export streams every record from one read transaction, in the order
+	// Import needs them: memories, archived memories, superseded versions,
+	// links, archived links, entities' aliases, namespace standards, pending
+	// actions, webhook subscriptions. (The agent registry and messages are
+	// memories, in _agents and _messages/<principal>. Vectors are not
+	// carried: `ai-memory reindex` rebuilds them. Nor are the event log and
+	// webhook deliveries: a data dir's own history of its own writes.)
 	Export(*ExportRequest, grpc.ServerStreamingServer[ExportRecord]) error
 	// Import writes records as Export gives them, in one transaction per
 	// request. A record already there and identical is unchanged, so

@@ -3,11 +3,15 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -15,7 +19,11 @@ import (
 )
 
 // Export calls each with every record, as stored, from one read
-// transaction: memories, archived memories, links, each entity's aliases.
+// transaction, in the order Import needs: memories, archived memories,
+// superseded versions, links, archived links, each entity's aliases,
+// standards, pending actions, webhook subscriptions. Index rows (titles, terms, expiry, the link
+// mirrors, aliases by name, pending_time) are derived again on import;
+// vectors are not carried (reindex rebuilds them).
 func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketMemories).ForEach(func(_, v []byte) error {
@@ -40,12 +48,34 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 		}); err != nil {
 			return err
 		}
+		if err := tx.Bucket(bucketVersions).ForEach(func(k, v []byte) error {
+			a, err := decodeArchived(v)
+			if err != nil {
+				return err
+			}
+			if len(k) < 9 {
+				return fmt.Errorf("corrupt version key %q", k)
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{
+				Archived: archivedMessage(a), At: int64(binary.BigEndian.Uint64(k[len(k)-8:]))}}})
+		}); err != nil {
+			return err
+		}
 		if err := tx.Bucket(bucketLinksOut).ForEach(func(_, v []byte) error {
 			l, err := decodeLink(v)
 			if err != nil {
 				return err
 			}
 			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}})
+		}); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketArchivedLinksOut).ForEach(func(_, v []byte) error {
+			l, err := decodeLink(v)
+			if err != nil {
+				return err
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}})
 		}); err != nil {
 			return err
 		}
@@ -82,7 +112,38 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 		}); err != nil {
 			return err
 		}
-		return flush()
+		if err := flush(); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketStandards).ForEach(func(k, v []byte) error {
+			st := new(aimemoryv1.Standard)
+			if err := proto.Unmarshal(v, st); err != nil {
+				return fmt.Errorf("decode standard of %q: %w", k, err)
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}})
+		}); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
+			p, err := getPending(tx, string(k))
+			if err != nil {
+				return err
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}})
+		}); err != nil {
+			return err
+		}
+		// Subscriptions last: imported after every memory, they are sent
+		// none of the import's own writes.
+		return tx.Bucket(bucketSubs).ForEach(func(k, v []byte) error {
+			sub, err := decodeSub(v)
+			if err != nil {
+				return fmt.Errorf("decode subscription %q: %w", k, err)
+			}
+			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: &aimemoryv1.WebhookSubscription{
+				Id: sub.ID, Url: sub.URL, Events: sub.Events, NamespaceFilter: sub.NamespaceFilter, AgentFilter: sub.AgentFilter,
+				IncludeContent: sub.IncludeContent, SealedSecret: sub.SealedSecret, CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt}}})
+		})
 	})
 }
 
@@ -92,8 +153,13 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 // the same batch.
 func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
 	var results []*aimemoryv1.ImportResult
-	err := s.write(ctx, func(w *writeTx) error {
+	// It leads its batch (writeFirst), so the events it logs are numbered
+	// right after the log's sequence as it finds it: a subscription it
+	// creates starts after them.
+	err := s.writeFirst(ctx, func(w *writeTx) error {
 		results = make([]*aimemoryv1.ImportResult, len(records)) // a run may be repeated
+		base := w.tx.Bucket(bucketEventsLog).Sequence()
+		var subs []string
 		for i, r := range records {
 			outcome, err := w.importRecord(r)
 			if err != nil {
@@ -104,10 +170,43 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 				continue
 			}
 			results[i] = &aimemoryv1.ImportResult{Outcome: outcome}
+			if outcome == "created" && r.GetSubscription() != nil {
+				subs = append(subs, r.GetSubscription().GetId())
+			}
 		}
-		return nil
+		return w.startAfterImport(subs, base)
 	})
 	return results, err
+}
+
+// startAfterImport sets the subscriptions ids's FromSeq past the events
+// this import logs: they receive none of its own writes.
+func (w *writeTx) startAfterImport(ids []string, base uint64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	from := base
+	for _, e := range w.events {
+		if loggedEvent(e.Type) {
+			from++
+		}
+	}
+	b := w.tx.Bucket(bucketSubs)
+	for _, id := range ids {
+		sub, err := decodeSub(b.Get([]byte(id)))
+		if err != nil || sub == nil {
+			return err
+		}
+		sub.FromSeq = from
+		raw, err := json.Marshal(sub)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(id), raw); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refusal is a record import turns down; any other error aborts the batch.
@@ -125,6 +224,16 @@ func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
 		return w.importEntity(x.Entity)
 	case *aimemoryv1.ExportRecord_Archived:
 		return w.importArchived(x.Archived)
+	case *aimemoryv1.ExportRecord_ArchivedLink:
+		return w.importArchivedLink(x.ArchivedLink)
+	case *aimemoryv1.ExportRecord_Version:
+		return w.importVersion(x.Version)
+	case *aimemoryv1.ExportRecord_Standard:
+		return w.importStandard(x.Standard)
+	case *aimemoryv1.ExportRecord_Pending:
+		return w.importPending(x.Pending)
+	case *aimemoryv1.ExportRecord_Subscription:
+		return w.importSubscription(x.Subscription)
 	}
 	return "", refuse("empty record")
 }
@@ -274,4 +383,176 @@ func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 		return "", refuse("archived memory %s exists with other content; import does not overwrite", m.GetId())
 	}
 	return "created", b.Put([]byte(m.GetId()), raw)
+}
+
+// importArchivedLink writes a link kept in the archive: both ends must be
+// here (live or archived, so memories and archived memories come first)
+// and at least one archived, as the archive keeps them.
+func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
+	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
+		return "", refusal{err}
+	}
+	arch := w.tx.Bucket(bucketArchive)
+	archivedEnd := false
+	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
+		if arch.Get([]byte(id)) != nil {
+			archivedEnd = true
+		} else if w.tx.Bucket(bucketMemories).Get([]byte(id)) == nil {
+			return "", refuse("archived link %s -%s-> %s: memory %s is neither live nor archived here (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
+		}
+	}
+	if !archivedEnd {
+		return "", refuse("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+	}
+	out, in := w.tx.Bucket(bucketArchivedLinksOut), w.tx.Bucket(bucketArchivedLinksIn)
+	if raw := out.Get(linkKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation())); raw != nil {
+		old, err := decodeLink(raw)
+		if err != nil {
+			return "", err
+		}
+		if proto.Equal(old, l) {
+			return "unchanged", nil
+		}
+		return "", refuse("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+	}
+	return "created", putLinkRows(out, in, l)
+}
+
+// importVersion writes a superseded version under its place among its
+// id's versions. The live record need not be here: a version outlives
+// its memory, as in the store it came from.
+func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error) {
+	a := v.GetArchived()
+	m := a.GetMemory()
+	if m == nil {
+		return "", refuse("version record without its memory")
+	}
+	if err := validImported(m); err != nil {
+		return "", refusal{err}
+	}
+	if v.GetAt() <= 0 {
+		return "", refuse("version of %s: at must be set", m.GetId())
+	}
+	raw, err := encodeArchived(&storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()})
+	if err != nil {
+		return "", err
+	}
+	b, key := w.tx.Bucket(bucketVersions), versionKey(m.GetId(), v.GetAt())
+	if old := b.Get(key); old != nil {
+		if bytes.Equal(old, raw) {
+			return "unchanged", nil
+		}
+		return "", refuse("version of %s at %d exists with other content; import does not overwrite", m.GetId(), v.GetAt())
+	}
+	return "created", b.Put(key, raw)
+}
+
+// importStandard writes a namespace's standard row as it was (policy,
+// owner, who set it). Its memory need not be here: deleting a standard's
+// memory does not lift the standard.
+func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
+	if err := validStandardNamespace("namespace", st.GetNamespace()); err != nil {
+		return "", refusal{err}
+	}
+	if err := record.ValidateID("standard_id", st.GetStandardId()); err != nil {
+		return "", refusal{err}
+	}
+	if p := st.GetParent(); p != "" {
+		if err := validStandardNamespace("parent", p); err != nil {
+			return "", refusal{err}
+		}
+	}
+	if p := st.GetPolicyJson(); p != "" {
+		if _, err := governance.Parse([]byte(p)); err != nil {
+			return "", refuse("standard of %s: policy: %v", record.Quote(st.GetNamespace()), err)
+		}
+	}
+	for _, a := range []struct{ f, v string }{{"owner", st.GetOwner()}, {"set_by", st.GetSetBy()}} {
+		if a.v != "" {
+			if err := record.ValidateAgentID(a.f, a.v); err != nil {
+				return "", refusal{err}
+			}
+		}
+	}
+	old, err := govView{tx: w.tx}.Standard(st.GetNamespace())
+	if err != nil {
+		return "", err
+	}
+	if old != nil {
+		if proto.Equal(old, st) {
+			return "unchanged", nil
+		}
+		return "", refuse("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
+	}
+	return "created", putStandard(w.tx, st)
+}
+
+// importPending writes an approval queue entry, decided or not, with its
+// time index row. A pending one is decided later by the rules of this
+// data dir, as any other.
+func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
+	if err := record.ValidateID("id", p.GetId()); err != nil {
+		return "", refusal{err}
+	}
+	switch p.GetStatus() {
+	case statusPending, statusApproved, statusRejected:
+	default:
+		return "", refuse("pending action %s: status %s is not pending, approved or rejected", p.GetId(), record.Quote(p.GetStatus()))
+	}
+	if p.GetPayload() == nil || p.GetRequestedAt() <= 0 {
+		return "", refuse("pending action %s: payload and requested_at must be set", p.GetId())
+	}
+	if raw := w.tx.Bucket(bucketPending).Get([]byte(p.GetId())); raw != nil {
+		old, err := getPending(w.tx, p.GetId())
+		if err != nil {
+			return "", err
+		}
+		if proto.Equal(old, p) {
+			return "unchanged", nil
+		}
+		return "", refuse("pending action %s exists with other content; import does not overwrite", p.GetId())
+	}
+	if err := w.putPending(p); err != nil {
+		return "", err
+	}
+	return "created", w.tx.Bucket(bucketPendingTime).Put(pendingTimeKey(p.GetRequestedAt(), p.GetId()), nil)
+}
+
+// importSubscription writes a webhook subscription with its secret as the
+// caller (the Transfer service) sealed it for this data dir. It receives
+// the events logged after the import (startAfterImport), with no delivery
+// history. One of
+// the same id, target and filters is unchanged whatever its sealed bytes
+// (each sealing draws a fresh nonce).
+func (w *writeTx) importSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
+	if err := record.ValidateID("id", in.GetId()); err != nil {
+		return "", refusal{err}
+	}
+	if in.GetUrl() == "" || len(in.GetEvents()) == 0 {
+		return "", refuse("subscription %s: url and events must be set", in.GetId())
+	}
+	if err := record.ValidateAgentID("created_by", in.GetCreatedBy()); err != nil {
+		return "", refusal{err}
+	}
+	sub := &storage.Subscription{ID: in.GetId(), URL: in.GetUrl(), Events: in.GetEvents(), NamespaceFilter: in.GetNamespaceFilter(),
+		AgentFilter: in.GetAgentFilter(), IncludeContent: in.GetIncludeContent(), SealedSecret: in.GetSealedSecret(),
+		CreatedBy: in.GetCreatedBy(), CreatedAt: in.GetCreatedAt()}
+	b := w.tx.Bucket(bucketSubs)
+	old, err := decodeSub(b.Get([]byte(sub.ID)))
+	if err != nil {
+		return "", err
+	}
+	if old != nil {
+		if old.URL == sub.URL && slices.Equal(old.Events, sub.Events) && old.NamespaceFilter == sub.NamespaceFilter &&
+			old.AgentFilter == sub.AgentFilter && old.IncludeContent == sub.IncludeContent && old.CreatedBy == sub.CreatedBy &&
+			old.CreatedAt == sub.CreatedAt && (len(old.SealedSecret) > 0) == (len(sub.SealedSecret) > 0) {
+			return "unchanged", nil
+		}
+		return "", refuse("subscription %s exists with another target or filters; import does not overwrite", sub.ID)
+	}
+	raw, err := json.Marshal(sub) // FromSeq: startAfterImport
+	if err != nil {
+		return "", err
+	}
+	return "created", b.Put([]byte(sub.ID), raw)
 }
