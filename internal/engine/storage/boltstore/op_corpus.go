@@ -2,92 +2,30 @@ package boltstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Corpus bounds: a text is at most a memory's title and content; a query
-// as long as search allows.
-const (
-	maxStatsText      = 4*record.MaxTitleChars + 1 + record.MaxContentBytes
-	defaultRelated    = 10
-	maxRelated        = 100
-	defaultRelatedSet = 200
-	maxRelatedSet     = 1000
-)
+// corpus is what the Corpus API is answered from (termstats, shared by
+// every backend so their answers cannot drift).
+func (s *Store) corpus(ctx context.Context) termstats.Source {
+	return termstats.Source{
+		An: s.an, Idx: s.idx, Now: s.nowNanos(),
+		Filter:  func(f *aimemoryv1.Filter) (*index.Filter, error) { return s.filter(ctx, f) },
+		Records: s.records,
+	}
+}
 
 // TermStats: the text's terms with their document frequencies, and on
 // request the existing tags (of memories the caller may read) the text
 // spells out.
 func (s *Store) TermStats(ctx context.Context, req *aimemoryv1.TermStatsRequest) (*aimemoryv1.TermStatsResponse, error) {
-	if n := len(req.GetText()); n > maxStatsText {
-		return nil, &record.FieldError{Field: "text", Rule: fmt.Sprintf("must be at most %d bytes (got %d)", maxStatsText, n)}
-	}
-	resp, terms := termstats.TermStats(s.an, req.GetText(), s.idx.DocFreqs)
-	if req.GetTags() {
-		f, err := s.filter(ctx, nil)
-		if err != nil {
-			return nil, err
-		}
-		resp.Tags = termstats.MatchingTags(s.an, s.idx.TagCounts(f, s.nowNanos()), terms)
-	}
-	return resp, nil
+	return termstats.AnswerTermStats(s.corpus(ctx), req)
 }
 
-// RelatedTerms mines the best recall matches of the query (any term,
-// function words dropped, as recall ranks them) for co-occurring terms.
+// RelatedTerms mines the best recall matches of the query for co-occurring terms.
 func (s *Store) RelatedTerms(ctx context.Context, req *aimemoryv1.RelatedTermsRequest) (*aimemoryv1.RelatedTermsResponse, error) {
-	limit, err := bounded("limit", req.GetLimit(), defaultRelated, maxRelated)
-	if err != nil {
-		return nil, err
-	}
-	sample, err := bounded("sample", req.GetSample(), defaultRelatedSet, maxRelatedSet)
-	if err != nil {
-		return nil, err
-	}
-	f, err := s.filter(ctx, req.GetFilter())
-	if err != nil {
-		return nil, err
-	}
-	terms := s.an.Query(req.GetQuery())
-	if len(terms) > maxQueryTerms {
-		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
-	}
-	terms = keyword.DropFunctionWords(terms)
-	stats, _ := termstats.TermStats(s.an, req.GetQuery(), s.idx.DocFreqs)
-	resp := &aimemoryv1.RelatedTermsResponse{Docs: stats.GetDocs()}
-	kept := make(map[string]bool, len(terms))
-	for _, t := range terms {
-		kept[t] = true
-	}
-	for _, t := range stats.GetTerms() {
-		if kept[t.Term] {
-			resp.QueryTerms = append(resp.QueryTerms, t)
-		}
-	}
-	now := s.nowNanos()
-	hits := s.idx.Search(index.Query{Terms: terms, Filter: f, LiveAt: now, Limit: sample, Now: now})
-	docs, err := s.records(hits)
-	if err != nil {
-		return nil, err
-	}
-	resp.Matched = uint32(len(docs))
-	resp.Related = termstats.Related(s.an, terms, docs, s.idx.DocFreqs, limit)
-	return resp, nil
-}
-
-// bounded reads a count whose zero means the default.
-func bounded(field string, v uint32, def, hi int) (int, error) {
-	if v == 0 {
-		return def, nil
-	}
-	if int(v) > hi {
-		return 0, &record.FieldError{Field: field, Rule: fmt.Sprintf("must be at most %d (got %d)", hi, v)}
-	}
-	return int(v), nil
+	return termstats.AnswerRelatedTerms(s.corpus(ctx), req)
 }

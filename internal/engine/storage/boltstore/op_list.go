@@ -9,6 +9,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -16,7 +17,7 @@ import (
 
 // maxQueryTerms bounds a query's distinct words (the per-slot match
 // counter is 16 bits; real queries have a few dozen at most).
-const maxQueryTerms = 1024
+const maxQueryTerms = termstats.MaxQueryTerms
 
 // Hybrid recall (docs/RETRIEVAL.md): the keyword and vector lists are
 // fused by RRF, the vector list at half weight, with vector candidates

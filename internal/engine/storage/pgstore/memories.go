@@ -16,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -27,7 +28,7 @@ import (
 const (
 	maxContradictions = 5
 	maxAmbiguousIDs   = 10
-	maxQueryTerms     = 1024
+	maxQueryTerms     = termstats.MaxQueryTerms
 	expiringSoon      = time.Hour
 )
 
