@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -49,71 +50,29 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 
 // storeMemory is StoreMemory inside a transaction, on a validated record
 // (rules.New) that it does not change: also the approval path's executor.
+// The step itself is shared with every backend (ops.Store).
 func (w *writeTx) storeMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
-	// A run may be repeated (group commit): change a copy, answer afresh.
-	m := rules.Clone(in)
-	existing := w.titleOwner(m.Namespace, m.Title)
-	if existing == "" {
-		return w.create(m, resp)
-	}
-	switch policy {
-	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR:
-		return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: existing}
-	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
-		title, err := w.freeVersion(m.Title, m.Namespace)
-		if err != nil {
-			return err
-		}
-		m.Title = title
-		return w.create(m, resp)
-	}
-	old, err := w.get(existing)
-	if err != nil {
-		return err
-	}
-	if old == nil {
-		return fmt.Errorf("title index names missing memory %s", existing)
-	}
-	merged, err := rules.Merge(old, m, w.now, w.s.ttl, w.principal())
-	if err != nil {
-		return err
-	}
-	if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
-		return err
-	}
-	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-		return err
-	}
-	resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
-	return w.put(old, merged, "memory_store")
+	return ops.Store(opsTx{w}, in, policy, resp)
 }
 
-// create assigns the engine's fields (id, times, expiry, authorship from
-// the caller) and writes m as a new memory.
+// create writes m as a new memory (ops.Create: engine fields, policy, put).
 func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
-	rules.Create(m, w.now, w.s.ttl, w.principal())
-	if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
-		return err
-	}
-	resp.Memory, resp.Outcome = m, aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED
-	return w.put(nil, m, "memory_store")
+	return ops.Create(opsTx{w}, m, resp)
 }
 
-// freeVersion is the first of "title (2)" … "title (1024)" not taken in
-// namespace.
-func (w *writeTx) freeVersion(title, namespace string) (string, error) {
-	for n := 2; n <= storage.MaxVersion; n++ {
-		t := fmt.Sprintf("%s (%d)", title, n)
-		if w.titleOwner(namespace, t) != "" {
-			continue
-		}
-		if err := record.ValidateTitle(t); err != nil {
-			return "", err
-		}
-		return t, nil
-	}
-	return "", &storage.NoFreeVersionError{Title: title, Namespace: namespace}
+// opsTx is this backend's transaction as the shared write steps see it.
+type opsTx struct{ w *writeTx }
+
+func (t opsTx) Get(id string) (*aimemoryv1.Memory, error)   { return t.w.get(id) }
+func (t opsTx) TitleOwner(ns, title string) (string, error) { return t.w.titleOwner(ns, title), nil }
+func (t opsTx) Authorize(write storage.Write) error         { return t.w.authorize(write) }
+func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
+	return t.w.archive(m, reason, ev)
 }
+func (t opsTx) Put(old, m *aimemoryv1.Memory, ev string) error { return t.w.put(old, m, ev) }
+func (t opsTx) Now() int64                                     { return t.w.now }
+func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
+func (t opsTx) Principal() string                              { return t.w.principal() }
 
 // contradictions lists up to five other memories of m's namespace, expired
 // ones included, that share a word of m's title.

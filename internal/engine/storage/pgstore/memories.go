@@ -15,6 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -66,74 +67,25 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 	return resp, nil
 }
 
+// storeMemory is StoreMemory inside a transaction (ops.Store, shared with
+// boltstore).
 func (w *writeTx) storeMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
-	m := rules.Clone(in)
-	existing, err := w.titleOwner(m.Namespace, m.Title)
-	if err != nil {
-		return err
-	}
-	if existing == "" {
-		return w.create(m, resp)
-	}
-	switch policy {
-	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR:
-		return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: existing}
-	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
-		title, err := w.freeVersion(m.Title, m.Namespace)
-		if err != nil {
-			return err
-		}
-		m.Title = title
-		return w.create(m, resp)
-	}
-	old, err := w.get(existing)
-	if err != nil {
-		return err
-	}
-	if old == nil {
-		return fmt.Errorf("title owner %s is missing", existing)
-	}
-	merged, err := rules.Merge(old, m, w.now, w.s.ttl, w.principal())
-	if err != nil {
-		return err
-	}
-	if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
-		return err
-	}
-	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-		return err
-	}
-	resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
-	return w.put(old, merged, "memory_store")
+	return ops.Store(opsTx{w}, in, policy, resp)
 }
 
-func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
-	rules.Create(m, w.now, w.s.ttl, w.principal())
-	if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
-		return err
-	}
-	resp.Memory, resp.Outcome = m, aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED
-	return w.put(nil, m, "memory_store")
-}
+// opsTx is this backend's transaction as the shared write steps see it.
+type opsTx struct{ w *writeTx }
 
-// freeVersion is the first of "title (2)" … "title (1024)" not taken.
-func (w *writeTx) freeVersion(title, namespace string) (string, error) {
-	for n := 2; n <= storage.MaxVersion; n++ {
-		t := fmt.Sprintf("%s (%d)", title, n)
-		owner, err := w.titleOwner(namespace, t)
-		if err != nil {
-			return "", err
-		}
-		if owner != "" {
-			continue
-		}
-		if err := record.ValidateTitle(t); err != nil {
-			return "", err
-		}
-		return t, nil
-	}
-	return "", &storage.NoFreeVersionError{Title: title, Namespace: namespace}
+func (t opsTx) Get(id string) (*aimemoryv1.Memory, error)   { return t.w.get(id) }
+func (t opsTx) TitleOwner(ns, title string) (string, error) { return t.w.titleOwner(ns, title) }
+func (t opsTx) Authorize(write storage.Write) error         { return t.w.authorize(write) }
+func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
+	return t.w.archive(m, reason, ev)
 }
+func (t opsTx) Put(old, m *aimemoryv1.Memory, ev string) error { return t.w.put(old, m, ev) }
+func (t opsTx) Now() int64                                     { return t.w.now }
+func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
+func (t opsTx) Principal() string                              { return t.w.principal() }
 
 // GetMemories reads memories by exact id or, with allow_prefix, by unique
 // id prefix; expired-but-uncollected ones included. No links can exist in

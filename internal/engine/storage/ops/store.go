@@ -1,0 +1,107 @@
+// Package ops holds the write steps every storage backend runs inside its
+// own transaction, written once over Tx, so the backends cannot drift
+// apart in what a write means (the reference's two backends did).
+package ops
+
+import (
+	"fmt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// Tx is what the shared steps need of a backend's write transaction.
+type Tx interface {
+	// Get reads a live memory by exact id; nil when absent.
+	Get(id string) (*aimemoryv1.Memory, error)
+	// TitleOwner is the id holding (namespace, title); "" when free.
+	TitleOwner(namespace, title string) (string, error)
+	// Authorize is storage.Authorize for this transaction.
+	Authorize(storage.Write) error
+	// Archive moves m to the archive for reason (event "" = none).
+	Archive(m *aimemoryv1.Memory, reason, event string) error
+	// Put writes m over old (nil for a new memory) with its indexes.
+	Put(old, m *aimemoryv1.Memory, event string) error
+	Now() int64
+	TTL() storage.TTL
+	Principal() string
+}
+
+// Store is StoreMemory inside tx, on a validated record (rules.New) that it
+// does not change: a new memory, or by conflict policy an error, a
+// versioned title, or the one merge rule into the memory holding the title
+// (its previous version archived as superseded).
+func Store(tx Tx, in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
+	// A run may be repeated (group commit, a retried transaction): change
+	// a copy, answer afresh.
+	m := rules.Clone(in)
+	existing, err := tx.TitleOwner(m.Namespace, m.Title)
+	if err != nil {
+		return err
+	}
+	if existing == "" {
+		return Create(tx, m, resp)
+	}
+	switch policy {
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR:
+		return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: existing}
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
+		title, err := FreeVersion(tx, m.Title, m.Namespace)
+		if err != nil {
+			return err
+		}
+		m.Title = title
+		return Create(tx, m, resp)
+	}
+	old, err := tx.Get(existing)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return fmt.Errorf("title index names missing memory %s", existing)
+	}
+	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), tx.Principal())
+	if err != nil {
+		return err
+	}
+	if err := tx.Authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
+		return err
+	}
+	if err := tx.Archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
+		return err
+	}
+	resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
+	return tx.Put(old, merged, "memory_store")
+}
+
+// Create assigns the engine's fields (id, times, expiry, authorship from
+// the caller), asks the policy, and writes m as a new memory.
+func Create(tx Tx, m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
+	rules.Create(m, tx.Now(), tx.TTL(), tx.Principal())
+	if err := tx.Authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
+		return err
+	}
+	resp.Memory, resp.Outcome = m, aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED
+	return tx.Put(nil, m, "memory_store")
+}
+
+// FreeVersion is the first of "title (2)" … "title (MaxVersion)" not taken.
+func FreeVersion(tx Tx, title, namespace string) (string, error) {
+	for n := 2; n <= storage.MaxVersion; n++ {
+		t := fmt.Sprintf("%s (%d)", title, n)
+		owner, err := tx.TitleOwner(namespace, t)
+		if err != nil {
+			return "", err
+		}
+		if owner != "" {
+			continue
+		}
+		if err := record.ValidateTitle(t); err != nil {
+			return "", err
+		}
+		return t, nil
+	}
+	return "", &storage.NoFreeVersionError{Title: title, Namespace: namespace}
+}
