@@ -3,7 +3,6 @@ package boltstore
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -47,30 +47,9 @@ func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPa
 
 // governed is writeGoverned through a given write (write or writeFirst).
 func (s *Store) governed(ctx context.Context, write func(context.Context, func(*writeTx) error) error, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
-	var queued *storage.PendingError
-	err := write(ctx, func(w *writeTx) error {
-		queued = nil
-		err := fn(w)
-		var pe *storage.PendingError
-		if !errors.As(err, &pe) {
-			return err
-		}
-		if len(w.changes) > 0 || len(w.events) > 0 {
-			return fmt.Errorf("internal error: %s was queued after it wrote", pe.Op)
-		}
-		id, err := w.queuePending(pe, payload)
-		if err != nil {
-			return err
-		}
-		q := *pe
-		q.ID = id
-		queued = &q
-		return nil
-	})
-	if err == nil && queued != nil {
-		return queued
-	}
-	return err
+	return ops.Governed(func(step func(*writeTx) error) error { return write(ctx, step) }, fn,
+		func(w *writeTx) bool { return len(w.changes) > 0 || len(w.events) > 0 },
+		func(w *writeTx, pe *storage.PendingError) (string, error) { return w.queuePending(pe, payload) })
 }
 
 // writeGovernedFirst is writeGoverned in a batch of its own (writeFirst),

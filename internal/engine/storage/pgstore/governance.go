@@ -12,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -75,30 +76,9 @@ func (v govView) Governance() *governance.Config { return v.w.s.gov }
 // and the caller gets the *storage.PendingError with its id (boltstore's
 // writeGoverned, the same rule).
 func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
-	var queued *storage.PendingError
-	err := s.write(ctx, func(w *writeTx) error {
-		queued = nil
-		err := fn(w)
-		var pe *storage.PendingError
-		if !errors.As(err, &pe) {
-			return err
-		}
-		if len(w.changes) > 0 || len(w.events) > 0 {
-			return fmt.Errorf("internal error: %s was queued after it wrote", pe.Op)
-		}
-		id, err := w.queuePending(pe, payload)
-		if err != nil {
-			return err
-		}
-		q := *pe
-		q.ID = id
-		queued = &q
-		return nil
-	})
-	if err == nil && queued != nil {
-		return queued
-	}
-	return err
+	return ops.Governed(func(step func(*writeTx) error) error { return s.write(ctx, step) }, fn,
+		func(w *writeTx) bool { return len(w.changes) > 0 || len(w.events) > 0 },
+		func(w *writeTx, pe *storage.PendingError) (string, error) { return w.queuePending(pe, payload) })
 }
 
 // queuePending records a pending action for the write pe describes.
