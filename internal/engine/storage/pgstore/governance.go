@@ -73,8 +73,7 @@ func (v govView) Governance() *governance.Config { return v.w.s.gov }
 
 // writeGoverned is write for a request the policy may queue: when fn's
 // authorization answers "approve", the pending action is recorded instead
-// and the caller gets the *storage.PendingError with its id (boltstore's
-// writeGoverned, the same rule).
+// (ops.Governed, the rule boltstore follows too).
 func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
 	return ops.Governed(func(step func(*writeTx) error) error { return s.write(ctx, step) }, fn,
 		func(w *writeTx) bool { return len(w.changes) > 0 || len(w.events) > 0 },
