@@ -1,11 +1,9 @@
 package boltstore
 
 import (
-	"cmp"
 	"context"
-	"errors"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -30,47 +28,10 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 	return resp, nil
 }
 
-// deleteMemories is DeleteMemories inside a transaction, on distinct
-// validated ids: also the approval path's executor. Every memory is
-// authorized before any is removed, so a refused or queued request has
-// written nothing (a denial of one beats the queueing of another). With
-// archive each goes through the archive (reason delete), else for good.
+// deleteMemories is DeleteMemories inside a transaction (ops.Delete), on
+// distinct validated ids: also the approval path's executor.
 func (w *writeTx) deleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
-	var found []*aimemoryv1.Memory
-	var queued error
-	for _, id := range ids {
-		m, err := w.get(id)
-		if err != nil {
-			return err
-		}
-		if m == nil {
-			resp.NotFound = append(resp.NotFound, id)
-			continue
-		}
-		if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
-			if !errors.Is(err, storage.ErrPending) {
-				return err
-			}
-			queued = cmp.Or(queued, err)
-		}
-		found = append(found, m)
-	}
-	if queued != nil {
-		return queued
-	}
-	for _, m := range found {
-		remove := w.removeForGood
-		if archive {
-			remove = func(m *aimemoryv1.Memory, event string) error {
-				return w.archive(m, storage.ArchiveReasonDelete, event)
-			}
-		}
-		if err := remove(m, "memory_delete"); err != nil {
-			return err
-		}
-		resp.Deleted = append(resp.Deleted, m.GetId())
-	}
-	return nil
+	return ops.Delete(opsTx{w}, ids, archive, resp)
 }
 
 // removeForGood removes m and every link touching it, live or archived.

@@ -70,6 +70,8 @@ func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
 	return t.w.archive(m, reason, ev)
 }
 func (t opsTx) Put(old, m *aimemoryv1.Memory, ev string) error { return t.w.put(old, m, ev) }
+func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.removeForGood(m, ev) }
+func (t opsTx) Moved(old, m *aimemoryv1.Memory) error          { return t.w.moveEntity(old, m) }
 func (t opsTx) Now() int64                                     { return t.w.now }
 func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
 func (t opsTx) Principal() string                              { return t.w.principal() }

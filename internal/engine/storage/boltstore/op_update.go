@@ -2,9 +2,8 @@ package boltstore
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -30,36 +29,8 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 	return resp, nil
 }
 
-// updateMemory is UpdateMemory inside a transaction, on a validated
-// request (rules.ValidatePatch): also the approval path's executor.
+// updateMemory is UpdateMemory inside a transaction (ops.Update), on a
+// validated request (rules.ValidatePatch): also the approval path's executor.
 func (w *writeTx) updateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
-	old, err := w.get(req.GetId())
-	if err != nil {
-		return err
-	}
-	if old == nil {
-		return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
-	}
-	m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
-	if err != nil {
-		return err
-	}
-	if m.Namespace != old.Namespace || m.Title != old.Title {
-		if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
-			return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-		}
-	}
-	// The policy sees both records, so a move is one question about
-	// both namespaces.
-	if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
-		return err
-	}
-	if err := w.moveEntity(old, m); err != nil {
-		return err
-	}
-	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-		return err
-	}
-	resp.Memory = m
-	return w.put(old, m, "memory_update")
+	return ops.Update(opsTx{w}, req, resp)
 }

@@ -24,6 +24,11 @@ type Tx interface {
 	Archive(m *aimemoryv1.Memory, reason, event string) error
 	// Put writes m over old (nil for a new memory) with its indexes.
 	Put(old, m *aimemoryv1.Memory, event string) error
+	// Remove deletes m for good, with every link touching it.
+	Remove(m *aimemoryv1.Memory, event string) error
+	// Moved moves what goes with a memory whose namespace or title an
+	// update changes (entity aliases); nothing where there is none.
+	Moved(old, m *aimemoryv1.Memory) error
 	Now() int64
 	TTL() storage.TTL
 	Principal() string

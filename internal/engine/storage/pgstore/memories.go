@@ -83,9 +83,13 @@ func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
 	return t.w.archive(m, reason, ev)
 }
 func (t opsTx) Put(old, m *aimemoryv1.Memory, ev string) error { return t.w.put(old, m, ev) }
-func (t opsTx) Now() int64                                     { return t.w.now }
-func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
-func (t opsTx) Principal() string                              { return t.w.principal() }
+func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.remove(m, ev) }
+
+// Moved: entities do not exist in this backend yet, so none moves.
+func (t opsTx) Moved(old, m *aimemoryv1.Memory) error { return nil }
+func (t opsTx) Now() int64                            { return t.w.now }
+func (t opsTx) TTL() storage.TTL                      { return t.w.s.ttl }
+func (t opsTx) Principal() string                     { return t.w.principal() }
 
 // GetMemories reads memories by exact id or, with allow_prefix, by unique
 // id prefix; expired-but-uncollected ones included. No links can exist in
@@ -377,34 +381,7 @@ func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRe
 	var resp *aimemoryv1.UpdateMemoryResponse
 	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Update{Update: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.UpdateMemoryResponse{}
-		old, err := w.get(req.GetId())
-		if err != nil {
-			return err
-		}
-		if old == nil {
-			return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
-		}
-		m, err := rules.Patch(old, req, w.now, w.s.ttl, w.principal())
-		if err != nil {
-			return err
-		}
-		if m.Namespace != old.Namespace || m.Title != old.Title {
-			owner, err := w.titleOwner(m.Namespace, m.Title)
-			if err != nil {
-				return err
-			}
-			if owner != "" && owner != m.Id {
-				return &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-			}
-		}
-		if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: old, New: m}); err != nil {
-			return err
-		}
-		if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-			return err
-		}
-		resp.Memory = m
-		return w.put(old, m, "memory_update")
+		return ops.Update(opsTx{w}, req, resp)
 	})
 	if err != nil {
 		return nil, err
@@ -423,41 +400,7 @@ func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemori
 	var resp *aimemoryv1.DeleteMemoriesResponse
 	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Delete{Delete: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.DeleteMemoriesResponse{}
-		var found []*aimemoryv1.Memory
-		var queued error
-		for _, id := range ids {
-			m, err := w.get(id)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
-				if !errors.Is(err, storage.ErrPending) {
-					return err
-				}
-				queued = cmp.Or(queued, err)
-			}
-			found = append(found, m)
-		}
-		if queued != nil {
-			return queued
-		}
-		for _, m := range found {
-			var err error
-			if req.GetArchive() {
-				err = w.archive(m, storage.ArchiveReasonDelete, "memory_delete")
-			} else {
-				err = w.remove(m, "memory_delete")
-			}
-			if err != nil {
-				return err
-			}
-			resp.Deleted = append(resp.Deleted, m.GetId())
-		}
-		return nil
+		return ops.Delete(opsTx{w}, ids, req.GetArchive(), resp)
 	})
 	if err != nil {
 		return nil, err
