@@ -17,9 +17,9 @@ import (
 )
 
 type backupCmd struct {
-	File     string `arg:"" help:"Where to write the copy." type:"path"`
-	Force    bool   `help:"Overwrite the file if it exists."`
-	Identity string `help:"Operator identity (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	File  string `arg:"" help:"Where to write the copy." type:"path"`
+	Force bool   `help:"Overwrite the file if it exists."`
+	operatorID
 }
 
 // Run copies the data dir's database while it is in use: the engine writes
@@ -29,11 +29,7 @@ func (c *backupCmd) Run(root *rootCmd) error {
 	if _, err := os.Stat(c.File); err == nil && !c.Force {
 		return &exitError{code: 1, msg: "ai-memory backup: " + c.File + " exists (pass --force to overwrite)"}
 	}
-	id, err := (&operator{Identity: c.Identity}).identity()
-	if err != nil {
-		return err
-	}
-	conn, err := engineClient(root, id)
+	_, conn, err := c.engine(root)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -24,11 +25,28 @@ import (
 // nothing here knows the core family's internals.
 
 type operator struct {
-	Identity string `help:"Operator identity the CLI acts as (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
-	JSON     bool   `help:"Print the tool's JSON answer."`
+	operatorID
+	JSON bool `help:"Print the tool's JSON answer."`
 }
 
-func (o *operator) identity() (string, error) {
+// operatorID is the identity flag of every command that acts on the data
+// dir as an operator.
+type operatorID struct {
+	Identity string `help:"Operator identity the CLI acts as (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+}
+
+// engine connects to the data dir's engine as the operator (starting it if
+// needed; a data dir with no database is an error, see engineClient).
+func (o *operatorID) engine(root *rootCmd) (string, *sdk.EngineConn, error) {
+	id, err := o.identity()
+	if err != nil {
+		return "", nil, err
+	}
+	conn, err := engineClient(root, id)
+	return id, conn, err
+}
+
+func (o *operatorID) identity() (string, error) {
 	id := o.Identity
 	if id == "" {
 		name := "unknown"

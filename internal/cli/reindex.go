@@ -12,10 +12,10 @@ import (
 )
 
 type reindexCmd struct {
-	Batch    uint32  `help:"Memories per embedding request (1-256)." default:"16"`
-	Rate     float64 `help:"Requests per second at most; 0 = the endpoint's rate_per_sec (default 10)."`
-	Quiet    bool    `help:"No progress bar."`
-	Identity string  `help:"Operator identity the CLI acts as (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	Batch uint32  `help:"Memories per embedding request (1-256)." default:"16"`
+	Rate  float64 `help:"Requests per second at most; 0 = the endpoint's rate_per_sec (default 10)."`
+	Quiet bool    `help:"No progress bar."`
+	operatorID
 }
 
 // Run backfills vectors: memories never embedded, embedded by another
@@ -27,11 +27,7 @@ func (c *reindexCmd) Run(root *rootCmd) error {
 	if c.Batch < 1 || c.Batch > 256 {
 		return &exitError{code: 2, msg: "ai-memory reindex: --batch must be from 1 to 256"}
 	}
-	id, err := (&operator{Identity: c.Identity}).identity()
-	if err != nil {
-		return err
-	}
-	conn, err := engineClient(root, id)
+	_, conn, err := c.engine(root)
 	if err != nil {
 		return err
 	}

@@ -16,18 +16,14 @@ import (
 )
 
 type statsCmd struct {
-	JSON     bool   `help:"Print the engine's counters as JSON."`
-	Identity string `help:"Operator identity the CLI acts as (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	JSON bool `help:"Print the engine's counters as JSON."`
+	operatorID
 }
 
 // Run prints the store's health view (the counters memory_stats reports),
 // starting the data dir's engine if it is not running.
 func (c *statsCmd) Run(root *rootCmd) error {
-	id, err := (&operator{Identity: c.Identity}).identity()
-	if err != nil {
-		return err
-	}
-	conn, err := engineClient(root, id)
+	_, conn, err := c.engine(root)
 	if err != nil {
 		return err
 	}

@@ -43,16 +43,12 @@ type exportLine struct {
 var recordJSON = protojson.MarshalOptions{UseProtoNames: true}
 
 type exportCmd struct {
-	File     string `arg:"" optional:"" help:"Where to write (default: standard output)." type:"path"`
-	Identity string `help:"Operator identity (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	File string `arg:"" optional:"" help:"Where to write (default: standard output)." type:"path"`
+	operatorID
 }
 
 func (c *exportCmd) Run(root *rootCmd) error {
-	id, err := (&operator{Identity: c.Identity}).identity()
-	if err != nil {
-		return err
-	}
-	conn, err := engineClient(root, id)
+	id, conn, err := c.engine(root)
 	if err != nil {
 		return err
 	}
@@ -128,8 +124,8 @@ func (c *exportCmd) Run(root *rootCmd) error {
 }
 
 type importCmd struct {
-	File       string `arg:"" help:"A file ai-memory export wrote (- for standard input)."`
-	Identity   string `help:"Operator identity (default: cli:<os user>)." env:"AI_MEMORY_CLI_IDENTITY"`
+	File string `arg:"" help:"A file ai-memory export wrote (- for standard input)."`
+	operatorID
 	WebhookKey string `help:"The exporting data dir's webhook.key, to re-seal webhook secrets for this data dir (needed for signed subscriptions from another data dir)." type:"existingfile"`
 }
 
@@ -139,7 +135,7 @@ const importBatch = 1000
 // Run imports every record it can and reports each line it cannot, by
 // number; it exits 1 when any line was refused or corrupt.
 func (c *importCmd) Run(root *rootCmd) error {
-	id, err := (&operator{Identity: c.Identity}).identity()
+	id, err := c.identity()
 	if err != nil {
 		return err
 	}
