@@ -1,20 +1,18 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Reads answered by the in-memory index, as boltstore answers them.
@@ -51,30 +49,7 @@ func (s *Store) CountNamespaces(ctx context.Context, req *aimemoryv1.CountNamesp
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
 	}
-	prefix := req.GetPrefix()
-	if prefix != "" {
-		if err := record.ValidateNamespace("prefix", prefix); err != nil {
-			return nil, err
-		}
-	}
-	counts, total := s.idx.Namespaces(prefix, s.nowNanos())
-	for ns, n := range counts {
-		if !storage.Readable(ctx, ns) { // another identity's inbox
-			delete(counts, ns)
-			total -= n
-		}
-	}
-	resp := &aimemoryv1.CountNamespacesResponse{Total: total}
-	for ns, n := range counts {
-		resp.Namespaces = append(resp.Namespaces, &aimemoryv1.CountByKey{Key: ns, Count: n})
-	}
-	slices.SortFunc(resp.Namespaces, func(a, b *aimemoryv1.CountByKey) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
-	})
-	if limit := int(req.GetLimit()); limit > 0 && len(resp.Namespaces) > limit {
-		resp.Namespaces = resp.Namespaces[:limit]
-	}
-	return resp, nil
+	return ops.CountNamespaces(ctx, s.idx, s.nowNanos(), req)
 }
 
 // Archived is the archive row of id; storage.ErrNotFound when there is none.

@@ -1,13 +1,11 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,7 +28,6 @@ const (
 	maxContradictions = 5
 	maxAmbiguousIDs   = 10
 	maxQueryTerms     = termstats.MaxQueryTerms
-	expiringSoon      = time.Hour
 )
 
 // StoreMemory writes a new memory or resolves a (title, namespace)
@@ -484,32 +481,7 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
 	}
-	now := s.nowNanos()
-	resp := &aimemoryv1.StatsResponse{}
-	var visible func(string) bool
-	c, scoped := caller.FromContext(ctx)
-	if scoped = scoped && c.Scope != ""; scoped {
-		visible = c.InScope
-	}
-	t := s.idx.Tally(now, int64(expiringSoon), visible)
-	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
-	resp.Indexed, resp.IndexTerms, resp.IndexPostingsBytes = t.Total, t.Terms, t.PostingBytes
-	for i, n := range t.ByTier {
-		if n > 0 {
-			resp.ByTier = append(resp.ByTier, &aimemoryv1.CountByKey{Key: record.Tiers[i], Count: n})
-		}
-	}
-	for ns, n := range t.ByNamespace {
-		if !storage.Readable(ctx, ns) { // another's inbox: not even its name
-			continue
-		}
-		resp.ByNamespace = append(resp.ByNamespace, &aimemoryv1.CountByKey{Key: ns, Count: n})
-	}
-	for _, l := range [][]*aimemoryv1.CountByKey{resp.ByTier, resp.ByNamespace} {
-		slices.SortFunc(l, func(a, b *aimemoryv1.CountByKey) int {
-			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
-		})
-	}
+	resp, scoped := ops.IndexStats(ctx, s.idx, s.nowNanos())
 	if scoped {
 		return resp, nil
 	}

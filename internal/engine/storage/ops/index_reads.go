@@ -1,0 +1,85 @@
+package ops
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/record"
+)
+
+// The reads every backend answers from its in-memory keyword index alone.
+
+// ExpiringSoon is how far ahead Stats counts memories about to expire.
+const ExpiringSoon = time.Hour
+
+// CountNamespaces counts live memories per exact namespace at or under a
+// prefix (the namespace itself, or one starting with prefix + "/": literal
+// and case-sensitive, unlike the reference's LIKE), densest first: no
+// record is read.
+func CountNamespaces(ctx context.Context, idx *index.Index, now int64, req *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error) {
+	prefix := req.GetPrefix()
+	if prefix != "" {
+		if err := record.ValidateNamespace("prefix", prefix); err != nil {
+			return nil, err
+		}
+	}
+	counts, total := idx.Namespaces(prefix, now)
+	for ns, n := range counts {
+		if !storage.Readable(ctx, ns) { // another identity's inbox
+			delete(counts, ns)
+			total -= n
+		}
+	}
+	resp := &aimemoryv1.CountNamespacesResponse{Total: total}
+	for ns, n := range counts {
+		resp.Namespaces = append(resp.Namespaces, &aimemoryv1.CountByKey{Key: ns, Count: n})
+	}
+	sortCounts(resp.Namespaces)
+	if limit := int(req.GetLimit()); limit > 0 && len(resp.Namespaces) > limit {
+		resp.Namespaces = resp.Namespaces[:limit]
+	}
+	return resp, nil
+}
+
+// IndexStats is the part of Stats the index knows: totals, tiers,
+// namespaces, expiring soon and the index's size. scoped is true for a
+// caller confined to namespace prefixes, to whom the backend must show no
+// store-wide count either.
+func IndexStats(ctx context.Context, idx *index.Index, now int64) (resp *aimemoryv1.StatsResponse, scoped bool) {
+	resp = &aimemoryv1.StatsResponse{}
+	var visible func(string) bool
+	c, scoped := caller.FromContext(ctx)
+	if scoped = scoped && c.Scope != ""; scoped {
+		visible = c.InScope // another tenant's namespaces are not even named
+	}
+	t := idx.Tally(now, int64(ExpiringSoon), visible)
+	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
+	resp.Indexed, resp.IndexTerms, resp.IndexPostingsBytes = t.Total, t.Terms, t.PostingBytes
+	for i, n := range t.ByTier {
+		if n > 0 {
+			resp.ByTier = append(resp.ByTier, &aimemoryv1.CountByKey{Key: record.Tiers[i], Count: n})
+		}
+	}
+	for ns, n := range t.ByNamespace {
+		if !storage.Readable(ctx, ns) { // another's inbox: not even its name
+			continue
+		}
+		resp.ByNamespace = append(resp.ByNamespace, &aimemoryv1.CountByKey{Key: ns, Count: n})
+	}
+	sortCounts(resp.ByTier)
+	sortCounts(resp.ByNamespace)
+	return resp, scoped
+}
+
+// sortCounts orders counts densest first, then by key.
+func sortCounts(l []*aimemoryv1.CountByKey) {
+	slices.SortFunc(l, func(a, b *aimemoryv1.CountByKey) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
+	})
+}
