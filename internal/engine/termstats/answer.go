@@ -10,7 +10,9 @@ import (
 )
 
 // The Corpus API's bounds: a text is at most a memory's title and content;
-// a query as long as search allows (MaxQueryTerms distinct words).
+// a query as long as search allows. MaxQueryTerms bounds a search query's
+// distinct words (the index's per-slot match counter is 16 bits; real
+// queries have a few dozen at most).
 const (
 	MaxQueryTerms     = 1024
 	maxStatsText      = 4*record.MaxTitleChars + 1 + record.MaxContentBytes

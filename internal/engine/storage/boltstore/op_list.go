@@ -2,22 +2,15 @@ package boltstore
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/termstats"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
-
-// maxQueryTerms bounds a query's distinct words (the per-slot match
-// counter is 16 bits; real queries have a few dozen at most).
-const maxQueryTerms = termstats.MaxQueryTerms
 
 // Hybrid recall (docs/RETRIEVAL.md): the keyword and vector lists are
 // fused by RRF, the vector list at half weight, with vector candidates
@@ -109,44 +102,17 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	if err != nil {
 		return nil, err
 	}
-	var all bool
-	switch req.GetMatch() {
-	case aimemoryv1.MatchMode_MATCH_MODE_UNSPECIFIED, aimemoryv1.MatchMode_MATCH_MODE_ALL:
-		all = true
-	case aimemoryv1.MatchMode_MATCH_MODE_ANY:
-	default:
-		return nil, &record.FieldError{Field: "match", Rule: fmt.Sprintf("must be ALL or ANY (got %d)", req.GetMatch())}
+	q, err := ops.KeywordQuery(s.an, req, f, s.nowNanos())
+	if err != nil {
+		return nil, err
 	}
-	// Both modes rank alike now (relevance first, index/rank.go); the field
-	// is still checked so a bad value is an error, not a silent default.
-	switch req.GetRank() {
-	case aimemoryv1.RankMode_RANK_MODE_UNSPECIFIED, aimemoryv1.RankMode_RANK_MODE_SEARCH, aimemoryv1.RankMode_RANK_MODE_RECALL:
-	default:
-		return nil, &record.FieldError{Field: "rank", Rule: fmt.Sprintf("must be SEARCH or RECALL (got %d)", req.GetRank())}
-	}
-	terms := s.an.Query(req.GetQuery())
-	if len(terms) > maxQueryTerms {
-		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
-	}
-	if !all {
-		terms = keyword.DropFunctionWords(terms)
-	}
-	now := s.nowNanos()
-	limit := int(req.GetLimit())
+	limit := q.Limit
 	resp := &aimemoryv1.SearchMemoriesResponse{Mode: "keyword"}
 	hybrid := len(req.GetQueryVector()) > 0 && req.GetVectorModel() != ""
-	kwLimit := limit
 	if hybrid {
-		kwLimit = max(3*limit, 30)
+		q.Limit = max(3*limit, 30)
 	}
-	hits := s.idx.Search(index.Query{
-		Terms:  terms,
-		All:    all,
-		Filter: f,
-		LiveAt: now,
-		Limit:  kwLimit,
-		Now:    now,
-	})
+	hits := s.idx.Search(q)
 	if hybrid {
 		minCos := float64(req.GetMinSimilarity())
 		if minCos == 0 {

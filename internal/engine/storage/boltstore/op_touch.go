@@ -3,7 +3,7 @@ package boltstore
 import (
 	"context"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -23,21 +23,7 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 	var resp *aimemoryv1.TouchMemoriesResponse
 	err := s.write(ctx, func(w *writeTx) error {
 		resp = &aimemoryv1.TouchMemoriesResponse{}
-		for _, id := range ids {
-			old, err := w.get(id)
-			if err != nil {
-				return err
-			}
-			if old == nil || storage.IsGuarded(old.Namespace) {
-				continue // guarded namespaces take no ordinary writes, not even a touch
-			}
-			m := rules.Touch(old, w.now, w.s.ttl)
-			if err := w.put(old, m, "memory_touch"); err != nil {
-				return err
-			}
-			resp.Memories = append(resp.Memories, m)
-		}
-		return nil
+		return ops.Touch(opsTx{w}, ids, resp)
 	})
 	if err != nil {
 		return nil, err

@@ -3,12 +3,15 @@ package ops
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -82,4 +85,33 @@ func sortCounts(l []*aimemoryv1.CountByKey) {
 	slices.SortFunc(l, func(a, b *aimemoryv1.CountByKey) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
 	})
+}
+
+// KeywordQuery is a SearchMemories request as a query of the keyword
+// index (f its compiled filter): MATCH_MODE_ALL (the default) needs every
+// query term; ANY (recall) at least one, and drops function words from a
+// query that has other words. The rank mode is still checked, so a bad
+// value is an error, not a silent default (both rank alike: index/rank.go).
+func KeywordQuery(an *keyword.Analyzer, req *aimemoryv1.SearchMemoriesRequest, f *index.Filter, now int64) (index.Query, error) {
+	var all bool
+	switch req.GetMatch() {
+	case aimemoryv1.MatchMode_MATCH_MODE_UNSPECIFIED, aimemoryv1.MatchMode_MATCH_MODE_ALL:
+		all = true
+	case aimemoryv1.MatchMode_MATCH_MODE_ANY:
+	default:
+		return index.Query{}, &record.FieldError{Field: "match", Rule: fmt.Sprintf("must be ALL or ANY (got %d)", req.GetMatch())}
+	}
+	switch req.GetRank() {
+	case aimemoryv1.RankMode_RANK_MODE_UNSPECIFIED, aimemoryv1.RankMode_RANK_MODE_SEARCH, aimemoryv1.RankMode_RANK_MODE_RECALL:
+	default:
+		return index.Query{}, &record.FieldError{Field: "rank", Rule: fmt.Sprintf("must be SEARCH or RECALL (got %d)", req.GetRank())}
+	}
+	terms := an.Query(req.GetQuery())
+	if len(terms) > termstats.MaxQueryTerms {
+		return index.Query{}, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", termstats.MaxQueryTerms, len(terms))}
+	}
+	if !all {
+		terms = keyword.DropFunctionWords(terms)
+	}
+	return index.Query{Terms: terms, All: all, Filter: f, LiveAt: now, Limit: int(req.GetLimit()), Now: now}, nil
 }

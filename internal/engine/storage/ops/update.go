@@ -91,3 +91,26 @@ func Delete(tx Tx, ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesRe
 	}
 	return nil
 }
+
+// Touch applies a recall's side effects (rules.Touch) to distinct
+// validated ids inside tx and returns the memories as they are after;
+// unknown ids are skipped, and so are memories in guarded namespaces,
+// which take no ordinary writes, not even a touch. Not subject to the
+// write policy: a read's bookkeeping is not the caller's write.
+func Touch(tx Tx, ids []string, resp *aimemoryv1.TouchMemoriesResponse) error {
+	for _, id := range ids {
+		old, err := tx.Get(id)
+		if err != nil {
+			return err
+		}
+		if old == nil || storage.IsGuarded(old.Namespace) {
+			continue
+		}
+		m := rules.Touch(old, tx.Now(), tx.TTL())
+		if err := tx.Put(old, m, "memory_touch"); err != nil {
+			return err
+		}
+		resp.Memories = append(resp.Memories, m)
+	}
+	return nil
+}

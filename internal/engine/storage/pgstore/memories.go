@@ -11,11 +11,9 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -27,7 +25,6 @@ import (
 const (
 	maxContradictions = 5
 	maxAmbiguousIDs   = 10
-	maxQueryTerms     = termstats.MaxQueryTerms
 )
 
 // StoreMemory writes a new memory or resolves a (title, namespace)
@@ -295,31 +292,14 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	if err != nil {
 		return nil, err
 	}
-	var all bool
-	switch req.GetMatch() {
-	case aimemoryv1.MatchMode_MATCH_MODE_UNSPECIFIED, aimemoryv1.MatchMode_MATCH_MODE_ALL:
-		all = true
-	case aimemoryv1.MatchMode_MATCH_MODE_ANY:
-	default:
-		return nil, &record.FieldError{Field: "match", Rule: fmt.Sprintf("must be ALL or ANY (got %d)", req.GetMatch())}
-	}
-	switch req.GetRank() {
-	case aimemoryv1.RankMode_RANK_MODE_UNSPECIFIED, aimemoryv1.RankMode_RANK_MODE_SEARCH, aimemoryv1.RankMode_RANK_MODE_RECALL:
-	default:
-		return nil, &record.FieldError{Field: "rank", Rule: fmt.Sprintf("must be SEARCH or RECALL (got %d)", req.GetRank())}
+	q, err := ops.KeywordQuery(s.an, req, f, s.nowNanos())
+	if err != nil {
+		return nil, err
 	}
 	if len(req.GetQueryVector()) > 0 && req.GetVectorModel() != "" {
 		return nil, notImplemented("hybrid search (query_vector)")
 	}
-	terms := s.an.Query(req.GetQuery())
-	if len(terms) > maxQueryTerms {
-		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", maxQueryTerms, len(terms))}
-	}
-	if !all {
-		terms = keyword.DropFunctionWords(terms)
-	}
-	now := s.nowNanos()
-	hits := s.idx.Search(index.Query{Terms: terms, All: all, Filter: f, LiveAt: now, Limit: int(req.GetLimit()), Now: now})
+	hits := s.idx.Search(q)
 	mems, err := s.records(ctx, hits)
 	if err != nil {
 		return nil, err
@@ -346,21 +326,7 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 	var resp *aimemoryv1.TouchMemoriesResponse
 	err := s.write(ctx, func(w *writeTx) error {
 		resp = &aimemoryv1.TouchMemoriesResponse{}
-		for _, id := range ids {
-			old, err := w.get(id)
-			if err != nil {
-				return err
-			}
-			if old == nil || storage.IsGuarded(old.Namespace) {
-				continue
-			}
-			m := rules.Touch(old, w.now, w.s.ttl)
-			if err := w.put(old, m, "memory_touch"); err != nil {
-				return err
-			}
-			resp.Memories = append(resp.Memories, m)
-		}
-		return nil
+		return ops.Touch(opsTx{w}, ids, resp)
 	})
 	if err != nil {
 		return nil, err
