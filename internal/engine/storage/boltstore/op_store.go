@@ -2,17 +2,12 @@ package boltstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
-
-// maxContradictions caps potential_contradictions.
-const maxContradictions = 5
 
 // StoreMemory writes a new memory, or resolves a (title, namespace)
 // collision by on_conflict: ERROR fails, VERSION picks "T (n)", MERGE (the
@@ -20,16 +15,9 @@ const maxContradictions = 5
 // keeping the version it replaces in the archive (superseded).
 // Expired-but-uncollected memories count as existing.
 func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
-	in, err := rules.New(req.GetMemory())
+	in, policy, err := rules.NewStore(req)
 	if err != nil {
 		return nil, err
-	}
-	policy := req.GetOnConflict()
-	switch policy {
-	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_UNSPECIFIED, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_MERGE,
-		aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
-	default:
-		return nil, &record.FieldError{Field: "on_conflict", Rule: fmt.Sprintf("must be ERROR, MERGE or VERSION (got %d)", policy)}
 	}
 
 	pre := s.analyze(in)
@@ -43,7 +31,7 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		return nil, err
 	}
 	if resp.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
-		resp.PotentialContradictions = s.contradictions(resp.Memory)
+		resp.PotentialContradictions = ops.Contradictions(s.an, s.idx, resp.Memory)
 	}
 	return resp, nil
 }
@@ -75,15 +63,3 @@ func (t opsTx) Moved(old, m *aimemoryv1.Memory) error          { return t.w.move
 func (t opsTx) Now() int64                                     { return t.w.now }
 func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
 func (t opsTx) Principal() string                              { return t.w.principal() }
-
-// contradictions lists up to five other memories of m's namespace, expired
-// ones included, that share a word of m's title.
-func (s *Store) contradictions(m *aimemoryv1.Memory) []string {
-	terms := rules.Dedupe(s.an.Terms(nil, m.Title))
-	hits := s.idx.Related(terms, m.Namespace, m.Id, maxContradictions)
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	return ids
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -114,4 +115,20 @@ func KeywordQuery(an *keyword.Analyzer, req *aimemoryv1.SearchMemoriesRequest, f
 		terms = keyword.DropFunctionWords(terms)
 	}
 	return index.Query{Terms: terms, All: all, Filter: f, LiveAt: now, Limit: int(req.GetLimit()), Now: now}, nil
+}
+
+// MaxContradictions bounds StoreMemoryResponse.potential_contradictions.
+const MaxContradictions = 5
+
+// Contradictions lists up to MaxContradictions other memories of m's
+// namespace, live or expired, sharing a word of its title: what a new
+// memory may contradict.
+func Contradictions(an *keyword.Analyzer, idx *index.Index, m *aimemoryv1.Memory) []string {
+	terms := rules.Dedupe(an.Terms(nil, m.Title))
+	hits := idx.Related(terms, m.Namespace, m.Id, MaxContradictions)
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids
 }

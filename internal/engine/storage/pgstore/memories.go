@@ -23,8 +23,7 @@ import (
 // record rules come from package rules, ranking from package index.
 
 const (
-	maxContradictions = 5
-	maxAmbiguousIDs   = 10
+	maxAmbiguousIDs = 10
 )
 
 // StoreMemory writes a new memory or resolves a (title, namespace)
@@ -33,16 +32,9 @@ const (
 // replaces. The unique (namespace, title) constraint makes a race between
 // engines a retry, which then sees the title taken and merges.
 func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
-	in, err := rules.New(req.GetMemory())
+	in, policy, err := rules.NewStore(req)
 	if err != nil {
 		return nil, err
-	}
-	policy := req.GetOnConflict()
-	switch policy {
-	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_UNSPECIFIED, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_MERGE,
-		aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
-	default:
-		return nil, &record.FieldError{Field: "on_conflict", Rule: fmt.Sprintf("must be ERROR, MERGE or VERSION (got %d)", policy)}
 	}
 	var resp *aimemoryv1.StoreMemoryResponse
 	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Store{Store: req}}, func(w *writeTx) error {
@@ -53,10 +45,7 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		return nil, err
 	}
 	if resp.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
-		terms := rules.Dedupe(s.an.Terms(nil, resp.Memory.Title))
-		for _, h := range s.idx.Related(terms, resp.Memory.Namespace, resp.Memory.Id, maxContradictions) {
-			resp.PotentialContradictions = append(resp.PotentialContradictions, h.ID)
-		}
+		resp.PotentialContradictions = ops.Contradictions(s.an, s.idx, resp.Memory)
 	}
 	return resp, nil
 }

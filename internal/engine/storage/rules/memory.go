@@ -29,6 +29,22 @@ func ValidateIDs(field string, ids []string) error {
 	return nil
 }
 
+// NewStore checks a StoreMemory request: its memory (New) and its
+// conflict policy.
+func NewStore(req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.Memory, aimemoryv1.ConflictPolicy, error) {
+	in, err := New(req.GetMemory())
+	if err != nil {
+		return nil, 0, err
+	}
+	switch p := req.GetOnConflict(); p {
+	case aimemoryv1.ConflictPolicy_CONFLICT_POLICY_UNSPECIFIED, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_MERGE,
+		aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR, aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION:
+		return in, p, nil
+	default:
+		return nil, 0, &record.FieldError{Field: "on_conflict", Rule: fmt.Sprintf("must be ERROR, MERGE or VERSION (got %d)", p)}
+	}
+}
+
 // New checks a memory to store and fills the defaults of
 // data-model §2. The caller's id, counters and timestamps are ignored: the
 // engine assigns them.
