@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/google/uuid"
 )
 
 // Governance is enforced here, in the check every backend makes inside
@@ -322,4 +324,29 @@ func PendingMemoryID(p *aimemoryv1.PendingPayload) string {
 		return strings.Join(a.Consolidate.GetIds(), ",")
 	}
 	return ""
+}
+
+// StatusPending is a queued action's status until it is decided.
+const StatusPending = "pending"
+
+// NewPendingAction is the pending action a queued write records: the
+// write pe describes, its payload (the request as the engine received
+// it), the requester from ctx's caller, expiring after gov's pending time.
+func NewPendingAction(ctx context.Context, pe *PendingError, payload *aimemoryv1.PendingPayload, now int64, gov *governance.Config) *aimemoryv1.PendingAction {
+	c, _ := caller.FromContext(ctx)
+	return &aimemoryv1.PendingAction{
+		Id:               uuid.NewString(),
+		Action:           string(pe.Op),
+		Namespace:        pe.Namespace,
+		MemoryId:         PendingMemoryID(payload),
+		Payload:          payload,
+		RequestedBy:      c.Principal,
+		RequestedSession: c.Session,
+		RequestedFamily:  c.Family,
+		RequestedAt:      now,
+		ExpiresAt:        now + int64(gov.PendingFor()),
+		Status:           StatusPending,
+		Reason:           pe.Reason,
+		Approver:         pe.Approver,
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
@@ -30,7 +29,7 @@ import (
 
 // Pending statuses.
 const (
-	statusPending  = "pending"
+	statusPending  = storage.StatusPending
 	statusApproved = "approved"
 	statusRejected = "rejected"
 	statusExpired  = "expired" // read-time: pending past its expires_at
@@ -60,22 +59,7 @@ func (s *Store) writeGovernedFirst(ctx context.Context, payload *aimemoryv1.Pend
 
 // queuePending records a pending action for the write pe describes.
 func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
-	c, _ := caller.FromContext(w.ctx)
-	p := &aimemoryv1.PendingAction{
-		Id:               uuid.NewString(),
-		Action:           string(pe.Op),
-		Namespace:        pe.Namespace,
-		MemoryId:         storage.PendingMemoryID(payload),
-		Payload:          payload,
-		RequestedBy:      c.Principal,
-		RequestedSession: c.Session,
-		RequestedFamily:  c.Family,
-		RequestedAt:      w.now,
-		ExpiresAt:        w.now + int64(w.s.gov.PendingFor()),
-		Status:           statusPending,
-		Reason:           pe.Reason,
-		Approver:         pe.Approver,
-	}
+	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
 	if err := w.putPending(p); err != nil {
 		return "", err
 	}

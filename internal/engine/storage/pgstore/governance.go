@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -83,22 +81,7 @@ func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPa
 // queuePending records a pending action for the write pe describes.
 // Deciding pending actions (Governance) is not built here yet.
 func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
-	c, _ := caller.FromContext(w.ctx)
-	p := &aimemoryv1.PendingAction{
-		Id:               uuid.NewString(),
-		Action:           string(pe.Op),
-		Namespace:        pe.Namespace,
-		MemoryId:         storage.PendingMemoryID(payload),
-		Payload:          payload,
-		RequestedBy:      c.Principal,
-		RequestedSession: c.Session,
-		RequestedFamily:  c.Family,
-		RequestedAt:      w.now,
-		ExpiresAt:        w.now + int64(w.s.gov.PendingFor()),
-		Status:           "pending", // boltstore's statusPending
-		Reason:           pe.Reason,
-		Approver:         pe.Approver,
-	}
+	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
 	if err != nil {
 		return "", err
