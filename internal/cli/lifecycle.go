@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -155,13 +154,9 @@ type updateCmd struct {
 
 // Run edits a memory; its old version is kept in the archive.
 func (c *updateCmd) Run(root *rootCmd) error {
-	content := c.Content
-	if content == "-" {
-		b, err := io.ReadAll(io.LimitReader(os.Stdin, record.MaxContentBytes+1))
-		if err != nil {
-			return err
-		}
-		content = strings.TrimRight(string(b), "\n")
+	content, err := contentArg(c.Content)
+	if err != nil {
+		return err
 	}
 	args := map[string]any{"id": c.ID}
 	setIf(args, "title", c.Title)

@@ -176,14 +176,23 @@ type storeCmd struct {
 	operator
 }
 
+// contentArg is a --content value; "-" reads it from standard input (one
+// byte over the content limit at most, so the engine names the rule).
+func contentArg(v string) (string, error) {
+	if v != "-" {
+		return v, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(os.Stdin, record.MaxContentBytes+1))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(b), "\n"), nil
+}
+
 func (c *storeCmd) Run(root *rootCmd) error {
-	content := c.Content
-	if content == "-" {
-		b, err := io.ReadAll(io.LimitReader(os.Stdin, record.MaxContentBytes+1))
-		if err != nil {
-			return err
-		}
-		content = strings.TrimRight(string(b), "\n")
+	content, err := contentArg(c.Content)
+	if err != nil {
+		return err
 	}
 	args := map[string]any{"title": c.Title, "content": content, "source": "cli"}
 	setIf(args, "tier", c.Tier)
