@@ -126,7 +126,7 @@ func ResolveGoverning(v GovernanceView, ns string) (Governing, error) {
 		if r.GetPolicyJson() == "" {
 			continue
 		}
-		p, err := governance.Parse([]byte(r.GetPolicyJson()))
+		p, err := parseStored(r.GetPolicyJson())
 		if err != nil {
 			return Governing{}, fmt.Errorf("stored policy of namespace %s: %w", quote(level), err)
 		}
