@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -172,14 +173,41 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 	return resp, nil
 }
 
-func archivedMessage(a *storage.Archived) *aimemoryv1.ArchivedMemory {
-	return &aimemoryv1.ArchivedMemory{
-		Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason,
-		OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt,
-	}
-}
+func archivedMessage(a *storage.Archived) *aimemoryv1.ArchivedMemory { return ops.ArchivedMessage(a) }
 
 // ref is what bulk answers show of m.
-func ref(m *aimemoryv1.Memory) *aimemoryv1.MemoryRef {
-	return &aimemoryv1.MemoryRef{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
+func ref(m *aimemoryv1.Memory) *aimemoryv1.MemoryRef { return ops.Ref(m) }
+
+// The archive lifecycle's view of this backend (ops.ArchiveTx).
+
+func (t opsTx) Archived(id string) (*storage.Archived, error) { return archivedRow(t.w.tx, id) }
+
+func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
+	raw := t.w.tx.Bucket(bucketVersions).Get(versionKey(id, at))
+	if raw == nil {
+		return nil, nil
+	}
+	return decodeArchived(raw)
 }
+
+func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
+
+func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
+	return readLink(t.w.tx, source, target, relation)
+}
+
+func (t opsTx) PutLink(l *aimemoryv1.Link) error { return putLink(t.w.tx, l) }
+
+func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
+	moved, k, err := moveLinks(t.w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,
+		func(l *aimemoryv1.Link) bool { return t.w.isLive(otherEnd(l, id)) })
+	return uint32(moved), uint32(k), err
+}
+
+func (t opsTx) RelinkArchived(from, to string) (moved, kept uint32, err error) {
+	return t.w.relinkArchived(from, to)
+}
+
+func (t opsTx) StandardsOf(ids []string) ([]string, error) { return standardsOf(t.w.tx, ids) }
+
+var _ ops.ArchiveTx = opsTx{}

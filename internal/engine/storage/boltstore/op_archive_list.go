@@ -2,22 +2,13 @@ package boltstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
-)
-
-// Archive list bounds (spec family-archive: default 50, cap 1000).
-const (
-	defaultArchiveLimit = 50
-	maxArchiveLimit     = 1000
 )
 
 // ListArchived pages through the removed memories the caller may read,
@@ -25,28 +16,23 @@ const (
 // "superseded" lists the versions updates and merges replaced instead.
 // Each listed row carries how many superseded versions its id has.
 func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
-	if r := req.GetReason(); r != "" && !slices.Contains(storage.ArchiveReasons, r) {
-		return nil, &record.FieldError{Field: "reason", Rule: fmt.Sprintf("must be one of %v (got %s)", storage.ArchiveReasons, record.Quote(r))}
+	limit, err := ops.ArchiveListLimit(req)
+	if err != nil {
+		return nil, err
 	}
-	if req.GetLimit() > maxArchiveLimit {
-		return nil, &record.FieldError{Field: "limit", Rule: fmt.Sprintf("must be from 1 to %d (got %d)", maxArchiveLimit, req.GetLimit())}
-	}
-	limit := int(cmp.Or(req.GetLimit(), defaultArchiveLimit))
 	bucket := bucketArchive
 	if req.GetReason() == storage.ArchiveReasonSuperseded {
 		bucket = bucketVersions
 	}
 	resp := &aimemoryv1.ListArchivedResponse{}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *bolt.Tx) error {
 		var rows []*storage.Archived
 		err := tx.Bucket(bucket).ForEach(func(_, v []byte) error {
 			a, err := decodeArchived(v)
 			if err != nil {
 				return err
 			}
-			ns := a.Memory.GetNamespace()
-			if (req.GetNamespace() != "" && ns != req.GetNamespace()) ||
-				(req.GetReason() != "" && a.Reason != req.GetReason()) || !storage.ReadableArchive(ctx, ns) {
+			if !ops.ListedArchive(ctx, req, a) {
 				return nil
 			}
 			rows = append(rows, a)
@@ -55,9 +41,7 @@ func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRe
 		if err != nil {
 			return err
 		}
-		slices.SortFunc(rows, func(a, b *storage.Archived) int {
-			return cmp.Or(cmp.Compare(b.ArchivedAt, a.ArchivedAt), cmp.Compare(a.Memory.GetId(), b.Memory.GetId()))
-		})
+		ops.SortArchived(rows)
 		resp.Total = uint32(len(rows))
 		off := min(int(req.GetOffset()), len(rows))
 		for _, a := range rows[off:min(off+limit, len(rows))] {

@@ -2,18 +2,16 @@ package boltstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // PurgeArchive deletes archive rows, their superseded versions and the
@@ -50,18 +48,7 @@ func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRe
 	return resp, nil
 }
 
-func validatePurge(req *aimemoryv1.PurgeArchiveRequest) error {
-	switch {
-	case req.GetBefore() < 0:
-		return &record.FieldError{Field: "before", Rule: fmt.Sprintf("must be a positive time (got %d)", req.GetBefore())}
-	case (req.GetBefore() == 0) == (len(req.GetIds()) == 0):
-		return &record.FieldError{Field: "before, ids", Rule: "give exactly one: a cut-off or ids (nothing is purged by default)"}
-	}
-	if len(req.GetIds()) > 0 {
-		return rules.ValidateIDs("ids", req.GetIds())
-	}
-	return nil
-}
+func validatePurge(req *aimemoryv1.PurgeArchiveRequest) error { return ops.ValidatePurge(req) }
 
 // purgeSelection is what a purge deletes: archive row ids and version keys.
 type purgeSelection struct {
@@ -149,13 +136,7 @@ func selectPurge(ctx context.Context, tx *bolt.Tx, req *aimemoryv1.PurgeArchiveR
 			}
 		}
 	}
-	slices.SortFunc(purged, func(a, b *storage.Archived) int {
-		return cmp.Or(cmp.Compare(a.ArchivedAt, b.ArchivedAt), cmp.Compare(a.Memory.GetId(), b.Memory.GetId()))
-	})
-	resp.Purged, resp.VersionsPurged = uint32(len(sel.rows)), uint32(len(sel.versions))
-	for _, a := range purged[:min(len(purged), storage.MaxReported)] {
-		resp.Memories = append(resp.Memories, ref(a.Memory))
-	}
+	ops.PurgeAnswer(resp, purged, len(sel.versions))
 	return resp, sel, nil
 }
 

@@ -2,15 +2,12 @@ package boltstore
 
 import (
 	"context"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // RestoreMemory brings an archived memory back under its id: a fresh
@@ -28,11 +25,8 @@ import (
 // (rules.Merge) and its archived links follow it. Asked as OpStore
 // (OpUpdate for a live memory, OpMerge for a merge).
 func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	if err := rules.ValidateIDs("id", []string{req.GetId()}); err != nil {
+	if err := ops.ValidateRestore(req); err != nil {
 		return nil, err
-	}
-	if req.GetVersionAt() < 0 {
-		return nil, &record.FieldError{Field: "version_at", Rule: fmt.Sprintf("must be a positive time (got %d)", req.GetVersionAt())}
 	}
 	var resp *aimemoryv1.RestoreMemoryResponse
 	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Restore{Restore: req}}
@@ -46,118 +40,10 @@ func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemory
 	return resp, nil
 }
 
+// restore is RestoreMemory's transaction step (ops.Restore), also the
+// approval path's executor.
 func (w *writeTx) restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	id := req.GetId()
-	row, err := archivedRow(w.tx, id)
-	if err != nil {
-		return nil, err
-	}
-	live, err := w.get(id)
-	if err != nil {
-		return nil, err
-	}
-	snap := row
-	if at := req.GetVersionAt(); at != 0 {
-		raw := w.tx.Bucket(bucketVersions).Get(versionKey(id, at))
-		if raw == nil {
-			return nil, fmt.Errorf("%w in archive: version %s of %s", storage.ErrNotFound, record.FormatTime(at), id)
-		}
-		if snap, err = decodeArchived(raw); err != nil {
-			return nil, err
-		}
-	} else if row != nil && live != nil {
-		return nil, fmt.Errorf("%w: memory %s is live; nothing to restore", storage.ErrConflict, id)
-	}
-	if snap == nil || !storage.Readable(w.ctx, snap.Memory.GetNamespace()) {
-		return nil, fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
-	}
-	m := rules.Clone(snap.Memory)
-	m.ExpiresAt = w.s.ttl.ExpiresAt(m.Tier, w.now)
-	if live != nil {
-		return w.restoreOver(live, m)
-	}
-	if row != nil {
-		if req.GetVersionAt() != 0 { // the removed snapshot stays as history
-			if err := w.archive(row.Memory, storage.ArchiveReasonSuperseded, ""); err != nil {
-				return nil, err
-			}
-		}
-		if err := w.tx.Bucket(bucketArchive).Delete([]byte(id)); err != nil {
-			return nil, err
-		}
-	}
-	if owner := w.titleOwner(m.Namespace, m.Title); owner != "" {
-		if !req.GetMerge() {
-			return nil, &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-		}
-		return w.restoreInto(owner, m)
-	}
-	if err := w.authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
-		return nil, err
-	}
-	if err := w.put(nil, m, "memory_restore"); err != nil {
-		return nil, err
-	}
-	moved, kept, err := moveLinks(w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,
-		func(l *aimemoryv1.Link) bool { return w.isLive(otherEnd(l, id)) })
-	if err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.RestoreMemoryResponse{Memory: m, LinksRestored: uint32(moved), LinksKept: uint32(kept)}, nil
-}
-
-// restoreOver sets the live memory back to version m, as an update would:
-// the current version is kept as superseded, identity and counters stay.
-func (w *writeTx) restoreOver(live, m *aimemoryv1.Memory) (*aimemoryv1.RestoreMemoryResponse, error) {
-	m.Id, m.CreatedAt, m.CreatedBy = live.Id, live.CreatedAt, live.CreatedBy
-	m.AccessCount, m.LastAccessedAt = live.AccessCount, live.LastAccessedAt
-	m.UpdatedAt, m.UpdatedBy = w.now, w.principal()
-	if owner := w.titleOwner(m.Namespace, m.Title); owner != "" && owner != m.Id {
-		return nil, &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-	}
-	if err := w.authorize(storage.Write{Op: storage.OpUpdate, Old: live, New: m}); err != nil {
-		return nil, err
-	}
-	if err := w.moveEntity(live, m); err != nil {
-		return nil, err
-	}
-	if err := w.archive(live, storage.ArchiveReasonSuperseded, ""); err != nil {
-		return nil, err
-	}
-	if err := w.put(live, m, "memory_restore"); err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.RestoreMemoryResponse{Memory: m}, nil
-}
-
-// restoreInto merges the restored m into owner, the live memory holding
-// its title, and points m's archived links at owner.
-func (w *writeTx) restoreInto(owner string, m *aimemoryv1.Memory) (*aimemoryv1.RestoreMemoryResponse, error) {
-	old, err := w.get(owner)
-	if err != nil {
-		return nil, err
-	}
-	if old == nil {
-		return nil, fmt.Errorf("title index names missing memory %s", owner)
-	}
-	merged, err := rules.Merge(old, m, w.now, w.s.ttl, w.principal())
-	if err != nil {
-		return nil, err
-	}
-	if err := w.authorize(storage.Write{Op: storage.OpMerge, Old: old, New: merged}); err != nil {
-		return nil, err
-	}
-	if err := w.archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
-		return nil, err
-	}
-	if err := w.put(old, merged, "memory_restore"); err != nil {
-		return nil, err
-	}
-	moved, kept, err := w.relinkArchived(m.Id, owner)
-	if err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.RestoreMemoryResponse{Memory: merged, Merged: true, LinksRestored: moved, LinksKept: kept}, nil
+	return ops.Restore(w.ctx, opsTx{w}, req)
 }
 
 // relinkArchived moves the archived links of from onto to: live when the

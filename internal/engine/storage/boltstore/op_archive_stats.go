@@ -1,13 +1,12 @@
 package boltstore
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -54,13 +53,4 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 }
 
 // sortedCounts is counts as a list, count desc, then key.
-func sortedCounts(counts map[string]uint64) []*aimemoryv1.CountByKey {
-	out := make([]*aimemoryv1.CountByKey, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, &aimemoryv1.CountByKey{Key: k, Count: n})
-	}
-	slices.SortFunc(out, func(a, b *aimemoryv1.CountByKey) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
-	})
-	return out
-}
+func sortedCounts(counts map[string]uint64) []*aimemoryv1.CountByKey { return ops.SortedCounts(counts) }

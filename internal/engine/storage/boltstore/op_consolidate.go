@@ -1,16 +1,14 @@
 package boltstore
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -43,71 +41,10 @@ func (s *Store) Consolidate(ctx context.Context, req *aimemoryv1.ConsolidateRequ
 	return resp, nil
 }
 
-// consolidate is Consolidate's transaction step, also the approval path's
-// executor; req must have passed rules.ValidateConsolidate.
+// consolidate is Consolidate's transaction step (ops.Consolidate), also
+// the approval path's executor.
 func (w *writeTx) consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	if err := rules.ValidateConsolidate(req); err != nil {
-		return nil, err
-	}
-	srcs := make([]*aimemoryv1.Memory, 0, len(req.GetIds()))
-	for _, id := range req.GetIds() {
-		m, err := w.get(id)
-		if err != nil {
-			return nil, err
-		}
-		if m == nil {
-			return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, id)
-		}
-		srcs = append(srcs, m)
-	}
-	m, err := rules.Consolidated(req, srcs, cmp.Or(req.GetAgentId(), w.principal()))
-	if err != nil {
-		return nil, err
-	}
-	if owner := w.titleOwner(m.Namespace, m.Title); owner != "" {
-		return nil, &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
-	}
-	rules.Create(m, w.now, w.s.ttl, w.principal())
-	m.ExpiresAt = 0 // long, whatever the data dir's TTL for long says
-
-	var queued error
-	asks := []storage.Write{{Op: storage.OpConsolidate, New: m}}
-	for _, src := range srcs {
-		asks = append(asks, storage.Write{Op: storage.OpConsolidate, Old: src})
-	}
-	for _, ask := range asks {
-		if err := w.authorize(ask); err != nil {
-			if !errors.Is(err, storage.ErrPending) {
-				return nil, err
-			}
-			queued = cmp.Or(queued, err)
-		}
-	}
-	if queued != nil {
-		return nil, queued
-	}
-
-	standards, err := standardsOf(w.tx, req.GetIds())
-	if err != nil {
-		return nil, err
-	}
-	if err := w.put(nil, m, "memory_consolidated"); err != nil {
-		return nil, err
-	}
-	resp := &aimemoryv1.ConsolidateResponse{Memory: m, Standards: standards}
-	for _, src := range srcs {
-		if err := w.linkDerived(m.Id, src.Id); err != nil {
-			return nil, err
-		}
-		resp.LinksCreated++
-	}
-	for _, src := range srcs {
-		if err := w.archive(src, storage.ArchiveReasonConsolidated, "memory_delete"); err != nil {
-			return nil, err
-		}
-		resp.Archived = append(resp.Archived, src.Id)
-	}
-	return resp, nil
+	return ops.Consolidate(opsTx{w}, req)
 }
 
 // standardsOf is the namespaces whose standard is one of ids, sorted.

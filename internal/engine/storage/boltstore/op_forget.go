@@ -2,16 +2,13 @@ package boltstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -66,37 +63,12 @@ func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aim
 	return resp, nil
 }
 
-// forget archives mems, each authorised as a delete: the tx-level step of
-// Forget, and the approval path's executor. Every memory is authorised
-// before any is archived, so a refused or queued request has written
-// nothing (a denial of one beats the queueing of another).
-func (w *writeTx) forget(mems []*aimemoryv1.Memory) error {
-	var queued error
-	for _, m := range mems {
-		if err := w.authorize(storage.Write{Op: storage.OpDelete, Old: m}); err != nil {
-			if !errors.Is(err, storage.ErrPending) {
-				return err
-			}
-			queued = cmp.Or(queued, err)
-		}
-	}
-	if queued != nil {
-		return queued
-	}
-	for _, m := range mems {
-		if err := w.archive(m, storage.ArchiveReasonForget, "memory_forget"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// forget archives mems, each authorised as a delete (ops.Forget): the
+// tx-level step of Forget, and the approval path's executor.
+func (w *writeTx) forget(mems []*aimemoryv1.Memory) error { return ops.Forget(opsTx{w}, mems) }
 
 func forgetAnswer(mems []*aimemoryv1.Memory) *aimemoryv1.ForgetResponse {
-	resp := &aimemoryv1.ForgetResponse{Matched: uint32(len(mems))}
-	for _, m := range mems[:min(len(mems), storage.MaxReported)] {
-		resp.Memories = append(resp.Memories, ref(m))
-	}
-	return resp
+	return ops.ForgetAnswer(mems)
 }
 
 // forgetMatches reads the memories crit matches, oldest first. A pattern
@@ -152,9 +124,7 @@ func (s *Store) forgetMatches(tx *bolt.Tx, crit *rules.Forget) ([]*aimemoryv1.Me
 			return nil, err
 		}
 	}
-	slices.SortFunc(out, func(a, b *aimemoryv1.Memory) int {
-		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.Id, b.Id))
-	})
+	ops.SortForget(out)
 	return out, nil
 }
 
@@ -174,28 +144,13 @@ func holdsAll(list []byte, want []string) (bool, error) {
 }
 
 // idsOf lists the memories' ids.
-func idsOf(mems []*aimemoryv1.Memory) []string {
-	ids := make([]string, len(mems))
-	for i, m := range mems {
-		ids[i] = m.GetId()
-	}
-	return ids
-}
+func idsOf(mems []*aimemoryv1.Memory) []string { return ops.IDs(mems) }
 
-// approvedForget is a queued forget's execution: the memories the request
-// matched when it was made that still exist and still match.
+// approvedForget is a queued forget's execution (ops.ApprovedForget): the
+// memories the request matched when it was made that still exist and
+// still match.
 func (w *writeTx) approvedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	crit, err := rules.NewForget(p.GetRequest(), w.s.an.Query)
-	if err != nil {
-		return nil, err
-	}
-	mems, err := w.s.forgetMatches(w.tx, crit)
-	if err != nil {
-		return nil, err
-	}
-	mems = slices.DeleteFunc(mems, func(m *aimemoryv1.Memory) bool { return !slices.Contains(p.GetIds(), m.GetId()) })
-	if len(mems) == 0 {
-		return nil, fmt.Errorf("%w: none of the %d memories this forget matched still match", storage.ErrNotFound, len(p.GetIds()))
-	}
-	return idsOf(mems), w.forget(mems)
+	return ops.ApprovedForget(opsTx{w}, p, w.s.an.Query, func(crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
+		return w.s.forgetMatches(w.tx, crit)
+	})
 }
