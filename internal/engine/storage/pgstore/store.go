@@ -13,7 +13,9 @@
 // (catchup.go).
 //
 // Implemented: the Memories interface, the corpus statistics and namespace
-// counts, archive reads (Archived, GetArchived). Everything else returns
+// counts, the archive and its lifecycle (forget, promote, consolidate,
+// restore, list, stats, purge: lifecycle.go, archive.go, the shared steps
+// of package ops; links wait for the graph). Everything else returns
 // ErrNotImplemented, and the engine does not open this backend yet.
 package pgstore
 

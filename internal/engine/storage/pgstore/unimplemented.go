@@ -58,21 +58,6 @@ func (s *Store) VerifyAudit(context.Context) (*aimemoryv1.VerifyAuditResponse, e
 	return nil, notImplemented("VerifyAudit")
 }
 
-// Archive lifecycle: rows are written and read (corpus.go), not yet
-// forgotten into, restored or promoted from.
-func (s *Store) Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
-	return nil, notImplemented("Forget")
-}
-func (s *Store) PromoteMemory(context.Context, *aimemoryv1.PromoteMemoryRequest) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return nil, notImplemented("PromoteMemory")
-}
-func (s *Store) Consolidate(context.Context, *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return nil, notImplemented("Consolidate")
-}
-func (s *Store) RestoreMemory(context.Context, *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return nil, notImplemented("RestoreMemory")
-}
-
 // Governance: standards are read by every write's policy check
 // (governance.go) but cannot be set here yet; pending actions are queued
 // but not listed or decided.
@@ -107,17 +92,6 @@ func (s *Store) Import(context.Context, []*aimemoryv1.ExportRecord) ([]*aimemory
 }
 func (s *Store) Backup(context.Context, io.Writer) (int64, error) {
 	return 0, notImplemented("Backup (use pg_dump)")
-}
-
-// Archive listing, purge and statistics.
-func (s *Store) ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
-	return nil, notImplemented("ListArchived")
-}
-func (s *Store) PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error) {
-	return nil, notImplemented("PurgeArchive")
-}
-func (s *Store) ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error) {
-	return nil, notImplemented("ArchiveStats")
 }
 
 // The agent list.

@@ -1,0 +1,290 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// The archive's list, statistics and purge, answered as boltstore answers
+// them (the checks, order and answers are package ops', shared). Rows are
+// read in one snapshot; what the caller may read is decided on the
+// decoded record, as everywhere.
+
+// archivedCols are an archive row's columns as scanArchived reads them.
+const archivedCols = `archived_at, reason, original_tier, original_expires_at, record`
+
+// versionCols are a superseded version's, in the same shape.
+const versionCols = `archived_at, 'superseded', original_tier, original_expires_at, record`
+
+// scanArchived reads one row of archivedCols; nil when there is none.
+func scanArchived(row pgx.Row) (*storage.Archived, error) {
+	a := &storage.Archived{}
+	var raw []byte
+	err := row.Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.Memory, err = decodeMemory(raw); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// scanAll reads every row of a query selecting archivedCols (or versionCols).
+func scanAll(ctx context.Context, q pgx.Tx, sql string, args ...any) ([]*storage.Archived, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*storage.Archived
+	for rows.Next() {
+		a := &storage.Archived{}
+		var raw []byte
+		if err := rows.Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw); err != nil {
+			return nil, err
+		}
+		if a.Memory, err = decodeMemory(raw); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// readTx runs fn in a read-only snapshot.
+func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	return fn(tx)
+}
+
+// ListArchived pages through the removed memories the caller may read,
+// newest first, filtered by exact namespace and reason. Reason
+// "superseded" lists the versions updates and merges replaced instead.
+// Each listed row carries how many superseded versions its id has.
+func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
+	limit, err := ops.ArchiveListLimit(req)
+	if err != nil {
+		return nil, err
+	}
+	sql, args := `SELECT `+archivedCols+` FROM archived`, []any(nil)
+	switch r := req.GetReason(); r {
+	case "":
+	case storage.ArchiveReasonSuperseded:
+		sql = `SELECT ` + versionCols + ` FROM versions`
+	default:
+		sql, args = sql+` WHERE reason = $1`, []any{r}
+	}
+	resp := &aimemoryv1.ListArchivedResponse{}
+	err = s.readTx(ctx, func(tx pgx.Tx) error {
+		all, err := scanAll(ctx, tx, sql, args...)
+		if err != nil {
+			return err
+		}
+		var rows []*storage.Archived
+		for _, a := range all {
+			if ops.ListedArchive(ctx, req, a) {
+				rows = append(rows, a)
+			}
+		}
+		ops.SortArchived(rows)
+		resp.Total = uint32(len(rows))
+		off := min(int(req.GetOffset()), len(rows))
+		for _, a := range rows[off:min(off+limit, len(rows))] {
+			var n uint32
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM versions WHERE id = $1`, a.Memory.GetId()).Scan(&n); err != nil {
+				return err
+			}
+			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
+			resp.Versions = append(resp.Versions, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// ArchiveStats counts the archive rows the caller may read by reason and
+// namespace (count desc, then key), with the oldest and newest
+// archived_at, the size of rows and superseded versions (their records'
+// bytes: not comparable with boltstore's encoding), and the versions kept.
+func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsResponse, error) {
+	resp := &aimemoryv1.ArchiveStatsResponse{}
+	byReason, byNamespace := map[string]uint64{}, map[string]uint64{}
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT archived_at, reason, record FROM archived`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				at     int64
+				reason string
+				raw    []byte
+			)
+			if err := rows.Scan(&at, &reason, &raw); err != nil {
+				return err
+			}
+			m, err := decodeMemory(raw)
+			if err != nil {
+				return err
+			}
+			if !storage.ReadableArchive(ctx, m.GetNamespace()) {
+				continue
+			}
+			resp.Total++
+			resp.SizeBytes += uint64(len(raw))
+			byReason[reason]++
+			byNamespace[m.GetNamespace()]++
+			if resp.OldestAt == 0 || at < resp.OldestAt {
+				resp.OldestAt = at
+			}
+			resp.NewestAt = max(resp.NewestAt, at)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var versions, size int64
+		if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(record)), 0) FROM versions`).Scan(&versions, &size); err != nil {
+			return err
+		}
+		resp.Versions, resp.SizeBytes = uint64(versions), resp.SizeBytes+uint64(size)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.ByReason, resp.ByNamespace = ops.SortedCounts(byReason), ops.SortedCounts(byNamespace)
+	return resp, nil
+}
+
+// PurgeArchive deletes archive rows, their superseded versions and the
+// archived links of the purged rows for good. It takes exactly one of an
+// explicit cut-off (rows and versions archived before it) or explicit ids
+// (their rows and versions); anything else is an error and purges
+// nothing. Rows the caller may not read (another's inbox) are not purged
+// (the engine's own schedule, storage.AsSystem, reads all). With dry_run
+// it deletes nothing.
+func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error) {
+	if err := ops.ValidatePurge(req); err != nil {
+		return nil, err
+	}
+	var resp *aimemoryv1.PurgeArchiveResponse
+	if req.GetDryRun() {
+		err := s.readTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			resp, _, err = selectPurge(ctx, tx, req)
+			return err
+		})
+		return resp, err
+	}
+	err := s.write(ctx, func(w *writeTx) error {
+		var sel *purgeSelection
+		var err error
+		if resp, sel, err = selectPurge(ctx, w.tx, req); err != nil {
+			return err
+		}
+		return sel.apply(w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// purgeSelection is what a purge deletes: archive rows and versions.
+type purgeSelection struct {
+	rows       []string
+	versionIDs []string
+	versionAts []int64
+}
+
+func (p *purgeSelection) apply(w *writeTx) error {
+	if len(p.rows) > 0 {
+		// The rows' ends are gone for good, and their archived links with them.
+		if err := w.dropArchivedLinks(p.rows); err != nil {
+			return err
+		}
+		if _, err := w.tx.Exec(w.ctx, `DELETE FROM archived WHERE id = ANY($1)`, p.rows); err != nil {
+			return err
+		}
+	}
+	if len(p.versionIDs) > 0 {
+		_, err := w.tx.Exec(w.ctx, `DELETE FROM versions WHERE (id, archived_at) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`,
+			p.versionIDs, p.versionAts)
+		return err
+	}
+	return nil
+}
+
+// selectPurge finds what req purges and the answer reporting it.
+func selectPurge(ctx context.Context, tx pgx.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, *purgeSelection, error) {
+	resp, sel := &aimemoryv1.PurgeArchiveResponse{}, &purgeSelection{}
+	readable := func(a *storage.Archived) bool { return storage.ReadableArchive(ctx, a.Memory.GetNamespace()) }
+	var purged []*storage.Archived
+	addVersions := func(vs []*storage.Archived) bool {
+		found := false
+		for _, v := range vs {
+			if readable(v) {
+				sel.versionIDs, sel.versionAts, found = append(sel.versionIDs, v.Memory.GetId()), append(sel.versionAts, v.ArchivedAt), true
+			}
+		}
+		return found
+	}
+	if before := req.GetBefore(); before > 0 {
+		rows, err := scanAll(ctx, tx, `SELECT `+archivedCols+` FROM archived WHERE archived_at < $1`, before)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, a := range rows {
+			if readable(a) {
+				purged, sel.rows = append(purged, a), append(sel.rows, a.Memory.GetId())
+			}
+		}
+		vs, err := scanAll(ctx, tx, `SELECT `+versionCols+` FROM versions WHERE archived_at < $1`, before)
+		if err != nil {
+			return nil, nil, err
+		}
+		addVersions(vs)
+	} else {
+		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
+			found := false
+			a, err := scanArchived(tx.QueryRow(ctx, `SELECT `+archivedCols+` FROM archived WHERE id = $1`, id))
+			if err != nil {
+				return nil, nil, err
+			}
+			if a != nil && readable(a) {
+				purged, sel.rows, found = append(purged, a), append(sel.rows, id), true
+			}
+			vs, err := scanAll(ctx, tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			if addVersions(vs) {
+				found = true
+			}
+			if !found {
+				resp.NotFound = append(resp.NotFound, id)
+			}
+		}
+	}
+	ops.PurgeAnswer(resp, purged, len(sel.versionIDs))
+	return resp, sel, nil
+}

@@ -1,0 +1,266 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// The archive lifecycle's writes: forget, promote, consolidate, restore.
+// Each is the shared step of package ops (boltstore runs the same code)
+// inside one SERIALIZABLE transaction; only how forget finds its matches
+// is this backend's own.
+
+// Forget archives (reason forget) every memory matching all of the
+// request's criteria: exact namespace, tier, and a pattern whose every
+// word the memory's title, content or tags hold (search's analysis).
+// Expired and long memories match like any. Without a namespace, guarded
+// namespaces are not searched; named, the guard refuses. Each memory is
+// asked of the policy as OpDelete; one refusal fails the whole request and
+// nothing is archived. With dry_run it writes nothing and reports the same
+// matches.
+func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
+	crit, err := rules.NewForget(req, s.an.Query)
+	if err != nil {
+		return nil, err
+	}
+	// A guarded namespace named outright is refused before anything is
+	// read, dry run included: its titles are not everyone's to list.
+	if crit.Namespace != "" {
+		if err := storage.CheckGuard(ctx, storage.OpDelete, crit.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	if req.GetDryRun() {
+		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return nil, err
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		mems, err := forgetMatches(ctx, tx, crit)
+		if err != nil {
+			return nil, err
+		}
+		return ops.ForgetAnswer(mems), nil
+	}
+	// The payload is filled in by the run that matched, so a queued forget
+	// records the ids the requester would have archived.
+	var resp *aimemoryv1.ForgetResponse
+	payload := &aimemoryv1.PendingPayload{}
+	err = s.writeGoverned(ctx, payload, func(w *writeTx) error {
+		mems, err := forgetMatches(w.ctx, w.tx, crit)
+		if err != nil {
+			return err
+		}
+		payload.Action = &aimemoryv1.PendingPayload_Forget{Forget: &aimemoryv1.PendingForget{Request: req, Ids: ops.IDs(mems)}}
+		if err := ops.Forget(opsTx{w}, mems); err != nil {
+			return err
+		}
+		resp = ops.ForgetAnswer(mems)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// forgetMatches reads the memories crit matches, oldest first, from the
+// database itself, not from this engine's index: inside a write's
+// SERIALIZABLE transaction the read is of the state the write commits on,
+// and a memory another engine stores or changes meanwhile so that it
+// would match makes one of the two transactions fail and retry. A pattern
+// is every term in the stored term list (the GIN index answers it), as
+// boltstore checks its candidates against theirs.
+func forgetMatches(ctx context.Context, q pgx.Tx, crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
+	var (
+		where string
+		args  []any
+	)
+	switch {
+	case len(crit.Terms) > 0 && crit.Namespace != "":
+		where, args = `WHERE terms @> $1 AND namespace = $2`, []any{crit.Terms, crit.Namespace}
+	case len(crit.Terms) > 0:
+		where, args = `WHERE terms @> $1`, []any{crit.Terms}
+	case crit.Namespace != "":
+		where, args = `WHERE namespace = $1`, []any{crit.Namespace}
+	}
+	rows, err := q.Query(ctx, `SELECT record FROM memories `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*aimemoryv1.Memory
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		m, err := decodeMemory(raw)
+		if err != nil {
+			return nil, err
+		}
+		if crit.Matches(m) {
+			out = append(out, m)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	ops.SortForget(out)
+	return out, nil
+}
+
+// approvedForget is a queued forget's execution (ops.ApprovedForget): the
+// memories the request matched when it was made that still exist and
+// still match. boltstore's signature (the contract's said ForgetRequest;
+// the pending payload carries the ids matched, which the rule needs).
+func (w *writeTx) approvedForget(p *aimemoryv1.PendingForget) ([]string, error) {
+	return ops.ApprovedForget(opsTx{w}, p, w.s.an.Query, func(crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
+		return forgetMatches(w.ctx, w.tx, crit)
+	})
+}
+
+// PromoteMemory: tier mode (no to_namespace) makes the memory long with no
+// expiry; vertical mode copies it into a proper ancestor of its namespace,
+// merging there by the one merge rule, linked copy → source derived_from
+// (ops.Promote).
+func (s *Store) PromoteMemory(ctx context.Context, req *aimemoryv1.PromoteMemoryRequest) (*aimemoryv1.PromoteMemoryResponse, error) {
+	if err := ops.ValidatePromote(req); err != nil {
+		return nil, err
+	}
+	var resp *aimemoryv1.PromoteMemoryResponse
+	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Promote{Promote: req}}
+	err := s.writeGoverned(ctx, payload, func(w *writeTx) error {
+		var err error
+		resp, err = w.promote(req.GetId(), req.GetToNamespace())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// promote is PromoteMemory's transaction step, also the approval path's executor.
+func (w *writeTx) promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
+	return ops.Promote(opsTx{w}, id, to)
+}
+
+// Consolidate writes one new long-tier memory from its sources and
+// archives the sources (reason consolidated), in one transaction
+// (ops.Consolidate).
+func (s *Store) Consolidate(ctx context.Context, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
+	if err := rules.ValidateConsolidate(req); err != nil {
+		return nil, err
+	}
+	var resp *aimemoryv1.ConsolidateResponse
+	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Consolidate{Consolidate: req}}
+	err := s.writeGoverned(ctx, payload, func(w *writeTx) error {
+		var err error
+		resp, err = w.consolidate(req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// consolidate is Consolidate's transaction step, also the approval path's executor.
+func (w *writeTx) consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
+	return ops.Consolidate(opsTx{w}, req)
+}
+
+// RestoreMemory brings an archived memory, or a superseded version, back
+// under its id (ops.Restore).
+func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
+	if err := ops.ValidateRestore(req); err != nil {
+		return nil, err
+	}
+	var resp *aimemoryv1.RestoreMemoryResponse
+	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Restore{Restore: req}}
+	err := s.writeGoverned(ctx, payload, func(w *writeTx) (err error) {
+		resp, err = w.restore(req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// restore is RestoreMemory's transaction step, also the approval path's executor.
+func (w *writeTx) restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
+	return ops.Restore(w.ctx, opsTx{w}, req)
+}
+
+// The archive lifecycle's view of this backend (ops.ArchiveTx). Links are
+// the graph's tables: read, written and moved by the graph's steps.
+
+func (t opsTx) Archived(id string) (*storage.Archived, error) {
+	return scanArchived(t.w.tx.QueryRow(t.w.ctx,
+		`SELECT `+archivedCols+` FROM archived WHERE id = $1`, id))
+}
+
+func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
+	return scanArchived(t.w.tx.QueryRow(t.w.ctx,
+		`SELECT `+versionCols+` FROM versions WHERE id = $1 AND archived_at = $2`, id, at))
+}
+
+func (t opsTx) Unarchive(id string) error {
+	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = $1`, id)
+	return err
+}
+
+func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
+	return t.w.readLink(source, target, relation)
+}
+func (t opsTx) PutLink(l *aimemoryv1.Link) error { return t.w.writeLink(l) }
+func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
+	return t.w.reviveLinks(id)
+}
+func (t opsTx) RelinkArchived(from, to string) (moved, kept uint32, err error) {
+	return t.w.relinkArchived(from, to)
+}
+
+// StandardsOf is the namespaces whose standard is one of ids, sorted.
+func (t opsTx) StandardsOf(ids []string) ([]string, error) {
+	rows, err := t.w.tx.Query(t.w.ctx, `SELECT namespace, record FROM standards`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var (
+			ns  string
+			raw []byte
+		)
+		if err := rows.Scan(&ns, &raw); err != nil {
+			return nil, err
+		}
+		st := new(aimemoryv1.Standard)
+		if err := proto.Unmarshal(raw, st); err != nil {
+			return nil, fmt.Errorf("decode standard %q: %w", ns, err)
+		}
+		for _, id := range ids {
+			if st.GetStandardId() == id {
+				out = append(out, st.GetNamespace())
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, rows.Err()
+}
+
+var _ ops.ArchiveTx = opsTx{}
