@@ -1,11 +1,13 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +46,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Cleanup(func() { bolt.Close() })
 	pg := open(t, opts)
-	d := &differ{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), names: [2]map[string]string{{}, {}}}
+	d := &differ{t: t, clk: clk, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), names: [2]map[string]string{{}, {}}, did: map[string]int{}}
 	backends := [2]storage.Backend{bolt, pg}
 
 	for i := range ops {
@@ -61,7 +63,7 @@ func TestDifferential(t *testing.T) {
 			clk.Add(7 * time.Hour) // short memories expire
 		}
 	}
-	t.Logf("%d memories created, %d searches ranked several results", d.made, d.ranked)
+	t.Logf("%d memories created, %d searches ranked several results; lifecycle: %v", d.made, d.ranked, d.did)
 	for _, s := range backends {
 		if err := s.(storagetest.Checker).CheckConsistency(context.Background()); err != nil {
 			t.Error(err)
@@ -71,12 +73,16 @@ func TestDifferential(t *testing.T) {
 
 type differ struct {
 	t     *testing.T
+	clk   *storagetest.Clock
 	rng   *rand.Rand
 	names [2]map[string]string // per backend: id → "m<n>", in creation order
 	made  int                  // memories created (the same on both, or the test has failed)
 	// ranked counts the searches that returned more than one result, so
 	// the log shows the orders compared were orders.
 	ranked int
+	// did counts the lifecycle operations that changed or found something
+	// (on postgres), so the log shows they were exercised, not refused.
+	did map[string]int
 }
 
 // answer is one backend's reply to one operation.
@@ -125,7 +131,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		}
 		return 1
 	}
-	switch r := d.rng.IntN(100); {
+	switch r := d.rng.IntN(130); {
 	case r < 35:
 		m := &aimemoryv1.Memory{
 			Title:      d.text(2),
@@ -142,11 +148,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		return fmt.Sprintf("store %q in %q (%v)", m.Title, m.Namespace, policy), func(s storage.Backend) answer {
 			r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: proto.Clone(m).(*aimemoryv1.Memory), OnConflict: policy})
 			if err == nil && r.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
-				bi := which(s)
-				d.names[bi][r.Memory.Id] = "m" + strconv.Itoa(len(d.names[bi]))
-				if bi == 1 {
-					d.made = len(d.names[1])
-				}
+				d.created(which(s), r.Memory.Id)
 			}
 			return answer{r, err}
 		}
@@ -235,13 +237,191 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			}
 			return answer{r, err}
 		}
-	default:
+	case r < 100:
 		text := d.text(6)
 		return fmt.Sprintf("term stats %q", text), func(s storage.Backend) answer {
 			r, err := s.TermStats(ctx, &aimemoryv1.TermStatsRequest{Text: text, Tags: true})
 			return answer{r, err}
 		}
 	}
+	return d.lifecycleOp(ctx, which)
+}
+
+// linksBuilt: vertical promotion and consolidate write derived_from links,
+// which this backend has once the graph (pggraph) is merged; until then
+// they stay out of the mix. Set it at that merge.
+const linksBuilt = false
+
+// lifecycleOp is one of the archive lifecycle's operations: forget,
+// promote, consolidate, restore, purge, and the archive's list and stats.
+// Rows archived by one operation share their archived_at, and ids are
+// random per backend, so lists whose order ties on archived_at are
+// compared in label order (sortByLabel).
+func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) int) (string, func(storage.Backend) answer) {
+	switch r := d.rng.IntN(30); {
+	case r < 6:
+		req := &aimemoryv1.ForgetRequest{DryRun: d.rng.IntN(3) == 0}
+		if d.rng.IntN(3) > 0 {
+			req.Pattern = d.text(2)
+		}
+		if d.rng.IntN(2) == 0 {
+			req.Namespace = namespaces[1+d.rng.IntN(len(namespaces)-1)]
+		}
+		if d.rng.IntN(3) == 0 {
+			req.Tier = tiers[d.rng.IntN(len(tiers))]
+		}
+		return fmt.Sprintf("forget %v", req), func(s storage.Backend) answer {
+			r, err := s.Forget(ctx, proto.Clone(req).(*aimemoryv1.ForgetRequest))
+			d.count(s, "forget", r.GetMatched() > 0)
+			return answer{r, err}
+		}
+	case r < 10:
+		label, to := d.label(), ""
+		if linksBuilt && d.rng.IntN(2) == 0 {
+			to = namespaces[1+d.rng.IntN(len(namespaces)-1)]
+			if to == "proj/sub" {
+				to = "proj" // an ancestor of some
+			}
+		}
+		return fmt.Sprintf("promote %s to %q", label, to), func(s storage.Backend) answer {
+			r, err := s.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: d.idOf(which(s), label), ToNamespace: to})
+			d.count(s, "promote", err == nil)
+			if err == nil && !r.Merged && r.Memory.Id != d.idOf(which(s), label) {
+				d.created(which(s), r.Memory.Id)
+			}
+			return answer{r, err}
+		}
+	case r < 12 && linksBuilt:
+		labels, title := []string{d.label(), d.label()}, d.text(2)
+		return fmt.Sprintf("consolidate %v as %q", labels, title), func(s storage.Backend) answer {
+			r, err := s.Consolidate(ctx, &aimemoryv1.ConsolidateRequest{
+				Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}, Title: title, Summary: "summary of " + title})
+			d.count(s, "consolidate", err == nil)
+			if err == nil {
+				d.created(which(s), r.Memory.Id)
+			}
+			return answer{r, err}
+		}
+	case r < 20:
+		label, merge, version := d.label(), d.rng.IntN(2) == 0, d.rng.IntN(3)-1 // -1: the archive row, else that version
+		pick := -1                                                              // ≥ 0: the pick-th archived memory in label order instead
+		if d.rng.IntN(3) > 0 {
+			pick = d.rng.IntN(1 << 20)
+		}
+		return fmt.Sprintf("restore %s (pick %d) merge %v version %d", label, pick, merge, version), func(s storage.Backend) answer {
+			id := d.idOf(which(s), label)
+			if pick >= 0 {
+				l, err := s.ListArchived(ctx, &aimemoryv1.ListArchivedRequest{Limit: 1000})
+				if err != nil {
+					return answer{nil, err}
+				}
+				sortByLabel(d, which(s), l.Archived, func(a *aimemoryv1.ArchivedMemory) (int64, string) { return 0, a.Memory.Id })
+				if len(l.Archived) > 0 && l.Total == uint32(len(l.Archived)) { // a whole list: the same set on both
+					id = l.Archived[pick%len(l.Archived)].Memory.Id
+				}
+			}
+			req := &aimemoryv1.RestoreMemoryRequest{Id: id, Merge: merge}
+			if version >= 0 {
+				h, err := s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{id}, IncludeVersions: true})
+				if err != nil {
+					return answer{nil, err}
+				}
+				req.VersionAt = 12345 // no such version
+				if n := len(h.Versions); n > 0 {
+					req.VersionAt = h.Versions[version%n].ArchivedAt
+				}
+			}
+			r, err := s.RestoreMemory(ctx, req)
+			d.count(s, fmt.Sprintf("restore(merged %v, version %v)", r.GetMerged(), req.VersionAt != 0), err == nil)
+			return answer{r, err}
+		}
+	case r < 24:
+		req := &aimemoryv1.PurgeArchiveRequest{DryRun: d.rng.IntN(3) == 0}
+		labels := []string{d.label(), d.label()}
+		byIDs := d.rng.IntN(2) == 0
+		if !byIDs {
+			req.Before = d.clk.Now().Add(-time.Duration(d.rng.IntN(12)) * time.Hour).UnixNano()
+		}
+		return fmt.Sprintf("purge %v ids %v", req, labels), func(s storage.Backend) answer {
+			r := proto.Clone(req).(*aimemoryv1.PurgeArchiveRequest)
+			if byIDs {
+				r.Ids = []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}
+			}
+			resp, err := s.PurgeArchive(ctx, r)
+			d.count(s, "purge", resp.GetPurged()+resp.GetVersionsPurged() > 0)
+			if resp != nil && resp.Purged > uint32(len(resp.Memories)) {
+				resp.Memories = nil // which of rows tied on archived_at are reported depends on the ids
+			}
+			if resp != nil {
+				sortByLabel(d, which(s), resp.Memories, func(m *aimemoryv1.MemoryRef) (int64, string) { return 0, m.Id })
+			}
+			return answer{resp, err}
+		}
+	case r < 28:
+		req := &aimemoryv1.ListArchivedRequest{Limit: 1000}
+		if d.rng.IntN(2) == 0 {
+			req.Namespace = namespaces[1+d.rng.IntN(len(namespaces)-1)]
+		}
+		if d.rng.IntN(2) == 0 {
+			req.Reason = []string{storage.ArchiveReasonForget, storage.ArchiveReasonSuperseded, storage.ArchiveReasonDelete, "bogus"}[d.rng.IntN(4)]
+		}
+		return fmt.Sprintf("list archived %v", req), func(s storage.Backend) answer {
+			r, err := s.ListArchived(ctx, req)
+			d.count(s, "list archived", r.GetTotal() > 0)
+			if r != nil && r.Total > uint32(len(r.Archived)) {
+				r.Archived, r.Versions = nil, nil // as in purge: a cut through rows tied on archived_at
+			}
+			if r != nil {
+				// Versions pair with rows: sort the pairs.
+				type pair struct {
+					a *aimemoryv1.ArchivedMemory
+					n uint32
+				}
+				ps := make([]pair, len(r.Archived))
+				for i := range r.Archived {
+					ps[i] = pair{r.Archived[i], r.Versions[i]}
+				}
+				sortByLabel(d, which(s), ps, func(p pair) (int64, string) { return -p.a.ArchivedAt, p.a.Memory.Id })
+				for i, p := range ps {
+					r.Archived[i], r.Versions[i] = p.a, p.n
+				}
+			}
+			return answer{r, err}
+		}
+	default:
+		return "archive stats", func(s storage.Backend) answer {
+			r, err := s.ArchiveStats(ctx)
+			if r != nil {
+				r.SizeBytes = 0 // rows in two formats
+			}
+			return answer{r, err}
+		}
+	}
+}
+
+// count counts a lifecycle operation on postgres that did something.
+func (d *differ) count(s storage.Backend, op string, did bool) {
+	if _, ok := s.(*Store); ok && did {
+		d.did[op]++
+	}
+}
+
+// created names a memory an operation other than a store created.
+func (d *differ) created(b int, id string) {
+	d.names[b][id] = "m" + strconv.Itoa(len(d.names[b]))
+	if b == 1 {
+		d.made = len(d.names[1])
+	}
+}
+
+// sortByLabel orders l by key's time, then by the label of its id on
+// backend b: the order both backends agree on whatever their ids.
+func sortByLabel[T any](d *differ, b int, l []T, key func(T) (int64, string)) {
+	slices.SortStableFunc(l, func(x, y T) int {
+		tx, ix := key(x)
+		ty, iy := key(y)
+		return cmp.Or(cmp.Compare(tx, ty), cmp.Compare(d.names[b][ix], d.names[b][iy]))
+	})
 }
 
 // normalize renders an answer with each id replaced by its label.
