@@ -1,0 +1,84 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// TestForgetAcrossEngines: one engine stores memories while the other
+// forgets them by pattern, at once. Forget matches in the database inside
+// its own transaction, not in its engine's index (which lags the other
+// engine's commits), so every memory is forgotten exactly once: the
+// matches of all forgets add up to the writes, none is left live, and
+// every one is archived with reason forget.
+func TestForgetAcrossEngines(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var engines [2]*Store
+	for i := range engines {
+		s, err := Open(context.Background(), dsn, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		engines[i] = s
+	}
+	const writes = 150
+	ctx := context.Background()
+	var (
+		matched atomic.Int64
+		done    = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	forget := func() {
+		resp, err := engines[1].Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft", Namespace: "race"})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		matched.Add(int64(resp.Matched))
+	}
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				forget()
+			}
+		}
+	})
+	for i := range writes {
+		_, err := engines[0].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+			Title: fmt.Sprintf("draft %d", i), Content: "to be forgotten", Namespace: "race", Confidence: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	forget() // whatever the last concurrent forget did not see yet
+	if got := matched.Load(); got != writes {
+		t.Errorf("the forgets matched %d memories in all, want each of the %d writes once", got, writes)
+	}
+	var live, archived int
+	err := engines[0].pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM archived WHERE reason = $1)`,
+		storage.ArchiveReasonForget).Scan(&live, &archived)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live != 0 || archived != writes {
+		t.Errorf("%d live, %d archived by forget; want 0 and %d", live, archived, writes)
+	}
+	for i, s := range engines {
+		if err := s.CheckConsistency(ctx); err != nil {
+			t.Errorf("engine %d: %v", i, err)
+		}
+	}
+}
