@@ -104,13 +104,14 @@ func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRe
 		ops.SortArchived(rows)
 		resp.Total = uint32(len(rows))
 		off := min(int(req.GetOffset()), len(rows))
-		for _, a := range rows[off:min(off+limit, len(rows))] {
-			var n uint32
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM versions WHERE id = $1`, a.Memory.GetId()).Scan(&n); err != nil {
-				return err
-			}
+		page := rows[off:min(off+limit, len(rows))]
+		counts, err := versionCounts(ctx, tx, page)
+		if err != nil {
+			return err
+		}
+		for _, a := range page {
 			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
-			resp.Versions = append(resp.Versions, n)
+			resp.Versions = append(resp.Versions, counts[a.Memory.GetId()])
 		}
 		return nil
 	})
@@ -118,6 +119,31 @@ func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRe
 		return nil, err
 	}
 	return resp, nil
+}
+
+// versionCounts is how many superseded versions each row's id has, in one query.
+func versionCounts(ctx context.Context, tx pgx.Tx, rows []*storage.Archived) (map[string]uint32, error) {
+	ids := make([]string, len(rows))
+	for i, a := range rows {
+		ids[i] = a.Memory.GetId()
+	}
+	counts := make(map[string]uint32, len(ids))
+	res, err := tx.Query(ctx, `SELECT id, count(*) FROM versions WHERE id = ANY($1) GROUP BY id`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	for res.Next() {
+		var (
+			id string
+			n  uint32
+		)
+		if err := res.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		counts[id] = n
+	}
+	return counts, res.Err()
 }
 
 // ArchiveStats counts the archive rows the caller may read by reason and
