@@ -92,3 +92,29 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForgetDryRun: forget's matching over the corpus, by a narrow
+// pattern (a word and a title's number: about one match) and a broad one
+// (one word: about half the corpus). bbolt takes candidates from its
+// index; postgres asks the database (terms @> pattern, GIN).
+func BenchmarkForgetDryRun(b *testing.B) {
+	for _, name := range []string{"bbolt", "postgres"} {
+		s := benchBackends(b)[name]
+		fill(b, s, benchCorpus)
+		for _, width := range []string{"narrow", "broad"} {
+			b.Run(fmt.Sprintf("%s/%d/%s", name, benchCorpus, width), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(7, 8))
+				for b.Loop() {
+					pattern := benchWords[r.IntN(len(benchWords))]
+					if width == "narrow" {
+						pattern += fmt.Sprintf(" %d", r.IntN(benchCorpus))
+					}
+					_, err := s.Forget(context.Background(), &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
