@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,70 @@ func TestForgetAcrossEngines(t *testing.T) {
 	if live != 0 || archived != writes {
 		t.Errorf("%d live, %d archived by forget; want 0 and %d", live, archived, writes)
 	}
+	for i, s := range engines {
+		if err := s.CheckConsistency(ctx); err != nil {
+			t.Errorf("engine %d: %v", i, err)
+		}
+	}
+}
+
+// TestRestoreRacesStore: one engine restores an archived memory while the
+// other stores a memory of the same title, at once. Whichever commits
+// first holds the title: either the restore wins and the store merges
+// into it, or the store creates and the restore is refused as a conflict.
+// Never two memories of one title, never a lost write.
+func TestRestoreRacesStore(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var engines [2]*Store
+	for i := range engines {
+		s, err := Open(context.Background(), dsn, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		engines[i] = s
+	}
+	ctx := context.Background()
+	outcomes := map[string]int{}
+	for i := range 30 {
+		title := fmt.Sprintf("contested %d", i)
+		m, err := engines[0].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "archived", Confidence: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := engines[0].DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Memory.Id}, Archive: true}); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg       sync.WaitGroup
+			restored error
+			stored   *aimemoryv1.StoreMemoryResponse
+			storeErr error
+		)
+		wg.Go(func() { _, restored = engines[0].RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: m.Memory.Id}) })
+		wg.Go(func() {
+			stored, storeErr = engines[1].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "stored", Confidence: 1}})
+		})
+		wg.Wait()
+		if storeErr != nil {
+			t.Fatalf("%s: store: %v", title, storeErr)
+		}
+		var live, archived int
+		err = engines[0].pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories WHERE title = $1), (SELECT count(*) FROM archived WHERE id = $2)`,
+			title, m.Memory.Id).Scan(&live, &archived)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case restored == nil && stored.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED && stored.Memory.Id == m.Memory.Id && live == 1 && archived == 0:
+			outcomes["restore first"]++
+		case errors.Is(restored, storage.ErrConflict) && stored.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED && live == 1 && archived == 1:
+			outcomes["store first"]++
+		default:
+			t.Fatalf("%s: restore %v, store %v, %d live, %d archive rows", title, restored, stored, live, archived)
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
 	for i, s := range engines {
 		if err := s.CheckConsistency(ctx); err != nil {
 			t.Errorf("engine %d: %v", i, err)
