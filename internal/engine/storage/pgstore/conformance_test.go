@@ -35,6 +35,10 @@ var implemented = []string{
 	"ListOrder", "MatchModesStemmingAndSanitising", "TermStats", "RelatedTerms",
 	"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", "Touch", "CustomTTL",
 	"EventsAfterCommit", "CountNamespaces", "InboxReadableByOwnerOnly",
+	// Governance (pggov).
+	"WritePolicy", "GovernanceBypassMatrix", "GovernanceApproval", "PendingExpiry", "ApproverRules",
+	"StandardsOwnership", "AuditChain", "Attribution", "GuardedNamespacesRefuseOrdinaryWrites",
+	"FamilyKeyspaceIsTheFamilysOwn", "ScopeLimitsReadsAndWrites",
 }
 
 // TestConformance runs the backend-neutral suite's implemented part against PostgreSQL.

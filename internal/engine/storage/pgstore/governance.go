@@ -79,13 +79,7 @@ func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPa
 }
 
 // queuePending records a pending action for the write pe describes.
-// Deciding pending actions (Governance) is not built here yet.
 func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
 	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
-	if err != nil {
-		return "", err
-	}
-	_, err = w.tx.Exec(w.ctx, `INSERT INTO pending (id, requested_at, record) VALUES ($1, $2, $3)`, p.Id, p.RequestedAt, raw)
-	return p.Id, err
+	return p.Id, w.putPending(p)
 }

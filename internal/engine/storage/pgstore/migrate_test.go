@@ -34,8 +34,12 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM ai_memory_schema WHERE version_id > 0`).Scan(&applied); err != nil {
 		t.Fatal(err)
 	}
-	if applied != SchemaVersion {
-		t.Fatalf("%d migrations recorded, want %d", applied, SchemaVersion)
+	files, err := migrationFiles.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != len(files) { // numbers may have gaps: count the files
+		t.Fatalf("%d migrations recorded, want %d", applied, len(files))
 	}
 }
 

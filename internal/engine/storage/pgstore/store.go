@@ -60,6 +60,8 @@ type Store struct {
 	idx    *index.Index
 	pos    logPos
 	closed bool
+	// seen: identities seen on calls, not yet flushed (gov_agents.go).
+	seen lastSeen
 }
 
 // Open connects to dsn, applies the embedded migrations under the
