@@ -37,7 +37,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("seed %d (AI_MEMORY_DIFF_SEED=%d replays it), %d operations", seed, seed, ops)
 	clk := storagetest.NewClock()
-	opts := storage.Options{Now: clk.Now}
+	opts := storage.Options{Now: clk.Now, Governance: diffGovernance}
 	bolt, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,9 @@ func TestDifferential(t *testing.T) {
 		op, call := d.randomOp()
 		var got [2]string
 		for b, s := range backends {
-			got[b] = d.normalize(b, call(s))
+			a := call(s)
+			d.notePending(b, a.err)
+			got[b] = d.normalize(b, a)
 		}
 		if got[0] != got[1] {
 			t.Fatalf("op %d %s (seed %d): bbolt and postgres differ\nbbolt:    %s\npostgres: %s", i, op, seed, got[0], got[1])
@@ -61,7 +63,8 @@ func TestDifferential(t *testing.T) {
 			clk.Add(7 * time.Hour) // short memories expire
 		}
 	}
-	t.Logf("%d memories created, %d searches ranked several results", d.made, d.ranked)
+	t.Logf("%d memories created, %d searches ranked several results; %d writes queued, %d approvals accepted, %d executed",
+		d.made, d.ranked, d.pends[1], d.votes, d.executed)
 	for _, s := range backends {
 		if err := s.(storagetest.Checker).CheckConsistency(context.Background()); err != nil {
 			t.Error(err)
@@ -72,8 +75,12 @@ func TestDifferential(t *testing.T) {
 type differ struct {
 	t     *testing.T
 	rng   *rand.Rand
-	names [2]map[string]string // per backend: id → "m<n>", in creation order
+	names [2]map[string]string // per backend: id → "m<n>" (memories) or "p<n>" (pending actions), in creation order
 	made  int                  // memories created (the same on both, or the test has failed)
+	mems  [2]int               // per backend: memories named
+	pends [2]int               // per backend: pending actions named
+	// votes counts approvals accepted, executed those that ran their action.
+	votes, executed int
 	// ranked counts the searches that returned more than one result, so
 	// the log shows the orders compared were orders.
 	ranked int
@@ -125,7 +132,9 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		}
 		return 1
 	}
-	switch r := d.rng.IntN(100); {
+	switch r := d.rng.IntN(125); {
+	case r >= 100:
+		return d.govOp(which)
 	case r < 35:
 		m := &aimemoryv1.Memory{
 			Title:      d.text(2),
@@ -139,14 +148,11 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			m.Tags = []string{words[d.rng.IntN(len(words))]}
 		}
 		policy := aimemoryv1.ConflictPolicy(d.rng.IntN(4))
-		return fmt.Sprintf("store %q in %q (%v)", m.Title, m.Namespace, policy), func(s storage.Backend) answer {
-			r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: proto.Clone(m).(*aimemoryv1.Memory), OnConflict: policy})
+		who, name := d.caller()
+		return fmt.Sprintf("store %q in %q (%v) as %q", m.Title, m.Namespace, policy, name), func(s storage.Backend) answer {
+			r, err := s.StoreMemory(who, &aimemoryv1.StoreMemoryRequest{Memory: proto.Clone(m).(*aimemoryv1.Memory), OnConflict: policy})
 			if err == nil && r.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
-				bi := which(s)
-				d.names[bi][r.Memory.Id] = "m" + strconv.Itoa(len(d.names[bi]))
-				if bi == 1 {
-					d.made = len(d.names[1])
-				}
+				d.nameMemory(which(s), r.Memory.Id)
 			}
 			return answer{r, err}
 		}
@@ -188,10 +194,11 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			tier := tiers[1+d.rng.IntN(len(tiers)-1)]
 			req.Tier = &tier
 		}
-		return fmt.Sprintf("update %s %v", label, req), func(s storage.Backend) answer {
+		who, name := d.caller()
+		return fmt.Sprintf("update %s %v as %q", label, req, name), func(s storage.Backend) answer {
 			r := proto.Clone(req).(*aimemoryv1.UpdateMemoryRequest)
 			r.Id = d.idOf(which(s), label)
-			resp, err := s.UpdateMemory(ctx, r)
+			resp, err := s.UpdateMemory(who, r)
 			return answer{resp, err}
 		}
 	case r < 78:
@@ -203,8 +210,9 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		}
 	case r < 84:
 		label, archive := d.label(), d.rng.IntN(2) == 0
-		return fmt.Sprintf("delete %s archive %v", label, archive), func(s storage.Backend) answer {
-			r, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.idOf(which(s), label)}, Archive: archive})
+		who, name := d.caller()
+		return fmt.Sprintf("delete %s archive %v as %q", label, archive, name), func(s storage.Backend) answer {
+			r, err := s.DeleteMemories(who, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.idOf(which(s), label)}, Archive: archive})
 			return answer{r, err}
 		}
 	case r < 87:
