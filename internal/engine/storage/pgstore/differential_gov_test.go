@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -82,29 +86,29 @@ func (d *differ) govOp(which func(storage.Backend) int) (string, func(storage.Ba
 	ctx := context.Background()
 	who, name := d.caller()
 	ns := govNamespaces[d.rng.IntN(len(govNamespaces))]
-	switch d.rng.IntN(13) {
+	switch d.rng.IntN(14) {
 	case 0, 1:
 		label, policy := d.label(), diffPolicies[d.rng.IntN(len(diffPolicies))]
 		return fmt.Sprintf("set standard of %q to %s policy %s as %q", ns, label, policy, name), func(s storage.Backend) answer {
 			r, err := s.SetStandard(who, &aimemoryv1.SetStandardRequest{Namespace: ns, Id: d.idOf(which(s), label), GovernanceJson: policy})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 2:
 		return fmt.Sprintf("clear standard of %q as %q", ns, name), func(s storage.Backend) answer {
 			r, err := s.ClearStandard(who, &aimemoryv1.ClearStandardRequest{Namespace: ns})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 3:
 		inherit := d.rng.IntN(2) == 0
 		return fmt.Sprintf("get standard of %q inherit %v", ns, inherit), func(s storage.Backend) answer {
 			r, err := s.GetStandard(who, &aimemoryv1.GetStandardRequest{Namespace: ns, Inherit: inherit})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 4:
 		status, limit := pendingStatus[d.rng.IntN(len(pendingStatus))], uint32(d.rng.IntN(6))
 		return fmt.Sprintf("list pending %q limit %d", status, limit), func(s storage.Backend) answer {
 			r, err := s.ListPending(ctx, &aimemoryv1.ListPendingRequest{Status: status, Limit: limit})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 5, 6:
 		label := d.pendingLabel()
@@ -119,13 +123,13 @@ func (d *differ) govOp(which func(storage.Backend) int) (string, func(storage.Ba
 			if err == nil && r.Approved && r.Action.GetPayload().GetStore() != nil {
 				d.nameMemory(which(s), r.Action.ResultMemoryId) // a new memory, or the one it merged into
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 7:
 		label := d.pendingLabel()
 		return fmt.Sprintf("reject %s as %q", label, name), func(s storage.Backend) answer {
 			r, err := s.RejectPending(who, &aimemoryv1.DecidePendingRequest{Id: d.idOf(which(s), label)})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 8:
 		return fmt.Sprintf("register agent as %q", name), func(s storage.Backend) answer {
@@ -133,12 +137,12 @@ func (d *differ) govOp(which func(storage.Backend) int) (string, func(storage.Ba
 			if err == nil {
 				d.nameMemory(which(s), r.Agent.Id)
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 9:
 		return "list agents", func(s storage.Backend) answer {
 			r, err := s.ListAgents(ctx, &aimemoryv1.ListAgentsRequest{})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 10:
 		in := &aimemoryv1.AuditRecord{AgentId: name, Event: "capability_expansion", Family: "graph", Granted: d.rng.IntN(2) == 0}
@@ -147,18 +151,48 @@ func (d *differ) govOp(which func(storage.Backend) int) (string, func(storage.Ba
 		}
 		return fmt.Sprintf("append audit %v", in), func(s storage.Backend) answer {
 			r, err := s.AppendAudit(ctx, in)
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case 11:
 		limit := d.rng.IntN(6)
 		return fmt.Sprintf("list audit of %q limit %d", name, limit), func(s storage.Backend) answer {
 			list, err := s.ListAudit(ctx, name, limit)
-			return answer{&aimemoryv1.ListAuditResponse{Records: list}, err}
+			return answer{msg: &aimemoryv1.ListAuditResponse{Records: list}, err: err}
+		}
+	case 12:
+		return "export governance", func(s storage.Backend) answer {
+			return d.exportGovernance(which(s), s)
 		}
 	default:
 		return "verify audit", func(s storage.Backend) answer {
 			v, err := s.VerifyAudit(ctx)
-			return answer{v, err}
+			return answer{msg: v, err: err}
 		}
 	}
+}
+
+// exportGovernance is the standards and pending actions a backend exports
+// (bbolt's Export, pgstore's exportGovernance), each normalized, sorted:
+// both export by id, and ids differ between the backends.
+func (d *differ) exportGovernance(b int, s storage.Backend) answer {
+	var recs []string
+	keep := func(r *aimemoryv1.ExportRecord) error {
+		if r.GetStandard() != nil || r.GetPending() != nil {
+			recs = append(recs, d.normalize(b, answer{msg: r}))
+		}
+		return nil
+	}
+	var err error
+	if pg, ok := s.(*Store); ok {
+		ctx := context.Background()
+		var tx pgx.Tx
+		if tx, err = pg.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}); err == nil {
+			err = exportGovernance(ctx, tx, keep)
+			tx.Rollback(ctx)
+		}
+	} else {
+		err = s.Export(context.Background(), keep)
+	}
+	slices.Sort(recs)
+	return answer{err: err, text: strings.Join(recs, "\n")}
 }

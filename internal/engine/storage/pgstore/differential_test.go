@@ -88,8 +88,9 @@ type differ struct {
 
 // answer is one backend's reply to one operation.
 type answer struct {
-	msg proto.Message
-	err error
+	msg  proto.Message
+	err  error
+	text string // already normalized (an answer whose order is not comparable)
 }
 
 var (
@@ -154,7 +155,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			if err == nil && r.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
 				d.nameMemory(which(s), r.Memory.Id)
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 50:
 		q, all := d.text(3), d.rng.IntN(2) == 0
@@ -168,7 +169,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			if which(s) == 1 && len(r.GetResults()) > 1 {
 				d.ranked++
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 58:
 		f := &aimemoryv1.Filter{}
@@ -178,7 +179,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		limit := uint32(1 + d.rng.IntN(20))
 		return fmt.Sprintf("list %v limit %d", f, limit), func(s storage.Backend) answer {
 			r, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: f, Limit: limit})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 70:
 		label := d.label()
@@ -199,39 +200,39 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			r := proto.Clone(req).(*aimemoryv1.UpdateMemoryRequest)
 			r.Id = d.idOf(which(s), label)
 			resp, err := s.UpdateMemory(who, r)
-			return answer{resp, err}
+			return answer{msg: resp, err: err}
 		}
 	case r < 78:
 		labels := []string{d.label(), d.label()}
 		return fmt.Sprintf("touch %v", labels), func(s storage.Backend) answer {
 			ids := []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}
 			r, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: ids})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 84:
 		label, archive := d.label(), d.rng.IntN(2) == 0
 		who, name := d.caller()
 		return fmt.Sprintf("delete %s archive %v as %q", label, archive, name), func(s storage.Backend) answer {
 			r, err := s.DeleteMemories(who, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.idOf(which(s), label)}, Archive: archive})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 87:
 		archive := d.rng.IntN(2) == 0
 		return fmt.Sprintf("gc archive %v", archive), func(s storage.Backend) answer {
 			r, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: archive})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 90:
 		labels := []string{d.label(), d.label()}
 		return fmt.Sprintf("get archived %v", labels), func(s storage.Backend) answer {
 			r, err := s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}, IncludeVersions: true})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 92:
 		labels := []string{d.label(), d.label()}
 		return fmt.Sprintf("get %v", labels), func(s storage.Backend) answer {
 			r, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 96:
 		return "stats", func(s storage.Backend) answer {
@@ -241,13 +242,13 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 				// archive rows in two formats.
 				r.DbSizeBytes, r.ArchiveSizeBytes = 0, 0
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	default:
 		text := d.text(6)
 		return fmt.Sprintf("term stats %q", text), func(s storage.Backend) answer {
 			r, err := s.TermStats(ctx, &aimemoryv1.TermStatsRequest{Text: text, Tags: true})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	}
 }
@@ -261,6 +262,7 @@ func (d *differ) normalize(b int, a answer) string {
 	if a.err != nil {
 		out += " error: " + a.err.Error()
 	}
+	out += a.text
 	for id, label := range d.names[b] {
 		out = strings.ReplaceAll(out, id, label)
 	}
