@@ -154,3 +154,55 @@ func TestPeersAuditOneChain(t *testing.T) {
 		t.Errorf("the engines see different heads: %s, %s", heads[0], heads[1])
 	}
 }
+
+// TestPeersAgentsSeen: an agent registered through one engine is in the
+// other's registry and counts there (the policy level "registered"); a
+// call seen by one engine shows in its list at once and in the other's
+// after FlushSeen, which keeps registered_at.
+func TestPeersAgentsSeen(t *testing.T) {
+	engines, clk := twoEngines(t)
+	ctx := context.Background()
+	reg, err := engines[0].RegisterAgent(as("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"recall"}})
+	if err != nil || !reg.Created {
+		t.Fatalf("register: %v, %v", reg, err)
+	}
+	registeredAt := clk.Now().UnixNano()
+	clk.Add(time.Minute)
+	again, err := engines[1].RegisterAgent(as("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test"})
+	if err != nil || again.Created || again.Agent.Id != reg.Agent.Id {
+		t.Fatalf("re-register on the other engine: %v, %v; want the same entry refreshed", again, err)
+	}
+	clk.Add(time.Minute)
+	seen := clk.Now().UnixNano()
+	engines[0].NoteSeen("ai:bob")
+	lastSeen := func(s *Store) int64 {
+		t.Helper()
+		l, err := s.ListAgents(ctx, &aimemoryv1.ListAgentsRequest{})
+		if err != nil || len(l.Agents) != 1 || l.Agents[0].AgentId != "ai:bob" || l.Agents[0].RegisteredAt != registeredAt {
+			t.Fatalf("agents = %v, %v; want bob, registered at %d", l, err, registeredAt)
+		}
+		return l.Agents[0].LastSeenAt
+	}
+	if got := lastSeen(engines[0]); got != seen {
+		t.Errorf("the seeing engine's last-seen = %d, want %d", got, seen)
+	}
+	if got := lastSeen(engines[1]); got >= seen {
+		t.Errorf("the other engine's last-seen = %d before the flush, want the registration's", got)
+	}
+	if n, err := engines[0].FlushSeen(ctx); err != nil || n != 1 {
+		t.Fatalf("flush = %d, %v", n, err)
+	}
+	if got := lastSeen(engines[1]); got != seen {
+		t.Errorf("the other engine's last-seen after the flush = %d, want %d", got, seen)
+	}
+	err = engines[1].write(ctx, func(w *writeTx) error {
+		ok, err := govView{w: w}.Registered("ai:bob")
+		if err == nil && !ok {
+			err = errors.New("bob is not registered")
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
