@@ -221,9 +221,9 @@ func ListPendingArgs(req *aimemoryv1.ListPendingRequest) (string, int, error) {
 	return want, limit, nil
 }
 
-// Listed reports whether p (shown as Effective) belongs in a list of want.
+// Listed shows p as Effective and reports whether it belongs in a list of want.
 func Listed(p *aimemoryv1.PendingAction, want string, now int64) bool {
-	return want == "all" || Effective(p, now).Status == want
+	return Effective(p, now).Status == want || want == "all"
 }
 
 // decidable reads pending action id for a decision by t's caller: it must

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,6 +221,14 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		archive := d.rng.IntN(2) == 0
 		return fmt.Sprintf("gc archive %v", archive), func(s storage.Backend) answer {
 			r, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: archive})
+			if r != nil {
+				// Both collect by expiry, then id: memories expiring at
+				// once (touched together) come in the order of their
+				// random ids, so compare them in label order.
+				names := d.names[which(s)]
+				slices.SortStableFunc(r.Collected, func(a, b string) int { return strings.Compare(names[a], names[b]) })
+				slices.SortStableFunc(r.Memories, func(a, b *aimemoryv1.MemoryRef) int { return strings.Compare(names[a.Id], names[b.Id]) })
+			}
 			return answer{msg: r, err: err}
 		}
 	case r < 90:

@@ -34,14 +34,25 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 		return nil, err
 	}
 	now := s.nowNanos()
-	resp := &aimemoryv1.ListPendingResponse{}
-	// Expiry is decided at read time, so the status filter runs here.
-	rows, err := s.pool.Query(ctx, `SELECT id, record FROM pending ORDER BY requested_at DESC, id DESC`)
+	// Expiry is decided at read time (ops.Effective): a "pending" row past
+	// its expires_at lists as expired.
+	where, args := "true", []any{limit}
+	switch want {
+	case "all":
+	case storage.StatusPending:
+		where, args = "status = 'pending' AND (expires_at = 0 OR expires_at > $2)", append(args, now)
+	case ops.StatusExpired:
+		where, args = "status = 'pending' AND expires_at <> 0 AND expires_at <= $2", append(args, now)
+	default:
+		where, args = "status = $2", append(args, want)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, record FROM pending WHERE `+where+` ORDER BY requested_at DESC, id DESC LIMIT $1`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	for rows.Next() && len(resp.Pending) < limit {
+	resp := &aimemoryv1.ListPendingResponse{}
+	for rows.Next() {
 		var (
 			id  string
 			raw []byte
@@ -53,9 +64,7 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 		if err != nil {
 			return nil, err
 		}
-		if ops.Listed(p, want, now) {
-			resp.Pending = append(resp.Pending, p)
-		}
+		resp.Pending = append(resp.Pending, ops.Effective(p, now))
 	}
 	return resp, rows.Err()
 }
@@ -176,8 +185,10 @@ func (w *writeTx) putPending(p *aimemoryv1.PendingAction) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.tx.Exec(w.ctx, `INSERT INTO pending (id, requested_at, record) VALUES ($1, $2, $3)
-		ON CONFLICT (id) DO UPDATE SET requested_at = EXCLUDED.requested_at, record = EXCLUDED.record`, p.GetId(), p.GetRequestedAt(), raw)
+	_, err = w.tx.Exec(w.ctx, `INSERT INTO pending (id, requested_at, status, expires_at, record) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET requested_at = EXCLUDED.requested_at, status = EXCLUDED.status,
+			expires_at = EXCLUDED.expires_at, record = EXCLUDED.record`,
+		p.GetId(), p.GetRequestedAt(), p.GetStatus(), p.GetExpiresAt(), raw)
 	return err
 }
 

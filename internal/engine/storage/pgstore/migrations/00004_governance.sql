@@ -18,6 +18,17 @@ CREATE TABLE audit_head (
 );
 INSERT INTO audit_head (one, seq, hash) VALUES (true, 0, '');
 
+-- Pending actions: their status and expiry as columns, so a list of one
+-- status is an index range with its limit in SQL (expiry is decided at
+-- read time: "pending" rows past expires_at list as expired). No rows
+-- exist before this migration: nothing could queue before the backend
+-- was reachable.
+ALTER TABLE pending ADD COLUMN status text NOT NULL DEFAULT 'pending',
+    ADD COLUMN expires_at bigint NOT NULL DEFAULT 0;
+CREATE INDEX pending_status_time ON pending (status, requested_at, id);
+
 -- +goose Down
+DROP INDEX pending_status_time;
+ALTER TABLE pending DROP COLUMN expires_at, DROP COLUMN status;
 DROP TABLE audit_head;
 DROP TABLE audit;
