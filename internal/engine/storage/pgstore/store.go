@@ -13,8 +13,10 @@
 // (catchup.go).
 //
 // Implemented: the Memories interface, the corpus statistics and namespace
-// counts, archive reads (Archived, GetArchived). Everything else returns
-// ErrNotImplemented, and the engine does not open this backend yet.
+// counts, archive reads (Archived, GetArchived), governance (standards,
+// pending actions and their decisions, the agent registry) and the audit
+// chain. Everything else returns ErrNotImplemented, and the engine does
+// not open this backend yet.
 package pgstore
 
 import (
