@@ -46,7 +46,7 @@ func (d *differ) caller() (context.Context, string) {
 	if who == "" {
 		return context.Background(), ""
 	}
-	return as(who), who
+	return govCaller(who), who
 }
 
 func (d *differ) nameMemory(b int, id string) {

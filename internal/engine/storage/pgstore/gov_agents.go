@@ -156,14 +156,14 @@ func (s *Store) ListAgents(ctx context.Context, _ *aimemoryv1.ListAgentsRequest)
 	return resp, nil
 }
 
-// querier is a pool or a transaction.
-type querier interface {
+// rowsQuerier is a pool or a transaction.
+type rowsQuerier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // eachAgent visits every registry entry (title agent:<id> in _agents), in
 // title order as boltstore's title index.
-func eachAgent(ctx context.Context, q querier, fn func(*aimemoryv1.Memory, agentMeta) error) error {
+func eachAgent(ctx context.Context, q rowsQuerier, fn func(*aimemoryv1.Memory, agentMeta) error) error {
 	rows, err := q.Query(ctx, `SELECT record FROM memories WHERE namespace = $1 AND starts_with(title, $2) ORDER BY title COLLATE "C"`,
 		storage.GuardAgents.Name, agentTitlePrefix)
 	if err != nil {

@@ -32,20 +32,20 @@ func BenchmarkQueueAndApprove(b *testing.B) {
 	for _, name := range []string{"bbolt", "postgres"} {
 		b.Run(name, func(b *testing.B) {
 			s := benchBackends(b)[name]
-			std, err := s.StoreMemory(as("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "rules", Content: "rules", Namespace: "gov", Confidence: 1}})
+			std, err := s.StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.SetStandard(as("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+			if _, err := s.SetStandard(govCaller("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 				b.Fatal(err)
 			}
 			for i := 0; b.Loop(); i++ {
-				_, err := s.StoreMemory(as("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("queued %d", i), Content: "x", Namespace: "gov", Confidence: 1}})
+				_, err := s.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("queued %d", i), Content: "x", Namespace: "gov", Confidence: 1}})
 				var pe *storage.PendingError
 				if !errors.As(err, &pe) {
 					b.Fatal(err)
 				}
-				if _, err := s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil {
+				if _, err := s.ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -19,7 +19,7 @@ import (
 // every pending action (by id), in boltstore's export order (its buckets'
 // byte order). The audit log is not exported, as boltstore's is not.
 func exportGovernance(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	if err := eachRow(ctx, q, `SELECT namespace, record FROM standards ORDER BY namespace COLLATE "C"`, func(ns string, raw []byte) error {
+	if err := eachGovRow(ctx, q, `SELECT namespace, record FROM standards ORDER BY namespace COLLATE "C"`, func(ns string, raw []byte) error {
 		st := new(aimemoryv1.Standard)
 		if err := proto.Unmarshal(raw, st); err != nil {
 			return fmt.Errorf("decode standard of %q: %w", ns, err)
@@ -28,7 +28,7 @@ func exportGovernance(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.Expor
 	}); err != nil {
 		return err
 	}
-	return eachRow(ctx, q, `SELECT id, record FROM pending ORDER BY id`, func(id string, raw []byte) error {
+	return eachGovRow(ctx, q, `SELECT id, record FROM pending ORDER BY id`, func(id string, raw []byte) error {
 		p, err := decodePending(id, raw)
 		if err != nil {
 			return err
@@ -37,8 +37,8 @@ func exportGovernance(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.Expor
 	})
 }
 
-// eachRow runs a (key, record) query, calling fn per row while reading.
-func eachRow(ctx context.Context, q pgx.Tx, sql string, fn func(string, []byte) error) error {
+// eachGovRow runs a (key, record) query, calling fn per row while reading.
+func eachGovRow(ctx context.Context, q pgx.Tx, sql string, fn func(string, []byte) error) error {
 	rows, err := q.Query(ctx, sql)
 	if err != nil {
 		return err

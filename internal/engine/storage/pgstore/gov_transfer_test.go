@@ -15,7 +15,7 @@ import (
 )
 
 // exported is s's governance records as exportGovernance gives them.
-func exported(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
+func exportedGovernance(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -69,26 +69,26 @@ func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string
 func TestGovernanceTransfer(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, storage.Options{})
-	std, err := a.StoreMemory(as("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
+	std, err := a.StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.SetStandard(as("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+	if _, err := a.SetStandard(govCaller("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
 	for _, title := range []string{"kept pending", "rejected"} {
-		_, err := a.StoreMemory(as("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Namespace: "gov", Confidence: 1}})
+		_, err := a.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Namespace: "gov", Confidence: 1}})
 		var pe *storage.PendingError
 		if !errors.As(err, &pe) {
 			t.Fatalf("store %q: %v, want queued", title, err)
 		}
 		ids = append(ids, pe.ID)
 	}
-	if _, err := a.RejectPending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); err != nil {
+	if _, err := a.RejectPending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); err != nil {
 		t.Fatal(err)
 	}
-	recs := exported(t, a)
+	recs := exportedGovernance(t, a)
 	if len(recs) != 3 || recs[0].GetStandard().GetNamespace() != "gov" || recs[1].GetPending() == nil || recs[1].GetPending().Id > recs[2].GetPending().GetId() {
 		t.Fatalf("export = %v; want the standard, then both pending actions by id", recs)
 	}
@@ -114,28 +114,28 @@ func TestGovernanceTransfer(t *testing.T) {
 			t.Errorf("import %d = %q, want refused: ...%s", i, got[i], want)
 		}
 	}
-	if x, y := formatAll(recs), formatAll(exported(t, b)); x != y {
+	if x, y := formatGovRecords(recs), formatGovRecords(exportedGovernance(t, b)); x != y {
 		t.Fatalf("the import changed what it holds:\n%s\n%s", x, y)
 	}
 
 	// The imported standard governs b (its memory need not be there) and
 	// the imported pending action is decided by b's rules.
-	if _, err := b.StoreMemory(as("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "new", Content: "x", Namespace: "gov", Confidence: 1}}); !errors.Is(err, storage.ErrPending) {
+	if _, err := b.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "new", Content: "x", Namespace: "gov", Confidence: 1}}); !errors.Is(err, storage.ErrPending) {
 		t.Errorf("store under the imported policy: %v, want queued", err)
 	}
-	resp, err := b.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[0]})
+	resp, err := b.ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[0]})
 	if err != nil || !resp.Approved {
 		t.Fatalf("approve the imported action: %v, %v", resp, err)
 	}
 	if m, err := b.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{resp.Action.ResultMemoryId}}); err != nil || len(m.Memories) != 1 || m.Memories[0].Title != "kept pending" {
 		t.Errorf("the approved import wrote %v, %v", m, err)
 	}
-	if _, err := b.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); !errors.Is(err, storage.ErrDecided) {
+	if _, err := b.ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); !errors.Is(err, storage.ErrDecided) {
 		t.Errorf("approve the imported rejected action: %v, want ErrDecided", err)
 	}
 }
 
-func formatAll(recs []*aimemoryv1.ExportRecord) string {
+func formatGovRecords(recs []*aimemoryv1.ExportRecord) string {
 	var b strings.Builder
 	for _, r := range recs {
 		b.WriteString(prototext.Format(r) + "\n")

@@ -15,9 +15,9 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// twoEngines opens two stores on one fresh database, on one clock, as two
+// govPeers opens two stores on one fresh database, on one clock, as two
 // engines on two machines would.
-func twoEngines(t *testing.T) ([2]*Store, *storagetest.Clock) {
+func govPeers(t *testing.T) ([2]*Store, *storagetest.Clock) {
 	t.Helper()
 	dsn := pgtest.DSN(t)
 	clk := storagetest.NewClock()
@@ -33,7 +33,7 @@ func twoEngines(t *testing.T) ([2]*Store, *storagetest.Clock) {
 	return engines, clk
 }
 
-func as(principal string) context.Context {
+func govCaller(principal string) context.Context {
 	return caller.NewContext(context.Background(), caller.Caller{Principal: principal, Session: "s-" + principal, Family: "core"})
 }
 
@@ -42,20 +42,20 @@ func as(principal string) context.Context {
 // action executes exactly once: one approval succeeds, the others find it
 // decided, and one memory is written.
 func TestPeersRacingApprovers(t *testing.T) {
-	engines, clk := twoEngines(t)
+	engines, clk := govPeers(t)
 	ctx := context.Background()
-	std, err := engines[0].StoreMemory(as("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
+	std, err := engines[0].StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engines[0].SetStandard(as("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+	if _, err := engines[0].SetStandard(govCaller("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		t.Fatal(err)
 	}
 	const rounds, racers = 6, 8
 	for round := range rounds {
 		clk.Add(time.Second) // newest first in the list
 		title := fmt.Sprintf("queued %d", round)
-		_, err := engines[1].StoreMemory(as("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "awaiting approval", Namespace: "gov", Confidence: 1}})
+		_, err := engines[1].StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "awaiting approval", Namespace: "gov", Confidence: 1}})
 		var pe *storage.PendingError
 		if !errors.As(err, &pe) || pe.ID == "" {
 			t.Fatalf("round %d: store on the other engine = %v, want queued (the standard set on engine 0 governs engine 1)", round, err)
@@ -66,7 +66,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 		)
 		for i := range racers {
 			wg.Go(func() {
-				_, results[i] = engines[i%2].ApprovePending(as(fmt.Sprintf("ai:approver%d", i)), &aimemoryv1.DecidePendingRequest{Id: pe.ID})
+				_, results[i] = engines[i%2].ApprovePending(govCaller(fmt.Sprintf("ai:approver%d", i)), &aimemoryv1.DecidePendingRequest{Id: pe.ID})
 			})
 		}
 		wg.Wait()
@@ -108,7 +108,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 // chain: consecutive seqs, each record chained to the one before, and the
 // chain verifies from either engine with the same head.
 func TestPeersAuditOneChain(t *testing.T) {
-	engines, _ := twoEngines(t)
+	engines, _ := govPeers(t)
 	ctx := context.Background()
 	const writers, appends = 4, 25
 	var (
@@ -160,15 +160,15 @@ func TestPeersAuditOneChain(t *testing.T) {
 // call seen by one engine shows in its list at once and in the other's
 // after FlushSeen, which keeps registered_at.
 func TestPeersAgentsSeen(t *testing.T) {
-	engines, clk := twoEngines(t)
+	engines, clk := govPeers(t)
 	ctx := context.Background()
-	reg, err := engines[0].RegisterAgent(as("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"recall"}})
+	reg, err := engines[0].RegisterAgent(govCaller("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"recall"}})
 	if err != nil || !reg.Created {
 		t.Fatalf("register: %v, %v", reg, err)
 	}
 	registeredAt := clk.Now().UnixNano()
 	clk.Add(time.Minute)
-	again, err := engines[1].RegisterAgent(as("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test"})
+	again, err := engines[1].RegisterAgent(govCaller("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test"})
 	if err != nil || again.Created || again.Agent.Id != reg.Agent.Id {
 		t.Fatalf("re-register on the other engine: %v, %v; want the same entry refreshed", again, err)
 	}

@@ -10,28 +10,28 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-var errStub = errors.New("stub")
+var errStubPggov = errors.New("stub")
 
 // pggraph's.
 func (w *writeTx) putLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
-	return errStub
+	return errStubPggov
 }
 func (w *writeTx) invalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return errStub
+	return errStubPggov
 }
 
 // pgarch's.
 func (w *writeTx) approvedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	return nil, errStub
+	return nil, errStubPggov
 }
 func (w *writeTx) promote(id, toNamespace string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return nil, errStub
+	return nil, errStubPggov
 }
 func (w *writeTx) consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return nil, errStub
+	return nil, errStubPggov
 }
 func (w *writeTx) restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return nil, errStub
+	return nil, errStubPggov
 }
 
 // pgxfer's (as boltstore's transfer.go): a record import turns down; any
