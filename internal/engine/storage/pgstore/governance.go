@@ -14,10 +14,6 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// agentTitlePrefix is the registry's title of an agent: agent:<principal>
-// in the guarded namespace _agents (boltstore's registry, the same rows).
-const agentTitlePrefix = "agent:"
-
 // govView is storage.GovernanceView over a write transaction, so the
 // namespace policy is applied to every write (storage.Authorize).
 type govView struct{ w *writeTx }
@@ -44,13 +40,13 @@ func (v govView) Registered(principal string) (bool, error) {
 	if principal == "" {
 		return false, nil
 	}
-	id, err := v.w.titleOwner(storage.GuardAgents.Name, agentTitlePrefix+principal)
+	id, err := v.w.titleOwner(storage.GuardAgents.Name, ops.AgentTitlePrefix+principal)
 	return id != "", err
 }
 
 func (v govView) RegisteredOthers(principal string) (int, error) {
 	rows, err := v.w.tx.Query(v.w.ctx, `SELECT substr(title, $2) FROM memories WHERE namespace = $1 AND starts_with(title, $3)`,
-		storage.GuardAgents.Name, len(agentTitlePrefix)+1, agentTitlePrefix)
+		storage.GuardAgents.Name, len(ops.AgentTitlePrefix)+1, ops.AgentTitlePrefix)
 	if err != nil {
 		return 0, err
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 )
 
 // stemCacheSize bounds the analyzer's stem cache, as boltstore's.
@@ -63,7 +64,7 @@ type Store struct {
 	pos    logPos
 	closed bool
 	// seen: identities seen on calls, not yet flushed (gov_agents.go).
-	seen lastSeen
+	seen ops.LastSeen
 }
 
 // Open connects to dsn, applies the embedded migrations under the
