@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -30,9 +29,8 @@ import (
 // Pending statuses.
 const (
 	statusPending  = storage.StatusPending
-	statusApproved = "approved"
-	statusRejected = "rejected"
-	statusExpired  = "expired" // read-time: pending past its expires_at
+	statusApproved = ops.StatusApproved
+	statusRejected = ops.StatusRejected
 )
 
 // writeGoverned is write for a request the policy may queue: when fn's
@@ -149,42 +147,23 @@ func getPending(tx *bolt.Tx, id string) (*aimemoryv1.PendingAction, error) {
 	return p, nil
 }
 
-// effective shows a pending action past its expiry as expired.
-func effective(p *aimemoryv1.PendingAction, now int64) *aimemoryv1.PendingAction {
-	if p.Status == statusPending && p.ExpiresAt != 0 && now >= p.ExpiresAt {
-		p.Status = statusExpired
-	}
-	return p
-}
-
 // ListPending lists pending actions of one status (default pending) or
 // all, newest first.
 func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error) {
-	want := req.GetStatus()
-	switch want {
-	case "":
-		want = statusPending
-	case statusPending, statusApproved, statusRejected, statusExpired, "all":
-	default:
-		return nil, &record.FieldError{Field: "status", Rule: "must be pending, approved, rejected, expired or all (got " + record.Quote(want) + ")"}
-	}
-	limit := int(req.GetLimit())
-	switch {
-	case limit == 0:
-		limit = storage.DefaultPendingLimit
-	case limit > storage.MaxPendingLimit:
-		return nil, &record.FieldError{Field: "limit", Rule: fmt.Sprintf("must be at most %d (got %d)", storage.MaxPendingLimit, limit)}
+	want, limit, err := ops.ListPendingArgs(req)
+	if err != nil {
+		return nil, err
 	}
 	now := s.nowNanos()
 	resp := &aimemoryv1.ListPendingResponse{}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketPendingTime).Cursor()
 		for k, _ := c.Last(); k != nil && len(resp.Pending) < limit; k, _ = c.Prev() {
 			p, err := getPending(tx, string(k[8:]))
 			if err != nil {
 				return err
 			}
-			if p = effective(p, now); want == "all" || p.Status == want {
+			if ops.Listed(p, want, now) {
 				resp.Pending = append(resp.Pending, p)
 			}
 		}
@@ -193,96 +172,15 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 	return resp, err
 }
 
-// decidable reads pending action id for a decision by the caller of w:
-// it must be pending (not decided, not expired) and not the caller's own.
-func (w *writeTx) decidable(id, verb string) (*aimemoryv1.PendingAction, string, error) {
-	if err := record.ValidateID("id", id); err != nil {
-		return nil, "", err
-	}
-	p, err := getPending(w.tx, id)
-	if err != nil {
-		return nil, "", err
-	}
-	if p = effective(p, w.now); p.Status != statusPending {
-		return nil, "", &storage.DecidedError{ID: id, Status: p.Status, By: p.DecidedBy}
-	}
-	who := w.principal()
-	if who == "" {
-		return nil, "", &storage.DeniedError{Reason: verb + " refused: a decision needs a caller identity"}
-	}
-	if governance.SamePrincipal(who, p.RequestedBy) {
-		return nil, "", &storage.DeniedError{Reason: fmt.Sprintf("%s refused: %s requested this action, and nobody %ss their own request", verb, record.Quote(who), verb)}
-	}
-	return p, who, nil
-}
-
-// approverRule is the approver rule in force now for p's namespace
-// (the policy may have changed since it was queued).
-func (w *writeTx) approverRule(p *aimemoryv1.PendingAction) (governance.Approver, error) {
-	g, err := storage.ResolveGoverning(govView{tx: w.tx, cfg: w.s.gov}, p.Namespace)
-	if err != nil {
-		return governance.Approver{}, err
-	}
-	return g.Policy.Approver, nil
-}
-
-// checkApprover applies the approver rule to who: human lets anyone but
-// the requester decide, agent only that agent, consensus any registered agent.
-func (w *writeTx) checkApprover(a governance.Approver, who, verb string) error {
-	switch a.Kind {
-	case governance.ApproverAgent:
-		if who != a.Agent {
-			return &storage.DeniedError{Reason: fmt.Sprintf("%s refused: this namespace's approver is %s, not %s", verb, record.Quote(a.Agent), record.Quote(who))}
-		}
-	case governance.ApproverConsensus:
-		ok, err := govView{tx: w.tx, cfg: w.s.gov}.Registered(who)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return &storage.DeniedError{Reason: fmt.Sprintf("%s refused: consensus approval counts registered agents only; %s is not registered", verb, record.Quote(who))}
-		}
-	}
-	return nil
-}
-
-// ApprovePending records the caller's approval of a pending action. When
-// the approver rule is met (at once, or on the consensus's last vote) the
-// action executes in this same transaction and the row becomes approved;
-// if it fails, nothing changes and the action stays pending.
+// ApprovePending records the caller's approval of a pending action and,
+// when the approver rule is met, executes it in the same transaction
+// (ops.Approve); the writer lock orders racing approvers.
 func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
 	var resp *aimemoryv1.ApprovePendingResponse
 	err := s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.ApprovePendingResponse{}
-		p, who, err := w.decidable(req.GetId(), "approve")
-		if err != nil {
-			return err
-		}
-		a, err := w.approverRule(p)
-		if err != nil {
-			return err
-		}
-		if err := w.checkApprover(a, who, "approve"); err != nil {
-			return err
-		}
-		if a.Kind == governance.ApproverConsensus {
-			vote := strings.ToLower(who)
-			if !slices.ContainsFunc(p.Approvals, func(v *aimemoryv1.Vote) bool { return v.AgentId == vote }) {
-				p.Approvals = append(p.Approvals, &aimemoryv1.Vote{AgentId: vote, At: w.now})
-			}
-			resp.Votes, resp.Quorum = uint32(len(p.Approvals)), uint32(a.Quorum)
-			if len(p.Approvals) < a.Quorum {
-				resp.Action = p
-				return w.putPending(p)
-			}
-		}
-		result, err := w.executeAs(p)
-		if err != nil {
-			return fmt.Errorf("approve failed, the action stays pending: %w", err)
-		}
-		p.Status, p.DecidedBy, p.DecidedAt, p.ResultMemoryId = statusApproved, who, w.now, result
-		resp.Approved, resp.Action = true, p
-		return w.putPending(p)
+		var err error
+		resp, err = ops.Approve(govTx{opsTx{w}}, req.GetId())
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -301,29 +199,30 @@ func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	return w.execute(p.GetPayload())
 }
 
-// RejectPending refuses a pending action: the approver rule decides who
-// may (so a designated approver's queue is not emptied by anyone else),
-// and never the requester. The payload is kept for the record.
+// RejectPending refuses a pending action (ops.Reject).
 func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error) {
 	var resp *aimemoryv1.RejectPendingResponse
 	err := s.write(ctx, func(w *writeTx) error {
-		p, who, err := w.decidable(req.GetId(), "reject")
-		if err != nil {
-			return err
-		}
-		a, err := w.approverRule(p)
-		if err != nil {
-			return err
-		}
-		if err := w.checkApprover(a, who, "reject"); err != nil {
-			return err
-		}
-		p.Status, p.DecidedBy, p.DecidedAt = statusRejected, who, w.now
-		resp = &aimemoryv1.RejectPendingResponse{Action: p}
-		return w.putPending(p)
+		var err error
+		resp, err = ops.Reject(govTx{opsTx{w}}, req.GetId())
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// govTx is this backend's transaction as the governance steps see it.
+type govTx struct{ opsTx }
+
+func (t govTx) Context() context.Context     { return t.w.ctx }
+func (t govTx) View() storage.GovernanceView { return govView{tx: t.w.tx, cfg: t.w.s.gov} }
+func (t govTx) PutStandard(st *aimemoryv1.Standard) error {
+	return putStandard(t.w.tx, st)
+}
+func (t govTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return getPending(t.w.tx, id) }
+func (t govTx) PutPending(p *aimemoryv1.PendingAction) error         { return t.w.putPending(p) }
+func (t govTx) ExecuteAs(p *aimemoryv1.PendingAction) (string, error) {
+	return t.w.executeAs(p)
 }

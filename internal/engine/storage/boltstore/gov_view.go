@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -22,7 +23,7 @@ var (
 )
 
 // agentTitlePrefix is the registry's title of an agent: agent:<principal>.
-const agentTitlePrefix = "agent:"
+const agentTitlePrefix = ops.AgentTitlePrefix
 
 // govView is storage.GovernanceView over a bbolt transaction.
 type govView struct {

@@ -2,11 +2,8 @@ package boltstore
 
 import (
 	"context"
-	"strings"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -26,17 +23,7 @@ var (
 // namespaces: another identity's inbox, or another family's keyspace, is
 // never returned.
 func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
-	f, err := index.CompileFilter(in)
-	if err != nil {
-		return nil, err
-	}
-	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
-	c, _ := caller.FromContext(ctx)
-	f.Within(func(ns string) bool {
-		// Outside the scope, or another family's keyspace: hidden.
-		return (c.Scope == "" || c.InScope(ns)) && (!strings.HasPrefix(ns, storage.FamilyPrefix) || storage.Readable(ctx, ns))
-	})
-	return f, nil
+	return ops.ReadFilter(ctx, in)
 }
 
 // ListMemories returns live memories matching the filter, priority desc,

@@ -27,6 +27,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 )
 
 // Options configure a Store; see storage.Options.
@@ -45,7 +46,7 @@ type Store struct {
 	events storage.Publisher
 	now    func() time.Time
 	log    *slog.Logger
-	seen   lastSeen // identities seen on calls, for the registry (gov_agents.go)
+	seen   ops.LastSeen // identities seen on calls, for the registry (gov_agents.go)
 
 	an *keyword.Analyzer
 	// writeMu orders commits and their in-memory index updates the same way.

@@ -11,8 +11,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -451,28 +451,8 @@ func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error)
 // owner, who set it). Its memory need not be here: deleting a standard's
 // memory does not lift the standard.
 func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
-	if err := validStandardNamespace("namespace", st.GetNamespace()); err != nil {
+	if err := ops.ImportStandardRule(st); err != nil {
 		return "", refusal{err}
-	}
-	if err := record.ValidateID("standard_id", st.GetStandardId()); err != nil {
-		return "", refusal{err}
-	}
-	if p := st.GetParent(); p != "" {
-		if err := validStandardNamespace("parent", p); err != nil {
-			return "", refusal{err}
-		}
-	}
-	if p := st.GetPolicyJson(); p != "" {
-		if _, err := governance.Parse([]byte(p)); err != nil {
-			return "", refuse("standard of %s: policy: %v", record.Quote(st.GetNamespace()), err)
-		}
-	}
-	for _, a := range []struct{ f, v string }{{"owner", st.GetOwner()}, {"set_by", st.GetSetBy()}} {
-		if a.v != "" {
-			if err := record.ValidateAgentID(a.f, a.v); err != nil {
-				return "", refusal{err}
-			}
-		}
 	}
 	old, err := govView{tx: w.tx}.Standard(st.GetNamespace())
 	if err != nil {
@@ -491,16 +471,8 @@ func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
 // time index row. A pending one is decided later by the rules of this
 // data dir, as any other.
 func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
-	if err := record.ValidateID("id", p.GetId()); err != nil {
+	if err := ops.ImportPendingRule(p); err != nil {
 		return "", refusal{err}
-	}
-	switch p.GetStatus() {
-	case statusPending, statusApproved, statusRejected:
-	default:
-		return "", refuse("pending action %s: status %s is not pending, approved or rejected", p.GetId(), record.Quote(p.GetStatus()))
-	}
-	if p.GetPayload() == nil || p.GetRequestedAt() <= 0 {
-		return "", refuse("pending action %s: payload and requested_at must be set", p.GetId())
 	}
 	if raw := w.tx.Bucket(bucketPending).Get([]byte(p.GetId())); raw != nil {
 		old, err := getPending(w.tx, p.GetId())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
@@ -131,4 +132,21 @@ func Contradictions(an *keyword.Analyzer, idx *index.Index, m *aimemoryv1.Memory
 		ids[i] = h.ID
 	}
 	return ids
+}
+
+// ReadFilter compiles a request's filter with the read rules every
+// backend applies: another's inbox, namespaces outside the caller's scope,
+// and another family's keyspace are hidden.
+func ReadFilter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
+	f, err := index.CompileFilter(in)
+	if err != nil {
+		return nil, err
+	}
+	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
+	c, _ := caller.FromContext(ctx)
+	f.Within(func(ns string) bool {
+		// Outside the scope, or another family's keyspace: hidden.
+		return (c.Scope == "" || c.InScope(ns)) && (!strings.HasPrefix(ns, storage.FamilyPrefix) || storage.Readable(ctx, ns))
+	})
+	return f, nil
 }

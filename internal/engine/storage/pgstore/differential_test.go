@@ -39,7 +39,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("seed %d (AI_MEMORY_DIFF_SEED=%d replays it), %d operations", seed, seed, ops)
 	clk := storagetest.NewClock()
-	opts := storage.Options{Now: clk.Now}
+	opts := storage.Options{Now: clk.Now, Governance: diffGovernance}
 	bolt, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,9 @@ func TestDifferential(t *testing.T) {
 		op, call := d.randomOp()
 		var got [2]string
 		for b, s := range backends {
-			got[b] = d.normalize(b, call(s))
+			a := call(s)
+			d.notePending(b, a.err)
+			got[b] = d.normalize(b, a)
 		}
 		if got[0] != got[1] {
 			t.Fatalf("op %d %s (seed %d): bbolt and postgres differ\nbbolt:    %s\npostgres: %s", i, op, seed, got[0], got[1])
@@ -63,7 +65,8 @@ func TestDifferential(t *testing.T) {
 			clk.Add(7 * time.Hour) // short memories expire
 		}
 	}
-	t.Logf("%d memories created, %d searches ranked several results; lifecycle: %v", d.made, d.ranked, d.did)
+	t.Logf("%d memories created, %d searches ranked several results; lifecycle: %v; %d writes queued, %d approvals accepted, %d executed",
+		d.made, d.ranked, d.did, d.pends[1], d.votes, d.executed)
 	for _, s := range backends {
 		if err := s.(storagetest.Checker).CheckConsistency(context.Background()); err != nil {
 			t.Error(err)
@@ -75,8 +78,12 @@ type differ struct {
 	t     *testing.T
 	clk   *storagetest.Clock
 	rng   *rand.Rand
-	names [2]map[string]string // per backend: id → "m<n>", in creation order
+	names [2]map[string]string // per backend: id → "m<n>" (memories) or "p<n>" (pending actions), in creation order
 	made  int                  // memories created (the same on both, or the test has failed)
+	mems  [2]int               // per backend: memories named
+	pends [2]int               // per backend: pending actions named
+	// votes counts approvals accepted, executed those that ran their action.
+	votes, executed int
 	// ranked counts the searches that returned more than one result, so
 	// the log shows the orders compared were orders.
 	ranked int
@@ -87,8 +94,9 @@ type differ struct {
 
 // answer is one backend's reply to one operation.
 type answer struct {
-	msg proto.Message
-	err error
+	msg  proto.Message
+	err  error
+	text string // already normalized (an answer whose order is not comparable)
 }
 
 var (
@@ -131,7 +139,11 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		}
 		return 1
 	}
-	switch r := d.rng.IntN(130); {
+	switch r := d.rng.IntN(155); {
+	case r >= 130:
+		return d.govOp(which)
+	case r >= 100:
+		return d.lifecycleOp(ctx, which)
 	case r < 35:
 		m := &aimemoryv1.Memory{
 			Title:      d.text(2),
@@ -145,12 +157,13 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			m.Tags = []string{words[d.rng.IntN(len(words))]}
 		}
 		policy := aimemoryv1.ConflictPolicy(d.rng.IntN(4))
-		return fmt.Sprintf("store %q in %q (%v)", m.Title, m.Namespace, policy), func(s storage.Backend) answer {
-			r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: proto.Clone(m).(*aimemoryv1.Memory), OnConflict: policy})
+		who, name := d.caller()
+		return fmt.Sprintf("store %q in %q (%v) as %q", m.Title, m.Namespace, policy, name), func(s storage.Backend) answer {
+			r, err := s.StoreMemory(who, &aimemoryv1.StoreMemoryRequest{Memory: proto.Clone(m).(*aimemoryv1.Memory), OnConflict: policy})
 			if err == nil && r.Outcome == aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED {
-				d.created(which(s), r.Memory.Id)
+				d.nameMemory(which(s), r.Memory.Id)
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 50:
 		q, all := d.text(3), d.rng.IntN(2) == 0
@@ -164,7 +177,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			if which(s) == 1 && len(r.GetResults()) > 1 {
 				d.ranked++
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 58:
 		f := &aimemoryv1.Filter{}
@@ -174,7 +187,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		limit := uint32(1 + d.rng.IntN(20))
 		return fmt.Sprintf("list %v limit %d", f, limit), func(s storage.Backend) answer {
 			r, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: f, Limit: limit})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 70:
 		label := d.label()
@@ -190,42 +203,52 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			tier := tiers[1+d.rng.IntN(len(tiers)-1)]
 			req.Tier = &tier
 		}
-		return fmt.Sprintf("update %s %v", label, req), func(s storage.Backend) answer {
+		who, name := d.caller()
+		return fmt.Sprintf("update %s %v as %q", label, req, name), func(s storage.Backend) answer {
 			r := proto.Clone(req).(*aimemoryv1.UpdateMemoryRequest)
 			r.Id = d.idOf(which(s), label)
-			resp, err := s.UpdateMemory(ctx, r)
-			return answer{resp, err}
+			resp, err := s.UpdateMemory(who, r)
+			return answer{msg: resp, err: err}
 		}
 	case r < 78:
 		labels := []string{d.label(), d.label()}
 		return fmt.Sprintf("touch %v", labels), func(s storage.Backend) answer {
 			ids := []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}
 			r, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: ids})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 84:
 		label, archive := d.label(), d.rng.IntN(2) == 0
-		return fmt.Sprintf("delete %s archive %v", label, archive), func(s storage.Backend) answer {
-			r, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.idOf(which(s), label)}, Archive: archive})
-			return answer{r, err}
+		who, name := d.caller()
+		return fmt.Sprintf("delete %s archive %v as %q", label, archive, name), func(s storage.Backend) answer {
+			r, err := s.DeleteMemories(who, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.idOf(which(s), label)}, Archive: archive})
+			return answer{msg: r, err: err}
 		}
 	case r < 87:
 		archive := d.rng.IntN(2) == 0
 		return fmt.Sprintf("gc archive %v", archive), func(s storage.Backend) answer {
 			r, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: archive})
-			return answer{r, err}
+			if r != nil {
+				// Both collect by expiry, then id: memories expiring at
+				// once (touched together) come in the order of their
+				// random ids, so compare them in label order.
+				names := d.names[which(s)]
+				slices.SortStableFunc(r.Collected, func(a, b string) int { return strings.Compare(names[a], names[b]) })
+				slices.SortStableFunc(r.Memories, func(a, b *aimemoryv1.MemoryRef) int { return strings.Compare(names[a.Id], names[b.Id]) })
+			}
+			return answer{msg: r, err: err}
 		}
 	case r < 90:
 		labels := []string{d.label(), d.label()}
 		return fmt.Sprintf("get archived %v", labels), func(s storage.Backend) answer {
 			r, err := s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}, IncludeVersions: true})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 92:
 		labels := []string{d.label(), d.label()}
 		return fmt.Sprintf("get %v", labels), func(s storage.Backend) answer {
 			r, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 96:
 		return "stats", func(s storage.Backend) answer {
@@ -235,13 +258,13 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 				// archive rows in two formats.
 				r.DbSizeBytes, r.ArchiveSizeBytes = 0, 0
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 100:
 		text := d.text(6)
 		return fmt.Sprintf("term stats %q", text), func(s storage.Backend) answer {
 			r, err := s.TermStats(ctx, &aimemoryv1.TermStatsRequest{Text: text, Tags: true})
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	}
 	return d.lifecycleOp(ctx, which)
@@ -273,7 +296,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 		return fmt.Sprintf("forget %v", req), func(s storage.Backend) answer {
 			r, err := s.Forget(ctx, proto.Clone(req).(*aimemoryv1.ForgetRequest))
 			d.count(s, "forget", r.GetMatched() > 0)
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 10:
 		label, to := d.label(), ""
@@ -287,9 +310,9 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 			r, err := s.PromoteMemory(ctx, &aimemoryv1.PromoteMemoryRequest{Id: d.idOf(which(s), label), ToNamespace: to})
 			d.count(s, "promote", err == nil)
 			if err == nil && !r.Merged && r.Memory.Id != d.idOf(which(s), label) {
-				d.created(which(s), r.Memory.Id)
+				d.nameMemory(which(s), r.Memory.Id)
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 12 && linksBuilt:
 		labels, title := []string{d.label(), d.label()}, d.text(2)
@@ -298,9 +321,9 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 				Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}, Title: title, Summary: "summary of " + title})
 			d.count(s, "consolidate", err == nil)
 			if err == nil {
-				d.created(which(s), r.Memory.Id)
+				d.nameMemory(which(s), r.Memory.Id)
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 20:
 		label, merge, version := d.label(), d.rng.IntN(2) == 0, d.rng.IntN(3)-1 // -1: the archive row, else that version
@@ -313,7 +336,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 			if pick >= 0 {
 				l, err := s.ListArchived(ctx, &aimemoryv1.ListArchivedRequest{Limit: 1000})
 				if err != nil {
-					return answer{nil, err}
+					return answer{msg: nil, err: err}
 				}
 				sortByLabel(d, which(s), l.Archived, func(a *aimemoryv1.ArchivedMemory) (int64, string) { return 0, a.Memory.Id })
 				if len(l.Archived) > 0 && l.Total == uint32(len(l.Archived)) { // a whole list: the same set on both
@@ -324,7 +347,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 			if version >= 0 {
 				h, err := s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{id}, IncludeVersions: true})
 				if err != nil {
-					return answer{nil, err}
+					return answer{msg: nil, err: err}
 				}
 				req.VersionAt = 12345 // no such version
 				if n := len(h.Versions); n > 0 {
@@ -333,7 +356,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 			}
 			r, err := s.RestoreMemory(ctx, req)
 			d.count(s, fmt.Sprintf("restore(merged %v, version %v)", r.GetMerged(), req.VersionAt != 0), err == nil)
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	case r < 24:
 		req := &aimemoryv1.PurgeArchiveRequest{DryRun: d.rng.IntN(3) == 0}
@@ -355,7 +378,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 			if resp != nil {
 				sortByLabel(d, which(s), resp.Memories, func(m *aimemoryv1.MemoryRef) (int64, string) { return 0, m.Id })
 			}
-			return answer{resp, err}
+			return answer{msg: resp, err: err}
 		}
 	case r < 28:
 		req := &aimemoryv1.ListArchivedRequest{Limit: 1000}
@@ -386,7 +409,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 					r.Archived[i], r.Versions[i] = p.a, p.n
 				}
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	default:
 		return "archive stats", func(s storage.Backend) answer {
@@ -394,7 +417,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 			if r != nil {
 				r.SizeBytes = 0 // rows in two formats
 			}
-			return answer{r, err}
+			return answer{msg: r, err: err}
 		}
 	}
 }
@@ -403,14 +426,6 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 func (d *differ) count(s storage.Backend, op string, did bool) {
 	if _, ok := s.(*Store); ok && did {
 		d.did[op]++
-	}
-}
-
-// created names a memory an operation other than a store created.
-func (d *differ) created(b int, id string) {
-	d.names[b][id] = "m" + strconv.Itoa(len(d.names[b]))
-	if b == 1 {
-		d.made = len(d.names[1])
 	}
 }
 
@@ -433,6 +448,7 @@ func (d *differ) normalize(b int, a answer) string {
 	if a.err != nil {
 		out += " error: " + a.err.Error()
 	}
+	out += a.text
 	for id, label := range d.names[b] {
 		out = strings.ReplaceAll(out, id, label)
 	}

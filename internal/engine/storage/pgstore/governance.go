@@ -14,10 +14,6 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// agentTitlePrefix is the registry's title of an agent: agent:<principal>
-// in the guarded namespace _agents (boltstore's registry, the same rows).
-const agentTitlePrefix = "agent:"
-
 // govView is storage.GovernanceView over a write transaction, so the
 // namespace policy is applied to every write (storage.Authorize).
 type govView struct{ w *writeTx }
@@ -44,13 +40,13 @@ func (v govView) Registered(principal string) (bool, error) {
 	if principal == "" {
 		return false, nil
 	}
-	id, err := v.w.titleOwner(storage.GuardAgents.Name, agentTitlePrefix+principal)
+	id, err := v.w.titleOwner(storage.GuardAgents.Name, ops.AgentTitlePrefix+principal)
 	return id != "", err
 }
 
 func (v govView) RegisteredOthers(principal string) (int, error) {
 	rows, err := v.w.tx.Query(v.w.ctx, `SELECT substr(title, $2) FROM memories WHERE namespace = $1 AND starts_with(title, $3)`,
-		storage.GuardAgents.Name, len(agentTitlePrefix)+1, agentTitlePrefix)
+		storage.GuardAgents.Name, len(ops.AgentTitlePrefix)+1, ops.AgentTitlePrefix)
 	if err != nil {
 		return 0, err
 	}
@@ -79,13 +75,7 @@ func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPa
 }
 
 // queuePending records a pending action for the write pe describes.
-// Deciding pending actions (Governance) is not built here yet.
 func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
 	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
-	if err != nil {
-		return "", err
-	}
-	_, err = w.tx.Exec(w.ctx, `INSERT INTO pending (id, requested_at, record) VALUES ($1, $2, $3)`, p.Id, p.RequestedAt, raw)
-	return p.Id, err
+	return p.Id, w.putPending(p)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -199,15 +198,7 @@ func commonPrefix(a, b string) int {
 // filter compiles a request's filter with the read rules of the guarded
 // namespaces and the caller's scope (boltstore's filter).
 func (s *Store) filter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
-	f, err := index.CompileFilter(in)
-	if err != nil {
-		return nil, err
-	}
-	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
-	if c, ok := caller.FromContext(ctx); ok && c.Scope != "" {
-		f.Within(c.InScope)
-	}
-	return f, nil
+	return ops.ReadFilter(ctx, in)
 }
 
 // records reads the memories of hits in order, skipping any deleted since

@@ -17,6 +17,10 @@
 // restore, list, stats, purge: lifecycle.go, archive.go, the shared steps
 // of package ops; links wait for the graph). Everything else returns
 // ErrNotImplemented, and the engine does not open this backend yet.
+// counts, archive reads (Archived, GetArchived), governance (standards,
+// pending actions and their decisions, the agent registry) and the audit
+// chain. Everything else returns ErrNotImplemented, and the engine does
+// not open this backend yet.
 package pgstore
 
 import (
@@ -34,6 +38,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 )
 
 // stemCacheSize bounds the analyzer's stem cache, as boltstore's.
@@ -62,6 +67,8 @@ type Store struct {
 	idx    *index.Index
 	pos    logPos
 	closed bool
+	// seen: identities seen on calls, not yet flushed (gov_agents.go).
+	seen ops.LastSeen
 }
 
 // Open connects to dsn, applies the embedded migrations under the

@@ -259,6 +259,9 @@ func (w *writeTx) logChange(c index.Change, record []byte) error {
 }
 
 func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
+	if typ == "" { // engine bookkeeping (FlushSeen): not an event
+		return
+	}
 	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
 	c, _ := caller.FromContext(w.ctx)
 	w.events = append(w.events, &aimemoryv1.Event{

@@ -47,42 +47,6 @@ func (s *Store) GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRe
 	return nil, notImplemented("GetEntityByAlias")
 }
 
-// Audit.
-func (s *Store) AppendAudit(context.Context, *aimemoryv1.AuditRecord) (*aimemoryv1.AuditRecord, error) {
-	return nil, notImplemented("AppendAudit")
-}
-func (s *Store) ListAudit(context.Context, string, int) ([]*aimemoryv1.AuditRecord, error) {
-	return nil, notImplemented("ListAudit")
-}
-func (s *Store) VerifyAudit(context.Context) (*aimemoryv1.VerifyAuditResponse, error) {
-	return nil, notImplemented("VerifyAudit")
-}
-
-// Governance: standards are read by every write's policy check
-// (governance.go) but cannot be set here yet; pending actions are queued
-// but not listed or decided.
-func (s *Store) SetStandard(context.Context, *aimemoryv1.SetStandardRequest) (*aimemoryv1.SetStandardResponse, error) {
-	return nil, notImplemented("SetStandard")
-}
-func (s *Store) GetStandard(context.Context, *aimemoryv1.GetStandardRequest) (*aimemoryv1.GetStandardResponse, error) {
-	return nil, notImplemented("GetStandard")
-}
-func (s *Store) ClearStandard(context.Context, *aimemoryv1.ClearStandardRequest) (*aimemoryv1.ClearStandardResponse, error) {
-	return nil, notImplemented("ClearStandard")
-}
-func (s *Store) ListPending(context.Context, *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error) {
-	return nil, notImplemented("ListPending")
-}
-func (s *Store) ApprovePending(context.Context, *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
-	return nil, notImplemented("ApprovePending")
-}
-func (s *Store) RejectPending(context.Context, *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error) {
-	return nil, notImplemented("RejectPending")
-}
-func (s *Store) RegisterAgent(context.Context, *aimemoryv1.RegisterAgentRequest) (*aimemoryv1.RegisterAgentResponse, error) {
-	return nil, notImplemented("RegisterAgent")
-}
-
 // Transfer and backup.
 func (s *Store) Export(context.Context, func(*aimemoryv1.ExportRecord) error) error {
 	return notImplemented("Export")
@@ -92,11 +56,6 @@ func (s *Store) Import(context.Context, []*aimemoryv1.ExportRecord) ([]*aimemory
 }
 func (s *Store) Backup(context.Context, io.Writer) (int64, error) {
 	return 0, notImplemented("Backup (use pg_dump)")
-}
-
-// The agent list.
-func (s *Store) ListAgents(context.Context, *aimemoryv1.ListAgentsRequest) (*aimemoryv1.ListAgentsResponse, error) {
-	return nil, notImplemented("ListAgents")
 }
 
 // The durable event log, webhook subscriptions and deliveries, messages.
