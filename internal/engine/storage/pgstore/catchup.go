@@ -130,5 +130,5 @@ func (s *Store) catchUp(ctx context.Context) error {
 	}
 	s.idx.Apply(changes)
 	s.pos = next
-	return nil
+	return s.syncVectors(ctx, changes)
 }

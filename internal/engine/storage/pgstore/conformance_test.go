@@ -23,9 +23,9 @@ func open(t testing.TB, opts storage.Options) *Store {
 }
 
 // implemented are the conformance tests of the parts built so far: the
-// Memories interface, the corpus statistics and namespace counts. The
-// rest of storagetest.Run is what remains (issue 16): vectors, archive
-// reads and the lifecycle (forget, restore, promote), links and entities,
+// Memories interface, the corpus statistics and namespace counts, vectors.
+// The rest of storagetest.Run is what remains (issue 16): archive reads
+// and the lifecycle (forget, restore, promote), links and entities,
 // audit, governance decisions.
 var implemented = []string{
 	"StoreDefaults", "StoreConflictPolicies", "PotentialContradictions", "Update",
@@ -34,7 +34,7 @@ var implemented = []string{
 	"Filters", "RankingFormula", "RankingTermFrequency", "RankingBounded", "RecallFunctionWords",
 	"ListOrder", "MatchModesStemmingAndSanitising", "TermStats", "RelatedTerms",
 	"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", "Touch", "CustomTTL",
-	"EventsAfterCommit", "CountNamespaces", "InboxReadableByOwnerOnly",
+	"EventsAfterCommit", "CountNamespaces", "InboxReadableByOwnerOnly", "Vectors",
 }
 
 // TestConformance runs the backend-neutral suite's implemented part against PostgreSQL.

@@ -125,6 +125,9 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		}
 		return 1
 	}
+	if d.rng.IntN(8) == 0 {
+		return d.vectorOp(which)
+	}
 	switch r := d.rng.IntN(100); {
 	case r < 35:
 		m := &aimemoryv1.Memory{

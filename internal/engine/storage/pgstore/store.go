@@ -32,6 +32,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 )
 
 // stemCacheSize bounds the analyzer's stem cache, as boltstore's.
@@ -60,6 +61,9 @@ type Store struct {
 	idx    *index.Index
 	pos    logPos
 	closed bool
+
+	vecs *vecset.Set    // the vectors' copy, caught up with idx (vectors.go)
+	pgv  *pgvectorState // set at open (pgvector.go)
 }
 
 // Open connects to dsn, applies the embedded migrations under the
@@ -96,6 +100,7 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
 	}
+	s.detectPgvector(ctx)
 	start := time.Now()
 	if s.idx, s.pos, err = s.loadIndex(ctx); err != nil {
 		pool.Close()
@@ -120,7 +125,13 @@ func (s *Store) loadIndex(ctx context.Context) (*index.Index, logPos, error) {
 		return nil, logPos{}, err
 	}
 	idx, err := loadDocs(ctx, tx)
-	return idx, pos, err
+	if err != nil {
+		return nil, logPos{}, err
+	}
+	if s.vecs, err = loadVectors(ctx, tx); err != nil {
+		return nil, logPos{}, err
+	}
+	return idx, pos, nil
 }
 
 func loadDocs(ctx context.Context, tx pgx.Tx) (*index.Index, error) {

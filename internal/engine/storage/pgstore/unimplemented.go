@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"io"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -11,21 +10,6 @@ import (
 // The parts of storage.Backend this backend does not have yet. Each
 // answers ErrNotImplemented, reading and writing nothing, and the engine
 // refuses [storage] backend = "postgres" until none is left (settings).
-
-// Vectors: no vector is ever stored, so none is reported either.
-func (s *Store) PutVectors(context.Context, string, []storage.VectorPut) (int, error) {
-	return 0, notImplemented("PutVectors")
-}
-func (s *Store) HasVector(id, model string) bool { return false }
-func (s *Store) VectorStatus(model string) (memories, current, other int) {
-	return s.idx.Count(), 0, 0
-}
-func (s *Store) MissingVectors(context.Context, string, string, int) ([]*aimemoryv1.Memory, error) {
-	return nil, notImplemented("MissingVectors")
-}
-func (s *Store) Nearest(context.Context, *aimemoryv1.Filter, []float32, string, int) ([]*aimemoryv1.ScoredMemory, error) {
-	return nil, notImplemented("Nearest")
-}
 
 // Graph.
 func (s *Store) GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
@@ -96,17 +80,6 @@ func (s *Store) RejectPending(context.Context, *aimemoryv1.DecidePendingRequest)
 }
 func (s *Store) RegisterAgent(context.Context, *aimemoryv1.RegisterAgentRequest) (*aimemoryv1.RegisterAgentResponse, error) {
 	return nil, notImplemented("RegisterAgent")
-}
-
-// Transfer and backup.
-func (s *Store) Export(context.Context, func(*aimemoryv1.ExportRecord) error) error {
-	return notImplemented("Export")
-}
-func (s *Store) Import(context.Context, []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
-	return nil, notImplemented("Import")
-}
-func (s *Store) Backup(context.Context, io.Writer) (int64, error) {
-	return 0, notImplemented("Backup (use pg_dump)")
 }
 
 // Archive listing, purge and statistics.

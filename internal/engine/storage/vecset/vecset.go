@@ -17,6 +17,13 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
+// Hybrid search: the least cosine of a semantic candidate when the request
+// sets none, and the weights of keyword and semantic ranks in the fusion.
+var (
+	DefaultMinSimilarity = 0.5
+	FusionWeights        = []float64{1, 0.5}
+)
+
 // EmbedText is what is embedded for a memory (spec §1.4).
 func EmbedText(m *aimemoryv1.Memory) string { return m.GetTitle() + " " + m.GetContent() }
 
