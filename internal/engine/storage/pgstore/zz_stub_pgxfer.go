@@ -15,6 +15,10 @@ import (
 
 var errStub = errors.New("stub")
 
+func init() {
+	StubbedKinds = []string{"link", "archived_link", "entity", "standard", "pending", "subscription"}
+}
+
 // pggraph.
 func exportGraph(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
 	return nil // no links or entities can exist without pggraph
