@@ -61,6 +61,7 @@ func benchSource(b *testing.B, n int) *boltstore.Store {
 // bbolt into an empty PostgreSQL database, verification included (one
 // op = one whole migration; run with -benchtime=1x).
 func BenchmarkMigrate100k(b *testing.B) { benchMigrate(b, 100_000) }
+func BenchmarkMigrate10k(b *testing.B)  { benchMigrate(b, 10_000) }
 
 func benchMigrate(b *testing.B, n int) {
 	src := benchSource(b, n)

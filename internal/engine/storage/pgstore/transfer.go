@@ -121,8 +121,12 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 	var results []*aimemoryv1.ImportResult
 	err := s.write(ctx, func(w *writeTx) error {
 		results = make([]*aimemoryv1.ImportResult, len(records))
+		im, err := w.prefetch(records)
+		if err != nil {
+			return err
+		}
 		for i, r := range records {
-			outcome, err := w.importRecord(r)
+			outcome, err := im.importRecord(r)
 			if err != nil {
 				var ref refusal
 				if !errors.As(err, &ref) {
@@ -148,10 +152,73 @@ type refusal struct{ error }
 
 func refuse(format string, a ...any) error { return refusal{fmt.Errorf(format, a...)} }
 
-func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
+// importer is one import run: its transaction, with what the batch's
+// memories find there read up front in two queries (prefetch), not four
+// round trips a memory: each memory's row by id and each (namespace,
+// title)'s holder, kept up to date as the batch creates memories.
+type importer struct {
+	*writeTx
+	live   map[string]*aimemoryv1.Memory // id → its record; nil: not there
+	titles map[nsTitle]string            // → the id holding it; absent: free
+}
+
+type nsTitle struct{ ns, title string }
+
+func (w *writeTx) prefetch(records []*aimemoryv1.ExportRecord) (*importer, error) {
+	im := &importer{writeTx: w, live: map[string]*aimemoryv1.Memory{}, titles: map[nsTitle]string{}}
+	var ids, nss, titles []string
+	for _, r := range records {
+		if m := r.GetMemory(); m != nil {
+			ids, nss, titles = append(ids, m.GetId()), append(nss, m.GetNamespace()), append(titles, m.GetTitle())
+		}
+	}
+	if len(ids) == 0 {
+		return im, nil
+	}
+	rows, err := w.tx.Query(w.ctx, `SELECT id, record FROM memories WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var (
+			id  string
+			raw []byte
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if im.live[id], err = decodeMemory(raw); err != nil {
+			rows.Close()
+			return nil, err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = w.tx.Query(w.ctx, `SELECT m.namespace, m.title, m.id FROM memories m
+		JOIN unnest($1::text[], $2::text[]) AS q(ns, title) ON m.namespace = q.ns AND m.title = q.title`, nss, titles)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k nsTitle
+		var id string
+		if err := rows.Scan(&k.ns, &k.title, &id); err != nil {
+			return nil, err
+		}
+		im.titles[k] = id
+	}
+	return im, rows.Err()
+}
+
+func (im *importer) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
+	w := im.writeTx
 	switch x := r.GetRecord().(type) {
 	case *aimemoryv1.ExportRecord_Memory:
-		return w.importMemory(x.Memory)
+		return im.importMemory(x.Memory)
 	case *aimemoryv1.ExportRecord_Link:
 		return w.importLink(x.Link)
 	case *aimemoryv1.ExportRecord_Entity:
@@ -172,28 +239,26 @@ func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
 	return "", refuse("empty record")
 }
 
-func (w *writeTx) importMemory(m *aimemoryv1.Memory) (string, error) {
+func (im *importer) importMemory(m *aimemoryv1.Memory) (string, error) {
 	if err := rules.ValidImported(m); err != nil {
 		return "", refusal{err}
 	}
-	old, err := w.get(m.GetId())
-	if err != nil {
-		return "", err
-	}
-	if old != nil {
+	if old := im.live[m.GetId()]; old != nil {
 		if proto.Equal(old, m) {
 			return "unchanged", nil
 		}
 		return "", refuse("memory %s exists with other content; import does not overwrite", m.GetId())
 	}
-	owner, err := w.titleOwner(m.GetNamespace(), m.GetTitle())
-	if err != nil {
-		return "", err
-	}
-	if owner != "" {
+	k := nsTitle{m.GetNamespace(), m.GetTitle()}
+	if owner := im.titles[k]; owner != "" {
 		return "", refuse("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
 	}
-	return "created", w.put(nil, proto.Clone(m).(*aimemoryv1.Memory), "memory_import")
+	c := proto.Clone(m).(*aimemoryv1.Memory)
+	if err := im.put(nil, c, "memory_import"); err != nil {
+		return "", err
+	}
+	im.live[c.GetId()], im.titles[k] = c, c.GetId()
+	return "created", nil
 }
 
 func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
