@@ -12,9 +12,14 @@
 // before each read, so every engine sees every engine's writes
 // (catchup.go).
 //
+// Vectors are a plain column with a per-engine copy searched exactly as
+// boltstore searches (vectors.go), pgvector when the server has it
+// (pgvector.go); backend differences are capability flags.
+//
 // Implemented: the Memories interface, the corpus statistics and namespace
-// counts, archive reads (Archived, GetArchived). Everything else returns
-// ErrNotImplemented, and the engine does not open this backend yet.
+// counts, archive reads (Archived, GetArchived), vectors, export and
+// import (transfer.go). Everything else returns ErrNotImplemented, and the
+// engine does not open this backend yet.
 package pgstore
 
 import (
