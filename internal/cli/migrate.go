@@ -26,8 +26,10 @@ import (
 
 // migrateCmd copies the data dir's embedded store into PostgreSQL. It
 // opens the bbolt file itself, so the data dir's engine must not be
-// running (the file's lock says so, and nothing is written then); the
-// store is read from one snapshot and left as it was.
+// running (the file's lock says so, and then nothing is done): chosen
+// over going through the engine because the copy must be of one state
+// that no write changes meanwhile, and verified against it. The records
+// are read from one snapshot and left as they are.
 type migrateCmd struct {
 	To    string `required:"" enum:"postgres" help:"The backend to copy into: postgres."`
 	DSN   string `arg:"" optional:"" help:"The PostgreSQL database, a libpq DSN or URL (default: $$AI_MEMORY_POSTGRES_DSN)."`
@@ -108,7 +110,7 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 		fmt.Fprintf(out, "this build's postgres backend cannot import %s yet\n", strings.Join(pgstore.StubbedKinds, ", "))
 	}
 	if !rep.Verified() {
-		return fail("%s does not hold exactly this data dir's records (see above); nothing in the data dir was changed", where)
+		return fail("%s does not hold exactly this data dir's records (see above); the data dir's records are as they were", where)
 	}
 	fmt.Fprintf(out, "migrated and verified in %s: every kind the same by count and checksum. Point the data dir's [storage] at postgres to use it.\n", rep.Took.Round(time.Millisecond))
 	return nil
