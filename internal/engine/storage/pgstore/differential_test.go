@@ -128,6 +128,9 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 	if d.rng.IntN(8) == 0 {
 		return d.vectorOp(which)
 	}
+	if d.rng.IntN(40) == 0 {
+		return d.exportOp()
+	}
 	switch r := d.rng.IntN(100); {
 	case r < 35:
 		m := &aimemoryv1.Memory{

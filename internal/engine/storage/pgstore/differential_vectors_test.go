@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -80,5 +81,24 @@ func (d *differ) vectorOp(which func(storage.Backend) int) (string, func(storage
 			slices.Sort(labels)
 			return answer{wrapperspb.String(fmt.Sprintf("status %d %d %d, missing %v", mem, cur, other, labels)), err}
 		}
+	}
+}
+
+// exportOp exports everything. Records come in id order, which differs
+// between backends (ids are random): each is rendered with its ids
+// renamed, and the renderings compared sorted.
+func (d *differ) exportOp() (string, func(storage.Backend) answer) {
+	return "export", func(s storage.Backend) answer {
+		b := 0
+		if _, ok := s.(*Store); ok {
+			b = 1
+		}
+		var lines []string
+		err := s.Export(context.Background(), func(r *aimemoryv1.ExportRecord) error {
+			lines = append(lines, d.normalize(b, answer{msg: r}))
+			return nil
+		})
+		slices.Sort(lines)
+		return answer{wrapperspb.String(strings.Join(lines, "\n")), err}
 	}
 }
