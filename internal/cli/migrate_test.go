@@ -13,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 )
@@ -54,6 +55,14 @@ func TestMigrateCommand(t *testing.T) {
 		}
 	}
 	t.Log(out.String())
+	// The command line: DSN from the argument, or refused without one.
+	t.Setenv(pgstore.EnvDSN, "")
+	if code := Main([]string{"--data-dir", dir, "migrate", "--to", "postgres", dsn}); code != 0 {
+		t.Errorf("ai-memory migrate --to postgres DSN exited %d", code)
+	}
+	if code := Main([]string{"--data-dir", dir, "migrate", "--to", "postgres"}); code != 2 {
+		t.Errorf("ai-memory migrate without a DSN exited %d, want 2", code)
+	}
 	if strings.Contains(out.String(), "password") {
 		t.Errorf("output names a password: %s", out.String())
 	}
