@@ -115,7 +115,7 @@ func (s *Store) nearestPgvector(ctx context.Context, f *index.Filter, q []float3
 	q = vecset.Normalize(q)
 	d, k := len(q), max(10*limit, 100)
 	sql := fmt.Sprintf(`SELECT id, 1 - (embedding::vector(%d) <=> $1::real[]::vector(%d)) FROM vectors
-		WHERE cardinality(v) = %d AND model = $2 ORDER BY embedding::vector(%d) <=> $1::real[]::vector(%d) LIMIT $3`, d, d, d, d, d)
+		WHERE cardinality(v) = %d AND model = $2 AND embedding IS NOT NULL ORDER BY embedding::vector(%d) <=> $1::real[]::vector(%d) LIMIT $3`, d, d, d, d, d)
 	rows, err := s.pool.Query(ctx, sql, q, model, k)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector nearest: %w", err)

@@ -70,12 +70,44 @@ func scanVector(rows pgx.Rows) (string, *vecset.Entry, error) {
 	return id, &e, nil
 }
 
+// vectorsOf reads, for a catch-up's changes, the vector rows a change may
+// have written: one with no reindex may be a PutVectors, so those ids'
+// rows are read as committed now (a newer state is as good: the rows are
+// the truth, and later changes are applied on top). An id in the answer
+// without an entry has no vector.
+func (s *Store) vectorsOf(ctx context.Context, changes []index.Change) (map[string]*vecset.Entry, error) {
+	var ids []string
+	for _, c := range changes {
+		if c.Memory != nil && !c.Reindex {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]*vecset.Entry, len(ids))
+	for _, id := range ids {
+		out[id] = nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, model, hash, v FROM vectors WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		id, e, err := scanVector(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = e
+	}
+	return out, rows.Err()
+}
+
 // syncVectors brings the vector copy to the changes a catch-up applies
-// (under syncMu): a deleted memory's vector goes, and so does one of text
-// its memory no longer has; a change with no reindex may be a PutVectors,
-// so those ids' rows are read again, as committed now.
-func (s *Store) syncVectors(ctx context.Context, changes []index.Change) error {
-	var reread []string
+// (under syncMu), with the rows vectorsOf read: a deleted memory's vector
+// goes, and so does one of text its memory no longer has.
+func (s *Store) syncVectors(changes []index.Change, rows map[string]*vecset.Entry) {
 	for _, c := range changes {
 		if c.Memory == nil {
 			s.vecs.Put(c.ID, nil)
@@ -84,36 +116,10 @@ func (s *Store) syncVectors(ctx context.Context, changes []index.Change) error {
 		if e := s.vecs.Get(c.ID); e != nil && e.Hash != vecset.TextHash(c.Memory) {
 			s.vecs.Put(c.ID, nil)
 		}
-		if !c.Reindex {
-			reread = append(reread, c.ID)
-		}
 	}
-	if len(reread) == 0 {
-		return nil
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id, model, hash, v FROM vectors WHERE id = ANY($1)`, reread)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	found := make(map[string]bool, len(reread))
-	for rows.Next() {
-		id, e, err := scanVector(rows)
-		if err != nil {
-			return err
-		}
+	for id, e := range rows {
 		s.vecs.Put(id, e)
-		found[id] = true
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, id := range reread {
-		if !found[id] {
-			s.vecs.Put(id, nil)
-		}
-	}
-	return nil
 }
 
 // dropVector removes id's vector in the write's transaction (its title or
