@@ -44,6 +44,7 @@ type rootCmd struct {
 	Import  importCmd  `cmd:"" help:"Read what export wrote; records already there are unchanged, so a second import changes nothing."`
 	Backup  backupCmd  `cmd:"" help:"Write a consistent copy of the data dir's database, while it is in use."`
 	Restore restoreCmd `cmd:"" help:"Put a backup in place as the database of an empty data dir."`
+	Migrate migrateCmd `cmd:"" help:"Copy the data dir's store into PostgreSQL (--to postgres DSN), with its engine stopped: resumable, verified by counts and checksums."`
 
 	Install installCmd `cmd:"" help:"Add ai-memory to a harness's MCP config (dry run unless --apply)."`
 	Init    initCmd    `cmd:"" help:"Detect installed harnesses and add ai-memory to those you pick."`

@@ -96,19 +96,17 @@ func (s *Store) checkVectors(tx *bolt.Tx, records map[string]*aimemoryv1.Memory,
 			report("vector %s: %v", k, err)
 		case m == nil:
 			report("vector %s of a missing memory", k)
-		case textHash(m) != e.hash:
+		case textHash(m) != e.Hash:
 			report("vector %s is of text the memory no longer has", k)
-		case !s.vecs.has(string(k), e.model):
+		case !s.vecs.Has(string(k), e.Model):
 			report("vector %s is not in memory", k)
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	s.vecs.mu.RLock()
-	defer s.vecs.mu.RUnlock()
-	if len(s.vecs.ids) != stored {
-		report("%d vectors in memory, %d stored", len(s.vecs.ids), stored)
+	if n := s.vecs.Len(); n != stored {
+		report("%d vectors in memory, %d stored", n, stored)
 	}
 	return nil
 }

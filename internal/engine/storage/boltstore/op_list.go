@@ -5,6 +5,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -15,8 +16,8 @@ import (
 // retrieval benchmark, where equal weights and spec §9.3's 0.2 cost
 // recall@10 with a lexical test embedder (0.929 → 0.892 on the notes).
 var (
-	defaultMinSimilarity = 0.5
-	fusionWeights        = []float64{1, 0.5}
+	defaultMinSimilarity = vecset.DefaultMinSimilarity
+	fusionWeights        = vecset.FusionWeights
 )
 
 // filter compiles a request's filter with the read rule of the guarded

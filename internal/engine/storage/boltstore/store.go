@@ -28,6 +28,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 )
 
 // Options configure a Store; see storage.Options.
@@ -52,8 +53,8 @@ type Store struct {
 	// writeMu orders commits and their in-memory index updates the same way.
 	writeMu      sync.Mutex
 	idx          *index.Index
-	vecs         *vectorSet // vectors.go
-	largestBatch int        // the most writes one commit has taken (under writeMu)
+	vecs         *vecset.Set // vectors.go
+	largestBatch int         // the most writes one commit has taken (under writeMu)
 	// Under writeMu: the index snapshot's state (snapshot.go).
 	logLen       int  // memories in the index log
 	snapshotDue  bool // no usable snapshot: write one at Close at the latest
@@ -145,3 +146,14 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Count() int { return s.idx.Count() }
 
 func (s *Store) nowNanos() int64 { return s.now().UnixNano() }
+
+// Capabilities are the embedded backend's flags (storage.Capability).
+func (s *Store) Capabilities() []storage.Capability {
+	return []storage.Capability{
+		{Name: storage.CapVectorIndex, On: false, Detail: "exact cosine scan of an in-memory copy"},
+		{Name: storage.CapSharedStore, On: false, Detail: "one engine per data dir (bbolt file lock)"},
+		{Name: storage.CapBackup, On: true, Detail: "consistent copy of the bbolt file while in use"},
+	}
+}
+
+var _ storage.Capabilities = (*Store)(nil)

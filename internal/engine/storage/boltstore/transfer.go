@@ -239,7 +239,7 @@ func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
 }
 
 func (w *writeTx) importMemory(m *aimemoryv1.Memory) (string, error) {
-	if err := validImported(m); err != nil {
+	if err := rules.ValidImported(m); err != nil {
 		return "", refusal{err}
 	}
 	old, err := w.get(m.GetId())
@@ -256,37 +256,6 @@ func (w *writeTx) importMemory(m *aimemoryv1.Memory) (string, error) {
 		return "", refuse("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
 	}
 	return "created", w.put(nil, proto.Clone(m).(*aimemoryv1.Memory), "memory_import")
-}
-
-// validImported checks a stored record's fields with the record rules.
-func validImported(m *aimemoryv1.Memory) error {
-	checks := []error{
-		record.ValidateID("id", m.GetId()),
-		record.ValidateTitle(m.GetTitle()),
-		record.ValidateContent(m.GetContent()),
-		record.ValidateNamespace("namespace", m.GetNamespace()),
-		record.ValidateTier("tier", m.GetTier()),
-		record.ValidateTags("tags", m.GetTags()),
-		record.ValidatePriority(int64(m.GetPriority())),
-		record.ValidateConfidence(m.GetConfidence()),
-	}
-	if len(m.GetMetadataJson()) > 0 {
-		checks = append(checks, record.ValidateMetadata(m.GetMetadataJson()))
-	}
-	for _, a := range []struct{ f, v string }{{"created_by", m.GetCreatedBy()}, {"updated_by", m.GetUpdatedBy()}} {
-		if a.v != "" {
-			checks = append(checks, record.ValidateAgentID(a.f, a.v))
-		}
-	}
-	if m.GetCreatedAt() <= 0 || m.GetUpdatedAt() < m.GetCreatedAt() {
-		checks = append(checks, fmt.Errorf("created_at and updated_at: must be set, updated_at not before created_at"))
-	}
-	for _, err := range checks {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) {
@@ -362,7 +331,7 @@ func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 	if m == nil {
 		return "", refuse("archived record without its memory")
 	}
-	if err := validImported(m); err != nil {
+	if err := rules.ValidImported(m); err != nil {
 		return "", refusal{err}
 	}
 	if live, err := w.get(m.GetId()); err != nil {
@@ -427,7 +396,7 @@ func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error)
 	if m == nil {
 		return "", refuse("version record without its memory")
 	}
-	if err := validImported(m); err != nil {
+	if err := rules.ValidImported(m); err != nil {
 		return "", refusal{err}
 	}
 	if v.GetAt() <= 0 {

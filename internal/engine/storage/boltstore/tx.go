@@ -192,7 +192,7 @@ func (s *Store) commit(batch []*writeReq) {
 			s.idx.Apply(changes)
 			for _, r := range batch {
 				for _, c := range r.w.vecChanges {
-					s.vecs.set(c.id, c.e)
+					s.vecs.Put(c.id, c.e)
 				}
 			}
 			s.noteLogged(logged)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -36,7 +37,7 @@ func withVectors(b *testing.B, n int) *Store {
 				if err != nil || m == nil {
 					return err
 				}
-				e := &vecEntry{model: "bench", hash: textHash(m), v: normalize(randomVector(r))}
+				e := &vecset.Entry{Model: "bench", Hash: textHash(m), V: vecset.Normalize(randomVector(r))}
 				w.vecChanges = append(w.vecChanges, vecChange{id: id, e: e})
 				if err := w.tx.Bucket(bucketVectors).Put([]byte(id), encodeVector(e)); err != nil {
 					return err
@@ -69,9 +70,9 @@ func BenchmarkHybridRecall10k(b *testing.B)  { benchHybrid(b, 10_000) }
 func BenchmarkHybridRecall100k(b *testing.B) { benchHybrid(b, 100_000) }
 
 func TestVectorCodecRoundTrip(t *testing.T) {
-	e := &vecEntry{model: "m", hash: 42, v: []float32{0.6, -0.8}}
+	e := &vecset.Entry{Model: "m", Hash: 42, V: []float32{0.6, -0.8}}
 	got, err := decodeVector(encodeVector(e))
-	if err != nil || got.model != "m" || got.hash != 42 || fmt.Sprint(got.v) != fmt.Sprint(e.v) {
+	if err != nil || got.Model != "m" || got.Hash != 42 || fmt.Sprint(got.V) != fmt.Sprint(e.V) {
 		t.Fatalf("%+v %v", got, err)
 	}
 	if _, err := decodeVector(encodeVector(e)[:5]); err == nil {

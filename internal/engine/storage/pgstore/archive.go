@@ -20,8 +20,10 @@ import (
 // archivedCols are an archive row's columns as scanArchived reads them.
 const archivedCols = `archived_at, reason, original_tier, original_expires_at, record`
 
-// versionCols are a superseded version's, in the same shape.
-const versionCols = `archived_at, 'superseded', original_tier, original_expires_at, record`
+// versionCols are a superseded version's, in the same shape: its own
+// time and reason where an import kept them apart from its key time
+// (00006_vectors.sql), as boltstore's versions keep them.
+const versionCols = `coalesce(row_archived_at, archived_at), coalesce(reason, 'superseded'), original_tier, original_expires_at, record`
 
 // scanArchived reads one row of archivedCols; nil when there is none.
 func scanArchived(row pgx.Row) (*storage.Archived, error) {

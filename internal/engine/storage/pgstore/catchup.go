@@ -128,7 +128,12 @@ func (s *Store) catchUp(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	vecs, err := s.vectorsOf(ctx, changes)
+	if err != nil {
+		return err // nothing applied: the next catch-up reads it all again
+	}
 	s.idx.Apply(changes)
 	s.pos = next
+	s.syncVectors(changes, vecs)
 	return nil
 }

@@ -58,5 +58,8 @@ func (s *Store) CheckConsistency(ctx context.Context) error {
 	if err := s.idx.Verify(records); err != nil {
 		problems = append(problems, err)
 	}
+	if err := s.checkVectors(ctx, records); err != nil {
+		problems = append(problems, err)
+	}
 	return errors.Join(problems...)
 }

@@ -139,6 +139,12 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		}
 		return 1
 	}
+	if d.rng.IntN(8) == 0 {
+		return d.vectorOp(which)
+	}
+	if d.rng.IntN(40) == 0 {
+		return d.exportOp()
+	}
 	switch r := d.rng.IntN(155); {
 	case r >= 130:
 		return d.govOp(which)

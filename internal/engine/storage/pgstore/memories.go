@@ -13,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -23,6 +24,12 @@ import (
 
 const (
 	maxAmbiguousIDs = 10
+)
+
+// Hybrid search's defaults, boltstore's.
+var (
+	defaultMinSimilarity = vecset.DefaultMinSimilarity
+	fusionWeights        = vecset.FusionWeights
 )
 
 // StoreMemory writes a new memory or resolves a (title, namespace)
@@ -261,9 +268,8 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 }
 
 // SearchMemories ranks live memories matching the filter by keyword
-// relevance (index/rank.go), as boltstore does. Hybrid recall needs
-// Vectors, which this backend does not have yet: a query vector is
-// refused, not silently ignored.
+// relevance (index/rank.go), as boltstore does; with a query vector and
+// model, fused with the nearest vectors (hybrid), as boltstore does.
 func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
@@ -276,22 +282,32 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	if err != nil {
 		return nil, err
 	}
-	if len(req.GetQueryVector()) > 0 && req.GetVectorModel() != "" {
-		return nil, notImplemented("hybrid search (query_vector)")
+	limit := q.Limit
+	resp := &aimemoryv1.SearchMemoriesResponse{Mode: "keyword"}
+	hybrid := len(req.GetQueryVector()) > 0 && req.GetVectorModel() != ""
+	if hybrid {
+		q.Limit = max(3*limit, 30)
 	}
 	hits := s.idx.Search(q)
-	mems, err := s.records(ctx, hits)
-	if err != nil {
-		return nil, err
-	}
-	resp := &aimemoryv1.SearchMemoriesResponse{Mode: "keyword", Results: make([]*aimemoryv1.ScoredMemory, 0, len(mems))}
-	j := 0
-	for _, m := range mems {
-		for hits[j].ID != m.Id {
-			j++ // skip hits deleted since the index was read
+	if hybrid { // boltstore's fusion, step for step
+		minCos := float64(req.GetMinSimilarity())
+		if minCos == 0 {
+			minCos = defaultMinSimilarity
 		}
-		resp.Results = append(resp.Results, &aimemoryv1.ScoredMemory{Memory: m, Score: hits[j].Score})
-		j++
+		near, err := s.nearest(ctx, f, req.GetQueryVector(), req.GetVectorModel(), max(5*limit, 50), minCos)
+		if err != nil {
+			return nil, err
+		}
+		if len(near) == 0 {
+			resp.SemanticReason = "no memory has a vector by " + req.GetVectorModel() + " close to the query"
+			hits = hits[:min(len(hits), limit)]
+		} else {
+			hits = index.Fuse([][]index.Hit{hits, near}, fusionWeights, limit)
+			resp.Mode = "hybrid"
+		}
+	}
+	if resp.Results, err = s.scored(ctx, hits); err != nil {
+		return nil, err
 	}
 	return resp, nil
 }

@@ -32,7 +32,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	}
 	s := open(t, storage.Options{})
 	var applied int
-	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM ai_memory_schema WHERE version_id > 0`).Scan(&applied); err != nil {
+	if err := s.pool.QueryRow(context.Background(), `SELECT max(version_id) FROM ai_memory_schema WHERE is_applied`).Scan(&applied); err != nil {
 		t.Fatal(err)
 	}
 	files, err := fs.Glob(migrationFiles, "migrations/*.sql")

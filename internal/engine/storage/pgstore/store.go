@@ -12,6 +12,10 @@
 // before each read, so every engine sees every engine's writes
 // (catchup.go).
 //
+// Vectors are a plain column with a per-engine copy searched exactly as
+// boltstore searches (vectors.go), pgvector when the server has it
+// (pgvector.go); backend differences are capability flags.
+//
 // Implemented: the Memories interface, the corpus statistics and namespace
 // counts, the archive and its lifecycle (forget, promote, consolidate,
 // restore, list, stats, purge: lifecycle.go, archive.go, the shared steps
@@ -21,6 +25,9 @@
 // pending actions and their decisions, the agent registry) and the audit
 // chain. Everything else returns ErrNotImplemented, and the engine does
 // not open this backend yet.
+// counts, archive reads (Archived, GetArchived), vectors, export and
+// import (transfer.go). Everything else returns ErrNotImplemented, and the
+// engine does not open this backend yet.
 package pgstore
 
 import (
@@ -39,6 +46,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 )
 
 // stemCacheSize bounds the analyzer's stem cache, as boltstore's.
@@ -69,6 +77,9 @@ type Store struct {
 	closed bool
 	// seen: identities seen on calls, not yet flushed (gov_agents.go).
 	seen ops.LastSeen
+
+	vecs *vecset.Set    // the vectors' copy, caught up with idx (vectors.go)
+	pgv  *pgvectorState // set at open (pgvector.go)
 }
 
 // Open connects to dsn, applies the embedded migrations under the
@@ -105,6 +116,7 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
 	}
+	s.detectPgvector(ctx)
 	start := time.Now()
 	if s.idx, s.pos, err = s.loadIndex(ctx); err != nil {
 		pool.Close()
@@ -129,7 +141,13 @@ func (s *Store) loadIndex(ctx context.Context) (*index.Index, logPos, error) {
 		return nil, logPos{}, err
 	}
 	idx, err := loadDocs(ctx, tx)
-	return idx, pos, err
+	if err != nil {
+		return nil, logPos{}, err
+	}
+	if s.vecs, err = loadVectors(ctx, tx); err != nil {
+		return nil, logPos{}, err
+	}
+	return idx, pos, nil
 }
 
 func loadDocs(ctx context.Context, tx pgx.Tx) (*index.Index, error) {

@@ -195,6 +195,11 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 	if err != nil {
 		return err
 	}
+	if old != nil && (old.GetTitle() != m.GetTitle() || old.GetContent() != m.GetContent()) {
+		if err := w.dropVector(m.GetId()); err != nil { // of the old text
+			return err
+		}
+	}
 	if err := w.logChange(c, raw); err != nil {
 		return err
 	}

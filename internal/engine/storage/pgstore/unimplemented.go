@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"io"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -11,21 +10,6 @@ import (
 // The parts of storage.Backend this backend does not have yet. Each
 // answers ErrNotImplemented, reading and writing nothing, and the engine
 // refuses [storage] backend = "postgres" until none is left (settings).
-
-// Vectors: no vector is ever stored, so none is reported either.
-func (s *Store) PutVectors(context.Context, string, []storage.VectorPut) (int, error) {
-	return 0, notImplemented("PutVectors")
-}
-func (s *Store) HasVector(id, model string) bool { return false }
-func (s *Store) VectorStatus(model string) (memories, current, other int) {
-	return s.idx.Count(), 0, 0
-}
-func (s *Store) MissingVectors(context.Context, string, string, int) ([]*aimemoryv1.Memory, error) {
-	return nil, notImplemented("MissingVectors")
-}
-func (s *Store) Nearest(context.Context, *aimemoryv1.Filter, []float32, string, int) ([]*aimemoryv1.ScoredMemory, error) {
-	return nil, notImplemented("Nearest")
-}
 
 // Graph.
 func (s *Store) GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
@@ -45,17 +29,6 @@ func (s *Store) RegisterEntity(context.Context, *aimemoryv1.RegisterEntityReques
 }
 func (s *Store) GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
 	return nil, notImplemented("GetEntityByAlias")
-}
-
-// Transfer and backup.
-func (s *Store) Export(context.Context, func(*aimemoryv1.ExportRecord) error) error {
-	return notImplemented("Export")
-}
-func (s *Store) Import(context.Context, []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
-	return nil, notImplemented("Import")
-}
-func (s *Store) Backup(context.Context, io.Writer) (int64, error) {
-	return 0, notImplemented("Backup (use pg_dump)")
 }
 
 // The durable event log, webhook subscriptions and deliveries, messages.

@@ -5,7 +5,6 @@ package pgstore
 
 import (
 	"errors"
-	"fmt"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -19,9 +18,3 @@ func (w *writeTx) putLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string
 func (w *writeTx) invalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
 	return errStubPggov
 }
-
-// pgxfer's (as boltstore's transfer.go): a record import turns down; any
-// other error aborts the batch.
-type refusal struct{ error }
-
-func refuse(format string, a ...any) error { return refusal{fmt.Errorf(format, a...)} }

@@ -1,0 +1,27 @@
+package storage
+
+// Capability is one named way backends differ, as the backend in use has
+// it: `doctor` reports them, so a difference is never silent.
+type Capability struct {
+	Name   string
+	On     bool
+	Detail string // how, or why not
+}
+
+// Capabilities is a backend that reports its capability flags.
+type Capabilities interface {
+	Capabilities() []Capability
+}
+
+// The capability names.
+const (
+	// CapVectorIndex: Nearest uses an approximate index in the database
+	// (pgvector); off, it is the exact cosine scan of an in-memory copy,
+	// whose answers every backend shares.
+	CapVectorIndex = "vector_index"
+	// CapSharedStore: several engines may serve one store at once.
+	CapSharedStore = "shared_store"
+	// CapBackup: Backup writes a consistent copy while writes go on; off,
+	// the backend's own tools take backups (pg_dump).
+	CapBackup = "backup"
+)

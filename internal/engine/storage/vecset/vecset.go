@@ -1,0 +1,237 @@
+// Package vecset is the in-memory copy of a store's vectors and its exact
+// (brute-force cosine) search, shared by every backend so that Nearest
+// and hybrid search answer alike on all of them. A backend keeps the
+// vectors durably in its own format and feeds this set from them.
+package vecset
+
+import (
+	"errors"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Hybrid search: the least cosine of a semantic candidate when the request
+// sets none, and the weights of keyword and semantic ranks in the fusion.
+var (
+	DefaultMinSimilarity = 0.5
+	FusionWeights        = []float64{1, 0.5}
+)
+
+// EmbedText is what is embedded for a memory (spec §1.4).
+func EmbedText(m *aimemoryv1.Memory) string { return m.GetTitle() + " " + m.GetContent() }
+
+// Hash is the hash of an embedded text kept with its vector: a vector is
+// of a record's current text while the two agree.
+func Hash(text string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	return h.Sum64()
+}
+
+// TextHash is the hash of m's embedded text.
+func TextHash(m *aimemoryv1.Memory) uint64 { return Hash(EmbedText(m)) }
+
+// Entry is one memory's vector: by model, of the text with hash Hash.
+type Entry struct {
+	Model string
+	Hash  uint64
+	V     []float32 // unit length
+}
+
+// Entries checks PutVectors' arguments and makes their entries
+// (normalized, with the hash of the text embedded).
+func Entries(model string, puts []storage.VectorPut) ([]*Entry, error) {
+	es := make([]*Entry, len(puts))
+	for i, p := range puts {
+		if model == "" || len(p.Vector) == 0 || len(p.Vector) > 1<<16 {
+			return nil, errors.New("vector: a model and 1 to 65536 dimensions")
+		}
+		es[i] = &Entry{Model: model, V: Normalize(p.Vector), Hash: Hash(p.Text)}
+	}
+	return es, nil
+}
+
+// Normalize is v scaled to unit length (zero stays zero).
+func Normalize(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if s == 0 {
+		return out
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i, x := range v {
+		out[i] = x * inv
+	}
+	return out
+}
+
+// Dot is the dot product, four lanes at a time (the scan's whole cost).
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// Set is the in-memory copy: entries in a slice for scanning, and their
+// positions by id. Safe for concurrent use.
+type Set struct {
+	mu  sync.RWMutex
+	ids []string
+	es  []*Entry
+	pos map[string]int
+}
+
+// New is an empty set.
+func New() *Set { return &Set{pos: map[string]int{}} }
+
+// Put sets id's entry; nil removes it.
+func (s *Set) Put(id string, e *Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.pos[id]; ok {
+		if e != nil {
+			s.es[i] = e
+			return
+		}
+		last := len(s.ids) - 1
+		s.ids[i], s.es[i] = s.ids[last], s.es[last]
+		s.pos[s.ids[i]] = i
+		s.ids, s.es = s.ids[:last], s.es[:last]
+		delete(s.pos, id)
+		return
+	}
+	if e != nil {
+		s.pos[id] = len(s.ids)
+		s.ids = append(s.ids, id)
+		s.es = append(s.es, e)
+	}
+}
+
+// Get is id's entry; nil when it has none.
+func (s *Set) Get(id string) *Entry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if i, ok := s.pos[id]; ok {
+		return s.es[i]
+	}
+	return nil
+}
+
+// Has reports whether id has a vector by model.
+func (s *Set) Has(id, model string) bool {
+	e := s.Get(id)
+	return e != nil && e.Model == model
+}
+
+// Len is the number of vectors held.
+func (s *Set) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.ids)
+}
+
+// Status counts, of the live memories ids, those with a vector by model
+// and those with a vector by another (a model change: they need a reindex).
+func (s *Set) Status(ids []string, model string) (current, other int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, id := range ids {
+		if i, ok := s.pos[id]; ok {
+			if s.es[i].Model == model {
+				current++
+			} else {
+				other++
+			}
+		}
+	}
+	return current, other
+}
+
+// Missing is up to limit of the live memories ids (sorted here) after the
+// id after with no vector by model, in id order: a reindex's next batch.
+func (s *Set) Missing(ids []string, model, after string, limit int) []index.Hit {
+	slices.Sort(ids)
+	var hits []index.Hit
+	for _, id := range ids {
+		if id <= after || s.Has(id, model) {
+			continue
+		}
+		hits = append(hits, index.Hit{ID: id})
+		if len(hits) == limit {
+			break
+		}
+	}
+	return hits
+}
+
+// Nearest is the limit live memories of idx matching f whose vectors by
+// model are closest to q (cosine), best first, with cosine at least minCos.
+func (s *Set) Nearest(idx *index.Index, f *index.Filter, q []float32, model string, limit int, minCos float64, now int64) []index.Hit {
+	q = Normalize(q)
+	var all []index.Hit
+	s.mu.RLock()
+	for i, e := range s.es {
+		if e.Model != model || len(e.V) != len(q) {
+			continue
+		}
+		if d := float64(Dot(e.V, q)); d >= minCos {
+			all = append(all, index.Hit{ID: s.ids[i], Score: d})
+		}
+	}
+	s.mu.RUnlock()
+	return Filtered(idx, f, ByScore(all), limit, now)
+}
+
+// ByScore sorts hits best first, equal scores by id: every backend
+// answers in one order, whatever order it holds its vectors in.
+func ByScore(hits []index.Hit) []index.Hit {
+	slices.SortFunc(hits, func(a, b index.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return hits
+}
+
+// Filtered is the first limit of ranked hits that are live memories of
+// idx matching f, asking the index in chunks.
+func Filtered(idx *index.Index, f *index.Filter, ranked []index.Hit, limit int, now int64) []index.Hit {
+	var out []index.Hit
+	for start := 0; start < len(ranked) && len(out) < limit; start += 4 * limit {
+		chunk := ranked[start:min(len(ranked), start+4*limit)]
+		ids := make([]string, len(chunk))
+		for i, c := range chunk {
+			ids[i] = c.ID
+		}
+		for i, ok := range idx.Matching(ids, f, now) {
+			if ok && len(out) < limit {
+				out = append(out, chunk[i])
+			}
+		}
+	}
+	return out
+}
