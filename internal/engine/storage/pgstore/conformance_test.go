@@ -25,8 +25,8 @@ func open(t testing.TB, opts storage.Options) *Store {
 // implemented are the conformance tests of the parts built so far: the
 // Memories interface, the corpus statistics and namespace counts. The
 // rest of storagetest.Run is what remains (issue 16): vectors, archive
-// reads and the lifecycle (forget, restore, promote), links and entities,
-// audit, governance decisions.
+// reads and the lifecycle (forget, restore, promote), audit, governance
+// decisions.
 var implemented = []string{
 	"StoreDefaults", "StoreConflictPolicies", "PotentialContradictions", "Update",
 	"ConcurrentWrites", "FailingWriteFailsAlone", "ValidationNamesField",
@@ -35,6 +35,11 @@ var implemented = []string{
 	"ListOrder", "MatchModesStemmingAndSanitising", "TermStats", "RelatedTerms",
 	"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", "Touch", "CustomTTL",
 	"EventsAfterCommit", "CountNamespaces", "InboxReadableByOwnerOnly",
+	// the graph: links, timeline, entities
+	"LinksCascadeOnDelete", "PutLinkValidatesAndWritesNothingOnBadInput", "LinkLifecycleCreateInvalidateRevive",
+	"LinkHistoryIsBounded", "GetLinksFiltersAndNodes", "LinkTimeline", "LinksCascadeAtomically",
+	"RegisterEntity", "AliasFoldingIsUnicode", "AliasUniquePerNamespaceWritesNothingOnConflict",
+	"RegisterEntityValidation", "EntityCascadeOnDelete", "EntityMovedByUpdate",
 }
 
 // TestConformance runs the backend-neutral suite's implemented part against PostgreSQL.

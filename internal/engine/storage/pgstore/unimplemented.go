@@ -27,26 +27,6 @@ func (s *Store) Nearest(context.Context, *aimemoryv1.Filter, []float32, string, 
 	return nil, notImplemented("Nearest")
 }
 
-// Graph.
-func (s *Store) GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
-	return nil, notImplemented("GetLinks")
-}
-func (s *Store) PutLink(context.Context, *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	return nil, notImplemented("PutLink")
-}
-func (s *Store) InvalidateLink(context.Context, *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	return nil, notImplemented("InvalidateLink")
-}
-func (s *Store) LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
-	return nil, notImplemented("LinkTimeline")
-}
-func (s *Store) RegisterEntity(context.Context, *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	return nil, notImplemented("RegisterEntity")
-}
-func (s *Store) GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
-	return nil, notImplemented("GetEntityByAlias")
-}
-
 // Audit.
 func (s *Store) AppendAudit(context.Context, *aimemoryv1.AuditRecord) (*aimemoryv1.AuditRecord, error) {
 	return nil, notImplemented("AppendAudit")

@@ -1,0 +1,608 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Links (migrations/00002_graph.sql): the wire Link in table links while
+// both ends are live (foreign keys cascading on delete), in archived_links
+// once an end is archived. The write steps are ops.PutLink and
+// ops.InvalidateLink, shared with boltstore; the reads below return what
+// boltstore's do, in its order: per asked id, its outbound links by
+// (target, relation), then its inbound ones by (source, relation), each
+// link once. Reads run on the database in one snapshot, so they see every
+// engine's committed writes.
+
+// Link tables.
+const (
+	liveLinks     = "links"
+	archivedLinks = "archived_links"
+)
+
+func decodeLink(raw []byte) (*aimemoryv1.Link, error) {
+	l := new(aimemoryv1.Link)
+	if err := proto.Unmarshal(raw, l); err != nil {
+		return nil, fmt.Errorf("decode link: %w", err)
+	}
+	return l, nil
+}
+
+func encodeLink(l *aimemoryv1.Link) ([]byte, error) {
+	return proto.MarshalOptions{Deterministic: true}.Marshal(l)
+}
+
+// linkKey identifies a link in a seen set.
+func linkKey(l *aimemoryv1.Link) string {
+	return l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation
+}
+
+// graphRead runs fn in one read-only snapshot of the database.
+func (s *Store) graphRead(ctx context.Context, fn func(q pgx.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	return fn(tx)
+}
+
+// queryLinks decodes the links a query's single record column returns.
+func queryLinks(ctx context.Context, q pgx.Tx, sql string, args ...any) ([]*aimemoryv1.Link, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*aimemoryv1.Link
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		l, err := decodeLink(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// around is the links of a set of memories in one link table: outbound by
+// source, inbound by target, each in boltstore's key order.
+type around struct{ out, in map[string][]*aimemoryv1.Link }
+
+// linksAround reads the links of ids in table in direction dir, of one
+// relation ("" = any): one indexed query per direction for the whole set.
+func linksAround(ctx context.Context, q pgx.Tx, table string, ids []string, dir aimemoryv1.Direction, relation string) (around, error) {
+	a := around{out: map[string][]*aimemoryv1.Link{}, in: map[string][]*aimemoryv1.Link{}}
+	if len(ids) == 0 {
+		return a, nil
+	}
+	if dir != aimemoryv1.Direction_DIRECTION_IN {
+		ls, err := queryLinks(ctx, q, `SELECT record FROM `+table+` WHERE source_id = ANY($1) AND ($2 = '' OR relation = $2)
+			ORDER BY source_id, target_id, relation`, ids, relation)
+		if err != nil {
+			return a, err
+		}
+		for _, l := range ls {
+			a.out[l.SourceId] = append(a.out[l.SourceId], l)
+		}
+	}
+	if dir != aimemoryv1.Direction_DIRECTION_OUT {
+		ls, err := queryLinks(ctx, q, `SELECT record FROM `+table+` WHERE target_id = ANY($1) AND ($2 = '' OR relation = $2)
+			ORDER BY target_id, source_id, relation`, ids, relation)
+		if err != nil {
+			return a, err
+		}
+		for _, l := range ls {
+			a.in[l.TargetId] = append(a.in[l.TargetId], l)
+		}
+	}
+	return a, nil
+}
+
+// collect appends id's links in a to dst (outbound, then inbound), each
+// once (seen) and as the filter sees it (nil = rejected).
+func (a around) collect(id string, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) []*aimemoryv1.Link {
+	for _, ls := range [][]*aimemoryv1.Link{a.out[id], a.in[id]} {
+		for _, l := range ls {
+			k := linkKey(l)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if l = f.View(l); l != nil {
+				dst = append(dst, l)
+			}
+		}
+	}
+	return dst
+}
+
+// summaries reads what graph results show of memories ids: live ones from
+// their columns, the others from their archive rows when archived is set.
+// An id in neither is absent from the map.
+func summaries(ctx context.Context, q pgx.Tx, ids []string, archived bool) (map[string]*aimemoryv1.NodeSummary, error) {
+	out := make(map[string]*aimemoryv1.NodeSummary, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT id, title, namespace FROM memories WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		n := &aimemoryv1.NodeSummary{}
+		if err := rows.Scan(&n.Id, &n.Title, &n.Namespace); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[n.Id] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || !archived {
+		return out, err
+	}
+	var rest []string
+	for _, id := range ids {
+		if out[id] == nil {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	rows, err = q.Query(ctx, `SELECT record FROM archived WHERE id = ANY($1)`, rest)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		m, err := decodeMemory(raw)
+		if err != nil {
+			return nil, err
+		}
+		out[m.Id] = &aimemoryv1.NodeSummary{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
+	}
+	return out, rows.Err()
+}
+
+// ends are the ids links name that known lacks, each once.
+func ends(links []*aimemoryv1.Link, known map[string]*aimemoryv1.NodeSummary) []string {
+	var out []string
+	add := map[string]bool{}
+	for _, l := range links {
+		for _, id := range []string{l.SourceId, l.TargetId} {
+			if known[id] == nil && !add[id] {
+				add[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// GetLinks returns the links of a set of memories in one call, filtered by
+// relation, validity at an instant and observer, with the far ends'
+// titles on request: a traversal's frontier read. A caller with a
+// namespace scope sees no memory outside it: not as a start, not as the
+// far end of a link, not as a node (boltstore's rules).
+func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
+	f, err := ops.ValidateGetLinks(req)
+	if err != nil {
+		return nil, err
+	}
+	dir := req.GetDirection()
+	archived := req.GetIncludeArchived()
+	relation := ""
+	if f != nil {
+		relation = f.Relation
+	}
+	c, _ := caller.FromContext(ctx)
+	resp := &aimemoryv1.GetLinksResponse{}
+	err = s.graphRead(ctx, func(q pgx.Tx) error {
+		asked := make(map[string]bool, len(req.GetIds()))
+		var ids []string
+		for _, id := range req.GetIds() {
+			if !asked[id] {
+				asked[id] = true
+				ids = append(ids, id)
+			}
+		}
+		known, err := summaries(ctx, q, ids, archived)
+		if err != nil {
+			return err
+		}
+		var starts, live []string
+		for _, id := range ids {
+			n := known[id]
+			if n == nil || (c.Scope != "" && !c.InScope(n.Namespace)) {
+				resp.NotFound = append(resp.NotFound, id)
+				continue
+			}
+			starts = append(starts, id)
+		}
+		liveIDs, err := liveSet(ctx, q, starts)
+		if err != nil {
+			return err
+		}
+		for _, id := range starts {
+			if liveIDs[id] {
+				live = append(live, id)
+			}
+		}
+		la, err := linksAround(ctx, q, liveLinks, live, dir, relation)
+		if err != nil {
+			return err
+		}
+		var aa around
+		if archived {
+			// An archived memory's links, and a live one's links to
+			// archived memories, are kept in archived_links.
+			if aa, err = linksAround(ctx, q, archivedLinks, starts, dir, relation); err != nil {
+				return err
+			}
+		}
+		seen := map[string]bool{}
+		for _, id := range starts {
+			if liveIDs[id] {
+				resp.Links = la.collect(id, f, seen, resp.Links)
+			}
+			if archived {
+				resp.Links = aa.collect(id, f, seen, resp.Links)
+			}
+		}
+		if c.Scope == "" && !req.GetIncludeNodes() {
+			return nil
+		}
+		more, err := summaries(ctx, q, ends(resp.Links, known), true)
+		if err != nil {
+			return err
+		}
+		for id, n := range more {
+			known[id] = n
+		}
+		node := func(id string) (*aimemoryv1.NodeSummary, error) {
+			if n := known[id]; n != nil {
+				return n, nil
+			}
+			return nil, fmt.Errorf("link names missing memory %s", id)
+		}
+		if c.Scope != "" {
+			kept := resp.Links[:0]
+			for _, l := range resp.Links {
+				src, err := node(l.SourceId)
+				if err != nil {
+					return err
+				}
+				dst, err := node(l.TargetId)
+				if err != nil {
+					return err
+				}
+				if c.InScope(src.Namespace) && c.InScope(dst.Namespace) {
+					kept = append(kept, l)
+				}
+			}
+			resp.Links = kept
+		}
+		if !req.GetIncludeNodes() {
+			return nil
+		}
+		for _, l := range resp.Links {
+			for _, id := range []string{l.SourceId, l.TargetId} {
+				if asked[id] {
+					continue
+				}
+				asked[id] = true
+				n, err := node(id)
+				if err != nil {
+					return err
+				}
+				resp.Nodes = append(resp.Nodes, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// liveSet is which of ids are live memories.
+func liveSet(ctx context.Context, q pgx.Tx, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT id FROM memories WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// PutLink creates the link, or revives an invalidated one (see
+// PutLinkOutcome); a link valid with no end is left as it is, answered
+// from a read with no write. Both memories must exist (expired-but-
+// uncollected ones do).
+func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
+	rel, by, err := ops.ValidatePutLink(req)
+	if err != nil {
+		return nil, err
+	}
+	var raw []byte
+	err = s.pool.QueryRow(ctx, `SELECT record FROM links WHERE source_id = $1 AND target_id = $2 AND relation = $3`,
+		req.GetSourceId(), req.GetTargetId(), rel).Scan(&raw)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	if raw != nil {
+		current, err := decodeLink(raw)
+		if err != nil {
+			return nil, err
+		}
+		if ops.OpenEnded(current) {
+			return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
+		}
+	}
+	var resp *aimemoryv1.PutLinkResponse
+	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Link{Link: req}}, func(w *writeTx) error {
+		resp = &aimemoryv1.PutLinkResponse{}
+		return w.putLink(req, rel, by, resp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// InvalidateLink sets the end of the link's current interval
+// (ops.InvalidateLink).
+func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
+	by, err := ops.ValidateInvalidateLink(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp *aimemoryv1.InvalidateLinkResponse
+	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Unlink{Unlink: req}}, func(w *writeTx) error {
+		resp = &aimemoryv1.InvalidateLinkResponse{}
+		return w.invalidateLink(req, by, resp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// putLink is PutLink inside a transaction, on a validated request: also
+// the approval path's executor.
+func (w *writeTx) putLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
+	return ops.PutLink(opsTx{w}, req, rel, observedBy, resp)
+}
+
+// invalidateLink is InvalidateLink inside a transaction, on a validated
+// request: also the approval path's executor.
+func (w *writeTx) invalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
+	return ops.InvalidateLink(opsTx{w}, req, by, resp)
+}
+
+// The link steps' view of the transaction (ops.LinkTx).
+func (t opsTx) ReadLink(source, target, relation string) (*aimemoryv1.Link, error) {
+	return t.w.readLink(liveLinks, source, target, relation)
+}
+func (t opsTx) WriteLink(l *aimemoryv1.Link) error      { return t.w.writeLink(liveLinks, l) }
+func (t opsTx) Emit(event string, m *aimemoryv1.Memory) { t.w.emit(event, m) }
+
+// readLink reads a link of table; nil when absent.
+func (w *writeTx) readLink(table, source, target, relation string) (*aimemoryv1.Link, error) {
+	var raw []byte
+	err := w.tx.QueryRow(w.ctx, `SELECT record FROM `+table+` WHERE source_id = $1 AND target_id = $2 AND relation = $3`,
+		source, target, relation).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeLink(raw)
+}
+
+// writeLink writes l into table, replacing the row of its key.
+func (w *writeTx) writeLink(table string, l *aimemoryv1.Link) error {
+	raw, err := encodeLink(l)
+	if err != nil {
+		return err
+	}
+	_, err = w.tx.Exec(w.ctx, `INSERT INTO `+table+` (source_id, target_id, relation, record) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (source_id, target_id, relation) DO UPDATE SET record = EXCLUDED.record`,
+		l.SourceId, l.TargetId, l.Relation, raw)
+	return err
+}
+
+// LinkTimeline lists a memory's outbound links, one event per validity
+// interval whose start lies in [since, until] (ops.Timeline), the first
+// limit of them, each with its target's title and namespace.
+func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
+	tq, err := ops.ValidateTimeline(req)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := caller.FromContext(ctx)
+	resp := &aimemoryv1.LinkTimelineResponse{}
+	err = s.graphRead(ctx, func(q pgx.Tx) error {
+		var ns string
+		err := q.QueryRow(ctx, `SELECT namespace FROM memories WHERE id = $1`, tq.Source).Scan(&ns)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && c.Scope != "" && !c.InScope(ns)) {
+			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, tq.Source)
+		}
+		if err != nil {
+			return err
+		}
+		links, err := queryLinks(ctx, q, `SELECT record FROM links WHERE source_id = $1 ORDER BY target_id, relation`, tq.Source)
+		if err != nil {
+			return err
+		}
+		nodes, err := summaries(ctx, q, ends(links, nil), false)
+		if err != nil {
+			return err
+		}
+		node := func(id string) (*aimemoryv1.NodeSummary, error) {
+			if n := nodes[id]; n != nil {
+				return n, nil
+			}
+			return nil, fmt.Errorf("link names missing memory %s", id)
+		}
+		if c.Scope != "" { // a caller with a namespace scope sees nothing outside it
+			kept := links[:0]
+			for _, l := range links {
+				n, err := node(l.TargetId)
+				if err != nil {
+					return err
+				}
+				if c.InScope(n.Namespace) {
+					kept = append(kept, l)
+				}
+			}
+			links = kept
+		}
+		events := tq.Events(links)
+		resp.Total = uint32(len(events))
+		for _, l := range events[:min(tq.Limit, len(events))] {
+			n, err := node(l.TargetId)
+			if err != nil {
+				return err
+			}
+			resp.Events = append(resp.Events, &aimemoryv1.TimelineEvent{Link: l, Target: n})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// archiveLinks moves every live link touching id into archived_links (in
+// the transaction that archives it, before its row is deleted).
+func (w *writeTx) archiveLinks(id string) error {
+	_, err := w.tx.Exec(w.ctx, `WITH moved AS (DELETE FROM links WHERE source_id = $1 OR target_id = $1 RETURNING *)
+		INSERT INTO archived_links SELECT * FROM moved
+		ON CONFLICT (source_id, target_id, relation) DO UPDATE SET record = EXCLUDED.record`, id)
+	return err
+}
+
+// removeForGood removes m and every link touching it, live (the foreign
+// keys cascade) or archived.
+func (w *writeTx) removeForGood(m *aimemoryv1.Memory, event string) error {
+	if err := w.deleteArchivedLinks(m.GetId()); err != nil {
+		return err
+	}
+	return w.remove(m, event)
+}
+
+// deleteArchivedLinks removes the archived links touching id: its end is
+// gone for good (also for the archive purge).
+func (w *writeTx) deleteArchivedLinks(id string) error {
+	_, err := w.tx.Exec(w.ctx, `DELETE FROM archived_links WHERE source_id = $1 OR target_id = $1`, id)
+	return err
+}
+
+// reviveLinks is restore's step for the links of id, live again: archived
+// links of id whose other end is live become live.
+func (w *writeTx) reviveLinks(id string) error {
+	_, _, err := w.restoreLinks(id)
+	return err
+}
+
+// restoreLinks is reviveLinks with what RestoreMemoryResponse reports: the
+// links moved back and those kept in the archive (their other end is
+// archived still).
+func (w *writeTx) restoreLinks(id string) (moved, kept uint32, err error) {
+	err = w.tx.QueryRow(w.ctx, `WITH moved AS (
+			DELETE FROM archived_links a WHERE (a.source_id = $1 OR a.target_id = $1) AND EXISTS (
+				SELECT 1 FROM memories m WHERE m.id = CASE WHEN a.source_id = $1 THEN a.target_id ELSE a.source_id END)
+			RETURNING *),
+		ins AS (INSERT INTO links SELECT * FROM moved
+			ON CONFLICT (source_id, target_id, relation) DO UPDATE SET record = EXCLUDED.record RETURNING 1)
+		SELECT count(*) FROM ins`, id).Scan(&moved)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = w.tx.QueryRow(w.ctx, `SELECT count(*) FROM archived_links WHERE source_id = $1 OR target_id = $1`, id).Scan(&kept)
+	return moved, kept, err
+}
+
+// relinkArchived moves the archived links of from onto to (a restore
+// merged into the live memory to): live when the other end is live, else
+// kept in the archive; a link that would join to to itself, or that to
+// already has, is dropped (boltstore's relinkArchived).
+func (w *writeTx) relinkArchived(from, to string) (moved, kept uint32, err error) {
+	a, err := linksAround(w.ctx, w.tx, archivedLinks, []string{from}, aimemoryv1.Direction_DIRECTION_BOTH, "")
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := w.deleteArchivedLinks(from); err != nil {
+		return 0, 0, err
+	}
+	for _, l := range a.collect(from, nil, map[string]bool{}, nil) {
+		n := proto.Clone(l).(*aimemoryv1.Link)
+		if n.SourceId == from {
+			n.SourceId = to
+		}
+		if n.TargetId == from {
+			n.TargetId = to
+		}
+		if n.SourceId == n.TargetId {
+			continue
+		}
+		other := n.TargetId
+		if other == to {
+			other = n.SourceId
+		}
+		table := archivedLinks
+		if m, err := w.get(other); err != nil {
+			return 0, 0, err
+		} else if m != nil {
+			table = liveLinks
+		}
+		if old, err := w.readLink(table, n.SourceId, n.TargetId, n.Relation); err != nil {
+			return 0, 0, err
+		} else if old != nil {
+			continue
+		}
+		if err := w.writeLink(table, n); err != nil {
+			return 0, 0, err
+		}
+		if table == liveLinks {
+			moved++
+		} else {
+			kept++
+		}
+	}
+	return moved, kept, nil
+}
