@@ -23,7 +23,7 @@ func open(t testing.TB, opts storage.Options) *Store {
 }
 
 // implemented are the conformance tests of the parts built so far: the
-// Memories interface, the corpus statistics and namespace counts. The
+// Memories interface, the corpus statistics and namespace counts, the graph. The
 // rest of storagetest.Run is what remains (issue 16): vectors, archive
 // reads and the lifecycle (forget, restore, promote), audit, governance
 // decisions.
