@@ -135,25 +135,32 @@ func (a around) collect(id string, f *rules.LinkFilter, seen map[string]bool, ds
 // their columns, the others from their archive rows when archived is set.
 // An id in neither is absent from the map.
 func summaries(ctx context.Context, q pgx.Tx, ids []string, archived bool) (map[string]*aimemoryv1.NodeSummary, error) {
+	out, _, err := summariesLive(ctx, q, ids, archived)
+	return out, err
+}
+
+// summariesLive is summaries that also says which of ids are live.
+func summariesLive(ctx context.Context, q pgx.Tx, ids []string, archived bool) (map[string]*aimemoryv1.NodeSummary, map[string]bool, error) {
 	out := make(map[string]*aimemoryv1.NodeSummary, len(ids))
+	live := make(map[string]bool, len(ids))
 	if len(ids) == 0 {
-		return out, nil
+		return out, live, nil
 	}
 	rows, err := q.Query(ctx, `SELECT id, title, namespace FROM memories WHERE id = ANY($1)`, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for rows.Next() {
 		n := &aimemoryv1.NodeSummary{}
 		if err := rows.Scan(&n.Id, &n.Title, &n.Namespace); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, nil, err
 		}
-		out[n.Id] = n
+		out[n.Id], live[n.Id] = n, true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || !archived {
-		return out, err
+		return out, live, err
 	}
 	var rest []string
 	for _, id := range ids {
@@ -162,25 +169,25 @@ func summaries(ctx context.Context, q pgx.Tx, ids []string, archived bool) (map[
 		}
 	}
 	if len(rest) == 0 {
-		return out, nil
+		return out, live, nil
 	}
 	rows, err = q.Query(ctx, `SELECT record FROM archived WHERE id = ANY($1)`, rest)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var raw []byte
 		if err := rows.Scan(&raw); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m, err := decodeMemory(raw)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[m.Id] = &aimemoryv1.NodeSummary{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
 	}
-	return out, rows.Err()
+	return out, live, rows.Err()
 }
 
 // ends are the ids links name that known lacks, each once.
@@ -225,7 +232,7 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 				ids = append(ids, id)
 			}
 		}
-		known, err := summaries(ctx, q, ids, archived)
+		known, liveIDs, err := summariesLive(ctx, q, ids, archived)
 		if err != nil {
 			return err
 		}
@@ -237,10 +244,6 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 				continue
 			}
 			starts = append(starts, id)
-		}
-		liveIDs, err := liveSet(ctx, q, starts)
-		if err != nil {
-			return err
 		}
 		for _, id := range starts {
 			if liveIDs[id] {
@@ -323,27 +326,6 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 		return nil, err
 	}
 	return resp, nil
-}
-
-// liveSet is which of ids are live memories.
-func liveSet(ctx context.Context, q pgx.Tx, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := q.Query(ctx, `SELECT id FROM memories WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
 }
 
 // PutLink creates the link, or revives an invalidated one (see
