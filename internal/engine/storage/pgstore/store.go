@@ -13,7 +13,8 @@
 // (catchup.go).
 //
 // Implemented: the Memories interface, the corpus statistics and namespace
-// counts, archive reads (Archived, GetArchived). Everything else returns
+// counts, archive reads (Archived, GetArchived), the graph (links and
+// entities, graph_*.go: read from the database). Everything else returns
 // ErrNotImplemented, and the engine does not open this backend yet.
 package pgstore
 
