@@ -167,7 +167,7 @@ func BenchmarkGraphPlans(b *testing.B) {
 	ids := g.ids[:125]
 	for _, q := range []string{
 		`SELECT id, title, namespace FROM memories WHERE id = ANY($1)`,
-		`SELECT record FROM links WHERE source_id = ANY($1) AND ($2 = '' OR relation = $2) ORDER BY source_id, target_id, relation`,
+		`SELECT l.record, m.id, m.title, m.namespace, NULL::bytea FROM links l JOIN memories m ON m.id = l.target_id WHERE l.source_id = ANY($1) ORDER BY l.source_id, l.target_id, l.relation`,
 	} {
 		rows, err := g.s.pool.Query(context.Background(), `EXPLAIN (ANALYZE, BUFFERS) `+q, planArgs(q, ids)...)
 		if err != nil {

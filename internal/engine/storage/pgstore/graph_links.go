@@ -131,201 +131,224 @@ func (a around) collect(id string, f *rules.LinkFilter, seen map[string]bool, ds
 	return dst
 }
 
-// summaries reads what graph results show of memories ids: live ones from
-// their columns, the others from their archive rows when archived is set.
-// An id in neither is absent from the map.
-func summaries(ctx context.Context, q pgx.Tx, ids []string, archived bool) (map[string]*aimemoryv1.NodeSummary, error) {
-	out, _, err := summariesLive(ctx, q, ids, archived)
-	return out, err
-}
-
-// summariesLive is summaries that also says which of ids are live.
-func summariesLive(ctx context.Context, q pgx.Tx, ids []string, archived bool) (map[string]*aimemoryv1.NodeSummary, map[string]bool, error) {
-	out := make(map[string]*aimemoryv1.NodeSummary, len(ids))
-	live := make(map[string]bool, len(ids))
-	if len(ids) == 0 {
-		return out, live, nil
-	}
-	rows, err := q.Query(ctx, `SELECT id, title, namespace FROM memories WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	for rows.Next() {
-		n := &aimemoryv1.NodeSummary{}
-		if err := rows.Scan(&n.Id, &n.Title, &n.Namespace); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		out[n.Id], live[n.Id] = n, true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || !archived {
-		return out, live, err
-	}
-	var rest []string
-	for _, id := range ids {
-		if out[id] == nil {
-			rest = append(rest, id)
-		}
-	}
-	if len(rest) == 0 {
-		return out, live, nil
-	}
-	rows, err = q.Query(ctx, `SELECT record FROM archived WHERE id = ANY($1)`, rest)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			return nil, nil, err
-		}
-		m, err := decodeMemory(raw)
-		if err != nil {
-			return nil, nil, err
-		}
-		out[m.Id] = &aimemoryv1.NodeSummary{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
-	}
-	return out, live, rows.Err()
-}
-
-// ends are the ids links name that known lacks, each once.
-func ends(links []*aimemoryv1.Link, known map[string]*aimemoryv1.NodeSummary) []string {
-	var out []string
-	add := map[string]bool{}
-	for _, l := range links {
-		for _, id := range []string{l.SourceId, l.TargetId} {
-			if known[id] == nil && !add[id] {
-				add[id] = true
-				out = append(out, id)
-			}
-		}
-	}
-	return out
-}
-
 // GetLinks returns the links of a set of memories in one call, filtered by
 // relation, validity at an instant and observer, with the far ends'
 // titles on request: a traversal's frontier read. A caller with a
 // namespace scope sees no memory outside it: not as a start, not as the
-// far end of a link, not as a node (boltstore's rules).
+// far end of a link, not as a node (boltstore's rules). Every query of
+// the read goes in one round trip, in one snapshot (frontierBatch).
 func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
 	f, err := ops.ValidateGetLinks(req)
 	if err != nil {
 		return nil, err
 	}
-	dir := req.GetDirection()
-	archived := req.GetIncludeArchived()
+	asked := make(map[string]bool, len(req.GetIds()))
+	var ids []string
+	for _, id := range req.GetIds() {
+		if !asked[id] {
+			asked[id] = true
+			ids = append(ids, id)
+		}
+	}
 	relation := ""
 	if f != nil {
 		relation = f.Relation
 	}
-	c, _ := caller.FromContext(ctx)
-	resp := &aimemoryv1.GetLinksResponse{}
-	err = s.graphRead(ctx, func(q pgx.Tx) error {
-		asked := make(map[string]bool, len(req.GetIds()))
-		var ids []string
-		for _, id := range req.GetIds() {
-			if !asked[id] {
-				asked[id] = true
-				ids = append(ids, id)
-			}
-		}
-		known, liveIDs, err := summariesLive(ctx, q, ids, archived)
-		if err != nil {
-			return err
-		}
-		var starts, live []string
-		for _, id := range ids {
-			n := known[id]
-			if n == nil || (c.Scope != "" && !c.InScope(n.Namespace)) {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			starts = append(starts, id)
-		}
-		for _, id := range starts {
-			if liveIDs[id] {
-				live = append(live, id)
-			}
-		}
-		la, err := linksAround(ctx, q, liveLinks, live, dir, relation)
-		if err != nil {
-			return err
-		}
-		var aa around
-		if archived {
-			// An archived memory's links, and a live one's links to
-			// archived memories, are kept in archived_links.
-			if aa, err = linksAround(ctx, q, archivedLinks, starts, dir, relation); err != nil {
-				return err
-			}
-		}
-		seen := map[string]bool{}
-		for _, id := range starts {
-			if liveIDs[id] {
-				resp.Links = la.collect(id, f, seen, resp.Links)
-			}
-			if archived {
-				resp.Links = aa.collect(id, f, seen, resp.Links)
-			}
-		}
-		if c.Scope == "" && !req.GetIncludeNodes() {
-			return nil
-		}
-		more, err := summaries(ctx, q, ends(resp.Links, known), true)
-		if err != nil {
-			return err
-		}
-		for id, n := range more {
-			known[id] = n
-		}
-		node := func(id string) (*aimemoryv1.NodeSummary, error) {
-			if n := known[id]; n != nil {
-				return n, nil
-			}
-			return nil, fmt.Errorf("link names missing memory %s", id)
-		}
-		if c.Scope != "" {
-			kept := resp.Links[:0]
-			for _, l := range resp.Links {
-				src, err := node(l.SourceId)
-				if err != nil {
-					return err
-				}
-				dst, err := node(l.TargetId)
-				if err != nil {
-					return err
-				}
-				if c.InScope(src.Namespace) && c.InScope(dst.Namespace) {
-					kept = append(kept, l)
-				}
-			}
-			resp.Links = kept
-		}
-		if !req.GetIncludeNodes() {
-			return nil
-		}
-		for _, l := range resp.Links {
-			for _, id := range []string{l.SourceId, l.TargetId} {
-				if asked[id] {
-					continue
-				}
-				asked[id] = true
-				n, err := node(id)
-				if err != nil {
-					return err
-				}
-				resp.Nodes = append(resp.Nodes, n)
-			}
-		}
-		return nil
-	})
+	archived := req.GetIncludeArchived()
+	fr, err := s.frontier(ctx, ids, req.GetDirection(), relation, archived)
 	if err != nil {
 		return nil, err
 	}
+	c, _ := caller.FromContext(ctx)
+	resp := &aimemoryv1.GetLinksResponse{}
+	var starts []string
+	for _, id := range ids {
+		n := fr.nodes[id]
+		if n == nil || (!fr.live[id] && !archived) || (c.Scope != "" && !c.InScope(n.Namespace)) {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		starts = append(starts, id)
+	}
+	seen := map[string]bool{}
+	for _, id := range starts {
+		resp.Links = fr.links.collect(id, f, seen, resp.Links)
+		// An archived memory's links, and a live one's links to archived
+		// memories, are kept in archived_links.
+		resp.Links = fr.archived.collect(id, f, seen, resp.Links)
+	}
+	node := func(id string) (*aimemoryv1.NodeSummary, error) {
+		if n := fr.nodes[id]; n != nil {
+			return n, nil
+		}
+		return nil, fmt.Errorf("link names missing memory %s", id)
+	}
+	if c.Scope != "" {
+		kept := resp.Links[:0]
+		for _, l := range resp.Links {
+			src, err := node(l.SourceId)
+			if err != nil {
+				return nil, err
+			}
+			dst, err := node(l.TargetId)
+			if err != nil {
+				return nil, err
+			}
+			if c.InScope(src.Namespace) && c.InScope(dst.Namespace) {
+				kept = append(kept, l)
+			}
+		}
+		resp.Links = kept
+	}
+	if !req.GetIncludeNodes() {
+		return resp, nil
+	}
+	for _, l := range resp.Links {
+		for _, id := range []string{l.SourceId, l.TargetId} {
+			if asked[id] {
+				continue
+			}
+			asked[id] = true
+			n, err := node(id)
+			if err != nil {
+				return nil, err
+			}
+			resp.Nodes = append(resp.Nodes, n)
+		}
+	}
 	return resp, nil
+}
+
+// frontierRead is what GetLinks reads of a set of memories: their links,
+// live and (on request) archived, and a summary of every memory named,
+// live or archived.
+type frontierRead struct {
+	links, archived around
+	nodes           map[string]*aimemoryv1.NodeSummary
+	live            map[string]bool
+}
+
+// frontier reads the links of ids in direction dir (one relation, "" =
+// any) with the summaries of both their ends, in one round trip: the
+// queries are pipelined in one REPEATABLE READ transaction, so they see
+// one snapshot. A live link's far end is live (the foreign keys), joined
+// from memories; an archived link's may be either, so both are joined.
+func (s *Store) frontier(ctx context.Context, ids []string, dir aimemoryv1.Direction, relation string, archived bool) (*frontierRead, error) {
+	fr := &frontierRead{
+		links:    around{out: map[string][]*aimemoryv1.Link{}, in: map[string][]*aimemoryv1.Link{}},
+		archived: around{out: map[string][]*aimemoryv1.Link{}, in: map[string][]*aimemoryv1.Link{}},
+		nodes:    make(map[string]*aimemoryv1.NodeSummary, len(ids)),
+		live:     make(map[string]bool, len(ids)),
+	}
+	if len(ids) == 0 {
+		return fr, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
+	b.Queue(`SELECT id, title, namespace FROM memories WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			n := &aimemoryv1.NodeSummary{}
+			if err := rows.Scan(&n.Id, &n.Title, &n.Namespace); err != nil {
+				return err
+			}
+			fr.nodes[n.Id], fr.live[n.Id] = n, true
+		}
+		return rows.Err()
+	})
+	if archived {
+		b.Queue(`SELECT record FROM archived WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var raw []byte
+				if err := rows.Scan(&raw); err != nil {
+					return err
+				}
+				if err := fr.noteArchived(raw); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+	}
+	tables := []string{liveLinks}
+	if archived {
+		tables = append(tables, archivedLinks)
+	}
+	for _, table := range tables {
+		dst := &fr.links
+		if table == archivedLinks {
+			dst = &fr.archived
+		}
+		for _, d := range []struct {
+			dir       aimemoryv1.Direction
+			own, far  string
+			byOwn     map[string][]*aimemoryv1.Link
+			ownOfLink func(*aimemoryv1.Link) string
+		}{
+			{aimemoryv1.Direction_DIRECTION_OUT, "source_id", "target_id", dst.out, func(l *aimemoryv1.Link) string { return l.SourceId }},
+			{aimemoryv1.Direction_DIRECTION_IN, "target_id", "source_id", dst.in, func(l *aimemoryv1.Link) string { return l.TargetId }},
+		} {
+			if dir != aimemoryv1.Direction_DIRECTION_UNSPECIFIED && dir != aimemoryv1.Direction_DIRECTION_BOTH && dir != d.dir {
+				continue
+			}
+			where := `l.` + d.own + ` = ANY($1)`
+			args := []any{ids}
+			if relation != "" {
+				where += ` AND l.relation = $2`
+				args = append(args, relation)
+			}
+			sql := `SELECT l.record, m.id, m.title, m.namespace, NULL::bytea FROM ` + table + ` l
+				JOIN memories m ON m.id = l.` + d.far + ` WHERE ` + where
+			if table == archivedLinks {
+				sql = `SELECT l.record, m.id, m.title, m.namespace, a.record FROM ` + table + ` l
+					LEFT JOIN memories m ON m.id = l.` + d.far + ` LEFT JOIN archived a ON m.id IS NULL AND a.id = l.` + d.far + ` WHERE ` + where
+			}
+			sql += ` ORDER BY l.` + d.own + `, l.` + d.far + `, l.relation`
+			byOwn, ownOf := d.byOwn, d.ownOfLink
+			b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var (
+						raw, arch       []byte
+						id, title, nspc *string
+					)
+					if err := rows.Scan(&raw, &id, &title, &nspc, &arch); err != nil {
+						return err
+					}
+					l, err := decodeLink(raw)
+					if err != nil {
+						return err
+					}
+					byOwn[ownOf(l)] = append(byOwn[ownOf(l)], l)
+					switch {
+					case id != nil:
+						fr.nodes[*id] = &aimemoryv1.NodeSummary{Id: *id, Title: *title, Namespace: *nspc}
+					case arch != nil:
+						if err := fr.noteArchived(arch); err != nil {
+							return err
+						}
+					}
+				}
+				return rows.Err()
+			})
+		}
+	}
+	b.Queue(`COMMIT`)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	return fr, nil
+}
+
+// noteArchived records an archived memory's summary unless a live one of
+// its id is known (live first, as boltstore's anyNodeSummary).
+func (fr *frontierRead) noteArchived(raw []byte) error {
+	m, err := decodeMemory(raw)
+	if err != nil {
+		return err
+	}
+	if fr.nodes[m.Id] == nil {
+		fr.nodes[m.Id] = &aimemoryv1.NodeSummary{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
+	}
+	return nil
 }
 
 // PutLink creates the link, or revives an invalidated one (see
@@ -445,12 +468,31 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 		if err != nil {
 			return err
 		}
-		links, err := queryLinks(ctx, q, `SELECT record FROM links WHERE source_id = $1 ORDER BY target_id, relation`, tq.Source)
+		// A live link's target is live (the foreign keys): joined for its summary.
+		rows, err := q.Query(ctx, `SELECT l.record, m.title, m.namespace FROM links l JOIN memories m ON m.id = l.target_id
+			WHERE l.source_id = $1 ORDER BY l.target_id, l.relation`, tq.Source)
 		if err != nil {
 			return err
 		}
-		nodes, err := summaries(ctx, q, ends(links, nil), false)
-		if err != nil {
+		var links []*aimemoryv1.Link
+		nodes := map[string]*aimemoryv1.NodeSummary{}
+		for rows.Next() {
+			var raw []byte
+			n := &aimemoryv1.NodeSummary{}
+			if err := rows.Scan(&raw, &n.Title, &n.Namespace); err != nil {
+				rows.Close()
+				return err
+			}
+			l, err := decodeLink(raw)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			n.Id = l.TargetId
+			links, nodes[n.Id] = append(links, l), n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
 		node := func(id string) (*aimemoryv1.NodeSummary, error) {
