@@ -146,3 +146,44 @@ func TestPeersRaceForAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerLinkRacesDelete: one engine links to memories while the other
+// deletes them. Every link call either succeeds, while the memory is
+// there, or answers not found (a link insert racing the delete is a
+// serialization failure under SERIALIZABLE, retried, not a foreign key
+// error); no link outlives its memory.
+func TestPeerLinkRacesDelete(t *testing.T) {
+	ctx := context.Background()
+	e := peers(t)
+	hub := storeOK(t, e[0], "hub")
+	const n = 40
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = storeOK(t, e[0], fmt.Sprint("leaf ", i))
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, id := range ids {
+			for _, rel := range []string{"related_to", "supersedes", "contradicts"} {
+				_, err := e[0].PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: hub, TargetId: id, Relation: rel, ObservedBy: "ai:t"})
+				if err != nil && !errors.Is(err, storage.ErrNotFound) {
+					t.Errorf("link to %s: %v", id, err)
+				}
+			}
+		}
+	})
+	wg.Go(func() {
+		for _, id := range ids {
+			if _, err := e[1].DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}}); err != nil {
+				t.Errorf("delete %s: %v", id, err)
+			}
+		}
+	})
+	wg.Wait()
+	if st, err := e[0].Stats(ctx); err != nil || st.Links != 0 || st.Total != 1 {
+		t.Fatalf("after the race: %d links, %d memories, %v; want 0, 1", st.GetLinks(), st.GetTotal(), err)
+	}
+	if err := e[0].CheckConsistency(ctx); err != nil {
+		t.Error(err)
+	}
+}
