@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -218,4 +219,108 @@ func (q *Timeline) Events(links []*aimemoryv1.Link) []*aimemoryv1.Link {
 			cmp.Compare(a.TargetId, b.TargetId), cmp.Compare(a.Relation, b.Relation))
 	})
 	return events
+}
+
+// LinkReads is one snapshot of a backend's graph, as the shared GetLinks
+// answer reads it.
+type LinkReads interface {
+	// Exists says whether memory id is live, or has an archive row.
+	Exists(id string) (live, archived bool, err error)
+	// Node is what graph results show of memory id: the live memory's, else
+	// the archived one's; an error when it is neither.
+	Node(id string) (*aimemoryv1.NodeSummary, error)
+	// Links appends id's links in direction dir to dst, live ones or
+	// (archived) the ones kept in the archive: outbound, then inbound, each
+	// in the backend's key order, skipping those in seen (adding the rest;
+	// a nil seen keeps all) and those f rejects, as f sees them.
+	Links(id string, archived bool, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error)
+}
+
+// LinksAnswer is GetLinks' answer over r, for a request validated by
+// ValidateGetLinks (its filter f): the links of the asked memories, each
+// once, then, on request, the far ends' summaries. A caller with a
+// namespace scope sees no memory outside it: not as a start, not as the
+// far end of a link, not as a node.
+func LinksAnswer(c caller.Caller, req *aimemoryv1.GetLinksRequest, f *rules.LinkFilter, r LinkReads) (*aimemoryv1.GetLinksResponse, error) {
+	resp := &aimemoryv1.GetLinksResponse{}
+	dir, archived := req.GetDirection(), req.GetIncludeArchived()
+	outside := func(id string) (bool, error) {
+		if c.Scope == "" {
+			return false, nil
+		}
+		n, err := r.Node(id)
+		return err == nil && !c.InScope(n.Namespace), err
+	}
+	// One direction of distinct ids cannot meet a link twice.
+	var seen map[string]bool
+	if dir == aimemoryv1.Direction_DIRECTION_BOTH || dir == aimemoryv1.Direction_DIRECTION_UNSPECIFIED || archived {
+		seen = map[string]bool{}
+	}
+	asked := make(map[string]bool, len(req.GetIds()))
+	for _, id := range req.GetIds() {
+		if asked[id] {
+			continue
+		}
+		asked[id] = true
+		live, arch, err := r.Exists(id)
+		if err != nil {
+			return nil, err
+		}
+		if !live && !(archived && arch) {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		if hidden, err := outside(id); err != nil {
+			return nil, err
+		} else if hidden {
+			resp.NotFound = append(resp.NotFound, id)
+			continue
+		}
+		if live {
+			if resp.Links, err = r.Links(id, false, dir, f, seen, resp.Links); err != nil {
+				return nil, err
+			}
+		}
+		// An archived memory's links, and a live one's links to archived
+		// memories, are kept in the archive.
+		if archived {
+			if resp.Links, err = r.Links(id, true, dir, f, seen, resp.Links); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.Scope != "" {
+		kept := resp.Links[:0]
+		for _, l := range resp.Links {
+			hs, err := outside(l.SourceId)
+			if err != nil {
+				return nil, err
+			}
+			ht, err := outside(l.TargetId)
+			if err != nil {
+				return nil, err
+			}
+			if !hs && !ht {
+				kept = append(kept, l)
+			}
+		}
+		resp.Links = kept
+	}
+	if !req.GetIncludeNodes() {
+		return resp, nil
+	}
+	for _, l := range resp.Links {
+		for _, id := range []string{l.SourceId, l.TargetId} {
+			if asked[id] {
+				continue
+			}
+			asked[id] = true
+			n, err := r.Node(id)
+			if err != nil {
+				return nil, err
+			}
+			resp.Nodes = append(resp.Nodes, n)
+		}
+	}
+	return resp, nil
 }

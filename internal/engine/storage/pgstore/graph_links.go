@@ -114,15 +114,17 @@ func linksAround(ctx context.Context, q pgx.Tx, table string, ids []string, dir 
 }
 
 // collect appends id's links in a to dst (outbound, then inbound), each
-// once (seen) and as the filter sees it (nil = rejected).
+// once (seen; nil keeps all) and as the filter sees it (nil = rejected).
 func (a around) collect(id string, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) []*aimemoryv1.Link {
 	for _, ls := range [][]*aimemoryv1.Link{a.out[id], a.in[id]} {
 		for _, l := range ls {
-			k := linkKey(l)
-			if seen[k] {
-				continue
+			if seen != nil {
+				k := linkKey(l)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
 			}
-			seen[k] = true
 			if l = f.View(l); l != nil {
 				dst = append(dst, l)
 			}
@@ -133,90 +135,24 @@ func (a around) collect(id string, f *rules.LinkFilter, seen map[string]bool, ds
 
 // GetLinks returns the links of a set of memories in one call, filtered by
 // relation, validity at an instant and observer, with the far ends'
-// titles on request: a traversal's frontier read. A caller with a
-// namespace scope sees no memory outside it: not as a start, not as the
-// far end of a link, not as a node (boltstore's rules). Every query of
-// the read goes in one round trip, in one snapshot (frontierBatch).
+// titles on request: a traversal's frontier read (ops.LinksAnswer, as
+// boltstore's). Every query of the read goes in one round trip, in one
+// snapshot (frontier).
 func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
 	f, err := ops.ValidateGetLinks(req)
 	if err != nil {
 		return nil, err
 	}
-	asked := make(map[string]bool, len(req.GetIds()))
-	var ids []string
-	for _, id := range req.GetIds() {
-		if !asked[id] {
-			asked[id] = true
-			ids = append(ids, id)
-		}
-	}
 	relation := ""
 	if f != nil {
 		relation = f.Relation
 	}
-	archived := req.GetIncludeArchived()
-	fr, err := s.frontier(ctx, ids, req.GetDirection(), relation, archived)
+	fr, err := s.frontier(ctx, rules.Dedupe(append([]string(nil), req.GetIds()...)), req.GetDirection(), relation, req.GetIncludeArchived())
 	if err != nil {
 		return nil, err
 	}
 	c, _ := caller.FromContext(ctx)
-	resp := &aimemoryv1.GetLinksResponse{}
-	var starts []string
-	for _, id := range ids {
-		n := fr.nodes[id]
-		if n == nil || (!fr.live[id] && !archived) || (c.Scope != "" && !c.InScope(n.Namespace)) {
-			resp.NotFound = append(resp.NotFound, id)
-			continue
-		}
-		starts = append(starts, id)
-	}
-	seen := map[string]bool{}
-	for _, id := range starts {
-		resp.Links = fr.links.collect(id, f, seen, resp.Links)
-		// An archived memory's links, and a live one's links to archived
-		// memories, are kept in archived_links.
-		resp.Links = fr.archived.collect(id, f, seen, resp.Links)
-	}
-	node := func(id string) (*aimemoryv1.NodeSummary, error) {
-		if n := fr.nodes[id]; n != nil {
-			return n, nil
-		}
-		return nil, fmt.Errorf("link names missing memory %s", id)
-	}
-	if c.Scope != "" {
-		kept := resp.Links[:0]
-		for _, l := range resp.Links {
-			src, err := node(l.SourceId)
-			if err != nil {
-				return nil, err
-			}
-			dst, err := node(l.TargetId)
-			if err != nil {
-				return nil, err
-			}
-			if c.InScope(src.Namespace) && c.InScope(dst.Namespace) {
-				kept = append(kept, l)
-			}
-		}
-		resp.Links = kept
-	}
-	if !req.GetIncludeNodes() {
-		return resp, nil
-	}
-	for _, l := range resp.Links {
-		for _, id := range []string{l.SourceId, l.TargetId} {
-			if asked[id] {
-				continue
-			}
-			asked[id] = true
-			n, err := node(id)
-			if err != nil {
-				return nil, err
-			}
-			resp.Nodes = append(resp.Nodes, n)
-		}
-	}
-	return resp, nil
+	return ops.LinksAnswer(c, req, f, fr)
 }
 
 // frontierRead is what GetLinks reads of a set of memories: their links,
@@ -225,7 +161,29 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 type frontierRead struct {
 	links, archived around
 	nodes           map[string]*aimemoryv1.NodeSummary
-	live            map[string]bool
+	live, arch      map[string]bool // of the asked ids
+}
+
+// frontierRead is ops.LinkReads over what it read.
+var _ ops.LinkReads = (*frontierRead)(nil)
+
+func (fr *frontierRead) Exists(id string) (live, archived bool, err error) {
+	return fr.live[id], fr.arch[id], nil
+}
+
+func (fr *frontierRead) Node(id string) (*aimemoryv1.NodeSummary, error) {
+	if n := fr.nodes[id]; n != nil {
+		return n, nil
+	}
+	return nil, fmt.Errorf("link names missing memory %s", id)
+}
+
+// Links: the direction and relation were applied by the queries.
+func (fr *frontierRead) Links(id string, archived bool, _ aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
+	if archived {
+		return fr.archived.collect(id, f, seen, dst), nil
+	}
+	return fr.links.collect(id, f, seen, dst), nil
 }
 
 // frontier reads the links of ids in direction dir (one relation, "" =
@@ -239,6 +197,7 @@ func (s *Store) frontier(ctx context.Context, ids []string, dir aimemoryv1.Direc
 		archived: around{out: map[string][]*aimemoryv1.Link{}, in: map[string][]*aimemoryv1.Link{}},
 		nodes:    make(map[string]*aimemoryv1.NodeSummary, len(ids)),
 		live:     make(map[string]bool, len(ids)),
+		arch:     make(map[string]bool, len(ids)),
 	}
 	if len(ids) == 0 {
 		return fr, nil
@@ -256,12 +215,16 @@ func (s *Store) frontier(ctx context.Context, ids []string, dir aimemoryv1.Direc
 		return rows.Err()
 	})
 	if archived {
-		b.Queue(`SELECT record FROM archived WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+		b.Queue(`SELECT id, record FROM archived WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
-				var raw []byte
-				if err := rows.Scan(&raw); err != nil {
+				var (
+					id  string
+					raw []byte
+				)
+				if err := rows.Scan(&id, &raw); err != nil {
 					return err
 				}
+				fr.arch[id] = true
 				if err := fr.noteArchived(raw); err != nil {
 					return err
 				}
