@@ -2,20 +2,17 @@ package boltstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Entities (family-graph §1.5, with the changes): an entity is a
@@ -92,9 +89,7 @@ func aliasesOf(tx *bolt.Tx, id string) (folded []string, rows []*aimemoryv1.Enti
 		}
 		all = append(all, pair{string(k[len(prefix):]), a})
 	}
-	slices.SortFunc(all, func(x, y pair) int {
-		return cmp.Or(cmp.Compare(x.a.AddedAt, y.a.AddedAt), cmp.Compare(x.a.Alias, y.a.Alias))
-	})
+	slices.SortFunc(all, func(x, y pair) int { return ops.AliasOrder(x.a, y.a) })
 	for _, p := range all {
 		folded, rows = append(folded, p.f), append(rows, p.a)
 	}
@@ -106,7 +101,7 @@ func entityOf(tx *bolt.Tx, m *aimemoryv1.Memory) (*aimemoryv1.Entity, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &aimemoryv1.Entity{Id: m.Id, CanonicalName: m.Title, Namespace: m.Namespace, Aliases: rows, CreatedAt: m.CreatedAt}, nil
+	return ops.EntityOf(m, rows), nil
 }
 
 // aliasHolder is the entity holding folded in namespace ("" = none).
@@ -114,35 +109,33 @@ func aliasHolder(tx *bolt.Tx, folded, namespace string) string {
 	return string(tx.Bucket(bucketAliases).Get(aliasKey(folded, namespace)))
 }
 
-// claim checks that alias (field) is free in namespace or already held by
-// id, returning its folded form.
-func (w *writeTx) claim(field, alias, namespace, id string) (string, error) {
-	f := rules.FoldAlias(alias)
-	holder := aliasHolder(w.tx, f, namespace)
-	if holder == "" || holder == id {
-		return f, nil
-	}
-	name := "?"
-	if m, err := w.get(holder); err != nil {
-		return "", err
-	} else if m != nil {
-		name = m.Title
-	}
-	return "", &storage.AliasTakenError{Field: field, Alias: alias, Namespace: namespace, EntityID: holder, EntityName: name}
+// The entity steps' view of the transaction (ops.EntityTx).
+func (t opsTx) IsEntity(id string) (bool, error) { return isEntity(t.w.tx, id), nil }
+func (t opsTx) AliasHolder(folded, namespace string) (string, error) {
+	return aliasHolder(t.w.tx, folded, namespace), nil
+}
+func (t opsTx) Aliases(id string) ([]string, []*aimemoryv1.EntityAlias, error) {
+	return aliasesOf(t.w.tx, id)
 }
 
-// addAlias gives entity id the alias (folded f) in namespace unless it
-// already has it; claim must have passed.
-func (w *writeTx) addAlias(id, namespace, alias, f, by string) error {
+func (t opsTx) AddAlias(id, namespace, f string, a *aimemoryv1.EntityAlias) error {
 	ek := entityAliasKey(id, f)
-	ea := w.tx.Bucket(bucketEntityAliases)
+	ea := t.w.tx.Bucket(bucketEntityAliases)
 	if ea.Get(ek) != nil {
 		return nil
 	}
-	if err := ea.Put(ek, encodeAliasRow(&aimemoryv1.EntityAlias{Alias: alias, AddedAt: w.now, AddedBy: by})); err != nil {
+	if err := ea.Put(ek, encodeAliasRow(a)); err != nil {
 		return err
 	}
-	return w.tx.Bucket(bucketAliases).Put(aliasKey(f, namespace), []byte(id))
+	return t.w.tx.Bucket(bucketAliases).Put(aliasKey(f, namespace), []byte(id))
+}
+
+func (t opsTx) MoveAlias(id, f, from, to string) error {
+	aliases := t.w.tx.Bucket(bucketAliases)
+	if err := aliases.Delete(aliasKey(f, from)); err != nil {
+		return err
+	}
+	return aliases.Put(aliasKey(f, to), []byte(id))
 }
 
 // RegisterEntity creates the entity (canonical_name, namespace), or reuses
@@ -151,78 +144,14 @@ func (w *writeTx) addAlias(id, namespace, alias, f, by string) error {
 // namespace (storage.AliasTakenError) writes nothing. A memory with the same title
 // that is not an entity blocks registration.
 func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	name := strings.TrimSpace(req.GetCanonicalName())
-	ns := strings.TrimSpace(req.GetNamespace())
-	if err := record.ValidateAlias("canonical_name", name); err != nil {
-		return nil, err
-	}
-	if err := record.ValidateNamespace("namespace", ns); err != nil {
-		return nil, err
-	}
-	if len(req.GetAliases()) > record.MaxAliasesPerOp {
-		return nil, &record.FieldError{Field: "aliases", Rule: fmt.Sprintf("must have at most %d entries (got %d)", record.MaxAliasesPerOp, len(req.GetAliases()))}
-	}
-	type alias struct{ field, text string }
-	aliases := []alias{{"canonical_name", name}}
-	for i, a := range req.GetAliases() {
-		a = strings.TrimSpace(a)
-		field := fmt.Sprintf("aliases[%d]", i)
-		if err := record.ValidateAlias(field, a); err != nil {
-			return nil, err
-		}
-		aliases = append(aliases, alias{field, a})
-	}
-	by := req.GetRegisteredBy()
-	if err := record.ValidateAgentID("registered_by", by); err != nil {
-		return nil, err
-	}
-	entity, err := rules.EntityMemory(name, ns, req.GetMetadataJson())
+	in, err := ops.ValidateRegisterEntity(req)
 	if err != nil {
 		return nil, err
 	}
-
 	var resp *aimemoryv1.RegisterEntityResponse
 	err = s.write(ctx, func(w *writeTx) error {
-		// A run may be repeated (group commit): change a copy, answer afresh.
-		m := rules.Clone(entity)
 		resp = &aimemoryv1.RegisterEntityResponse{}
-		id := w.titleOwner(ns, name)
-		if id != "" && !isEntity(w.tx, id) {
-			return &storage.AliasTakenError{Field: "canonical_name", Alias: name, Namespace: ns, EntityID: id}
-		}
-		folded := make([]string, len(aliases))
-		for i, a := range aliases {
-			f, err := w.claim(a.field, a.text, ns, id)
-			if err != nil {
-				return err
-			}
-			folded[i] = f
-		}
-		if id == "" {
-			if err := w.create(m, &aimemoryv1.StoreMemoryResponse{}); err != nil {
-				return err
-			}
-			id, resp.Created = m.Id, true
-		} else {
-			ent, err := w.get(id)
-			if err != nil {
-				return err
-			}
-			if err := w.authorize(storage.Write{Op: storage.OpAlias, Old: ent, New: ent}); err != nil {
-				return err
-			}
-		}
-		for i, a := range aliases {
-			if err := w.addAlias(id, ns, a.text, folded[i], by); err != nil {
-				return err
-			}
-		}
-		ent, err := w.get(id)
-		if err != nil {
-			return err
-		}
-		resp.Entity, err = entityOf(w.tx, ent)
-		return err
+		return ops.RegisterEntity(opsTx{w}, in, resp)
 	})
 	if err != nil {
 		return nil, err
@@ -234,19 +163,12 @@ func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEnti
 // every namespace, where the most recently created entity wins. No entity
 // is an empty response, not an error.
 func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
-	alias := strings.TrimSpace(req.GetAlias())
-	ns := strings.TrimSpace(req.GetNamespace())
-	if err := record.ValidateAlias("alias", alias); err != nil {
+	f, ns, err := ops.ValidateEntityLookup(req)
+	if err != nil {
 		return nil, err
 	}
-	if ns != "" {
-		if err := record.ValidateNamespace("namespace", ns); err != nil {
-			return nil, err
-		}
-	}
-	f := rules.FoldAlias(alias)
 	resp := &aimemoryv1.GetEntityByAliasResponse{}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *bolt.Tx) error {
 		var ids []string
 		if ns != "" {
 			if id := aliasHolder(tx, f, ns); id != "" {
@@ -272,7 +194,7 @@ func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityB
 			if !storage.Readable(ctx, m.Namespace) {
 				continue // outside the caller's scope, or another's inbox
 			}
-			if best == nil || m.CreatedAt > best.CreatedAt || (m.CreatedAt == best.CreatedAt && m.Id < best.Id) {
+			if ops.Newer(m, best) {
 				best = m
 			}
 		}
@@ -312,37 +234,7 @@ func (w *writeTx) removeEntity(m *aimemoryv1.Memory) error {
 }
 
 // moveEntity keeps an entity's aliases right when an update changes its
-// namespace (the aliases move with it, and must be free there) or its
-// title (the new canonical name becomes an alias too; the old stays).
+// namespace or title (ops.MoveEntity).
 func (w *writeTx) moveEntity(old, m *aimemoryv1.Memory) error {
-	if old.Namespace == m.Namespace && old.Title == m.Title {
-		return nil
-	}
-	folded, rows, err := aliasesOf(w.tx, m.Id)
-	if err != nil || len(folded) == 0 {
-		return err
-	}
-	if old.Namespace != m.Namespace {
-		for i, f := range folded {
-			if _, err := w.claim("namespace", rows[i].Alias, m.Namespace, m.Id); err != nil {
-				return err
-			}
-			aliases := w.tx.Bucket(bucketAliases)
-			if err := aliases.Delete(aliasKey(f, old.Namespace)); err != nil {
-				return err
-			}
-			if err := aliases.Put(aliasKey(f, m.Namespace), []byte(m.Id)); err != nil {
-				return err
-			}
-		}
-	}
-	if old.Title != m.Title {
-		f, err := w.claim("title", m.Title, m.Namespace, m.Id)
-		if err != nil {
-			return err
-		}
-		by := rows[0].AddedBy
-		return w.addAlias(m.Id, m.Namespace, m.Title, f, by)
-	}
-	return nil
+	return ops.MoveEntity(opsTx{w}, old, m)
 }

@@ -2,32 +2,22 @@ package boltstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Link writes of the graph family. A link is never deleted by them: an
-// invalidation closes its current validity interval, and a later PutLink
-// starts a new one, keeping the closed interval in the link's history, so
-// a query at any instant sees the link as it was then. Deleting either
-// memory removes the link (writeTx.remove).
-
-// Event types of link writes; memory_id is the source.
-const (
-	eventLinkCreated     = "memory_link_created"
-	eventLinkInvalidated = "memory_link_invalidated"
-)
+// Link writes of the graph family: the steps are ops.PutLink and
+// ops.InvalidateLink, shared with every backend, over opsTx. Deleting
+// either memory removes the link (writeTx.remove).
 
 // relationOK checks the relation from a links_out key, before decoding.
 func relationOK(f *rules.LinkFilter, key []byte) bool {
@@ -88,34 +78,12 @@ var (
 	memoryFieldTitle     = (&aimemoryv1.Memory{}).ProtoReflect().Descriptor().Fields().ByName("title").Number()
 )
 
-// endpoints reads both memories of a link; a missing one is
-// storage.ErrNotFound naming its field.
-func (w *writeTx) endpoints(source, target string) (src, dst *aimemoryv1.Memory, err error) {
-	if src, err = w.get(source); err != nil {
-		return nil, nil, err
-	}
-	if src == nil {
-		return nil, nil, fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
-	}
-	if dst, err = w.get(target); err != nil {
-		return nil, nil, err
-	}
-	if dst == nil {
-		return nil, nil, fmt.Errorf("target_id: %w: %s", storage.ErrNotFound, target)
-	}
-	return src, dst, nil
-}
-
 // PutLink creates the link, or revives an invalidated one (see
 // PutLinkOutcome); a link valid with no end is left as it is. Both
 // memories must exist (expired-but-uncollected ones do).
 func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	rel := rules.Or(req.GetRelation(), record.DefaultRelation)
-	if err := record.ValidateLink(req.GetSourceId(), req.GetTargetId(), rel); err != nil {
-		return nil, err
-	}
-	by := req.GetObservedBy()
-	if err := record.ValidateAgentID("observed_by", by); err != nil {
+	rel, by, err := ops.ValidatePutLink(req)
+	if err != nil {
 		return nil, err
 	}
 	// A link valid with no end needs no write (nor the fsync of an empty
@@ -128,11 +96,11 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	}); err != nil {
 		return nil, err
 	}
-	if current != nil && current.ValidUntil == 0 && current.ValidFrom != 0 {
+	if ops.OpenEnded(current) {
 		return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 	}
 	var resp *aimemoryv1.PutLinkResponse
-	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Link{Link: req}}, func(w *writeTx) error {
+	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Link{Link: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.PutLinkResponse{}
 		return w.putLink(req, rel, by, resp)
 	})
@@ -147,15 +115,12 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 // it and when. Calling it again moves the end. found is false when both
 // memories exist but the link does not.
 func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	if err := record.ValidateLink(req.GetSourceId(), req.GetTargetId(), req.GetRelation()); err != nil {
-		return nil, err
-	}
-	by := req.GetInvalidatedBy()
-	if err := record.ValidateAgentID("invalidated_by", by); err != nil {
+	by, err := ops.ValidateInvalidateLink(req)
+	if err != nil {
 		return nil, err
 	}
 	var resp *aimemoryv1.InvalidateLinkResponse
-	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Unlink{Unlink: req}}, func(w *writeTx) error {
+	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Unlink{Unlink: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.InvalidateLinkResponse{}
 		return w.invalidateLink(req, by, resp)
 	})
@@ -170,24 +135,14 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 // creation, target and relation; the first limit of them, each with its
 // target's title and namespace.
 func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
-	source := req.GetSourceId()
-	if err := record.ValidateID("source_id", source); err != nil {
+	q, err := ops.ValidateTimeline(req)
+	if err != nil {
 		return nil, err
 	}
-	limit := int(req.GetLimit())
-	switch {
-	case limit == 0:
-		limit = rules.DefaultTimelineLimit
-	case limit > rules.MaxTimelineLimit:
-		return nil, &record.FieldError{Field: "limit", Rule: fmt.Sprintf("must be at most %d (got %d)", rules.MaxTimelineLimit, limit)}
-	}
-	since, until := req.GetSince(), req.GetUntil()
-	in := func(t int64) bool {
-		return t != 0 && (since == 0 || t >= since) && (until == 0 || t <= until)
-	}
+	source := q.Source
 	resp := &aimemoryv1.LinkTimelineResponse{}
 	c, _ := caller.FromContext(ctx)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *bolt.Tx) error {
 		mems := tx.Bucket(bucketMemories)
 		// A caller with a namespace scope sees nothing outside it.
 		outside := func(id string) (bool, error) {
@@ -205,7 +160,7 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 		} else if hidden {
 			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
 		}
-		var events []*aimemoryv1.Link
+		var links []*aimemoryv1.Link
 		c := tx.Bucket(bucketLinksOut).Cursor()
 		prefix := idPrefix(source)
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -218,19 +173,12 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 			} else if hidden {
 				continue
 			}
-			for _, iv := range rules.Intervals(l) {
-				if in(iv.ValidFrom) {
-					events = append(events, iv)
-				}
-			}
+			links = append(links, l)
 		}
-		slices.SortFunc(events, func(a, b *aimemoryv1.Link) int {
-			return cmp.Or(cmp.Compare(a.ValidFrom, b.ValidFrom), cmp.Compare(a.CreatedAt, b.CreatedAt),
-				cmp.Compare(a.TargetId, b.TargetId), cmp.Compare(a.Relation, b.Relation))
-		})
+		events := q.Events(links)
 		resp.Total = uint32(len(events))
 		nodes := map[string]*aimemoryv1.NodeSummary{}
-		for _, l := range events[:min(limit, len(events))] {
+		for _, l := range events[:min(q.Limit, len(events))] {
 			n := nodes[l.TargetId]
 			if n == nil {
 				var err error
@@ -252,69 +200,18 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 // putLink is PutLink inside a transaction, on a validated request: also
 // the approval path's executor.
 func (w *writeTx) putLink(req *aimemoryv1.PutLinkRequest, rel, by string, resp *aimemoryv1.PutLinkResponse) error {
-	src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
-	if err != nil {
-		return err
-	}
-	l, err := readLink(w.tx, req.GetSourceId(), req.GetTargetId(), rel)
-	if err != nil {
-		return err
-	}
-	switch {
-	case l == nil:
-		l = &aimemoryv1.Link{
-			SourceId: req.GetSourceId(), TargetId: req.GetTargetId(), Relation: rel,
-			CreatedAt: w.now, ValidFrom: w.now, ObservedBy: by,
-		}
-		resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_CREATED
-	case l.ValidUntil == 0 && l.ValidFrom != 0:
-		resp.Link, resp.Outcome = l, aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED
-		return nil
-	case l.ValidUntil > w.now && l.ValidFrom != 0 && l.ValidFrom <= w.now:
-		// Still valid with an end ahead: the same interval goes on.
-		l.ValidUntil, l.InvalidatedBy, l.InvalidatedAt = 0, "", 0
-		resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
-	default:
-		rules.CloseInterval(l)
-		l.ValidFrom, l.ValidUntil, l.ObservedBy = w.now, 0, by
-		l.InvalidatedBy, l.InvalidatedAt = "", 0
-		resp.Outcome = aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_REVIVED
-	}
-	if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
-		return err
-	}
-	if err := putLink(w.tx, l); err != nil {
-		return err
-	}
-	resp.Link = l
-	w.emit(eventLinkCreated, src)
-	return nil
+	return ops.PutLink(opsTx{w}, req, rel, by, resp)
 }
 
 // invalidateLink is InvalidateLink inside a transaction, on a validated
 // request: also the approval path's executor.
 func (w *writeTx) invalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	src, dst, err := w.endpoints(req.GetSourceId(), req.GetTargetId())
-	if err != nil {
-		return err
-	}
-	l, err := readLink(w.tx, req.GetSourceId(), req.GetTargetId(), req.GetRelation())
-	if err != nil || l == nil {
-		return err
-	}
-	resp.Found, resp.PreviousValidUntil = true, l.ValidUntil
-	l.ValidUntil = w.now
-	if req.ValidUntil != nil {
-		l.ValidUntil = req.GetValidUntil()
-	}
-	l.InvalidatedBy, l.InvalidatedAt = by, w.now
-	if err := w.authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
-		return err
-	}
-	if err := putLink(w.tx, l); err != nil {
-		return err
-	}
-	resp.Link = l
-	w.emit(eventLinkInvalidated, src)
-	return nil
+	return ops.InvalidateLink(opsTx{w}, req, by, resp)
 }
+
+// The link steps' view of the transaction (ops.LinkTx).
+func (t opsTx) ReadLink(source, target, relation string) (*aimemoryv1.Link, error) {
+	return readLink(t.w.tx, source, target, relation)
+}
+func (t opsTx) WriteLink(l *aimemoryv1.Link) error      { return putLink(t.w.tx, l) }
+func (t opsTx) Emit(event string, m *aimemoryv1.Memory) { t.w.emit(event, m) }

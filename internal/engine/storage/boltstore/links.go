@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 func decodeLink(raw []byte) (*aimemoryv1.Link, error) {
@@ -135,111 +134,48 @@ func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *
 
 // GetLinks returns the links of a set of memories in one call, filtered by
 // relation, validity at an instant and observer, with the far ends'
-// titles on request: a traversal's frontier read.
+// titles on request: a traversal's frontier read (ops.LinksAnswer, over
+// one read transaction).
 func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
-	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
-		return nil, err
-	}
-	dir := req.GetDirection()
-	if !slices.Contains([]aimemoryv1.Direction{
-		aimemoryv1.Direction_DIRECTION_UNSPECIFIED, aimemoryv1.Direction_DIRECTION_OUT,
-		aimemoryv1.Direction_DIRECTION_IN, aimemoryv1.Direction_DIRECTION_BOTH,
-	}, dir) {
-		return nil, &record.FieldError{Field: "direction", Rule: fmt.Sprintf("must be OUT, IN or BOTH (got %d)", dir)}
-	}
-	f, err := rules.NewLinkFilter(req)
+	f, err := ops.ValidateGetLinks(req)
 	if err != nil {
 		return nil, err
 	}
-	resp := &aimemoryv1.GetLinksResponse{}
-	archived := req.GetIncludeArchived()
 	c, _ := caller.FromContext(ctx)
+	var resp *aimemoryv1.GetLinksResponse
 	err = s.db.View(func(tx *bolt.Tx) error {
-		mems, out, in := tx.Bucket(bucketMemories), tx.Bucket(bucketLinksOut), tx.Bucket(bucketLinksIn)
-		arch, archOut, archIn := tx.Bucket(bucketArchive), tx.Bucket(bucketArchivedLinksOut), tx.Bucket(bucketArchivedLinksIn)
-		// A caller with a namespace scope sees no memory outside it: not
-		// as a start, not as the far end of a link, not as a node.
-		outside := func(id string) (bool, error) {
-			if c.Scope == "" {
-				return false, nil
-			}
-			n, err := anyNodeSummary(mems, arch, id)
-			return err == nil && !c.InScope(n.Namespace), err
-		}
-		var seen map[string]bool
-		if dir == aimemoryv1.Direction_DIRECTION_BOTH || dir == aimemoryv1.Direction_DIRECTION_UNSPECIFIED || archived {
-			seen = map[string]bool{}
-		}
-		asked := make(map[string]bool, len(req.GetIds()))
-		for _, id := range req.GetIds() {
-			if asked[id] {
-				continue
-			}
-			asked[id] = true
-			live := mems.Get([]byte(id)) != nil
-			if !live && !(archived && arch.Get([]byte(id)) != nil) {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			if hidden, err := outside(id); err != nil {
-				return err
-			} else if hidden {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			var err error
-			if live {
-				if resp.Links, err = collectLinks(out, in, id, dir, f, seen, resp.Links); err != nil {
-					return err
-				}
-			}
-			// An archived memory's links, and a live one's links to
-			// archived memories, are kept in the archive's buckets.
-			if archived {
-				if resp.Links, err = collectLinks(archOut, archIn, id, dir, f, seen, resp.Links); err != nil {
-					return err
-				}
-			}
-		}
-		if c.Scope != "" {
-			kept := resp.Links[:0]
-			for _, l := range resp.Links {
-				hs, err := outside(l.SourceId)
-				if err != nil {
-					return err
-				}
-				ht, err := outside(l.TargetId)
-				if err != nil {
-					return err
-				}
-				if !hs && !ht {
-					kept = append(kept, l)
-				}
-			}
-			resp.Links = kept
-		}
-		if !req.GetIncludeNodes() {
-			return nil
-		}
-		for _, l := range resp.Links {
-			for _, id := range []string{l.SourceId, l.TargetId} {
-				if asked[id] {
-					continue
-				}
-				asked[id] = true
-				n, err := anyNodeSummary(mems, arch, id)
-				if err != nil {
-					return err
-				}
-				resp.Nodes = append(resp.Nodes, n)
-			}
-		}
-		return nil
+		var err error
+		resp, err = ops.LinksAnswer(c, req, f, linkReads{
+			mems: tx.Bucket(bucketMemories), arch: tx.Bucket(bucketArchive),
+			out: tx.Bucket(bucketLinksOut), in: tx.Bucket(bucketLinksIn),
+			archOut: tx.Bucket(bucketArchivedLinksOut), archIn: tx.Bucket(bucketArchivedLinksIn),
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// linkReads is ops.LinkReads over one read transaction's buckets.
+type linkReads struct {
+	mems, arch, out, in, archOut, archIn *bolt.Bucket
+}
+
+func (r linkReads) Exists(id string) (live, archived bool, err error) {
+	return r.mems.Get([]byte(id)) != nil, r.arch.Get([]byte(id)) != nil, nil
+}
+
+func (r linkReads) Node(id string) (*aimemoryv1.NodeSummary, error) {
+	return anyNodeSummary(r.mems, r.arch, id)
+}
+
+func (r linkReads) Links(id string, archived bool, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
+	if archived {
+		return collectLinks(r.archOut, r.archIn, id, dir, f, seen, dst)
+	}
+	return collectLinks(r.out, r.in, id, dir, f, seen, dst)
 }
 
 // anyNodeSummary is nodeSummary of a live memory, else of an archived one.

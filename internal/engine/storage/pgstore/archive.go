@@ -247,7 +247,7 @@ type purgeSelection struct {
 func (p *purgeSelection) apply(w *writeTx) error {
 	if len(p.rows) > 0 {
 		// The rows' ends are gone for good, and their archived links with them.
-		if err := w.dropArchivedLinks(p.rows); err != nil {
+		if err := w.deleteArchivedLinks(p.rows...); err != nil {
 			return err
 		}
 		if _, err := w.tx.Exec(w.ctx, `DELETE FROM archived WHERE id = ANY($1)`, p.rows); err != nil {

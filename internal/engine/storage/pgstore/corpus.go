@@ -72,8 +72,7 @@ func (s *Store) Archived(ctx context.Context, id string) (*storage.Archived, err
 
 // GetArchived reads archive rows by exact id and, with include_versions,
 // each id's superseded versions, oldest first; rows in namespaces the
-// caller may not read are not found. No archived link can exist in this
-// backend yet (Graph is not built), so none is returned.
+// caller may not read are not found; with the links kept in the archive.
 func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error) {
 	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
@@ -84,6 +83,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		return nil, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	seen := map[string]bool{}
 	for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
 		if req.GetIncludeVersions() {
 			rows, err := tx.Query(ctx, `SELECT archived_at, original_tier, original_expires_at, record FROM versions WHERE id = $1 ORDER BY archived_at`, id)
@@ -129,6 +129,11 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 			continue
 		}
 		resp.Archived = append(resp.Archived, a)
+		links, err := linksAround(ctx, tx, archivedLinks, []string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "")
+		if err != nil {
+			return nil, err
+		}
+		resp.Links = links.collect(id, nil, seen, resp.Links)
 	}
 	return resp, nil
 }

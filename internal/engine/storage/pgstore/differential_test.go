@@ -65,8 +65,8 @@ func TestDifferential(t *testing.T) {
 			clk.Add(7 * time.Hour) // short memories expire
 		}
 	}
-	t.Logf("%d memories created, %d searches ranked several results; lifecycle: %v; %d writes queued, %d approvals accepted, %d executed",
-		d.made, d.ranked, d.did, d.pends[1], d.votes, d.executed)
+	t.Logf("%d memories created, %d searches ranked several results, %d links created, %d link reads found links; lifecycle: %v; %d writes queued, %d approvals accepted, %d executed",
+		d.made, d.ranked, d.linked, d.traversed, d.did, d.pends[1], d.votes, d.executed)
 	for _, s := range backends {
 		if err := s.(storagetest.Checker).CheckConsistency(context.Background()); err != nil {
 			t.Error(err)
@@ -90,6 +90,10 @@ type differ struct {
 	// did counts the lifecycle operations that changed or found something
 	// (on postgres), so the log shows they were exercised, not refused.
 	did map[string]int
+	// linked and traversed count the links created and the link reads
+	// that found some (on postgres), for the same reason.
+	linked, traversed int
+	ends              []string // labels of linked memories, for reads and unlinks to pick
 }
 
 // answer is one backend's reply to one operation.
@@ -145,10 +149,10 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 	if d.rng.IntN(40) == 0 {
 		return d.exportOp()
 	}
-	switch r := d.rng.IntN(155); {
-	case r >= 130:
+	switch r := d.rng.IntN(185); {
+	case r >= 160:
 		return d.govOp(which)
-	case r >= 100:
+	case r >= 130:
 		return d.lifecycleOp(ctx, which)
 	case r < 35:
 		m := &aimemoryv1.Memory{
@@ -248,12 +252,14 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		labels := []string{d.label(), d.label()}
 		return fmt.Sprintf("get archived %v", labels), func(s storage.Backend) answer {
 			r, err := s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}, IncludeVersions: true})
+			d.sortLinks(which(s), r.GetLinks(), nil)
 			return answer{msg: r, err: err}
 		}
 	case r < 92:
-		labels := []string{d.label(), d.label()}
-		return fmt.Sprintf("get %v", labels), func(s storage.Backend) answer {
-			r, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}})
+		labels, links := []string{d.label(), d.label()}, d.rng.IntN(2) == 0
+		return fmt.Sprintf("get %v links %v", labels, links), func(s storage.Backend) answer {
+			r, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{d.idOf(which(s), labels[0]), d.idOf(which(s), labels[1])}, IncludeLinks: links})
+			d.sortLinks(which(s), r.GetLinks(), nil)
 			return answer{msg: r, err: err}
 		}
 	case r < 96:
@@ -273,13 +279,8 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			return answer{msg: r, err: err}
 		}
 	}
-	return d.lifecycleOp(ctx, which)
+	return d.graphOp(which)
 }
-
-// linksBuilt: vertical promotion and consolidate write derived_from links,
-// which this backend has once the graph (pggraph) is merged; until then
-// they stay out of the mix. Set it at that merge.
-const linksBuilt = false
 
 // lifecycleOp is one of the archive lifecycle's operations: forget,
 // promote, consolidate, restore, purge, and the archive's list and stats.
@@ -306,7 +307,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 		}
 	case r < 10:
 		label, to := d.label(), ""
-		if linksBuilt && d.rng.IntN(2) == 0 {
+		if d.rng.IntN(2) == 0 {
 			to = namespaces[1+d.rng.IntN(len(namespaces)-1)]
 			if to == "proj/sub" {
 				to = "proj" // an ancestor of some
@@ -320,7 +321,7 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 			}
 			return answer{msg: r, err: err}
 		}
-	case r < 12 && linksBuilt:
+	case r < 12:
 		labels, title := []string{d.label(), d.label()}, d.text(2)
 		return fmt.Sprintf("consolidate %v as %q", labels, title), func(s storage.Backend) answer {
 			r, err := s.Consolidate(ctx, &aimemoryv1.ConsolidateRequest{
@@ -428,6 +429,106 @@ func (d *differ) lifecycleOp(ctx context.Context, which func(storage.Backend) in
 	}
 }
 
+// relations are the link relations the graph operations draw from: the
+// default (""), the four known, and one that is refused.
+var (
+	relations = []string{"", "related_to", "supersedes", "contradicts", "derived_from", "likes"}
+	entities  = []string{"Postgres", "Redis", "Zebra", "Straße"}
+	aliases   = []string{"pg", "PG", "postgresql", "strasse", "zeb", "cache", " "}
+)
+
+// graphOp is a random link or entity operation.
+func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.Backend) answer) {
+	ctx := context.Background()
+	switch r := d.rng.IntN(30); {
+	case r < 12:
+		src, dst, rel := d.near(), d.near(), relations[d.rng.IntN(len(relations))]
+		by := "ai:t"
+		if d.rng.IntN(20) == 0 {
+			by = ""
+		}
+		return fmt.Sprintf("link %s→%s %q by %q", src, dst, rel, by), func(s storage.Backend) answer {
+			b := which(s)
+			r, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: d.idOf(b, src), TargetId: d.idOf(b, dst), Relation: rel, ObservedBy: by})
+			if b == 1 && r.GetOutcome() == aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_CREATED {
+				d.linked++
+				d.ends = append(d.ends, src, dst)
+			}
+			return answer{msg: r, err: err}
+		}
+	case r < 17:
+		src, dst, rel := d.near(), d.near(), relations[1+d.rng.IntN(len(relations)-1)]
+		req := &aimemoryv1.InvalidateLinkRequest{Relation: rel, InvalidatedBy: "ai:u"}
+		if d.rng.IntN(4) == 0 {
+			req.ValidUntil = proto.Int64(1) // an end before any start
+		}
+		return fmt.Sprintf("unlink %s→%s %v", src, dst, req), func(s storage.Backend) answer {
+			b := which(s)
+			q := proto.Clone(req).(*aimemoryv1.InvalidateLinkRequest)
+			q.SourceId, q.TargetId = d.idOf(b, src), d.idOf(b, dst)
+			r, err := s.InvalidateLink(ctx, q)
+			return answer{msg: r, err: err}
+		}
+	case r < 23:
+		labels := []string{d.near()}
+		for d.rng.IntN(2) == 0 && len(labels) < 4 {
+			labels = append(labels, d.near())
+		}
+		req := &aimemoryv1.GetLinksRequest{
+			Direction:       aimemoryv1.Direction(d.rng.IntN(4)),
+			IncludeNodes:    d.rng.IntN(2) == 0,
+			IncludeArchived: d.rng.IntN(2) == 0,
+		}
+		if d.rng.IntN(4) == 0 {
+			req.Relation = relations[1+d.rng.IntN(len(relations)-1)]
+		}
+		return fmt.Sprintf("get links %v %v", labels, req), func(s storage.Backend) answer {
+			b := which(s)
+			q := proto.Clone(req).(*aimemoryv1.GetLinksRequest)
+			for _, l := range labels {
+				q.Ids = append(q.Ids, d.idOf(b, l))
+			}
+			r, err := s.GetLinks(ctx, q)
+			if b == 1 && len(r.GetLinks()) > 0 {
+				d.traversed++
+			}
+			d.sortLinks(b, r.GetLinks(), r.GetNodes())
+			return answer{msg: r, err: err}
+		}
+	case r < 25:
+		src, limit := d.near(), uint32(d.rng.IntN(4))
+		return fmt.Sprintf("timeline %s limit %d", src, limit), func(s storage.Backend) answer {
+			r, err := s.LinkTimeline(ctx, &aimemoryv1.LinkTimelineRequest{SourceId: d.idOf(which(s), src), Limit: limit})
+			return answer{msg: r, err: err}
+		}
+	case r < 28:
+		req := &aimemoryv1.RegisterEntityRequest{
+			CanonicalName: entities[d.rng.IntN(len(entities))],
+			Namespace:     namespaces[d.rng.IntN(len(namespaces))],
+			RegisteredBy:  "ai:reg",
+		}
+		for d.rng.IntN(2) == 0 && len(req.Aliases) < 3 {
+			req.Aliases = append(req.Aliases, aliases[d.rng.IntN(len(aliases))])
+		}
+		return fmt.Sprintf("register %v", req), func(s storage.Backend) answer {
+			r, err := s.RegisterEntity(ctx, proto.Clone(req).(*aimemoryv1.RegisterEntityRequest))
+			if err == nil && r.Created {
+				d.nameMemory(which(s), r.Entity.Id)
+			}
+			return answer{msg: r, err: err}
+		}
+	default:
+		alias, ns := aliases[d.rng.IntN(len(aliases))], ""
+		if d.rng.IntN(2) == 0 {
+			ns = namespaces[1+d.rng.IntN(len(namespaces)-1)]
+		}
+		return fmt.Sprintf("entity %q in %q", alias, ns), func(s storage.Backend) answer {
+			r, err := s.GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: ns})
+			return answer{msg: r, err: err}
+		}
+	}
+}
+
 // count counts a lifecycle operation on postgres that did something.
 func (d *differ) count(s storage.Backend, op string, did bool) {
 	if _, ok := s.(*Store); ok && did {
@@ -443,6 +544,30 @@ func sortByLabel[T any](d *differ, b int, l []T, key func(T) (int64, string)) {
 		ty, iy := key(y)
 		return cmp.Or(cmp.Compare(tx, ty), cmp.Compare(d.names[b][ix], d.names[b][iy]))
 	})
+}
+
+// near is a label for a graph operation: mostly an end of a link made
+// before or one of the dozen newest memories (so links meet and reads find
+// them), one in ten unknown.
+func (d *differ) near() string {
+	if len(d.ends) > 0 && d.rng.IntN(2) == 0 {
+		return d.ends[d.rng.IntN(len(d.ends))]
+	}
+	if d.made == 0 || d.rng.IntN(10) == 0 {
+		return "unknown"
+	}
+	return "m" + strconv.Itoa(d.made-1-d.rng.IntN(min(d.made, 12)))
+}
+
+
+// sortLinks puts links and nodes in the order of their labels: a backend
+// answers in id order, and ids differ between the two.
+func (d *differ) sortLinks(b int, links []*aimemoryv1.Link, nodes []*aimemoryv1.NodeSummary) {
+	name := func(id string) string { return d.names[b][id] }
+	slices.SortStableFunc(links, func(x, y *aimemoryv1.Link) int {
+		return cmp.Or(cmp.Compare(name(x.SourceId), name(y.SourceId)), cmp.Compare(name(x.TargetId), name(y.TargetId)), cmp.Compare(x.Relation, y.Relation))
+	})
+	slices.SortStableFunc(nodes, func(x, y *aimemoryv1.NodeSummary) int { return cmp.Compare(name(x.Id), name(y.Id)) })
 }
 
 // normalize renders an answer with each id replaced by its label.

@@ -222,11 +222,11 @@ func (t opsTx) Unarchive(id string) error {
 }
 
 func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
-	return t.w.readLink(source, target, relation)
+	return t.w.readLink(liveLinks, source, target, relation)
 }
-func (t opsTx) PutLink(l *aimemoryv1.Link) error { return t.w.writeLink(l) }
+func (t opsTx) PutLink(l *aimemoryv1.Link) error { return t.w.writeLink(liveLinks, l) }
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
-	return t.w.reviveLinks(id)
+	return t.w.restoreLinks(id)
 }
 func (t opsTx) RelinkArchived(from, to string) (moved, kept uint32, err error) {
 	return t.w.relinkArchived(from, to)

@@ -72,17 +72,14 @@ func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
 	return t.w.archive(m, reason, ev)
 }
 func (t opsTx) Put(old, m *aimemoryv1.Memory, ev string) error { return t.w.put(old, m, ev) }
-func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.remove(m, ev) }
-
-// Moved: entities do not exist in this backend yet, so none moves.
-func (t opsTx) Moved(old, m *aimemoryv1.Memory) error { return nil }
-func (t opsTx) Now() int64                            { return t.w.now }
-func (t opsTx) TTL() storage.TTL                      { return t.w.s.ttl }
-func (t opsTx) Principal() string                     { return t.w.principal() }
+func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.removeForGood(m, ev) }
+func (t opsTx) Now() int64                                     { return t.w.now }
+func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
+func (t opsTx) Principal() string                              { return t.w.principal() }
 
 // GetMemories reads memories by exact id or, with allow_prefix, by unique
-// id prefix; expired-but-uncollected ones included. No links can exist in
-// this backend yet (Graph is not built), so include_links adds none.
+// id prefix; expired-but-uncollected ones included; with include_links,
+// every live link touching them, once each (boltstore's order).
 func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error) {
 	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
 		return nil, err
@@ -116,6 +113,21 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 			continue
 		}
 		resp.Memories = append(resp.Memories, m)
+	}
+	if !req.GetIncludeLinks() {
+		return resp, nil
+	}
+	ids := make([]string, len(resp.Memories))
+	for i, m := range resp.Memories {
+		ids[i] = m.Id
+	}
+	a, err := linksAround(ctx, tx, liveLinks, ids, aimemoryv1.Direction_DIRECTION_BOTH, "")
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		resp.Links = a.collect(id, nil, seen, resp.Links)
 	}
 	return resp, nil
 }
@@ -331,8 +343,8 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 }
 
 // UpdateMemory patches the fields a request sets (rules.Patch); a new
-// title or namespace must be free; the replaced version is archived.
-// Entities do not exist in this backend yet, so none moves with it.
+// title or namespace must be free; the replaced version is archived; an
+// entity's aliases move with it (opsTx.Moved).
 func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error) {
 	if err := rules.ValidatePatch(req); err != nil {
 		return nil, err
@@ -427,7 +439,7 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 			if req.GetArchive() {
 				return w.archive(m, storage.ArchiveReasonTTL, "memory_gc")
 			}
-			return w.remove(m, "memory_gc")
+			return w.removeForGood(m, "memory_gc")
 		})
 	})
 	if err != nil {
@@ -437,8 +449,8 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 }
 
 // Stats counts stored memories by tier and namespace (from the index),
-// the index's size, archive rows and versions, and the database's size.
-// Links: none can exist yet.
+// the index's size, live links, archive rows and versions, and the
+// database's size.
 func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
@@ -448,13 +460,15 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 		return resp, nil
 	}
 	// Sizes are of this backend's own rows (the archive's: its records).
-	var stored, archived, versions, archiveBytes int64
+	var stored, archived, versions, archiveBytes, links int64
 	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM archived), (SELECT count(*) FROM versions),
+		(SELECT count(*) FROM links),
 		(SELECT coalesce(sum(octet_length(record)), 0) FROM archived) + (SELECT coalesce(sum(octet_length(record)), 0) FROM versions),
-		pg_database_size(current_database())`).Scan(&stored, &archived, &versions, &archiveBytes, &resp.DbSizeBytes)
+		pg_database_size(current_database())`).Scan(&stored, &archived, &versions, &links, &archiveBytes, &resp.DbSizeBytes)
 	if err != nil {
 		return nil, err
 	}
 	resp.Stored, resp.Archived, resp.Versions, resp.ArchiveSizeBytes = uint64(stored), uint64(archived), uint64(versions), uint64(archiveBytes)
+	resp.Links = uint64(links)
 	return resp, nil
 }

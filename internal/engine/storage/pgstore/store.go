@@ -20,6 +20,8 @@
 // counts, the archive and its lifecycle (forget, promote, consolidate,
 // restore, list, stats, purge: lifecycle.go, archive.go, the shared steps
 // of package ops; links wait for the graph). Everything else returns
+// counts, archive reads (Archived, GetArchived), the graph (links and
+// entities, graph_*.go: read from the database). Everything else returns
 // ErrNotImplemented, and the engine does not open this backend yet.
 // counts, archive reads (Archived, GetArchived), governance (standards,
 // pending actions and their decisions, the agent registry) and the audit

@@ -208,7 +208,9 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 	return nil
 }
 
-// remove deletes m and records the index change and the event.
+// remove deletes m and records the index change and the event. The
+// foreign keys delete its live links and alias rows in the same statement;
+// its archived links stay (removeForGood takes them too).
 func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	var (
 		terms []string
@@ -247,6 +249,11 @@ func (w *writeTx) archive(m *aimemoryv1.Memory, reason, typ string) error {
 			original_tier = EXCLUDED.original_tier, original_expires_at = EXCLUDED.original_expires_at, record = EXCLUDED.record`,
 		m.GetId(), w.now, reason, m.GetTier(), m.GetExpiresAt(), raw)
 	if err != nil {
+		return err
+	}
+	// Its links move to the archive before its row goes (which would
+	// cascade them away).
+	if err := w.archiveLinks(m.GetId()); err != nil {
 		return err
 	}
 	return w.remove(m, typ)

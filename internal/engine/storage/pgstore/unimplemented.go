@@ -11,25 +11,6 @@ import (
 // answers ErrNotImplemented, reading and writing nothing, and the engine
 // refuses [storage] backend = "postgres" until none is left (settings).
 
-// Graph.
-func (s *Store) GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
-	return nil, notImplemented("GetLinks")
-}
-func (s *Store) PutLink(context.Context, *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	return nil, notImplemented("PutLink")
-}
-func (s *Store) InvalidateLink(context.Context, *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	return nil, notImplemented("InvalidateLink")
-}
-func (s *Store) LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
-	return nil, notImplemented("LinkTimeline")
-}
-func (s *Store) RegisterEntity(context.Context, *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	return nil, notImplemented("RegisterEntity")
-}
-func (s *Store) GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
-	return nil, notImplemented("GetEntityByAlias")
-}
 
 // The durable event log, webhook subscriptions and deliveries, messages.
 func (s *Store) EventsAfter(context.Context, uint64, int) ([]*aimemoryv1.Event, error) {

@@ -16,19 +16,7 @@ import (
 var errStub = errors.New("stub")
 
 func init() {
-	StubbedKinds = []string{"link", "archived_link", "entity", "subscription"}
-}
-
-// pggraph.
-func exportGraph(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	return nil // no links or entities can exist without pggraph
-}
-func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) { return "", refusal{errStub} }
-func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
-	return "", refusal{errStub}
-}
-func (w *writeTx) importEntity(e *aimemoryv1.EntityAliases) (string, error) {
-	return "", refusal{errStub}
+	StubbedKinds = []string{"subscription"}
 }
 
 // pgevents.

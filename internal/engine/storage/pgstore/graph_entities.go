@@ -1,0 +1,170 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Entities (ops/entities.go): a memory with rows in entity_aliases, one
+// per folded alias, unique per (folded, namespace) by a constraint, so two
+// engines registering one alias at once cannot both win (the loser's
+// retry finds it held). The rows cascade with the memory's delete (and so
+// with its archiving, as boltstore drops them there), and move with an
+// update (opsTx.Moved).
+
+// The entity steps' view of the transaction (ops.EntityTx).
+func (t opsTx) IsEntity(id string) (bool, error) {
+	var found bool
+	err := t.w.tx.QueryRow(t.w.ctx, `SELECT EXISTS (SELECT 1 FROM entity_aliases WHERE entity_id = $1)`, id).Scan(&found)
+	return found, err
+}
+
+func (t opsTx) AliasHolder(folded, namespace string) (string, error) {
+	var id string
+	err := t.w.tx.QueryRow(t.w.ctx, `SELECT entity_id FROM entity_aliases WHERE folded = $1 AND namespace = $2`, folded, namespace).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+func (t opsTx) Aliases(id string) ([]string, []*aimemoryv1.EntityAlias, error) {
+	return aliasesOf(t.w.ctx, t.w.tx, id)
+}
+
+func (t opsTx) AddAlias(id, namespace, f string, a *aimemoryv1.EntityAlias) error {
+	_, err := t.w.tx.Exec(t.w.ctx, `INSERT INTO entity_aliases (entity_id, folded, namespace, alias, added_at, added_by)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (entity_id, folded) DO NOTHING`,
+		id, f, namespace, a.Alias, a.AddedAt, a.AddedBy)
+	return err
+}
+
+func (t opsTx) MoveAlias(id, f, from, to string) error {
+	_, err := t.w.tx.Exec(t.w.ctx, `UPDATE entity_aliases SET namespace = $4 WHERE entity_id = $1 AND folded = $2 AND namespace = $3`, id, f, from, to)
+	return err
+}
+
+// Moved moves an entity's aliases with an update of its namespace or
+// title (ops.MoveEntity, as boltstore).
+func (t opsTx) Moved(old, m *aimemoryv1.Memory) error { return ops.MoveEntity(t, old, m) }
+
+// moveEntity is Moved for the other write paths (a restore over a live memory).
+func (w *writeTx) moveEntity(old, m *aimemoryv1.Memory) error {
+	return ops.MoveEntity(opsTx{w}, old, m)
+}
+
+// aliasesOf is entity id's alias set with the folded forms, in
+// ops.AliasOrder.
+func aliasesOf(ctx context.Context, q pgx.Tx, id string) ([]string, []*aimemoryv1.EntityAlias, error) {
+	rows, err := q.Query(ctx, `SELECT folded, alias, added_at, added_by FROM entity_aliases WHERE entity_id = $1 ORDER BY folded`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	type pair struct {
+		f string
+		a *aimemoryv1.EntityAlias
+	}
+	var all []pair
+	for rows.Next() {
+		p := pair{a: &aimemoryv1.EntityAlias{}}
+		if err := rows.Scan(&p.f, &p.a.Alias, &p.a.AddedAt, &p.a.AddedBy); err != nil {
+			return nil, nil, err
+		}
+		all = append(all, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(all, func(x, y pair) int { return ops.AliasOrder(x.a, y.a) })
+	folded, out := make([]string, len(all)), make([]*aimemoryv1.EntityAlias, len(all))
+	for i, p := range all {
+		folded[i], out[i] = p.f, p.a
+	}
+	return folded, out, nil
+}
+
+// RegisterEntity creates the entity (canonical_name, namespace), or reuses
+// it, and adds the aliases it lacks, in one transaction (ops.RegisterEntity):
+// an alias held by another entity of the namespace writes nothing.
+func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
+	in, err := ops.ValidateRegisterEntity(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp *aimemoryv1.RegisterEntityResponse
+	err = s.write(ctx, func(w *writeTx) error {
+		resp = &aimemoryv1.RegisterEntityResponse{}
+		return ops.RegisterEntity(opsTx{w}, in, resp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// GetEntityByAlias resolves an alias (case-folded) in a namespace, or in
+// every namespace, where the most recently created entity the caller may
+// read wins. No entity is an empty response, not an error.
+func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
+	f, ns, err := ops.ValidateEntityLookup(req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &aimemoryv1.GetEntityByAliasResponse{}
+	err = s.graphRead(ctx, func(q pgx.Tx) error {
+		rows, err := q.Query(ctx, `SELECT a.entity_id, m.record FROM entity_aliases a LEFT JOIN memories m ON m.id = a.entity_id
+			WHERE a.folded = $1 AND ($2 = '' OR a.namespace = $2)`, f, ns)
+		if err != nil {
+			return err
+		}
+		var best *aimemoryv1.Memory
+		for rows.Next() {
+			var (
+				id  string
+				raw []byte
+			)
+			if err := rows.Scan(&id, &raw); err != nil {
+				rows.Close()
+				return err
+			}
+			if raw == nil {
+				rows.Close()
+				return fmt.Errorf("alias index names missing memory %s", id)
+			}
+			m, err := decodeMemory(raw)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if !storage.Readable(ctx, m.Namespace) {
+				continue // outside the caller's scope, or another's inbox
+			}
+			if ops.Newer(m, best) {
+				best = m
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || best == nil {
+			return err
+		}
+		_, aliases, err := aliasesOf(ctx, q, best.Id)
+		if err != nil {
+			return err
+		}
+		resp.Entity = ops.EntityOf(best, aliases)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
