@@ -60,6 +60,12 @@ type Store struct {
 	idx    *index.Index
 	pos    logPos
 	closed bool
+
+	// claimID names this store in the delivery claims it takes
+	// (subscriptions.go): unique per Open.
+	claimID string
+	// sealKey is what BindSealKey found (sealkey.go).
+	sealKey sealKeyState
 }
 
 // Open connects to dsn, applies the embedded migrations under the
@@ -95,6 +101,8 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		now:    opts.Now,
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		claimID: newClaimID(),
 	}
 	start := time.Now()
 	if s.idx, s.pos, err = s.loadIndex(ctx); err != nil {

@@ -100,6 +100,9 @@ func (s *Store) runTx(ctx context.Context, fn func(w *writeTx) error) (w *writeT
 	if err := fn(w); err != nil {
 		return nil, err
 	}
+	if err := w.logEvents(); err != nil {
+		return nil, err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, err
 	}
@@ -259,6 +262,9 @@ func (w *writeTx) logChange(c index.Change, record []byte) error {
 }
 
 func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
+	if typ == "" { // bookkeeping (an inbox read's access count): not an event
+		return
+	}
 	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
 	c, _ := caller.FromContext(w.ctx)
 	w.events = append(w.events, &aimemoryv1.Event{
@@ -268,6 +274,7 @@ func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 		AgentId:   agent,
 		At:        w.now,
 		Principal: c.Principal,
+		Title:     m.GetTitle(),
 	})
 }
 
