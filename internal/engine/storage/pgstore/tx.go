@@ -81,6 +81,10 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	return fmt.Errorf("write lost %d races with other engines: %w", maxAttempts, err)
 }
 
+// beforeCommit, when a test sets it, runs between a write's last
+// statement and its commit.
+var beforeCommit func(w *writeTx) error
+
 // runTx is one attempt of a write. A panic in fn fails that write alone.
 func (s *Store) runTx(ctx context.Context, fn func(w *writeTx) error) (w *writeTx, err error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
@@ -102,6 +106,11 @@ func (s *Store) runTx(ctx context.Context, fn func(w *writeTx) error) (w *writeT
 	}
 	if err := w.logEvents(); err != nil {
 		return nil, err
+	}
+	if beforeCommit != nil {
+		if err := beforeCommit(w); err != nil {
+			return nil, err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, err
