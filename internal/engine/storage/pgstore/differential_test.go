@@ -44,7 +44,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Cleanup(func() { bolt.Close() })
 	pg := open(t, opts)
-	d := &differ{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), names: [2]map[string]string{{}, {}}}
+	d := &differ{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), names: [2]map[string]string{{}, {}}, now: clk.Now}
 	backends := [2]storage.Backend{bolt, pg}
 
 	for i := range ops {
@@ -77,6 +77,7 @@ type differ struct {
 	// ranked counts the searches that returned more than one result, so
 	// the log shows the orders compared were orders.
 	ranked int
+	now    func() time.Time // the backends' clock
 }
 
 // answer is one backend's reply to one operation.
@@ -124,6 +125,9 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			return 0
 		}
 		return 1
+	}
+	if d.rng.IntN(6) == 0 {
+		return d.eventOp() // differential_events_test.go
 	}
 	switch r := d.rng.IntN(100); {
 	case r < 35:
