@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
@@ -45,14 +46,19 @@ func (w *writeTx) logEvents() error {
 			logged = append(logged, e)
 		}
 	}
-	if len(logged) == 0 {
+	if len(logged) == 0 && len(w.importedSubs) == 0 {
 		return nil
 	}
 	// One round trip: the lock, the seqs, the subscriptions (read after
 	// the lock: a subscription change updates its row, so a write that
-	// read the old list fails to lock it and is retried).
+	// read the old list fails to lock it and is retried). A write that
+	// imported subscriptions is such a change.
+	lock := `SELECT 1 FROM event_lock WHERE id = 1 FOR UPDATE`
+	if len(w.importedSubs) > 0 {
+		lock = `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`
+	}
 	b := &pgx.Batch{}
-	b.Queue(`SELECT 1 FROM event_lock WHERE id = 1 FOR UPDATE`)
+	b.Queue(lock)
 	b.Queue(`SELECT nextval('events_seq') FROM generate_series(1, $1)`, len(logged))
 	b.Queue(`SELECT record FROM subscriptions`)
 	res := w.tx.SendBatch(w.ctx, b)
@@ -78,6 +84,15 @@ func (w *writeTx) logEvents() error {
 	}
 	if err != nil {
 		return err
+	}
+	if len(w.importedSubs) > 0 {
+		if err := w.startImported(seqs); err != nil {
+			return err
+		}
+		subs = slices.DeleteFunc(subs, func(s *storage.Subscription) bool { return slices.Contains(w.importedSubs, s.ID) })
+	}
+	if len(logged) == 0 {
+		return nil
 	}
 
 	var (
@@ -160,4 +175,22 @@ func takenSeq(ctx context.Context, tx pgx.Tx) (uint64, error) {
 		last = 0
 	}
 	return uint64(last), err
+}
+
+// startImported sets the FromSeq of the subscriptions w imported past the
+// events w logs (seqs, taken holding the lock): they receive none of the
+// import's own writes, as boltstore's startAfterImport.
+func (w *writeTx) startImported(seqs []int64) error {
+	var from uint64
+	if len(seqs) > 0 {
+		from = uint64(seqs[len(seqs)-1])
+	} else {
+		var err error
+		if from, err = takenSeq(w.ctx, w.tx); err != nil {
+			return err
+		}
+	}
+	_, err := w.tx.Exec(w.ctx, `UPDATE subscriptions SET record = jsonb_set(record, '{from_seq}', to_jsonb($1::bigint)) WHERE id = ANY($2)`,
+		int64(from), w.importedSubs)
+	return err
 }

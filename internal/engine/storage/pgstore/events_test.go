@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"google.golang.org/protobuf/proto"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -499,5 +501,85 @@ func TestSealKeyBinding(t *testing.T) {
 	}
 	if err := a.PutSubscription(ctx, sub); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Subscriptions through export and import: exported in id order without
+// their seqs and counters; an imported one starts after the importing
+// write's own events; importing it again is unchanged, with another
+// target refused; a bad one is refused and writes nothing.
+func TestSubscriptionsExportImport(t *testing.T) {
+	s := open(t, storage.Options{})
+	ctx := context.Background()
+	storeTitle(t, s, "before")
+	for _, id := range []string{"b", "a"} {
+		if err := s.PutSubscription(ctx, &storage.Subscription{ID: id, URL: "https://a.example/" + id, Events: []string{"*"},
+			CreatedBy: "ai:alice", CreatedAt: 7, SealedSecret: []byte("sealed " + id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var exported []*aimemoryv1.WebhookSubscription
+	err := s.write(ctx, func(w *writeTx) error {
+		exported = nil
+		return exportSubscriptions(w.ctx, w.tx, func(r *aimemoryv1.ExportRecord) error {
+			exported = append(exported, r.GetSubscription())
+			return nil
+		})
+	})
+	if err != nil || len(exported) != 2 || exported[0].GetId() != "a" || string(exported[1].GetSealedSecret()) != "sealed b" {
+		t.Fatalf("exported %v, %v", exported, err)
+	}
+
+	dst := open(t, storage.Options{})
+	storeTitle(t, dst, "already there")
+	var outcomes []string
+	imp := func(memory string, subs ...*aimemoryv1.WebhookSubscription) error {
+		return dst.write(ctx, func(w *writeTx) error {
+			outcomes = nil
+			if memory != "" { // the import's own write, in its transaction: no delivery for it
+				m := &aimemoryv1.Memory{Id: memory, Title: "imported", Content: "c", Namespace: "global", CreatedAt: w.now, UpdatedAt: w.now}
+				if err := w.put(nil, m, "memory_store"); err != nil {
+					return err
+				}
+			}
+			for _, sub := range subs {
+				outcome, err := w.importSubscription(sub)
+				var refused ops.ImportRefusal
+				if errors.As(err, &refused) {
+					outcome = "refused: " + err.Error()
+				} else if err != nil {
+					return err
+				}
+				outcomes = append(outcomes, outcome)
+			}
+			return nil
+		})
+	}
+	bad := &aimemoryv1.WebhookSubscription{Id: "c", CreatedBy: "ai:alice"}
+	if err := imp("0190aaaa-0000-7000-8000-000000000001", exported[0], exported[1], bad); err != nil {
+		t.Fatal(err)
+	}
+	if len(outcomes) != 3 || outcomes[0] != "created" || outcomes[1] != "created" || !strings.Contains(outcomes[2], "url and events must be set") {
+		t.Fatalf("outcomes %q", outcomes)
+	}
+	subs, _ := dst.ListSubscriptions(ctx)
+	last, _ := dst.LastSeq(ctx)
+	if len(subs) != 2 || subs[0].FromSeq != last || last != 2 {
+		t.Fatalf("imported %+v, last seq %d: want 2 starting after seq 2", subs, last)
+	}
+	if due, _, _ := dst.DueDeliveries(ctx, 1<<62, 10, nil, nil); len(due) != 0 {
+		t.Fatalf("the import's own write queued %v", due)
+	}
+	storeTitle(t, dst, "after")
+	if due, _, _ := dst.DueDeliveries(ctx, 1<<62, 10, nil, nil); len(due) != 2 || due[0].Event.GetTitle() != "after" {
+		t.Fatalf("after the import: %v", due)
+	}
+	other := proto.Clone(exported[0]).(*aimemoryv1.WebhookSubscription)
+	other.Url = "https://elsewhere.example/"
+	if err := imp("", exported[0], other); err != nil {
+		t.Fatal(err)
+	}
+	if outcomes[0] != "unchanged" || !strings.Contains(outcomes[1], "import does not overwrite") {
+		t.Fatalf("again: %q", outcomes)
 	}
 }

@@ -36,6 +36,9 @@ type writeTx struct {
 	now     int64
 	changes []index.Change
 	events  []*aimemoryv1.Event
+	// importedSubs: subscriptions this write imported; they start after
+	// its own events (logEvents).
+	importedSubs []string
 }
 
 // write runs fn in a SERIALIZABLE transaction, committed (durably, by the
