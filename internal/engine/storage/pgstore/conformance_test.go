@@ -35,6 +35,7 @@ var implemented = []string{
 	"ListOrder", "MatchModesStemmingAndSanitising", "TermStats", "RelatedTerms",
 	"ExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC", "Touch", "CustomTTL",
 	"EventsAfterCommit", "CountNamespaces", "InboxReadableByOwnerOnly",
+	"EventLogResumeCursor", "DeliveriesQueuedWithTheWrite", "DeliveryOutcomes", "Inbox",
 }
 
 // TestConformance runs the backend-neutral suite's implemented part against PostgreSQL.
