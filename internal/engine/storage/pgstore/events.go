@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
@@ -37,8 +38,34 @@ var eventRetention int64 = storage.EventRetention
 // wakes dispatchers with (deliverywake.go).
 const deliveryChannel = "ai_memory_deliveries"
 
+// logStatement takes the lock and the seqs, logs the events, queues the
+// deliveries (only if the subscriptions they were matched against, at
+// version $6, are still those), trims the log and wakes dispatchers, in
+// one round trip. The seqs are a range taken holding the lock (so no one
+// else takes any meanwhile): last-n+1 … last, in the order of $2. The
+// trim's condition on last alone is a one-time filter: below the
+// retention the log is not read at all (a read of its low end would make
+// every two concurrent SERIALIZABLE writes conflict on a small log).
+const logStatement = `WITH l AS (SELECT subs_version FROM event_lock WHERE id = 1 FOR UPDATE),
+r AS (SELECT setval('events_seq', nextval('events_seq') + $1 - 1) AS last, subs_version FROM l),
+e AS (INSERT INTO events (seq, record)
+	SELECT r.last - $1 + x.ord, x.raw FROM r, unnest($2::bytea[]) WITH ORDINALITY AS x(raw, ord)),
+d AS (INSERT INTO deliveries (subscription_id, seq, next_at, event)
+	SELECT y.sub, r.last - $1 + y.ord, $5, y.raw FROM r, unnest($3::text[], $4::bigint[], $7::bytea[]) AS y(sub, ord, raw)
+	WHERE r.subs_version = $6),
+t AS (DELETE FROM events WHERE (SELECT last FROM r) > $8::bigint AND seq <= (SELECT last FROM r) - $8)
+SELECT r.last, r.subs_version, (SELECT count(*) FROM (SELECT pg_notify($9, '') WHERE r.subs_version = $6 AND cardinality($3::text[]) > 0) n) FROM r`
+
 // logEvents numbers and logs w's events, queues their webhook deliveries
-// and trims the log, in w's transaction, just before its commit.
+// and trims the log, in w's transaction, just before its commit: one
+// round trip, the lock held from it to the commit. Deliveries are matched
+// against this store's copy of the subscriptions, valid while
+// event_lock's version is the copy's (every change of subscriptions
+// bumps it); when it is not, the list is read again and the deliveries
+// queued in a second statement.
+//
+// The records are stored without their seq (the seq column is the seq:
+// the range is known only in the statement); readers set it.
 func (w *writeTx) logEvents() error {
 	var logged []*aimemoryv1.Event
 	for _, e := range w.events {
@@ -49,29 +76,122 @@ func (w *writeTx) logEvents() error {
 	if len(logged) == 0 && len(w.importedSubs) == 0 {
 		return nil
 	}
-	// One round trip: the lock, the seqs, the subscriptions (read after
-	// the lock: a subscription change updates its row, so a write that
-	// read the old list fails to lock it and is retried). A write that
-	// imported subscriptions is such a change.
-	lock := `SELECT 1 FROM event_lock WHERE id = 1 FOR UPDATE`
 	if len(w.importedSubs) > 0 {
-		lock = `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`
+		// A change of subscriptions: bump the version (taking the lock).
+		if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
+			return err
+		}
+	}
+	raws := make([][]byte, len(logged))
+	for i, e := range logged {
+		e.Seq = 0
+		raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(e)
+		if err != nil {
+			return err
+		}
+		raws[i] = raw
+	}
+	version, subs := w.s.cachedSubs()
+	dSubs, dOrds, dRaws := w.matchDeliveries(logged, raws, subs)
+	if len(logged) == 0 {
+		return w.startImported(0, false)
+	}
+	var last, have, notified int64
+	err := w.tx.QueryRow(w.ctx, logStatement, len(logged), raws, dSubs, dOrds, w.now, version, dRaws,
+		trimBelow(), deliveryChannel).Scan(&last, &have, &notified)
+	if err != nil {
+		return err
+	}
+	first := last - int64(len(logged)) + 1
+	for i, e := range logged {
+		e.Seq = uint64(first + int64(i))
+	}
+	if len(w.importedSubs) > 0 {
+		if err := w.startImported(last, true); err != nil {
+			return err
+		}
+	}
+	if have == version {
+		return nil
+	}
+	// The copy is stale: read the list (this transaction holds the lock,
+	// and a change committed after its snapshot would have failed it on
+	// the lock row), and queue what the statement did not.
+	if subs, err = loadSubs(w.ctx, w.tx); err != nil {
+		return err
+	}
+	if len(w.importedSubs) == 0 {
+		w.s.storeSubs(have, subs)
+	}
+	dSubs, dOrds, dRaws = w.matchDeliveries(logged, raws, subs)
+	if len(dSubs) == 0 {
+		return nil
+	}
+	seqs := make([]int64, len(dOrds))
+	for i, o := range dOrds {
+		seqs[i] = first + o - 1
 	}
 	b := &pgx.Batch{}
-	b.Queue(lock)
-	b.Queue(`SELECT nextval('events_seq') FROM generate_series(1, $1)`, len(logged))
-	b.Queue(`SELECT record FROM subscriptions`)
-	res := w.tx.SendBatch(w.ctx, b)
-	if _, err := res.Exec(); err != nil {
-		res.Close()
-		return err
+	b.Queue(`INSERT INTO deliveries (subscription_id, seq, next_at, event) SELECT y.sub, y.seq, $3, y.raw FROM unnest($1::text[], $2::bigint[], $4::bytea[]) AS y(sub, seq, raw)`,
+		dSubs, seqs, w.now, dRaws)
+	b.Queue(`SELECT pg_notify($1, '')`, deliveryChannel) // sent at commit: only a wake-up
+	return w.tx.SendBatch(w.ctx, b).Close()
+}
+
+// matchDeliveries lists the deliveries of logged (encoded as raws) to
+// subs, by the event's place in logged (from 1). The seqs are not known
+// yet; every one is above any FromSeq a visible subscription has (those
+// were read holding the lock), so matching takes it as the highest. The
+// subscriptions this write imported receive none of its events.
+func (w *writeTx) matchDeliveries(logged []*aimemoryv1.Event, raws [][]byte, subs []*storage.Subscription) (ids []string, ords []int64, rs [][]byte) {
+	for i, e := range logged {
+		seq := e.Seq
+		e.Seq = 1<<64 - 1
+		for _, sub := range subs {
+			if sub.Matches(e) && !slices.Contains(w.importedSubs, sub.ID) {
+				ids, ords, rs = append(ids, sub.ID), append(ords, int64(i+1)), append(rs, raws[i])
+			}
+		}
+		e.Seq = seq
 	}
-	seqs, err := pgx.CollectRows(mustQuery(res), pgx.RowTo[int64])
+	return ids, ords, rs
+}
+
+// trimBelow is how far below the new last seq the log keeps events (0: keep all).
+func trimBelow() int64 { return eventRetention }
+
+// subsCache is a store's copy of the subscriptions, at an event_lock version.
+type subsCache struct {
+	mu      sync.Mutex
+	version int64 // -1: none yet
+	subs    []*storage.Subscription
+}
+
+func (s *Store) cachedSubs() (int64, []*storage.Subscription) {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	if s.subs.subs == nil && s.subs.version == 0 {
+		return -1, nil
+	}
+	return s.subs.version, s.subs.subs
+}
+
+func (s *Store) storeSubs(version int64, subs []*storage.Subscription) {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	if subs == nil {
+		subs = []*storage.Subscription{}
+	}
+	s.subs.version, s.subs.subs = version, subs
+}
+
+// loadSubs reads every subscription in q.
+func loadSubs(ctx context.Context, q pgx.Tx) ([]*storage.Subscription, error) {
+	rows, err := q.Query(ctx, `SELECT record FROM subscriptions`)
 	if err != nil {
-		res.Close()
-		return err
+		return nil, err
 	}
-	subs, err := pgx.CollectRows(mustQuery(res), func(row pgx.CollectableRow) (*storage.Subscription, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storage.Subscription, error) {
 		var raw []byte
 		if err := row.Scan(&raw); err != nil {
 			return nil, err
@@ -79,60 +199,6 @@ func (w *writeTx) logEvents() error {
 		sub := &storage.Subscription{}
 		return sub, json.Unmarshal(raw, sub)
 	})
-	if err := res.Close(); err != nil {
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	if len(w.importedSubs) > 0 {
-		if err := w.startImported(seqs); err != nil {
-			return err
-		}
-		subs = slices.DeleteFunc(subs, func(s *storage.Subscription) bool { return slices.Contains(w.importedSubs, s.ID) })
-	}
-	if len(logged) == 0 {
-		return nil
-	}
-
-	var (
-		evSeqs       = make([]int64, len(logged))
-		evRaws       = make([][]byte, len(logged))
-		dSubs        []string
-		dSeqs, dNext []int64
-		dRaws        [][]byte
-	)
-	for i, e := range logged {
-		e.Seq = uint64(seqs[i])
-		raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(e)
-		if err != nil {
-			return err
-		}
-		evSeqs[i], evRaws[i] = seqs[i], raw
-		for _, sub := range subs {
-			if sub.Matches(e) {
-				dSubs, dSeqs, dNext, dRaws = append(dSubs, sub.ID), append(dSeqs, seqs[i]), append(dNext, w.now), append(dRaws, raw)
-			}
-		}
-	}
-	b = &pgx.Batch{}
-	b.Queue(`INSERT INTO events (seq, record) SELECT * FROM unnest($1::bigint[], $2::bytea[])`, evSeqs, evRaws)
-	if len(dSubs) > 0 {
-		b.Queue(`INSERT INTO deliveries (subscription_id, seq, next_at, event) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bytea[])`,
-			dSubs, dSeqs, dNext, dRaws)
-		b.Queue(`SELECT pg_notify($1, '')`, deliveryChannel) // sent at commit: only a wake-up
-	}
-	if cut := seqs[len(seqs)-1] - eventRetention; cut > 0 {
-		b.Queue(`DELETE FROM events WHERE seq <= $1`, cut)
-	}
-	return w.tx.SendBatch(w.ctx, b).Close()
-}
-
-// mustQuery reads the next result of a batch as rows (an error shows in
-// the rows' Err).
-func mustQuery(res pgx.BatchResults) pgx.Rows {
-	rows, _ := res.Query()
-	return rows
 }
 
 // EventsAfter returns up to limit logged events with seq > after, oldest
@@ -142,17 +208,24 @@ func (s *Store) EventsAfter(ctx context.Context, after uint64, limit int) ([]*ai
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT record FROM events WHERE seq > $1 ORDER BY seq LIMIT $2`, int64(min(after, 1<<63-1)), limit)
+	rows, err := s.pool.Query(ctx, `SELECT seq, record FROM events WHERE seq > $1 ORDER BY seq LIMIT $2`, int64(min(after, 1<<63-1)), limit)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*aimemoryv1.Event, error) {
-		var raw []byte
-		if err := row.Scan(&raw); err != nil {
+		var (
+			seq int64
+			raw []byte
+		)
+		if err := row.Scan(&seq, &raw); err != nil {
 			return nil, err
 		}
 		e := &aimemoryv1.Event{}
-		return e, proto.Unmarshal(raw, e)
+		if err := proto.Unmarshal(raw, e); err != nil {
+			return nil, err
+		}
+		e.Seq = uint64(seq)
+		return e, nil
 	})
 }
 
@@ -178,13 +251,12 @@ func takenSeq(ctx context.Context, tx pgx.Tx) (uint64, error) {
 }
 
 // startImported sets the FromSeq of the subscriptions w imported past the
-// events w logs (seqs, taken holding the lock): they receive none of the
-// import's own writes, as boltstore's startAfterImport.
-func (w *writeTx) startImported(seqs []int64) error {
-	var from uint64
-	if len(seqs) > 0 {
-		from = uint64(seqs[len(seqs)-1])
-	} else {
+// events w logs (up to last when it logged any, taken holding the lock):
+// they receive none of the import's own writes, as boltstore's
+// startAfterImport.
+func (w *writeTx) startImported(last int64, logged bool) error {
+	from := uint64(last)
+	if !logged {
 		var err error
 		if from, err = takenSeq(w.ctx, w.tx); err != nil {
 			return err

@@ -66,6 +66,8 @@ type Store struct {
 	claimID string
 	// sealKey is what BindSealKey found (sealkey.go).
 	sealKey sealKeyState
+	// subs is the copy of the subscriptions writes match against (events.go).
+	subs subsCache
 }
 
 // Open connects to dsn, applies the embedded migrations under the

@@ -247,6 +247,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now int64, limit int, full fu
 				if err := proto.Unmarshal(raw, e); err != nil {
 					return err
 				}
+				e.Seq = uint64(seq) // stored without it (events.go)
 				out = append(out, &storage.Delivery{SubscriptionID: sub, Event: e, Attempts: uint32(attempts), NextAt: nextAt, LastError: lastErr})
 				return nil
 			})
