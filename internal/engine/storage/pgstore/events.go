@@ -30,6 +30,9 @@ import (
 // The row is locked, never updated, by writes (so SERIALIZABLE never fails
 // them on it); it is held from the end of a write's statements to its
 // commit, one round trip, and only by writes that log an event.
+//
+// The delivery queue and the claims are subscriptions.go's; NOTIFY, only a
+// wake-up, deliverywake.go's.
 
 // eventRetention is storage.EventRetention (a test lowers it).
 var eventRetention int64 = storage.EventRetention
@@ -98,7 +101,7 @@ func (w *writeTx) logEvents() error {
 	}
 	var last, have, notified int64
 	err := w.tx.QueryRow(w.ctx, logStatement, len(logged), raws, dSubs, dOrds, w.now, version, dRaws,
-		trimBelow(), deliveryChannel).Scan(&last, &have, &notified)
+		eventRetention, deliveryChannel).Scan(&last, &have, &notified)
 	if err != nil {
 		return err
 	}
@@ -156,9 +159,6 @@ func (w *writeTx) matchDeliveries(logged []*aimemoryv1.Event, raws [][]byte, sub
 	}
 	return ids, ords, rs
 }
-
-// trimBelow is how far below the new last seq the log keeps events (0: keep all).
-func trimBelow() int64 { return eventRetention }
 
 // subsCache is a store's copy of the subscriptions, at an event_lock version.
 type subsCache struct {

@@ -1,6 +1,6 @@
 -- +goose Up
 -- The durable event log (storage.EventLog): every logged event as the
--- wire Event message, by seq. Seqs are taken holding event_lock's row
+-- wire Event message, by seq (stored without it: the column is the seq). Seqs are taken holding event_lock's row
 -- (events.go), so they are visible in seq order: a reader that has seen
 -- seq n has seen every committed seq below it.
 CREATE SEQUENCE events_seq AS bigint;
