@@ -13,8 +13,10 @@
 // (catchup.go).
 //
 // Implemented: the Memories interface, the corpus statistics and namespace
-// counts, archive reads (Archived, GetArchived). Everything else returns
-// ErrNotImplemented, and the engine does not open this backend yet.
+// counts, archive reads (Archived, GetArchived), the durable event log,
+// webhook subscriptions and deliveries (events.go, subscriptions.go),
+// messages. Everything else returns ErrNotImplemented, and the engine does
+// not open this backend yet.
 package pgstore
 
 import (
