@@ -583,3 +583,41 @@ func TestSubscriptionsExportImport(t *testing.T) {
 		t.Fatalf("again: %q", outcomes)
 	}
 }
+
+// An engine that dies mid-attempt leaves its claims: another store takes
+// the delivery over once the lease has run out, and the dead one's late
+// settle (had it come back) changes nothing.
+func TestExpiredClaimTakenOver(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dead, live := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
+	ctx := context.Background()
+	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}); err != nil {
+		t.Fatal(err)
+	}
+	storeTitle(t, dead, "claimed, never settled")
+	now := time.Now().UnixNano()
+	claimed, _, err := dead.DueDeliveries(ctx, now, 10, nil, nil)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed %v, %v", claimed, err)
+	}
+	if d, next, _ := live.DueDeliveries(ctx, now+claimLease-1, 10, nil, nil); len(d) != 0 || next != now+claimLease {
+		t.Fatalf("within the lease: %v, next %d", d, next)
+	}
+	d, _, err := live.DueDeliveries(ctx, now+claimLease, 10, nil, nil)
+	if err != nil || len(d) != 1 || d[0].Event.GetSeq() != claimed[0].Event.GetSeq() {
+		t.Fatalf("after the lease: %v, %v", d, err)
+	}
+	if err := dead.SettleDelivery(ctx, now, claimed[0], storage.Delivered); err != nil {
+		t.Fatal(err)
+	}
+	if pending, _, _, _ := live.DeliveryState(ctx, "s", 1); pending != 1 {
+		t.Fatalf("the late settle of the old claim removed the delivery (pending %d)", pending)
+	}
+	if err := live.SettleDelivery(ctx, now+claimLease, d[0], storage.Delivered); err != nil {
+		t.Fatal(err)
+	}
+	subs, _ := live.ListSubscriptions(ctx)
+	if pending, _, _, _ := live.DeliveryState(ctx, "s", 1); pending != 0 || subs[0].Dispatched != 1 {
+		t.Fatalf("after the takeover's settle: pending %d, dispatched %d", pending, subs[0].Dispatched)
+	}
+}
