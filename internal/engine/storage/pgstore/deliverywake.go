@@ -30,11 +30,15 @@ func (s *Store) listen(ctx context.Context, ch chan<- struct{}) {
 		default: // one already pending: the dispatcher reads everything queued
 		}
 	}
-	wait := 100 * time.Millisecond
+	const first = 100 * time.Millisecond
+	wait := first
 	for ctx.Err() == nil {
-		err := s.listenOnce(ctx, wake)
+		listened, err := s.listenOnce(ctx, wake)
 		if ctx.Err() != nil {
 			return
+		}
+		if listened {
+			wait = first // it was up: a new failure starts the back-off afresh
 		}
 		s.log.Warn("webhook wake-up listener lost; reconnecting", "err", err, "in", wait)
 		select {
@@ -46,20 +50,21 @@ func (s *Store) listen(ctx context.Context, ch chan<- struct{}) {
 	}
 }
 
-// listenOnce listens until the connection fails or ctx ends.
-func (s *Store) listenOnce(ctx context.Context, wake func()) error {
+// listenOnce listens until the connection fails or ctx ends; listened
+// says whether it got as far as listening.
+func (s *Store) listenOnce(ctx context.Context, wake func()) (listened bool, err error) {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "LISTEN "+deliveryChannel); err != nil {
-		return err
+		return false, err
 	}
 	wake() // whatever was sent while this was not listening
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return err
+			return true, err
 		}
 		wake()
 	}
