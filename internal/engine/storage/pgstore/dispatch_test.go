@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
@@ -234,4 +236,90 @@ func TestDeliveryWakeAcrossEngines(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the reconnected listener did not hear the write")
 	}
+}
+
+// Subscriptions made while another engine writes: each receives exactly
+// the events logged after it (seq > FromSeq), however the writes and the
+// subscription interleave (a write that matched against the old list is
+// retried, or reads the new one).
+func TestSubscribeDuringWrites(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	writer, subscriber := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := writer.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+					Title: fmt.Sprintf("w%d n%d", w, i), Content: "c", Confidence: 1}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	// grown waits until the other engine has logged n more events.
+	var seen uint64
+	grown := func(n uint64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			last, err := writer.LastSeq(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last >= seen+n {
+				seen = last
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the writers are stuck at seq %d", last)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var subs []*storage.Subscription
+	for i := range 5 {
+		grown(10)
+		storeTitle(t, subscriber, fmt.Sprintf("from the subscriber %d", i)) // its own writes, matched from its copy
+		sub := &storage.Subscription{ID: fmt.Sprintf("s%d", i), URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}
+		if err := subscriber.PutSubscription(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	storeTitle(t, subscriber, "last")
+	grown(10)
+	close(stop)
+	wg.Wait()
+	evs, err := writer.EventsAfter(ctx, 0, 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range subs {
+		var want []int64
+		for _, e := range evs {
+			if e.GetSeq() > sub.FromSeq {
+				want = append(want, int64(e.GetSeq()))
+			}
+		}
+		rows, err := writer.pool.Query(ctx, `SELECT seq FROM deliveries WHERE subscription_id = $1 ORDER BY seq`, sub.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+			t.Errorf("%s (from seq %d): %d deliveries, want %d\n got %v\nwant %v", sub.ID, sub.FromSeq, len(got), len(want), got, want)
+		}
+	}
+	t.Logf("%d events, subscriptions from seqs %d…%d", len(evs), subs[0].FromSeq, subs[len(subs)-1].FromSeq)
 }
