@@ -106,9 +106,6 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 	for _, r := range rep.Refusals {
 		fmt.Fprintln(out, "refused "+r)
 	}
-	if len(pgstore.StubbedKinds) > 0 {
-		fmt.Fprintf(out, "this build's postgres backend cannot import %s yet\n", strings.Join(pgstore.StubbedKinds, ", "))
-	}
 	if !rep.Verified() {
 		return fail("%s does not hold exactly this data dir's records (see above); the data dir's records are as they were", where)
 	}

@@ -174,6 +174,9 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	defer st.Close()
+	if err := webhook.BindKey(ctx, st, sealer); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 
 	// Only the lock holder touches the socket: one left by a crashed engine
 	// is stale by now.

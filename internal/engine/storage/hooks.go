@@ -18,6 +18,10 @@ type EventLog interface {
 	LastSeq(ctx context.Context) (uint64, error)
 }
 
+// LoggedEvent says whether an event type goes into the log. A touch is a
+// read's bookkeeping, not a change anyone subscribes to.
+func LoggedEvent(typ string) bool { return typ != "memory_touch" }
+
 // EventRetention is how many events the log keeps: older ones are trimmed
 // in the transaction that logs newer ones. A consumer further behind than
 // this loses the events in between (webhook deliveries are queued apart,
@@ -120,4 +124,31 @@ func (s *Subscription) Matches(e *aimemoryv1.Event) bool {
 		return false
 	}
 	return true
+}
+
+// DeliveryWaker is implemented by a backend whose delivery queue other
+// processes fill too (a database several engines share): the channel
+// receives when deliveries may have been queued by any of them, until ctx
+// ends. It is only a wake-up: one lost (a dropped connection) delays a
+// delivery until the dispatcher's next look, never loses it.
+type DeliveryWaker interface {
+	DeliveryWake(ctx context.Context) <-chan struct{}
+}
+
+// SealKeyBinder is implemented by a backend several engines share. The
+// subscriptions' secrets are sealed with a data dir's webhook key, so
+// every engine of the database must hold the same key: BindSealKey
+// records fingerprint (of this engine's key) when the database has none,
+// and fails with *SealKeyMismatchError when it holds another.
+type SealKeyBinder interface {
+	BindSealKey(ctx context.Context, fingerprint string) error
+}
+
+// SealKeyMismatchError: this engine's webhook key is not the one the
+// shared database's subscriptions are sealed with.
+type SealKeyMismatchError struct{ Database, Engine string }
+
+func (e *SealKeyMismatchError) Error() string {
+	return "webhook.key of this data dir (fingerprint " + e.Engine + ") is not the one this database's webhook secrets are sealed with (" +
+		e.Database + "): copy webhook.key from the data dir of an engine already serving this database"
 }

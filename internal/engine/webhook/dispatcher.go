@@ -122,6 +122,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		defer sub.Close()
 		wake = sub.C
 	}
+	// A store other engines share wakes it for their writes too; its
+	// wake-ups may be lost, so it also looks every remotePoll.
+	var remote <-chan struct{}
+	if w, ok := d.cfg.Store.(storage.DeliveryWaker); ok {
+		remote = w.DeliveryWake(ctx)
+	}
 	defer d.setHold(false)
 	defer d.attempts.Wait() // each sees ctx end and stops without settling
 	for {
@@ -133,14 +139,17 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		d.setHold(queued)
 		var timer <-chan time.Time
 		switch {
-		case next > 0:
+		case next > 0 && (remote == nil || next < remotePoll):
 			timer = d.cfg.Clock.After(next)
+		case remote != nil:
+			timer = d.cfg.Clock.After(remotePoll)
 		case wake == nil:
 			timer = d.cfg.Clock.After(time.Second)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-remote:
 		case <-wake:
 		case <-timer:
 		case <-d.settled:
@@ -157,6 +166,10 @@ func (d *Dispatcher) setHold(on bool) {
 		d.release = nil
 	}
 }
+
+// remotePoll is how often a dispatcher over a shared store looks at the
+// queue with no wake-up: the bound on the delay a lost one costs.
+const remotePoll = 30 * time.Second
 
 // maxPerSubscription bounds one subscription's attempts in flight.
 const maxPerSubscription = 2

@@ -520,3 +520,43 @@ func TestEachDeliveryAttemptedOnce(t *testing.T) {
 		}
 	}
 }
+
+// wakingStore is a store other processes fill too (storage.DeliveryWaker):
+// the test sends its wake-ups.
+type wakingStore struct {
+	*recordingStore
+	wake chan struct{}
+}
+
+func (s wakingStore) DeliveryWake(context.Context) <-chan struct{} { return s.wake }
+
+// A dispatcher over a shared store is woken by the store's wake-ups (no
+// broadcaster sees another engine's writes), and a lost wake-up only
+// delays a delivery until its next look, 30 s later at most.
+func TestSharedStoreWakeUpsAndBackstop(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	r := newRig(t, loopbackOnly, nil)
+	r.stop()
+	st := wakingStore{r.rec, make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	d := webhook.New(webhook.Config{Store: st, Guard: loopbackOnly, Backoff: backoff, Clock: r.clock})
+	go func() { defer close(done); d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	r.clock.awaitTimer(t) // idle, waiting
+
+	r.subscribe(srv.URL+"/hook", "")
+	r.store("written by another engine") // no broadcaster: nothing wakes it but the store
+	st.wake <- struct{}{}
+	if s := r.next(); s.o != storage.Delivered || s.d.Event.GetTitle() != "written by another engine" {
+		t.Fatalf("after the wake-up: %v %v", s.o, s.d.Event)
+	}
+	r.clock.awaitTimer(t) // the look that started the attempt
+	r.clock.awaitTimer(t) // the look after it settled: idle again
+	r.store("its wake-up lost")
+	r.clock.Advance(30 * time.Second)
+	if s := r.next(); s.o != storage.Delivered || s.d.Event.GetTitle() != "its wake-up lost" {
+		t.Fatalf("after the backstop look: %v %v", s.o, s.d.Event)
+	}
+}

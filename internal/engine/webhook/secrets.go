@@ -1,11 +1,15 @@
 package webhook
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/keyfile"
 )
 
@@ -17,7 +21,10 @@ const SecretKeyFile = "webhook.key"
 // Sealer encrypts subscription secrets at rest (AES-256-GCM, the
 // subscription id as associated data, so a sealed secret cannot be moved
 // to another subscription).
-type Sealer struct{ aead cipher.AEAD }
+type Sealer struct {
+	aead        cipher.AEAD
+	fingerprint string
+}
 
 // OpenSealer loads (or creates, race-free) the data dir's secret key.
 func OpenSealer(dataDir string) (*Sealer, error) {
@@ -38,8 +45,14 @@ func NewSealer(key []byte) (*Sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sealer{aead: aead}, nil
+	sum := sha256.Sum256(append([]byte("ai-memory webhook.key fingerprint\x00"), key...))
+	return &Sealer{aead: aead, fingerprint: hex.EncodeToString(sum[:8])}, nil
 }
+
+// Fingerprint names the key without giving it away: engines sharing one
+// database compare it (storage.SealKeyBinder), since any of them may open
+// a secret another sealed.
+func (s *Sealer) Fingerprint() string { return s.fingerprint }
 
 // Seal encrypts secret for subscription id: nonce followed by ciphertext.
 func (s *Sealer) Seal(id string, secret []byte) ([]byte, error) {
@@ -61,4 +74,16 @@ func (s *Sealer) Open(id string, sealed []byte) ([]byte, error) {
 		return nil, errors.New("secret cannot be decrypted (was " + SecretKeyFile + " replaced?)")
 	}
 	return out, nil
+}
+
+// BindKey checks, on a store several engines share (storage.SealKeyBinder),
+// that this engine's key is the database's, recording it if the database
+// has none: a secret sealed by one engine must open on every other. A
+// store of one engine's own (bbolt) is left alone.
+func BindKey(ctx context.Context, st any, s *Sealer) error {
+	b, ok := st.(storage.SealKeyBinder)
+	if !ok || s == nil {
+		return nil
+	}
+	return b.BindSealKey(ctx, s.Fingerprint())
 }

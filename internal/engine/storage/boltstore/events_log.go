@@ -21,9 +21,8 @@ import (
 // eventRetention is storage.EventRetention (a test lowers it).
 var eventRetention uint64 = storage.EventRetention
 
-// loggedEvent says whether an event type goes into the log. A touch is a
-// read's bookkeeping, not a change anyone subscribes to.
-func loggedEvent(typ string) bool { return typ != "memory_touch" }
+// loggedEvent is storage.LoggedEvent.
+func loggedEvent(typ string) bool { return storage.LoggedEvent(typ) }
 
 // logEvents numbers and logs the events of a batch inside its transaction,
 // queues their webhook deliveries, then trims the log to

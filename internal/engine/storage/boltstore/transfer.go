@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
@@ -140,9 +140,7 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 			if err != nil {
 				return fmt.Errorf("decode subscription %q: %w", k, err)
 			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: &aimemoryv1.WebhookSubscription{
-				Id: sub.ID, Url: sub.URL, Events: sub.Events, NamespaceFilter: sub.NamespaceFilter, AgentFilter: sub.AgentFilter,
-				IncludeContent: sub.IncludeContent, SealedSecret: sub.SealedSecret, CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt}}})
+			return each(ops.ExportedSubscription(sub))
 		})
 	})
 }
@@ -211,6 +209,15 @@ func (w *writeTx) startAfterImport(ids []string, base uint64) error {
 
 // refusal is a record import turns down; any other error aborts the batch.
 type refusal struct{ error }
+
+// asRefusal is err as a refusal when ops refused (ops.ImportRefusal).
+func asRefusal(err error) error {
+	var r ops.ImportRefusal
+	if errors.As(err, &r) {
+		return refusal{r.Unwrap()}
+	}
+	return err
+}
 
 func refuse(format string, a ...any) error { return refusal{fmt.Errorf(format, a...)} }
 
@@ -466,30 +473,18 @@ func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
 // the same id, target and filters is unchanged whatever its sealed bytes
 // (each sealing draws a fresh nonce).
 func (w *writeTx) importSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
-	if err := record.ValidateID("id", in.GetId()); err != nil {
-		return "", refusal{err}
+	sub, err := ops.ImportedSubscription(in)
+	if err != nil {
+		return "", asRefusal(err)
 	}
-	if in.GetUrl() == "" || len(in.GetEvents()) == 0 {
-		return "", refuse("subscription %s: url and events must be set", in.GetId())
-	}
-	if err := record.ValidateAgentID("created_by", in.GetCreatedBy()); err != nil {
-		return "", refusal{err}
-	}
-	sub := &storage.Subscription{ID: in.GetId(), URL: in.GetUrl(), Events: in.GetEvents(), NamespaceFilter: in.GetNamespaceFilter(),
-		AgentFilter: in.GetAgentFilter(), IncludeContent: in.GetIncludeContent(), SealedSecret: in.GetSealedSecret(),
-		CreatedBy: in.GetCreatedBy(), CreatedAt: in.GetCreatedAt()}
 	b := w.tx.Bucket(bucketSubs)
 	old, err := decodeSub(b.Get([]byte(sub.ID)))
 	if err != nil {
 		return "", err
 	}
 	if old != nil {
-		if old.URL == sub.URL && slices.Equal(old.Events, sub.Events) && old.NamespaceFilter == sub.NamespaceFilter &&
-			old.AgentFilter == sub.AgentFilter && old.IncludeContent == sub.IncludeContent && old.CreatedBy == sub.CreatedBy &&
-			old.CreatedAt == sub.CreatedAt && (len(old.SealedSecret) > 0) == (len(sub.SealedSecret) > 0) {
-			return "unchanged", nil
-		}
-		return "", refuse("subscription %s exists with another target or filters; import does not overwrite", sub.ID)
+		outcome, err := ops.ImportOverExisting(old, sub)
+		return outcome, asRefusal(err)
 	}
 	raw, err := json.Marshal(sub) // FromSeq: startAfterImport
 	if err != nil {

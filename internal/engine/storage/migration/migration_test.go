@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,19 +72,12 @@ func everyKind(t *testing.T) *boltstore.Store {
 	return src
 }
 
-// movable: kind can be imported by this build's postgres backend.
-func movable(kind string) bool { return !slices.Contains(pgstore.StubbedKinds, kind) }
-
 // TestCopyInterruptedResumedVerified: a copy cancelled after its first
 // batch is continued by running it again, which creates the rest and
 // finds the first batch's records unchanged: no record twice, and every
 // kind the same in both stores by count and checksum. A third run changes
-// nothing. Kinds whose postgres part is still a stub (StubbedKinds) are
-// refused by the target; every other kind must match exactly.
+// nothing.
 func TestCopyInterruptedResumedVerified(t *testing.T) {
-	if len(pgstore.StubbedKinds) > 0 {
-		t.Logf("kinds not yet importable by the postgres backend (stubs): %v", pgstore.StubbedKinds)
-	}
 	src := everyKind(t)
 	dst, err := pgstore.Open(context.Background(), pgtest.DSN(t), storage.Options{})
 	if err != nil {
@@ -114,9 +106,6 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 		t.Logf("%-13s source %d target %d: %d created, %d unchanged, %d refused; same %v", k.Kind, k.Source, k.Target, k.Created, k.Unchanged, k.Refused, k.Same())
 		created += k.Created
 		unchanged += k.Unchanged
-		if !movable(k.Kind) {
-			continue
-		}
 		if !k.Same() || k.Refused > 0 || k.Created+k.Unchanged != k.Source {
 			t.Errorf("%s: not copied exactly: %+v", k.Kind, k)
 		}
@@ -124,13 +113,11 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 	if unchanged < 3 || created == 0 {
 		t.Errorf("resumed run: %d created, %d unchanged; want the interrupted run's 3 records unchanged", created, unchanged)
 	}
-	if len(pgstore.StubbedKinds) == 0 && !rep.Verified() {
+	if !rep.Verified() {
 		t.Errorf("not verified: %v", rep.Refusals)
 	}
 	for _, r := range rep.Refusals {
-		if kind, _, _ := strings.Cut(r, ":"); movable(kind) {
-			t.Errorf("refused: %s", r)
-		}
+		t.Errorf("refused: %s", r)
 	}
 
 	again, err := Copy(context.Background(), src, dst, Options{})
@@ -138,7 +125,7 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range again.Kinds {
-		if k.Created != 0 || (movable(k.Kind) && k.Unchanged != k.Source) {
+		if k.Created != 0 || k.Unchanged != k.Source {
 			t.Errorf("third run changed %s: %+v", k.Kind, k)
 		}
 	}

@@ -118,3 +118,29 @@ func BenchmarkForgetDryRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStoreWithSubscriptions is BenchmarkStore on PostgreSQL with
+// subs subscriptions matching every write: each store also queues that
+// many deliveries and sends a NOTIFY at its commit.
+func BenchmarkStoreWithSubscriptions(b *testing.B) {
+	for _, subs := range []int{1, 3} {
+		b.Run(fmt.Sprintf("subs=%d", subs), func(b *testing.B) {
+			s := open(b, storage.Options{})
+			for i := range subs {
+				if err := s.PutSubscription(context.Background(), &storage.Subscription{ID: fmt.Sprintf("s%d", i), URL: "https://a.example/x",
+					Events: []string{"*"}, CreatedBy: "ai:bench"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			r := rand.New(rand.NewPCG(3, 4))
+			for i := 0; b.Loop(); i++ {
+				_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+					Title: fmt.Sprintf("bench %d", i), Content: benchText(r, 40), Confidence: 1,
+				}})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -46,7 +46,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Cleanup(func() { bolt.Close() })
 	pg := open(t, opts)
-	d := &differ{t: t, clk: clk, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), names: [2]map[string]string{{}, {}}, did: map[string]int{}}
+	d := &differ{t: t, clk: clk, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), names: [2]map[string]string{{}, {}}, did: map[string]int{}, now: clk.Now}
 	backends := [2]storage.Backend{bolt, pg}
 
 	for i := range ops {
@@ -93,7 +93,8 @@ type differ struct {
 	// linked and traversed count the links created and the link reads
 	// that found some (on postgres), for the same reason.
 	linked, traversed int
-	ends              []string // labels of linked memories, for reads and unlinks to pick
+	ends              []string         // labels of linked memories, for reads and unlinks to pick
+	now               func() time.Time // the backends' clock
 }
 
 // answer is one backend's reply to one operation.
@@ -142,6 +143,9 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 			return 0
 		}
 		return 1
+	}
+	if d.rng.IntN(6) == 0 {
+		return d.eventOp() // differential_events_test.go
 	}
 	if d.rng.IntN(8) == 0 {
 		return d.vectorOp(which)
@@ -558,7 +562,6 @@ func (d *differ) near() string {
 	}
 	return "m" + strconv.Itoa(d.made-1-d.rng.IntN(min(d.made, 12)))
 }
-
 
 // sortLinks puts links and nodes in the order of their labels: a backend
 // answers in id order, and ids differ between the two.

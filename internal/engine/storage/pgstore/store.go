@@ -30,6 +30,10 @@
 // counts, archive reads (Archived, GetArchived), vectors, export and
 // import (transfer.go). Everything else returns ErrNotImplemented, and the
 // engine does not open this backend yet.
+// counts, archive reads (Archived, GetArchived), the durable event log,
+// webhook subscriptions and deliveries (events.go, subscriptions.go),
+// messages. Everything else returns ErrNotImplemented, and the engine does
+// not open this backend yet.
 package pgstore
 
 import (
@@ -82,6 +86,14 @@ type Store struct {
 
 	vecs *vecset.Set    // the vectors' copy, caught up with idx (vectors.go)
 	pgv  *pgvectorState // set at open (pgvector.go)
+
+	// claimID names this store in the delivery claims it takes
+	// (subscriptions.go): unique per Open.
+	claimID string
+	// sealKey is what BindSealKey found (sealkey.go).
+	sealKey sealKeyState
+	// subs is the copy of the subscriptions writes match against (events.go).
+	subs subsCache
 }
 
 // Open connects to dsn, applies the embedded migrations under the
@@ -117,6 +129,8 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		now:    opts.Now,
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		claimID: newClaimID(),
 	}
 	s.detectPgvector(ctx)
 	start := time.Now()

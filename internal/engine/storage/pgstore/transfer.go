@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -128,8 +129,7 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 		for i, r := range records {
 			outcome, err := im.importRecord(r)
 			if err != nil {
-				var ref refusal
-				if !errors.As(err, &ref) {
+				if !isRefusal(err) {
 					return err
 				}
 				results[i] = &aimemoryv1.ImportResult{Outcome: "refused", Error: err.Error()}
@@ -142,13 +142,18 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 	return results, err
 }
 
-// StubbedKinds are the record kinds this build cannot import yet: their
-// owners' parts of this backend are being written in parallel (issue 16).
-// Empty once they are in; migrate names them.
-var StubbedKinds []string
-
 // refusal is a record import turns down; any other error aborts the batch.
 type refusal struct{ error }
+
+// isRefusal: err turns one record down (a refusal here, or the shared
+// steps' ops.ImportRefusal) rather than aborting the batch.
+func isRefusal(err error) bool {
+	var (
+		own    refusal
+		shared ops.ImportRefusal
+	)
+	return errors.As(err, &own) || errors.As(err, &shared)
+}
 
 func refuse(format string, a ...any) error { return refusal{fmt.Errorf(format, a...)} }
 

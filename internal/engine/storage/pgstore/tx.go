@@ -36,6 +36,9 @@ type writeTx struct {
 	now     int64
 	changes []index.Change
 	events  []*aimemoryv1.Event
+	// importedSubs: subscriptions this write imported; they start after
+	// its own events (logEvents).
+	importedSubs []string
 }
 
 // write runs fn in a SERIALIZABLE transaction, committed (durably, by the
@@ -81,6 +84,10 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	return fmt.Errorf("write lost %d races with other engines: %w", maxAttempts, err)
 }
 
+// beforeCommit, when a test sets it, runs between a write's last
+// statement and its commit.
+var beforeCommit func(w *writeTx) error
+
 // runTx is one attempt of a write. A panic in fn fails that write alone.
 func (s *Store) runTx(ctx context.Context, fn func(w *writeTx) error) (w *writeTx, err error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
@@ -99,6 +106,14 @@ func (s *Store) runTx(ctx context.Context, fn func(w *writeTx) error) (w *writeT
 	w = &writeTx{ctx: ctx, s: s, tx: tx, now: s.nowNanos()}
 	if err := fn(w); err != nil {
 		return nil, err
+	}
+	if err := w.logEvents(); err != nil {
+		return nil, err
+	}
+	if beforeCommit != nil {
+		if err := beforeCommit(w); err != nil {
+			return nil, err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, err
@@ -271,7 +286,7 @@ func (w *writeTx) logChange(c index.Change, record []byte) error {
 }
 
 func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
-	if typ == "" { // engine bookkeeping (FlushSeen): not an event
+	if typ == "" { // bookkeeping (FlushSeen, an inbox read's access count): not an event
 		return
 	}
 	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
@@ -283,6 +298,7 @@ func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 		AgentId:   agent,
 		At:        w.now,
 		Principal: c.Principal,
+		Title:     m.GetTitle(),
 	})
 }
 

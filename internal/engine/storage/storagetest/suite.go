@@ -95,6 +95,10 @@ var conformanceTests = []conformanceTest{
 	// policy and events
 	{"WritePolicy", testWritePolicy},
 	{"EventsAfterCommit", testEventsAfterCommit},
+	{"EventLogResumeCursor", testEventLogResumeCursor},
+	{"DeliveriesQueuedWithTheWrite", testDeliveriesQueuedWithTheWrite},
+	{"DeliveryOutcomes", testDeliveryOutcomes},
+	{"Inbox", testInbox},
 	// links, timeline, entities, namespaces
 	{"LinksCascadeOnDelete", testLinksCascadeOnDelete},
 	{"PutLinkValidatesAndWritesNothingOnBadInput", testPutLinkValidatesAndWritesNothingOnBadInput},
