@@ -26,10 +26,13 @@ import (
 // Health reports.
 type Config struct {
 	Backend storage.Backend
-	Events  *events.Broadcaster
-	Version string
-	DataDir string
-	Log     *slog.Logger
+	// BackendName and Location are what Health reports of the backend
+	// ("postgres", user@host:port/db; never a password).
+	BackendName, Location string
+	Events                *events.Broadcaster
+	Version               string
+	DataDir               string
+	Log                   *slog.Logger
 	// Embedder is the data dir's embedding endpoint; nil = none.
 	Embedder *embedder.Embedder
 	// Chat is the data dir's chat endpoint; nil = none.
@@ -77,6 +80,9 @@ func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aime
 		DataDir:       s.cfg.DataDir,
 		Pid:           int64(os.Getpid()),
 		MemoryCount:   uint64(s.cfg.Backend.Count()),
+		Backend:       s.cfg.BackendName,
+		Location:      s.cfg.Location,
+		Capabilities:  capabilities(s.cfg.Backend),
 	}, nil
 }
 
@@ -161,4 +167,17 @@ func (m errorMapper) status(err error) error {
 	}
 	m.log.Error("engine request failed", "err", err)
 	return status.Error(codes.Internal, err.Error())
+}
+
+// capabilities are the backend's flags, when it reports them.
+func capabilities(b storage.Backend) []*aimemoryv1.BackendCapability {
+	c, ok := b.(storage.Capabilities)
+	if !ok {
+		return nil
+	}
+	var out []*aimemoryv1.BackendCapability
+	for _, f := range c.Capabilities() {
+		out = append(out, &aimemoryv1.BackendCapability{Name: f.Name, On: f.On, Detail: f.Detail})
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"sync"
 	"testing"
 
@@ -34,8 +35,12 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM ai_memory_schema WHERE version_id > 0`).Scan(&applied); err != nil {
 		t.Fatal(err)
 	}
-	if applied != SchemaVersion {
-		t.Fatalf("%d migrations recorded, want %d", applied, SchemaVersion)
+	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != len(files) { // each once (numbers may have gaps while parts are built apart)
+		t.Fatalf("%d migrations recorded, want %d", applied, len(files))
 	}
 }
 
