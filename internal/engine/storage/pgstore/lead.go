@@ -57,7 +57,7 @@ func (s *Store) Lead(ctx context.Context, task string) (<-chan struct{}, func(),
 				}
 			}
 			if err == nil {
-				return s.held(task, conn)
+				return s.held(task, key, conn)
 			}
 			conn.Close(context.WithoutCancel(ctx))
 		}
@@ -74,7 +74,7 @@ func (s *Store) Lead(ctx context.Context, task string) (<-chan struct{}, func(),
 }
 
 // held watches the lock's connection: lost closes when it fails.
-func (s *Store) held(task string, conn *pgx.Conn) (<-chan struct{}, func(), error) {
+func (s *Store) held(task string, key int32, conn *pgx.Conn) (<-chan struct{}, func(), error) {
 	s.log.Info("leading", "task", task)
 	lost, stop, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
@@ -85,6 +85,11 @@ func (s *Store) held(task string, conn *pgx.Conn) (<-chan struct{}, func(), erro
 		for {
 			select {
 			case <-stop:
+				// Unlocked before the close returns, so a successor need not
+				// wait for the server to notice the session ended.
+				ctx, cancel := context.WithTimeout(context.Background(), leaderCheck)
+				conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, leaderLockClass, key)
+				cancel()
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), leaderCheck)
@@ -106,7 +111,7 @@ func (s *Store) held(task string, conn *pgx.Conn) (<-chan struct{}, func(), erro
 	return lost, release, nil
 }
 
-// LeaderSessions is, for tests and doctor, the backend pid of the session
+// LeaderSession is, for tests and doctor, the backend pid of the session
 // holding task's lock (0: none).
 func (s *Store) LeaderSession(ctx context.Context, task string) (int32, error) {
 	var pid int32
