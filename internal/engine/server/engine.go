@@ -47,6 +47,9 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	e := errorMapper{log: c.Log}
+	if t, ok := c.Backend.(storage.ErrorTranslator); ok {
+		e.translate = t.TranslateError
+	}
 	aimemoryv1.RegisterEngineServer(g, &Engine{cfg: c})
 	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e, emb: c.Embedder})
 	if c.Chat != nil {
@@ -134,11 +137,17 @@ func (c *chunkWriter) flush() error {
 
 // errorMapper maps a storage error to a gRPC status: rule violations name
 // the field, and anything unexpected is Internal (and logged).
-type errorMapper struct{ log *slog.Logger }
+type errorMapper struct {
+	log       *slog.Logger
+	translate func(error) error // the backend's (storage.ErrorTranslator); nil: none
+}
 
 func (m errorMapper) status(err error) error {
 	if err == nil {
 		return nil
+	}
+	if m.translate != nil {
+		err = m.translate(err)
 	}
 	var fe *record.FieldError
 	switch {
@@ -160,6 +169,9 @@ func (m errorMapper) status(err error) error {
 		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, storage.ErrDecided):
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, storage.ErrUnavailable):
+		m.log.Warn("engine request failed: storage unavailable", "err", err)
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
