@@ -21,7 +21,7 @@ var _ storage.ErrorTranslator = (*Store)(nil)
 // instead of quoting socket paths. Others are returned unchanged.
 func (s *Store) TranslateError(err error) error {
 	if cause, ok := unreachable(err); ok {
-		return fmt.Errorf("%w (%s); retry", storage.ErrUnavailable, truncate(cause, 64))
+		return fmt.Errorf("%w (%s)", storage.ErrUnavailable, truncate(cause, 64))
 	}
 	return err
 }
