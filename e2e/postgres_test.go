@@ -9,6 +9,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 )
 
@@ -436,4 +439,42 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 		return 0
 	}
 	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))].Round(time.Microsecond)
+}
+
+// doctor names the backend, the database without its password, the
+// schema and the capability flags; the password is nowhere in the data dir.
+func TestPostgresDoctorReportsTheBackend(t *testing.T) {
+	e := newEnv(t)
+	e.usePostgresEnv(pgtest.DSN(t) + " password=s3cretpw")
+	h := e.startHost(nil)
+	h.ok("memory_store", map[string]any{"title": "doctor", "content": "on postgres"})
+	out, code := e.doctor()
+	if code != 0 || !contains(out, "storage", "postgres at postgres@", fmt.Sprintf("schema %d", pgstore.SchemaVersion),
+		"capability shared_database", "capability vector_index_pgvector") || strings.Contains(out, "s3cretpw") {
+		t.Fatalf("doctor (exit %d):\n%s", code, out)
+	}
+	t.Logf("doctor:\n%s", out)
+	for _, name := range []string{"engine.toml", "engine.log"} {
+		data, err := os.ReadFile(filepath.Join(e.dataDir, name))
+		if err != nil || strings.Contains(string(data), "s3cretpw") {
+			t.Fatalf("%s holds the password (%v)", name, err)
+		}
+	}
+}
+
+// A postgres data dir without a DSN, or with a database that cannot be
+// reached, fails every call saying so (the engine's reason, the database
+// without its password), instead of a bare exit status.
+func TestPostgresMisconfigurationFailsClearly(t *testing.T) {
+	e := newEnv(t)
+	e.storage = "[storage]\nbackend = \"postgres\"\n"
+	e.writeConfig("")
+	e.startHost(nil).fails("memory_store", map[string]any{"title": "t", "content": "c"}, `[storage] backend = "postgres" needs a DSN`)
+
+	e2 := newEnv(t)
+	e2.usePostgresEnv("host=/nonexistent/pg port=5432 user=team password=s3cretpw dbname=memory")
+	text, isErr := e2.startHost(nil).call("memory_store", map[string]any{"title": "t", "content": "c"})
+	if !isErr || !contains(text, "postgres team@/nonexistent/pg:5432/memory unreachable") || strings.Contains(text, "s3cretpw") {
+		t.Fatalf("unreachable database: isError=%v %q", isErr, text)
+	}
 }

@@ -106,7 +106,7 @@ func (s *Store) capabilities() []storage.Capability {
 	}
 	return []storage.Capability{
 		{Name: "shared_database", On: true, Detail: "engines on several machines may use this database at once"},
-		{Name: "background_leaders", On: true, Detail: "gc, archive purge, webhook dispatch and change-log pruning run on one engine, chosen by advisory lock"},
+		{Name: "background_leaders", On: true, Detail: "archive purge, webhook dispatch and change-log pruning run on one engine at a time, chosen by advisory lock"},
 		{Name: "index_cache_from_change_log", On: true, Detail: "each engine keeps its keyword index in memory, fed by the change table"},
 		{Name: "vector_index_pgvector", On: false, Detail: detail},
 	}
