@@ -111,13 +111,19 @@ func (s *Store) held(task string, key int32, conn *pgx.Conn) (<-chan struct{}, f
 	return lost, release, nil
 }
 
+// LeaderLock is task's advisory lock as pg_locks shows it (classid,
+// objid; objsubid 2), for tests and operators looking for the leader.
+func LeaderLock(task string) (classID, objID uint32) {
+	return uint32(leaderLockClass), uint32(leaderKey(task))
+}
+
 // LeaderSession is, for tests and doctor, the backend pid of the session
 // holding task's lock (0: none).
 func (s *Store) LeaderSession(ctx context.Context, task string) (int32, error) {
 	var pid int32
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(pid), 0) FROM pg_locks
 		WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2 AND objsubid = 2`,
-		uint32(leaderLockClass), uint32(leaderKey(task))).Scan(&pid)
+		uint32(leaderLockClass), uint32(leaderKey(task))).Scan(&pid) // LeaderLock's
 	if err != nil {
 		return 0, fmt.Errorf("leader session: %w", err)
 	}
