@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,15 +144,19 @@ func TestPrunedChangeLogReloads(t *testing.T) {
 	if n, err := writer.PruneChanges(ctx, time.Hour); err != nil || n != 0 {
 		t.Fatalf("second prune: %d rows (%v), want 0", n, err)
 	}
-	for _, s := range []*Store{idle, writer} {
-		resp, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(resp.GetResults()) != 3 {
-			t.Fatalf("%d results after the prune, want 3", len(resp.GetResults()))
-		}
+	// Readers at once: one of them reloads, none sees a half-replaced index.
+	var wg sync.WaitGroup
+	for _, s := range []*Store{idle, idle, idle, writer} {
+		wg.Go(func() {
+			resp, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10})
+			if err != nil {
+				t.Error(err)
+			} else if len(resp.GetResults()) != 3 {
+				t.Errorf("%d results after the prune, want 3", len(resp.GetResults()))
+			}
+		})
 	}
+	wg.Wait()
 	// New writes after a reload are still seen (its position is the horizon or later).
 	if _, err := writer.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("zebra four", "striped four")}); err != nil {
 		t.Fatal(err)
