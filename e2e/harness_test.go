@@ -23,6 +23,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 )
 
 // bins is the directory with ai-memory, its plugins and their manifest.
@@ -49,6 +51,7 @@ func TestMain(m *testing.M) {
 	if code == 0 {
 		code = m.Run()
 	}
+	pgtest.StopShared() // the PostgreSQL cluster, if a test started one
 	os.Exit(code)
 }
 
@@ -147,6 +150,7 @@ type env struct {
 	hostDir string // the host's working directory ("" = the temp dir)
 	extra   []string
 	pins    map[string]string // [plugins] beyond the default test plugin
+	storage string            // a [storage] section (usePostgres), "" = bbolt
 }
 
 // newEnv makes a fresh data dir (short path: it holds a unix socket) and a
@@ -159,6 +163,9 @@ func newEnv(t testing.TB) *env {
 	}
 	e := &env{t: t, dataDir: filepath.Join(dir, "d"), config: filepath.Join(dir, "config.toml"), binDir: bins}
 	e.writeConfig("")
+	if os.Getenv(envBackend) == "postgres" {
+		e.usePostgres(pgtest.DSN(t))
+	}
 	t.Cleanup(func() {
 		for _, p := range processesMentioning(dir) {
 			syscall.Kill(p, syscall.SIGKILL)
@@ -186,7 +193,7 @@ func (e *env) writeConfig(extra string) {
 	for path, sum := range e.pins {
 		cfg += fmt.Sprintf("%q = %q\n", path, sum)
 	}
-	cfg += extra
+	cfg += extra + "\n" + e.storage
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

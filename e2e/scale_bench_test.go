@@ -51,31 +51,11 @@ func seedDataDir(b *testing.B, n int) string {
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "memory.db")
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "core"})
-	st, err := boltstore.Open(ctx, path, storage.Options{})
+	st, err := boltstore.Open(context.Background(), path, storage.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	words := []string{"replication", "postgres", "deploy", "friday", "cache", "index", "latency", "review", "budget", "schema", "migration", "token"}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Go(func() {
-			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				w := func(k int64) string { return words[(i*k)%int64(len(words))] }
-				_, err := st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
-					Title:     fmt.Sprintf("note %d about %s", i, w(7)),
-					Content:   fmt.Sprintf("%s %s %s and %s, item %d", w(3), w(5), w(11), w(13), i),
-					Namespace: fmt.Sprintf("proj/p%d", i%50), Tier: "long", Priority: 5, Confidence: 1,
-				}})
-				if err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	seedStores(b, n, st)
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -94,4 +74,38 @@ func copyFile(b *testing.B, from, to string) {
 	if err := os.WriteFile(to, data, 0o600); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// memoryStorer is either backend's store of memories.
+type memoryStorer interface {
+	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
+}
+
+// seedStores writes memories 1…n through the storage layer, with 32
+// writers spread over stores (group commit, or several engines' worth of
+// connections, keeps it quick).
+func seedStores(b *testing.B, n int, stores ...memoryStorer) {
+	b.Helper()
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "core"})
+	words := []string{"replication", "postgres", "deploy", "friday", "cache", "index", "latency", "review", "budget", "schema", "migration", "token"}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 32 {
+		st := stores[g%len(stores)]
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				w := func(k int64) string { return words[(i*k)%int64(len(words))] }
+				_, err := st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+					Title:     fmt.Sprintf("note %d about %s", i, w(7)),
+					Content:   fmt.Sprintf("%s %s %s and %s, item %d", w(3), w(5), w(11), w(13), i),
+					Namespace: fmt.Sprintf("proj/p%d", i%50), Tier: "long", Priority: 5, Confidence: 1,
+				}})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -57,7 +57,7 @@ func TestUnknownConfigKeyIsAnError(t *testing.T) {
 	e := newEnv(t)
 	for _, tc := range []struct{ toml, want string }{
 		{"[storage]\nbackend = \"mysql\"\n", "[storage] backend: must be one of bbolt"},
-		{"[storage]\nbackend = \"postgres\"\n", "[storage] backend: \"postgres\" is not available yet"},
+		{"[storage]\ndsn = \"host=db\"\n", "[storage] dsn: only for backend = \"postgres\""},
 		{"[storag]\nbackend = \"bbolt\"\n", "unknown key storag"},
 		{"[mcp]\nprofle = \"graph\"\n", "unknown key mcp.profle"},
 	} {

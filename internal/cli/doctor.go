@@ -83,10 +83,20 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 	} else {
 		add("data dir", err, dataDir)
 	}
-	if detail, err := engineHealth(filepath.Join(dataDir, "engine.sock")); err != nil {
+	if detail, h, err := engineHealth(filepath.Join(dataDir, "engine.sock")); err != nil {
 		note("engine", "idle", false, err.Error()) // normal: a host starts it on demand
 	} else {
 		add("engine", nil, detail)
+		if h.GetBackend() != "" {
+			add("storage", nil, fmt.Sprintf("%s at %s, schema %d", h.GetBackend(), h.GetLocation(), h.GetSchemaVersion()))
+		}
+		for _, c := range h.GetCapabilities() {
+			status := "off"
+			if c.GetOn() {
+				status = "on"
+			}
+			note("capability "+c.GetName(), status, true, c.GetDetail())
+		}
 		st, detail := embedderHealth(filepath.Join(dataDir, "engine.sock"))
 		note("embedder", st, st != "fail", detail)
 		if st, err := runningStats(dataDir); err != nil {
@@ -167,24 +177,24 @@ func embedderHealth(socket string) (status, detail string) {
 	return "ok", cover
 }
 
-func engineHealth(socket string) (string, error) {
+func engineHealth(socket string) (string, *aimemoryv1.HealthResponse, error) {
 	if _, err := os.Stat(socket); err != nil {
-		return "", fmt.Errorf("not running (no socket at %s); a host starts it on demand", socket)
+		return "", nil, fmt.Errorf("not running (no socket at %s); a host starts it on demand", socket)
 	}
 	creds, err := assertion.HostDial(filepath.Dir(socket), "cli:doctor", "")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	conn, err := sdk.DialEngineAt(socket, creds)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	h, err := conn.Health(ctx, &aimemoryv1.HealthRequest{}, grpc.WaitForReady(false))
 	if err != nil {
-		return "", fmt.Errorf("not answering: %v", err)
+		return "", nil, fmt.Errorf("not answering: %v", err)
 	}
-	return fmt.Sprintf("running (pid %d, schema %d, %d memories), socket %s", h.GetPid(), h.GetSchemaVersion(), h.GetMemoryCount(), socket), nil
+	return fmt.Sprintf("running (pid %d, schema %d, %d memories), socket %s", h.GetPid(), h.GetSchemaVersion(), h.GetMemoryCount(), socket), h, nil
 }

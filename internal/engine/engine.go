@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,7 +31,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -43,6 +44,9 @@ const (
 	DBFile     = "memory.db"   // the bbolt file
 	LogFile    = "engine.log"  // stderr of a launcher-started engine
 )
+
+// changePruneInterval is how often the leader prunes a shared database's change log.
+const changePruneInterval = 10 * time.Minute
 
 // DefaultIdleTimeout is how long an engine without clients stays up.
 const DefaultIdleTimeout = 30 * time.Second
@@ -167,12 +171,13 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(ctx, filepath.Join(dir, DBFile), storage.Options{
+	opened, err := openBackend(ctx, dir, set, storage.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	st := opened.Backend
 	defer st.Close()
 	if err := webhook.BindKey(ctx, st, sealer); err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -198,7 +203,10 @@ func Serve(ctx context.Context, opts Options) error {
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
-	serverOpts = append(serverOpts, noteSeen(st))
+	seen, recordsSeen := st.(seenRecorder)
+	if recordsSeen {
+		serverOpts = append(serverOpts, noteSeen(seen))
+	}
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
@@ -215,20 +223,40 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	guard, backoff, timeout := webhookConfig(set.Webhooks)
 	guard.Resolver = opts.WebhookResolver
-	server.Register(g, server.Config{Backend: st, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
+	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
 		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
 	defer stopBg()
-	go flushSeenEvery(bg, st, seenFlushInterval, log)
-	defer st.FlushSeen(context.Background())
+	if recordsSeen {
+		go flushSeenEvery(bg, seen, seenFlushInterval, log)
+		defer seen.FlushSeen(context.Background())
+	}
+	// Background tasks a shared database must see run once, on whichever
+	// engine leads each (runLed; bbolt's engine always leads). Expiry
+	// collection has no task of its own: it runs in recall's call, in a
+	// transaction, correct on any number of engines at once.
+	var background sync.WaitGroup
+	defer background.Wait() // before the store closes (deferred earlier)
+	defer stopBg()
 	if opts.ArchiveMaxAge > 0 {
 		interval := cmp.Or(opts.PurgeInterval, DefaultPurgeInterval)
-		ticker := time.NewTicker(interval)
-		defer ticker.Stop()
 		p := &archivePurger{st: st, maxAge: opts.ArchiveMaxAge, now: opts.Now, hold: conns.Hold, log: log}
-		go p.run(bg, ticker.C, nil)
+		background.Go(func() {
+			runLed(bg, st, storage.TaskArchivePurge, log, func(ctx context.Context) {
+				ticker := time.NewTicker(interval)
+				defer ticker.Stop()
+				p.run(ctx, ticker.C, nil)
+			})
+		})
+	}
+	if pg, ok := st.(*pgstore.Store); ok {
+		background.Go(func() {
+			runLed(bg, st, storage.TaskPruneChanges, log, func(ctx context.Context) {
+				pg.RunPruner(ctx, changePruneInterval, pgstore.DefaultChangeRetention)
+			})
+		})
 	}
 
 	// The dispatcher stops before the store closes (deferred earlier).
@@ -236,14 +264,16 @@ func Serve(ctx context.Context, opts Options) error {
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
-		d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
-			Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
-		if err := d.Run(dctx); err != nil {
-			log.Error("webhook dispatcher stopped", "err", err)
-		}
+		runLed(dctx, st, storage.TaskWebhooks, log, func(ctx context.Context) {
+			d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
+				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
+			if err := d.Run(ctx); err != nil {
+				log.Error("webhook dispatcher stopped", "err", err)
+			}
+		})
 	}()
 	defer func() { stopDispatch(); <-dispatched }()
-	log.Info("engine serving", "socket", sock, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
+	log.Info("engine serving", "socket", sock, "backend", opened.name, "at", opened.location, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
 
 	select {
 	case <-ctx.Done():
@@ -259,7 +289,7 @@ func Serve(ctx context.Context, opts Options) error {
 
 // embedderFromSettings is the data dir's embedding endpoint, nil when
 // engine.toml configures none.
-func embedderFromSettings(dir string, st *boltstore.Store, log *slog.Logger, hold func() func()) (*embedder.Embedder, error) {
+func embedderFromSettings(dir string, st embedder.Store, log *slog.Logger, hold func() func()) (*embedder.Embedder, error) {
 	set, _, err := settings.Load(dir)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 )
 
 // seenFlushInterval is how often last-seen times reach the registry's
@@ -18,7 +17,7 @@ const seenFlushInterval = time.Minute
 // noteSeen records, for every verified plugin call, that its identity was
 // seen now: a map write in memory, never a transaction on the call's path.
 // Host calls (the keeper, doctor) are not an agent's.
-func noteSeen(st *boltstore.Store) grpc.ServerOption {
+func noteSeen(st seenRecorder) grpc.ServerOption {
 	note := func(ctx context.Context) {
 		if c, ok := caller.FromContext(ctx); ok && !c.IsHost() {
 			st.NoteSeen(c.Principal)
@@ -32,7 +31,7 @@ func noteSeen(st *boltstore.Store) grpc.ServerOption {
 
 // flushSeenEvery writes the noted last-seen times into the registry on a
 // schedule until ctx ends.
-func flushSeenEvery(ctx context.Context, st *boltstore.Store, every time.Duration, log *slog.Logger) {
+func flushSeenEvery(ctx context.Context, st seenRecorder, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

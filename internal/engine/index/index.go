@@ -471,3 +471,12 @@ func (x *Index) packLists() {
 		}
 	}
 }
+
+// Replace makes x the index y is (y must not be used after), under x's
+// lock: a reader sees the old index or the new, never a mix. A backend
+// reloads its index this way when it cannot catch up.
+func (x *Index) Replace(y *Index) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.takeTables(y)
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +59,7 @@ func EnsureRunning(ctx context.Context, exe string, dataDir string, idle time.Du
 		select {
 		case err := <-exited:
 			if err != nil {
-				return "", fmt.Errorf("engine for %s exited: %w (see %s)", dir, err, logPath)
+				return "", fmt.Errorf("engine for %s exited: %w%s (see %s)", dir, err, lastLine(logPath), logPath)
 			}
 			exited = nil // lost the lock race: the winner will answer
 		case <-ctx.Done():
@@ -118,4 +119,22 @@ func spawn(exe, dir string, idle time.Duration) (<-chan error, error) {
 		exited <- err
 	}()
 	return exited, nil
+}
+
+// lastLine is ": " and the end of the log's last line (why the engine
+// exited, as it said), or "" when there is none.
+func lastLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	last := strings.TrimPrefix(lines[len(lines)-1], "ai-memory engine: ")
+	if last == "" {
+		return ""
+	}
+	if len(last) > 240 {
+		last = last[:240] + "…"
+	}
+	return ": " + last
 }

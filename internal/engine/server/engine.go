@@ -26,10 +26,13 @@ import (
 // Health reports.
 type Config struct {
 	Backend storage.Backend
-	Events  *events.Broadcaster
-	Version string
-	DataDir string
-	Log     *slog.Logger
+	// BackendName and Location are what Health reports of the backend
+	// ("postgres", user@host:port/db; never a password).
+	BackendName, Location string
+	Events                *events.Broadcaster
+	Version               string
+	DataDir               string
+	Log                   *slog.Logger
 	// Embedder is the data dir's embedding endpoint; nil = none.
 	Embedder *embedder.Embedder
 	// Chat is the data dir's chat endpoint; nil = none.
@@ -44,6 +47,9 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	e := errorMapper{log: c.Log}
+	if t, ok := c.Backend.(storage.ErrorTranslator); ok {
+		e.translate = t.TranslateError
+	}
 	aimemoryv1.RegisterEngineServer(g, &Engine{cfg: c})
 	aimemoryv1.RegisterMemoriesServer(g, &Memories{st: c.Backend, errorMapper: e, emb: c.Embedder})
 	if c.Chat != nil {
@@ -77,6 +83,9 @@ func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aime
 		DataDir:       s.cfg.DataDir,
 		Pid:           int64(os.Getpid()),
 		MemoryCount:   uint64(s.cfg.Backend.Count()),
+		Backend:       s.cfg.BackendName,
+		Location:      s.cfg.Location,
+		Capabilities:  capabilities(s.cfg.Backend),
 	}, nil
 }
 
@@ -128,11 +137,17 @@ func (c *chunkWriter) flush() error {
 
 // errorMapper maps a storage error to a gRPC status: rule violations name
 // the field, and anything unexpected is Internal (and logged).
-type errorMapper struct{ log *slog.Logger }
+type errorMapper struct {
+	log       *slog.Logger
+	translate func(error) error // the backend's (storage.ErrorTranslator); nil: none
+}
 
 func (m errorMapper) status(err error) error {
 	if err == nil {
 		return nil
+	}
+	if m.translate != nil {
+		err = m.translate(err)
 	}
 	var fe *record.FieldError
 	switch {
@@ -154,6 +169,9 @@ func (m errorMapper) status(err error) error {
 		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, storage.ErrDecided):
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, storage.ErrUnavailable):
+		m.log.Warn("engine request failed: storage unavailable", "err", err)
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -161,4 +179,17 @@ func (m errorMapper) status(err error) error {
 	}
 	m.log.Error("engine request failed", "err", err)
 	return status.Error(codes.Internal, err.Error())
+}
+
+// capabilities are the backend's flags, when it reports them.
+func capabilities(b storage.Backend) []*aimemoryv1.BackendCapability {
+	c, ok := b.(storage.Capabilities)
+	if !ok {
+		return nil
+	}
+	var out []*aimemoryv1.BackendCapability
+	for _, f := range c.Capabilities() {
+		out = append(out, &aimemoryv1.BackendCapability{Name: f.Name, On: f.On, Detail: f.Detail})
+	}
+	return out
 }

@@ -29,12 +29,7 @@ import (
 const File = "engine.toml"
 
 // Backends the engine can run on.
-var Backends = []string{"bbolt"}
-
-// errPostgresUnfinished refuses the PostgreSQL backend until it implements
-// all of storage.Backend: the engine must not run on a backend where some
-// tools would fail (issue 16 lists what remains).
-var errPostgresUnfinished = errors.New(`[storage] backend: "postgres" is not available yet: the PostgreSQL backend (pgstore) has memories, search, corpus statistics, namespace counts and archive reads, but not yet vectors, the archive lifecycle, links, entities, audit, governance decisions, the event log and webhooks, messages or export (issue 16); use "bbolt"`)
+var Backends = []string{"bbolt", "postgres"}
 
 // Settings are the engine-scoped sections of config.toml and engine.toml.
 // Pointer fields tell "not set" from a zero value.
@@ -174,7 +169,13 @@ type Webhooks struct {
 // Storage chooses the backend.
 type Storage struct {
 	Backend *string `toml:"backend,omitempty"`
+	// DSN is the PostgreSQL database of backend "postgres" (the engine may
+	// take it, password included, from AI_MEMORY_POSTGRES_DSN instead).
+	DSN *string `toml:"dsn,omitempty"`
 }
+
+// Postgres: the data dir's engine runs on PostgreSQL.
+func (s Storage) Postgres() bool { return s.Backend != nil && *s.Backend == "postgres" }
 
 // TTL overrides the tiers' expiry (data-model §4); seconds, ≤ 0 = none.
 type TTL struct {
@@ -202,8 +203,8 @@ const maxTTL = 10 * 365 * 24 * time.Hour
 
 // Validate checks every set value.
 func (s Settings) Validate() error {
-	if b := s.Storage.Backend; b != nil && *b == "postgres" {
-		return errPostgresUnfinished
+	if s.Storage.DSN != nil && !s.Storage.Postgres() {
+		return errors.New(`[storage] dsn: only for backend = "postgres"`)
 	}
 	if b := s.Storage.Backend; b != nil && !slices.Contains(Backends, *b) {
 		return fmt.Errorf("[storage] backend: must be one of %s (got %.64q)", strings.Join(Backends, ", "), *b)
@@ -375,6 +376,7 @@ func Differ(host, inForce Settings) []string {
 	}
 	num("archive_max_days", host.ArchiveMaxDays, inForce.ArchiveMaxDays)
 	str("storage.backend", host.Storage.Backend, inForce.Storage.Backend)
+	str("storage.dsn", host.Storage.DSN, inForce.Storage.DSN)
 	num("ttl.short_ttl_secs", host.TTL.ShortTTLSecs, inForce.TTL.ShortTTLSecs)
 	num("ttl.mid_ttl_secs", host.TTL.MidTTLSecs, inForce.TTL.MidTTLSecs)
 	num("ttl.long_ttl_secs", host.TTL.LongTTLSecs, inForce.TTL.LongTTLSecs)

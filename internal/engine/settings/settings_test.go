@@ -84,11 +84,14 @@ func TestApply(t *testing.T) {
 	}
 }
 
-// The PostgreSQL backend is refused, saying why, until it is complete.
-func TestPostgresRefusedUntilComplete(t *testing.T) {
-	err := Settings{Storage: Storage{Backend: ptr("postgres")}}.Validate()
-	if err == nil || !strings.Contains(err.Error(), `"postgres" is not available yet`) || !strings.Contains(err.Error(), "issue 16") {
-		t.Fatalf("postgres backend: %v", err)
+// The PostgreSQL backend is chosen with its DSN; a DSN without it is refused.
+func TestPostgresBackend(t *testing.T) {
+	if err := (Settings{Storage: Storage{Backend: ptr("postgres"), DSN: ptr("host=db dbname=mem")}}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	err := Settings{Storage: Storage{Backend: ptr("bbolt"), DSN: ptr("host=db")}}.Validate()
+	if err == nil || !strings.Contains(err.Error(), `[storage] dsn: only for backend = "postgres"`) {
+		t.Fatalf("dsn with bbolt: %v", err)
 	}
 	if err := (Settings{Storage: Storage{Backend: ptr("bbolt")}}).Validate(); err != nil {
 		t.Fatal(err)

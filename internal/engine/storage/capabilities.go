@@ -24,4 +24,11 @@ const (
 	// CapBackup: Backup writes a consistent copy while writes go on; off,
 	// the backend's own tools take backups (pg_dump).
 	CapBackup = "backup"
+	// CapBackgroundLeaders: background tasks (archive purge, webhook
+	// dispatch, change-log pruning) run on one engine at a time, chosen by
+	// advisory lock; off, the one engine runs them all.
+	CapBackgroundLeaders = "background_leaders"
+	// CapIndexFromChangeLog: the keyword index is a per-engine copy fed by
+	// the database's change table (ranking is computed in Go, identically).
+	CapIndexFromChangeLog = "index_cache_from_change_log"
 )

@@ -16,7 +16,17 @@ var (
 	ErrDenied    = errors.New("write denied by policy")
 	// ErrPending: the policy queued the write for approval; nothing was written.
 	ErrPending = errors.New("write pending approval")
+	// ErrUnavailable: the backend's database server cannot be reached (a
+	// shared database restarting); the call did nothing it acknowledged.
+	ErrUnavailable = errors.New("storage database unavailable")
 )
+
+// ErrorTranslator is implemented by a backend whose errors include its
+// server's: TranslateError turns one that means "unreachable" into a short
+// ErrUnavailable and returns any other unchanged.
+type ErrorTranslator interface {
+	TranslateError(error) error
+}
 
 // ConflictError: (title, namespace) is taken by another memory.
 type ConflictError struct {

@@ -144,6 +144,12 @@ type HealthResponse struct {
 	DataDir       string                 `protobuf:"bytes,3,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
 	Pid           int64                  `protobuf:"varint,4,opt,name=pid,proto3" json:"pid,omitempty"`
 	MemoryCount   uint64                 `protobuf:"varint,5,opt,name=memory_count,json=memoryCount,proto3" json:"memory_count,omitempty"`
+	// The storage backend ("bbolt", "postgres") and where it is: the bbolt
+	// file, or the database as user@host:port/database (never a password).
+	Backend  string `protobuf:"bytes,6,opt,name=backend,proto3" json:"backend,omitempty"`
+	Location string `protobuf:"bytes,7,opt,name=location,proto3" json:"location,omitempty"`
+	// The backend's named differences (issue 16), for doctor.
+	Capabilities  []*BackendCapability `protobuf:"bytes,8,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -213,6 +219,88 @@ func (x *HealthResponse) GetMemoryCount() uint64 {
 	return 0
 }
 
+func (x *HealthResponse) GetBackend() string {
+	if x != nil {
+		return x.Backend
+	}
+	return ""
+}
+
+func (x *HealthResponse) GetLocation() string {
+	if x != nil {
+		return x.Location
+	}
+	return ""
+}
+
+func (x *HealthResponse) GetCapabilities() []*BackendCapability {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+// One named backend difference: on or off, and what it means there.
+type BackendCapability struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	On            bool                   `protobuf:"varint,2,opt,name=on,proto3" json:"on,omitempty"`
+	Detail        string                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackendCapability) Reset() {
+	*x = BackendCapability{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackendCapability) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackendCapability) ProtoMessage() {}
+
+func (x *BackendCapability) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackendCapability.ProtoReflect.Descriptor instead.
+func (*BackendCapability) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *BackendCapability) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BackendCapability) GetOn() bool {
+	if x != nil {
+		return x.On
+	}
+	return false
+}
+
+func (x *BackendCapability) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // A count per key (tier, namespace), shared by Stats and CountNamespaces.
 type CountByKey struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -224,7 +312,7 @@ type CountByKey struct {
 
 func (x *CountByKey) Reset() {
 	*x = CountByKey{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -236,7 +324,7 @@ func (x *CountByKey) String() string {
 func (*CountByKey) ProtoMessage() {}
 
 func (x *CountByKey) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -249,7 +337,7 @@ func (x *CountByKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountByKey.ProtoReflect.Descriptor instead.
 func (*CountByKey) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{4}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CountByKey) GetKey() string {
@@ -274,13 +362,20 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\rBackupRequest\"!\n" +
 	"\vBackupChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x0f\n" +
-	"\rHealthRequest\"\xa1\x01\n" +
+	"\rHealthRequest\"\x9b\x02\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12%\n" +
 	"\x0eschema_version\x18\x02 \x01(\rR\rschemaVersion\x12\x19\n" +
 	"\bdata_dir\x18\x03 \x01(\tR\adataDir\x12\x10\n" +
 	"\x03pid\x18\x04 \x01(\x03R\x03pid\x12!\n" +
-	"\fmemory_count\x18\x05 \x01(\x04R\vmemoryCount\"4\n" +
+	"\fmemory_count\x18\x05 \x01(\x04R\vmemoryCount\x12\x18\n" +
+	"\abackend\x18\x06 \x01(\tR\abackend\x12\x1a\n" +
+	"\blocation\x18\a \x01(\tR\blocation\x12B\n" +
+	"\fcapabilities\x18\b \x03(\v2\x1e.aimemory.v1.BackendCapabilityR\fcapabilities\"O\n" +
+	"\x11BackendCapability\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02on\x18\x02 \x01(\bR\x02on\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"4\n" +
 	"\n" +
 	"CountByKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -301,24 +396,26 @@ func file_aimemory_v1_engine_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_engine_proto_rawDescData
 }
 
-var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_aimemory_v1_engine_proto_goTypes = []any{
-	(*BackupRequest)(nil),  // 0: aimemory.v1.BackupRequest
-	(*BackupChunk)(nil),    // 1: aimemory.v1.BackupChunk
-	(*HealthRequest)(nil),  // 2: aimemory.v1.HealthRequest
-	(*HealthResponse)(nil), // 3: aimemory.v1.HealthResponse
-	(*CountByKey)(nil),     // 4: aimemory.v1.CountByKey
+	(*BackupRequest)(nil),     // 0: aimemory.v1.BackupRequest
+	(*BackupChunk)(nil),       // 1: aimemory.v1.BackupChunk
+	(*HealthRequest)(nil),     // 2: aimemory.v1.HealthRequest
+	(*HealthResponse)(nil),    // 3: aimemory.v1.HealthResponse
+	(*BackendCapability)(nil), // 4: aimemory.v1.BackendCapability
+	(*CountByKey)(nil),        // 5: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_engine_proto_depIdxs = []int32{
-	2, // 0: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
-	0, // 1: aimemory.v1.Engine.Backup:input_type -> aimemory.v1.BackupRequest
-	3, // 2: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
-	1, // 3: aimemory.v1.Engine.Backup:output_type -> aimemory.v1.BackupChunk
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	4, // 0: aimemory.v1.HealthResponse.capabilities:type_name -> aimemory.v1.BackendCapability
+	2, // 1: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
+	0, // 2: aimemory.v1.Engine.Backup:input_type -> aimemory.v1.BackupRequest
+	3, // 3: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
+	1, // 4: aimemory.v1.Engine.Backup:output_type -> aimemory.v1.BackupChunk
+	3, // [3:5] is the sub-list for method output_type
+	1, // [1:3] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_engine_proto_init() }
@@ -332,7 +429,7 @@ func file_aimemory_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_engine_proto_rawDesc), len(file_aimemory_v1_engine_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -153,6 +153,8 @@ func (s *Store) Capabilities() []storage.Capability {
 		{Name: storage.CapVectorIndex, On: false, Detail: "exact cosine scan of an in-memory copy"},
 		{Name: storage.CapSharedStore, On: false, Detail: "one engine per data dir (bbolt file lock)"},
 		{Name: storage.CapBackup, On: true, Detail: "consistent copy of the bbolt file while in use"},
+		{Name: storage.CapBackgroundLeaders, On: false, Detail: "the one engine runs every background task"},
+		{Name: storage.CapIndexFromChangeLog, On: false, Detail: "the index is the engine's own, with a snapshot and a log in the bbolt file"},
 	}
 }
 

@@ -45,15 +45,17 @@ func (p *logPos) skip(from, to int64, now time.Time) {
 // seqs missing below it in openWindow as holes.
 func loadPos(ctx context.Context, tx pgx.Tx) (logPos, error) {
 	pos := logPos{holes: map[int64]time.Time{}}
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM changes`).Scan(&pos.seq); err != nil {
+	// Below the pruned horizon nothing is awaited (prune.go): the snapshot has it all.
+	var horizon int64
+	if err := tx.QueryRow(ctx, `SELECT greatest(coalesce((SELECT max(seq) FROM changes), 0), seq), seq FROM changes_horizon`).Scan(&pos.seq, &horizon); err != nil {
 		return pos, err
 	}
-	rows, err := tx.Query(ctx, `SELECT seq FROM changes WHERE seq > $1 ORDER BY seq`, pos.seq-openWindow)
+	rows, err := tx.Query(ctx, `SELECT seq FROM changes WHERE seq > $1 ORDER BY seq`, max(horizon, pos.seq-openWindow))
 	if err != nil {
 		return pos, err
 	}
 	defer rows.Close()
-	prev, now := max(0, pos.seq-openWindow), time.Now()
+	prev, now := max(horizon, pos.seq-openWindow), time.Now()
 	for rows.Next() {
 		var q int64
 		if err := rows.Scan(&q); err != nil {
@@ -78,17 +80,19 @@ func (s *Store) catchUp(ctx context.Context) error {
 		}
 		holes = append(holes, q)
 	}
-	if len(holes) == 0 {
-		// The common case, nothing new, costs one read of the sequence
-		// (its last value is taken, not necessarily committed: an upper bound).
-		var last int64
-		var called bool
-		if err := s.pool.QueryRow(ctx, `SELECT last_value, is_called FROM changes_seq_seq`).Scan(&last, &called); err != nil {
-			return err
-		}
-		if !called || last <= s.pos.seq {
-			return nil
-		}
+	// The common case, nothing new, costs one read of the sequence (its
+	// last value is taken, not necessarily committed: an upper bound) and
+	// of the pruned horizon (prune.go).
+	var last, horizon int64
+	var called bool
+	if err := s.pool.QueryRow(ctx, `SELECT last_value, is_called, (SELECT seq FROM changes_horizon) FROM changes_seq_seq`).Scan(&last, &called, &horizon); err != nil {
+		return err
+	}
+	if s.behindHorizon(horizon) {
+		return s.reload(ctx, horizon)
+	}
+	if len(holes) == 0 && (!called || last <= s.pos.seq) {
+		return nil
 	}
 	// Two index range scans (an OR of them would read the whole log).
 	const cols = `SELECT seq, id, record, reindex, old_terms, old_tfs, new_terms, new_tfs FROM changes`

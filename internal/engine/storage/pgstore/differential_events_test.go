@@ -112,7 +112,7 @@ func (d *differ) eventOp() (string, func(storage.Backend) answer) {
 			}
 			list, lerr := s.ListSubscriptions(ctx)
 			fmt.Fprintf(&b, "%v %v", subsText(list), lerr)
-			return answer{wrapperspb.String(b.String()), nil}
+			return answer{msg: wrapperspb.String(b.String())}
 		}
 	}
 }

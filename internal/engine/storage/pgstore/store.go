@@ -103,7 +103,7 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 	opts = opts.WithDefaults()
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres dsn: %w", err)
+		return nil, fmt.Errorf("postgres dsn: %w", redactedErr(err))
 	}
 	cfg.ConnConfig.ConnectTimeout = opts.OpenTimeout
 	octx, cancel := context.WithTimeout(ctx, opts.OpenTimeout)
@@ -114,7 +114,7 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 	}
 	if err := pool.Ping(octx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres connect %s: %w", cfg.ConnConfig.Host, err)
+		return nil, fmt.Errorf("postgres %s unreachable: %w", target(&cfg.ConnConfig.Config), err)
 	}
 	if err := migrate(ctx, pool, opts.Logger); err != nil {
 		pool.Close()

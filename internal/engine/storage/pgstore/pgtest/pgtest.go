@@ -1,6 +1,7 @@
 // Package pgtest gives tests a throwaway PostgreSQL: one cluster per test
-// binary (initdb + pg_ctl on a temporary directory, reached by a unix
-// socket only), a fresh database per test. As root, which initdb refuses,
+// binary, started on first use (initdb + pg_ctl on a temporary directory,
+// reached by a unix socket only), a fresh database per test; or a cluster
+// of a test's own that it may stop and start (NewCluster). As root, which initdb refuses,
 // the cluster runs as the postgres user. AI_MEMORY_TEST_PG_DSN points the
 // tests at a server of one's own instead.
 //
@@ -36,43 +37,80 @@ const EnvDSN = "AI_MEMORY_TEST_PG_DSN"
 const EnvFsync = "AI_MEMORY_TEST_PG_FSYNC"
 
 var (
-	adminDSN   string // the cluster's maintenance database
+	adminDSN   string // the shared cluster's maintenance database
 	unusable   error  // why there is no server
-	stop       func()
+	shared     *Cluster
+	startOnce  sync.Once
 	dbSeq      atomic.Int64
 	createOnce sync.Mutex
 )
 
-// Main starts the cluster, runs the package's tests and stops it: call it
-// from TestMain.
+// Main runs the package's tests and stops the shared cluster if one was
+// started: call it from TestMain.
 func Main(m *testing.M) {
-	adminDSN, stop, unusable = start()
 	code := m.Run()
-	if stop != nil {
-		stop()
-	}
+	StopShared()
 	os.Exit(code)
 }
 
-// DSN is a fresh, empty database for t; without a server, t fails in CI
-// and is skipped elsewhere.
+// StopShared stops the cluster DSN started, if any (for a TestMain that
+// does more than Main).
+func StopShared() {
+	if shared != nil {
+		shared.remove()
+	}
+}
+
+// ensure starts the shared cluster on first use (or checks EnvDSN's server).
+func ensure() {
+	startOnce.Do(func() {
+		if dsn := os.Getenv(EnvDSN); dsn != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := exec1(ctx, dsn, "SELECT 1"); err != nil {
+				unusable = fmt.Errorf("%s: %w", EnvDSN, err)
+				return
+			}
+			adminDSN = dsn
+			return
+		}
+		shared, unusable = newCluster()
+		if unusable == nil {
+			adminDSN = shared.admin
+		}
+	})
+}
+
+// need fails t in CI and skips it elsewhere when err says there is no server.
+func need(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("PostgreSQL is required in CI: %v", err)
+	}
+	t.Skipf("no PostgreSQL: %v (install postgresql, or set %s)", err, EnvDSN)
+}
+
+// DSN is a fresh, empty database for t on the shared cluster (started on
+// first use, once per test binary); without a server, t fails in CI and
+// is skipped elsewhere.
 func DSN(t testing.TB) string {
 	t.Helper()
-	if unusable != nil || adminDSN == "" {
-		if unusable == nil {
-			unusable = errors.New("pgtest.Main was not called from TestMain")
-		}
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL is required in CI: %v", unusable)
-		}
-		t.Skipf("no PostgreSQL: %v (install postgresql, or set %s)", unusable, EnvDSN)
-	}
+	ensure()
+	need(t, unusable)
+	return newDatabase(t, adminDSN)
+}
+
+func newDatabase(t testing.TB, admin string) string {
+	t.Helper()
 	name := fmt.Sprintf("aimem_%d_%d", os.Getpid(), dbSeq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// CREATE DATABASE copies template1 and takes a lock on it: one at a time.
 	createOnce.Lock()
-	err := exec1(ctx, adminDSN, "CREATE DATABASE "+name)
+	err := exec1(ctx, admin, "CREATE DATABASE "+name)
 	createOnce.Unlock()
 	if err != nil {
 		t.Fatalf("create test database: %v", err)
@@ -80,11 +118,65 @@ func DSN(t testing.TB) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := exec1(ctx, adminDSN, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if err := exec1(ctx, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			t.Logf("drop test database: %v", err)
 		}
 	})
-	return withDB(adminDSN, name)
+	return withDB(admin, name)
+}
+
+// Cluster is a throwaway PostgreSQL cluster of one test's own, which the
+// test may stop and start (a database restart under load).
+type Cluster struct {
+	admin   string // its maintenance database
+	dir     string // socket, log, data
+	data    string
+	opts    string
+	run     func(name string, args ...string) *exec.Cmd
+	stopped bool
+}
+
+// NewCluster starts a cluster for t alone, removed when t ends; without
+// initdb, t fails in CI and is skipped elsewhere (a server of one's own,
+// EnvDSN, cannot be restarted by a test).
+func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := newCluster()
+	need(t, err)
+	t.Cleanup(c.remove)
+	return c
+}
+
+// DSN is a fresh, empty database on c for t.
+func (c *Cluster) DSN(t testing.TB) string { t.Helper(); return newDatabase(t, c.admin) }
+
+// Stop shuts the server down (fast: sessions are cut, what was committed
+// is on disk).
+func (c *Cluster) Stop() error {
+	out, err := c.run("pg_ctl", "-D", c.data, "-m", "fast", "-w", "-t", "30", "stop").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
+	}
+	c.stopped = true
+	return nil
+}
+
+// Start starts it again, on the same socket.
+func (c *Cluster) Start() error {
+	out, err := c.run("pg_ctl", "-D", c.data, "-w", "-t", "30", "-l", filepath.Join(c.dir, "log"), "-o", c.opts, "start").CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+		return fmt.Errorf("pg_ctl start: %v: %s %s", err, out, log)
+	}
+	c.stopped = false
+	return nil
+}
+
+func (c *Cluster) remove() {
+	if !c.stopped {
+		c.run("pg_ctl", "-D", c.data, "-m", "immediate", "-w", "stop").Run()
+	}
+	os.RemoveAll(c.dir)
 }
 
 func exec1(ctx context.Context, dsn, sql string) error {
@@ -107,24 +199,15 @@ func withDB(dsn, name string) string {
 	return dsn + " dbname=" + name
 }
 
-// start makes and starts the cluster; with EnvDSN set it only checks that
-// server answers.
-func start() (dsn string, stop func(), err error) {
-	if dsn := os.Getenv(EnvDSN); dsn != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := exec1(ctx, dsn, "SELECT 1"); err != nil {
-			return "", nil, fmt.Errorf("%s: %w", EnvDSN, err)
-		}
-		return dsn, nil, nil
-	}
+// newCluster makes and starts a cluster in a temporary directory.
+func newCluster() (*Cluster, error) {
 	bin, err := findBin()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "aimem-pg-")
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	run := func(name string, args ...string) *exec.Cmd {
 		return exec.Command(filepath.Join(bin, name), args...)
@@ -133,40 +216,35 @@ func start() (dsn string, stop func(), err error) {
 		u, err := user.Lookup("postgres")
 		if err != nil {
 			os.RemoveAll(dir)
-			return "", nil, fmt.Errorf("running as root and no postgres user to run the cluster as: %w", err)
+			return nil, fmt.Errorf("running as root and no postgres user to run the cluster as: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		if err := os.Chown(dir, uid, gid); err != nil {
 			os.RemoveAll(dir)
-			return "", nil, err
+			return nil, err
 		}
 		run = func(name string, args ...string) *exec.Cmd {
 			return exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(bin, name)}, args...)...)
 		}
 	}
-	data := filepath.Join(dir, "data")
-	cleanup := func() { os.RemoveAll(dir) }
-	if out, err := run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("initdb: %v: %s", err, out)
+	c := &Cluster{dir: dir, data: filepath.Join(dir, "data"), run: run, stopped: true}
+	if out, err := run("initdb", "-D", c.data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
+		c.remove()
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	// A unix socket in dir, no TCP; durability is not what these tests
 	// test, unless EnvFsync asks for it (benchmarks against bbolt's fsync).
-	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c max_connections=200", dir)
+	c.opts = fmt.Sprintf("-k %s -c listen_addresses='' -c max_connections=200", dir)
 	if os.Getenv(EnvFsync) == "" {
-		opts += " -c fsync=off -c full_page_writes=off"
+		c.opts += " -c fsync=off -c full_page_writes=off"
 	}
-	if out, err := run("pg_ctl", "-D", data, "-w", "-t", "30", "-l", filepath.Join(dir, "log"), "-o", opts, "start").CombinedOutput(); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		cleanup()
-		return "", nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, out, log)
+	if err := c.Start(); err != nil {
+		c.remove()
+		return nil, err
 	}
-	stop = func() {
-		run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop").Run()
-		cleanup()
-	}
-	return fmt.Sprintf("host=%s port=5432 user=postgres dbname=postgres sslmode=disable", dir), stop, nil
+	c.admin = fmt.Sprintf("host=%s port=5432 user=postgres dbname=postgres sslmode=disable", dir)
+	return c, nil
 }
 
 // findBin is the directory of initdb and pg_ctl: on PATH, else Debian's
