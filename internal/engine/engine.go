@@ -179,8 +179,18 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	st := opened.Backend
 	defer st.Close()
+	// An engine whose webhook key is not the database's still serves
+	// memory; it only cannot open the other engines' sealed secrets, so it
+	// never dispatches and refuses subscriptions with a secret (doctor
+	// shows the flag). Any other failure to bind is the database's.
+	dispatches := true
 	if err := webhook.BindKey(ctx, st, sealer); err != nil {
-		return fmt.Errorf("engine: %w", err)
+		var mismatch *storage.SealKeyMismatchError
+		if !errors.As(err, &mismatch) {
+			return fmt.Errorf("engine: %w", err)
+		}
+		dispatches = false
+		log.Warn("webhook key differs from the database's: this engine serves memory but dispatches no webhook", "err", err)
 	}
 
 	// Only the lock holder touches the socket: one left by a crashed engine
@@ -264,6 +274,9 @@ func Serve(ctx context.Context, opts Options) error {
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
+		if !dispatches {
+			return
+		}
 		runLed(dctx, st, storage.TaskWebhooks, log, func(ctx context.Context) {
 			d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
 				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})

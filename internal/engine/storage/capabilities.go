@@ -31,4 +31,8 @@ const (
 	// CapIndexFromChangeLog: the keyword index is a per-engine copy fed by
 	// the database's change table (ranking is computed in Go, identically).
 	CapIndexFromChangeLog = "index_cache_from_change_log"
+	// CapWebhookKey: this engine holds the webhook key the database's
+	// secrets are sealed with; off, it serves memory but dispatches no
+	// webhook and takes no subscription with a secret.
+	CapWebhookKey = "webhook_key"
 )

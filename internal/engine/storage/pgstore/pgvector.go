@@ -155,6 +155,7 @@ func (s *Store) Capabilities() []storage.Capability {
 		{Name: storage.CapBackup, On: false, Detail: "use pg_dump (or ai-memory export)"},
 		{Name: storage.CapBackgroundLeaders, On: true, Detail: "archive purge, webhook dispatch and change-log pruning run on one engine at a time, chosen by advisory lock"},
 		{Name: storage.CapIndexFromChangeLog, On: true, Detail: "each engine keeps its keyword index in memory, fed by the change table"},
+		s.webhookKeyCapability(),
 	}
 }
 

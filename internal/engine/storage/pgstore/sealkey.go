@@ -50,3 +50,12 @@ func (s *Store) sealKeyErr() error {
 	defer s.sealKey.mu.Unlock()
 	return s.sealKey.err
 }
+
+// webhookKeyCapability reports whether this engine holds the database's
+// webhook key (CapWebhookKey), for doctor.
+func (s *Store) webhookKeyCapability() storage.Capability {
+	if err := s.sealKeyErr(); err != nil {
+		return storage.Capability{Name: storage.CapWebhookKey, On: false, Detail: err.Error()}
+	}
+	return storage.Capability{Name: storage.CapWebhookKey, On: true, Detail: "this engine's webhook.key is the database's: it may dispatch"}
+}

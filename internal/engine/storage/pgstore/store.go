@@ -1,8 +1,10 @@
-// Package pgstore is the PostgreSQL storage backend, being built for
-// issue 16. Records live in PostgreSQL; constraints and SERIALIZABLE
-// transactions (retried on a serialization failure) keep writes correct,
-// so engines sharing a database need no lock of their own. Migrations are
-// goose's, embedded, applied at open under goose's advisory session lock.
+// Package pgstore is the PostgreSQL storage backend: several engines, on
+// several machines, share one database as equal peers. Records live in
+// PostgreSQL; constraints and SERIALIZABLE transactions (retried on a
+// serialization failure) keep writes correct, so engines sharing a database
+// need no lock of their own. Migrations are goose's, embedded, applied at
+// open under goose's advisory session lock. Background tasks run on one
+// engine at a time under advisory locks (lead.go).
 //
 // Ranking is boltstore's exactly: each memory's term list is produced by
 // the same Go analyzer and stored with its frequencies (memories.terms,
@@ -16,29 +18,13 @@
 // boltstore searches (vectors.go), pgvector when the server has it
 // (pgvector.go); backend differences are capability flags.
 //
-// Implemented: the Memories interface, the corpus statistics and namespace
-// counts, the archive and its lifecycle (forget, promote, consolidate,
-// restore, list, stats, purge: lifecycle.go, archive.go, the shared steps
-// of package ops; links wait for the graph). Everything else returns
-// counts, archive reads (Archived, GetArchived), the graph (links and
-// entities, graph_*.go: read from the database). Everything else returns
-// ErrNotImplemented, and the engine does not open this backend yet.
-// counts, archive reads (Archived, GetArchived), governance (standards,
-// pending actions and their decisions, the agent registry) and the audit
-// chain. Everything else returns ErrNotImplemented, and the engine does
-// not open this backend yet.
-// counts, archive reads (Archived, GetArchived), vectors, export and
-// import (transfer.go). Everything else returns ErrNotImplemented, and the
-// engine does not open this backend yet.
-// counts, archive reads (Archived, GetArchived), the durable event log,
-// webhook subscriptions and deliveries (events.go, subscriptions.go),
-// messages. Everything else returns ErrNotImplemented, and the engine does
-// not open this backend yet.
+// Every write step is the one in package ops that boltstore runs too; what
+// is this backend's own is its transactions, reads, catch-up, the event
+// log's ordering (events.go) and delivery claims (subscriptions.go).
 package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -201,14 +187,6 @@ func loadDocs(ctx context.Context, tx pgx.Tx) (*index.Index, error) {
 	}
 	idx.Loaded()
 	return idx, nil
-}
-
-// ErrNotImplemented: the part of storage.Backend called is not built yet
-// in this backend (issue 16); nothing was read or written.
-var ErrNotImplemented = errors.New("not implemented by the postgres backend yet")
-
-func notImplemented(what string) error {
-	return fmt.Errorf("%s: %w (issue 16)", what, ErrNotImplemented)
 }
 
 var _ storage.Backend = (*Store)(nil)
