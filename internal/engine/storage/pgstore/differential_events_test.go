@@ -38,11 +38,7 @@ func (d *differ) eventOp() (string, func(storage.Backend) answer) {
 		return fmt.Sprintf("send %s → %s %q", from, to, req.Title), func(s storage.Backend) answer {
 			r, err := s.SendMessage(fctx, req)
 			if err == nil {
-				bi := backendIndex(s)
-				d.names[bi][r.GetMessage().GetId()] = fmt.Sprintf("m%d", len(d.names[bi]))
-				if bi == 1 {
-					d.made = len(d.names[1])
-				}
+				d.nameMemory(backendIndex(s), r.GetMessage().GetId())
 			}
 			return answer{msg: r, err: err}
 		}

@@ -33,7 +33,7 @@ func TestDifferential(t *testing.T) {
 	if v := os.Getenv("AI_MEMORY_DIFF_SEED"); v != "" {
 		seed, _ = strconv.ParseUint(v, 10, 64)
 	}
-	ops := 400
+	ops := 1500
 	if v := os.Getenv("AI_MEMORY_DIFF_OPS"); v != "" {
 		ops, _ = strconv.Atoi(v)
 	}
