@@ -217,3 +217,32 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 	}
 	storagetest.Store(t, s, storagetest.Mem("after", "the store still takes writes"))
 }
+
+// TestLeaderAwaitsArrivals: a leader that finds a write still being
+// prepared waits for it to queue, and both share one commit.
+func TestLeaderAwaitsArrivals(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	defer func(d time.Duration) { arrivalWait = d }(arrivalWait)
+	arrivalWait = time.Minute // the test, not the timer, ends the wait
+	commits := func() int64 {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+		return s.commits
+	}
+	before := commits()
+	s.arriving.Add(1) // a write being prepared
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.write(context.Background(), func(*writeTx) error { return nil }) })
+		waitQueue(t, s, i+1) // the leader waits with its own write still queued
+	}
+	s.arrived()
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("writes: %v", errs)
+	}
+	if n := commits() - before; n != 1 {
+		t.Errorf("%d commits, want the leader's one, shared with the write it waited for", n)
+	}
+}

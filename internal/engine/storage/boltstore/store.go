@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
@@ -53,6 +54,7 @@ type Store struct {
 	idx          *index.Index
 	vecs         *vectorSet // vectors.go
 	largestBatch int        // the most writes one commit has taken (under writeMu)
+	commits      int64      // group commits so far (under writeMu; benchmarks report writes per commit)
 	// Under writeMu: the index snapshot's state (snapshot.go).
 	logLen       int  // memories in the index log
 	snapshotDue  bool // no usable snapshot: write one at Close at the latest
@@ -66,6 +68,10 @@ type Store struct {
 	queueMu sync.Mutex
 	queue   []*writeReq
 	leading bool
+	// arriving counts writes being prepared, not yet queued; arrivals is
+	// signalled when it drops to zero (see awaitArrivals).
+	arriving atomic.Int32
+	arrivals chan struct{}
 }
 
 // Open opens (creating if needed) the bbolt file at path, checks or
@@ -89,6 +95,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		now:    opts.Now,
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		arrivals: make(chan struct{}, 1),
 	}
 	if err := s.db.Update(migrate); err != nil {
 		db.Close()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -118,6 +119,7 @@ func (s *Store) enqueue(r *writeReq) error {
 // (or gives it up when nothing waits), then wakes the batch's writers.
 // The leader's own write is the queue's first, so it is in the batch.
 func (s *Store) commitNext() {
+	s.awaitArrivals()
 	s.queueMu.Lock()
 	n := min(len(s.queue), maxBatch)
 	for i := 1; i < n; i++ {
@@ -160,6 +162,45 @@ func (s *Store) commitNext() {
 	finished = true
 }
 
+// arrivalWait bounds how long a leader waits for writes being prepared:
+// about one request's validation and analysis, with a few at once (a test
+// raises it).
+var arrivalWait = 200 * time.Microsecond
+
+// awaitArrivals lets a leader wait, briefly, for writes that are being
+// prepared to queue, so they share its commit and fsync instead of each
+// taking the next: with 8 writers in flight, batches went 1, 7, 1, 7 as
+// the last batch's writers came back one by one. With none arriving (one
+// writer at a time) it returns at once.
+func (s *Store) awaitArrivals() {
+	if s.arriving.Load() == 0 {
+		return
+	}
+	select {
+	case <-s.arrivals: // an old signal
+	default:
+	}
+	if s.arriving.Load() == 0 {
+		return
+	}
+	t := time.NewTimer(arrivalWait)
+	select {
+	case <-s.arrivals:
+	case <-t.C:
+	}
+	t.Stop()
+}
+
+// arrived ends a write's preparation (see prepareStore).
+func (s *Store) arrived() {
+	if s.arriving.Add(-1) == 0 {
+		select {
+		case s.arrivals <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // commit runs batch's writes in order in one bbolt transaction and commits
 // it (one fsync), then applies their index changes and publishes their
 // events in the same order, so the index never runs ahead of the file.
@@ -196,6 +237,7 @@ func (s *Store) commit(batch []*writeReq) {
 				}
 			}
 			s.noteLogged(logged)
+			s.commits++
 			if len(batch) > max(s.largestBatch, 1) {
 				s.largestBatch = len(batch)
 				s.log.Info("group commit: largest so far", "writes", len(batch))
