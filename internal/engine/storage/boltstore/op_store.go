@@ -15,10 +15,12 @@ import (
 // keeping the version it replaces in the archive (superseded).
 // Expired-but-uncollected memories count as existing.
 func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error) {
-	in, policy, pre, err := s.prepareStore(req)
+	in, policy, err := rules.NewStore(req)
 	if err != nil {
 		return nil, err
 	}
+
+	pre := s.analyze(in)
 	var resp *aimemoryv1.StoreMemoryResponse
 	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Store{Store: req}}, func(w *writeTx) error {
 		resp = &aimemoryv1.StoreMemoryResponse{}
@@ -32,19 +34,6 @@ func (s *Store) StoreMemory(ctx context.Context, req *aimemoryv1.StoreMemoryRequ
 		resp.PotentialContradictions = ops.Contradictions(s.an, s.idx, resp.Memory)
 	}
 	return resp, nil
-}
-
-// prepareStore validates a store request and analyses its text, before
-// the write queues. It counts as an arriving write meanwhile, so that a
-// group commit starting now waits for it (see awaitArrivals).
-func (s *Store) prepareStore(req *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.Memory, aimemoryv1.ConflictPolicy, *analyzed, error) {
-	s.arriving.Add(1)
-	defer s.arrived()
-	in, policy, err := rules.NewStore(req)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	return in, policy, s.analyze(in), nil
 }
 
 // storeMemory is StoreMemory inside a transaction, on a validated record

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
@@ -68,10 +67,12 @@ type Store struct {
 	queueMu sync.Mutex
 	queue   []*writeReq
 	leading bool
-	// arriving counts writes being prepared, not yet queued; arrivals is
-	// signalled when it drops to zero (see awaitArrivals).
-	arriving atomic.Int32
-	arrivals chan struct{}
+	// expect is how many writes the last commit's batch and queue held;
+	// a leader whose queue is shorter waits for it to grow (awaitFollowers),
+	// signalled on grown while waiting is set.
+	expect  int
+	waiting bool
+	grown   chan struct{}
 }
 
 // Open opens (creating if needed) the bbolt file at path, checks or
@@ -96,7 +97,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
 
-		arrivals: make(chan struct{}, 1),
+		grown: make(chan struct{}, 1),
 	}
 	if err := s.db.Update(migrate); err != nil {
 		db.Close()

@@ -104,6 +104,12 @@ func (s *Store) enqueue(r *writeReq) error {
 	s.queue = append(s.queue, r)
 	lead := !s.leading
 	s.leading = true
+	if s.waiting && len(s.queue) >= s.expect {
+		select {
+		case s.grown <- struct{}{}:
+		default:
+		}
+	}
 	s.queueMu.Unlock()
 	if !lead {
 		<-r.done
@@ -119,8 +125,8 @@ func (s *Store) enqueue(r *writeReq) error {
 // (or gives it up when nothing waits), then wakes the batch's writers.
 // The leader's own write is the queue's first, so it is in the batch.
 func (s *Store) commitNext() {
-	s.awaitArrivals()
 	s.queueMu.Lock()
+	s.awaitFollowers()
 	n := min(len(s.queue), maxBatch)
 	for i := 1; i < n; i++ {
 		if s.queue[i].alone { // it leads the next batch instead
@@ -145,6 +151,7 @@ func (s *Store) commitNext() {
 			}
 		}
 		s.queueMu.Lock()
+		s.expect = min(len(batch)+len(s.queue), maxBatch)
 		if len(s.queue) == 0 {
 			s.leading = false
 		} else {
@@ -162,42 +169,34 @@ func (s *Store) commitNext() {
 	finished = true
 }
 
-// arrivalWait bounds how long a leader waits for writes being prepared:
-// about one request's validation and analysis, with a few at once (a test
-// raises it).
-var arrivalWait = 200 * time.Microsecond
+// followerWait bounds how long a leader waits for its batch to fill (a
+// test raises it): about the time the writers of a batch just committed
+// take to come back with their next write.
+var followerWait = 200 * time.Microsecond
 
-// awaitArrivals lets a leader wait, briefly, for writes that are being
-// prepared to queue, so they share its commit and fsync instead of each
-// taking the next: with 8 writers in flight, batches went 1, 7, 1, 7 as
-// the last batch's writers came back one by one. With none arriving (one
-// writer at a time) it returns at once.
-func (s *Store) awaitArrivals() {
-	if s.arriving.Load() == 0 {
+// awaitFollowers lets a leader wait, briefly, until as many writes have
+// queued as the last commit saw (its batch plus those queued behind it),
+// so that they share one commit and fsync. With 8 writers in flight,
+// batches otherwise went 1, 7, 1, 7: the writers of one batch come back
+// while the next, already queued, commits. One writer at a time never
+// waits. The caller holds queueMu, which it has again on return.
+func (s *Store) awaitFollowers() {
+	if len(s.queue) >= s.expect {
 		return
 	}
+	s.waiting = true
+	s.queueMu.Unlock()
+	t := time.NewTimer(followerWait)
 	select {
-	case <-s.arrivals: // an old signal
-	default:
-	}
-	if s.arriving.Load() == 0 {
-		return
-	}
-	t := time.NewTimer(arrivalWait)
-	select {
-	case <-s.arrivals:
+	case <-s.grown:
 	case <-t.C:
 	}
 	t.Stop()
-}
-
-// arrived ends a write's preparation (see prepareStore).
-func (s *Store) arrived() {
-	if s.arriving.Add(-1) == 0 {
-		select {
-		case s.arrivals <- struct{}{}:
-		default:
-		}
+	s.queueMu.Lock()
+	s.waiting = false
+	select {
+	case <-s.grown: // a signal sent after the timer fired
+	default:
 	}
 }
 
