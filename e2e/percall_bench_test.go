@@ -103,7 +103,7 @@ type mcpClient struct {
 func startMCPClient(b *testing.B, name, command string, env []string, dir string, args ...string) *mcpClient {
 	b.Helper()
 	var started *exec.Cmd
-	for _, k := range []string{sdk.ProfileDirEnv, sdk.ProfileSecondsEnv} {
+	for _, k := range []string{sdk.ProfileDirEnv, sdk.ProfileSecondsEnv, sdk.ProfileAfterEnv} {
 		if v := os.Getenv(k); v != "" {
 			env = append(env, k+"="+v) // profile the processes (see sdk/profile.go)
 		}

@@ -20,7 +20,8 @@ const ProtocolVersion = 1
 //
 //	1.0  Family Describe/Call, the Engine API
 //	1.1  DescribeResponse.protocol_minor; family keyspaces (Keyspace)
-const ProtocolMinor = 1
+//	1.2  WatchEventsRequest.liveness_only
+const ProtocolMinor = 2
 
 // PluginKey names the one plugin every family binary dispenses.
 const PluginKey = "family"

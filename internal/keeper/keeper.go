@@ -1,7 +1,8 @@
 // Package keeper keeps a data dir's engine running for as long as a host
-// lives. It holds one event stream open to the engine: the open connection
-// keeps the engine from idling out, and the stream breaking is how the host
-// learns the engine died, so it respawns it at once.
+// lives. It holds one liveness stream (WatchEvents with liveness_only) open
+// to the engine: the open connection keeps the engine from idling out, and
+// the stream breaking is how the host learns the engine died, so it
+// respawns it at once.
 package keeper
 
 import (
@@ -69,7 +70,7 @@ func (k *Keeper) run(ctx context.Context, exe, dataDir string, idle time.Duratio
 	}
 }
 
-// watch holds an event stream open until it breaks.
+// watch holds a liveness stream open until it breaks.
 func watch(ctx context.Context, socket string, k *Keeper, dial []grpc.DialOption) error {
 	conn, err := sdk.DialEngineAt(socket, dial...)
 	if err != nil {
@@ -85,7 +86,9 @@ func watch(ctx context.Context, socket string, k *Keeper, dial []grpc.DialOption
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := conn.WatchEvents(wctx, &aimemoryv1.WatchEventsRequest{}, grpc.WaitForReady(false))
+	// Liveness only: the host has no use for the events, and receiving
+	// each one cost every write a message on both sides.
+	stream, err := conn.WatchEvents(wctx, &aimemoryv1.WatchEventsRequest{LivenessOnly: true}, grpc.WaitForReady(false))
 	if err != nil {
 		return err
 	}

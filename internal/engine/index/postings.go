@@ -22,6 +22,10 @@ type block struct {
 	first uint32 // slot of its first posting
 	off   uint32 // where it starts in data
 	n     uint32
+	// last is its highest slot once known, 0 until then: appends to a long
+	// list need the tail block's, and decoding it for every new memory's
+	// every term was a third of applying a store.
+	last uint32
 }
 
 const blockSize = 64
@@ -124,9 +128,13 @@ func (x *Index) find(l *plist, slot uint32) (uint32, bool) {
 func (x *Index) lastSlot(l *plist) uint32 {
 	var one [1]block
 	bs := x.blocksOf(l, &one)
-	i := len(bs) - 1
+	tail := &bs[len(bs)-1]
+	if tail.last != 0 {
+		return tail.last
+	}
 	var last uint32
-	decodeBlock(l.data[bs[i].off:], func(s, _ uint32) bool { last = s; return true })
+	decodeBlock(l.data[tail.off:], func(s, _ uint32) bool { last = s; return true })
+	tail.last = last
 	return last
 }
 
@@ -167,14 +175,15 @@ func (x *Index) appendPosting(l *plist, slot, tf, last uint32) {
 	if tail.n < blockSize {
 		l.data = appendPosting(l.data, slot-last, tf)
 		tail.n++
+		tail.last = slot
 		return
 	}
 	// Start a block: a one-block list gets its table now.
 	if l.big == 0 {
-		x.blocks = append(x.blocks, []block{{first: x.firstSlot(l), off: 0, n: tail.n}})
+		x.blocks = append(x.blocks, []block{{first: x.firstSlot(l), off: 0, n: tail.n, last: last}})
 		l.big = uint32(len(x.blocks))
 	}
-	x.blocks[l.big-1] = append(x.blocks[l.big-1], block{first: slot, off: uint32(len(l.data)), n: 1})
+	x.blocks[l.big-1] = append(x.blocks[l.big-1], block{first: slot, off: uint32(len(l.data)), n: 1, last: slot})
 	l.data = appendPosting(l.data, slot, tf)
 }
 

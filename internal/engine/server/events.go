@@ -28,8 +28,13 @@ const resumeBatch = 512
 // after_seq. A client that cannot keep up loses live events rather than
 // slowing writers (the loss is logged when the stream ends); a resuming
 // client reconnects from the last seq it saw and loses nothing the log
-// still holds.
+// still holds. With liveness_only the stream sends nothing and ends when
+// the engine stops or the client goes away.
 func (s *Events) WatchEvents(req *aimemoryv1.WatchEventsRequest, stream aimemoryv1.Events_WatchEventsServer) error {
+	if req.GetLivenessOnly() {
+		<-stream.Context().Done()
+		return nil
+	}
 	if s.events == nil {
 		return status.Error(codes.Unavailable, "this engine publishes no events")
 	}

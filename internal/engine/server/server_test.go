@@ -180,6 +180,39 @@ func TestWatchEvents(t *testing.T) {
 	}
 }
 
+// A liveness-only stream (the host's keeper) carries no events: a store
+// another watcher sees sends it nothing, and it ends when its client goes.
+func TestWatchEventsLivenessOnly(t *testing.T) {
+	c, ev := newServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lctx, lcancel := context.WithCancel(ctx)
+	live, err := c.WatchEvents(lctx, &aimemoryv1.WatchEventsRequest{LivenessOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher, err := c.WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev.Subscribers() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := watcher.Recv(); err != nil || e.Type != "memory_store" {
+		t.Fatalf("watcher: %v, %v", e, err)
+	}
+	if n := ev.Subscribers(); n != 1 {
+		t.Errorf("subscribers = %d, want 1 (the liveness stream subscribes to nothing)", n)
+	}
+	lcancel()
+	if e, err := live.Recv(); status.Code(err) != codes.Canceled {
+		t.Errorf("liveness stream: %v, %v; want no event, then canceled", e, err)
+	}
+}
+
 // FuzzStoreRequest decodes arbitrary bytes as a store request: the engine
 // must answer every one with a result or a client error, never Internal.
 func FuzzStoreRequest(f *testing.F) {

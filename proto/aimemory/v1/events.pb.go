@@ -26,8 +26,12 @@ type WatchEventsRequest struct {
 	// Resume cursor: with resume set, the stream starts with the logged
 	// events whose seq is above after_seq (those still retained), then
 	// carries on live. Without it, only events committed from now on.
-	AfterSeq      uint64 `protobuf:"varint,1,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
-	Resume        bool   `protobuf:"varint,2,opt,name=resume,proto3" json:"resume,omitempty"`
+	AfterSeq uint64 `protobuf:"varint,1,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	Resume   bool   `protobuf:"varint,2,opt,name=resume,proto3" json:"resume,omitempty"`
+	// liveness_only: the stream carries no events and stays open until the
+	// engine stops. A host holds one to keep its engine from idling out and
+	// to learn at once when it dies, without paying for every event.
+	LivenessOnly  bool `protobuf:"varint,3,opt,name=liveness_only,json=livenessOnly,proto3" json:"liveness_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -72,6 +76,13 @@ func (x *WatchEventsRequest) GetAfterSeq() uint64 {
 func (x *WatchEventsRequest) GetResume() bool {
 	if x != nil {
 		return x.Resume
+	}
+	return false
+}
+
+func (x *WatchEventsRequest) GetLivenessOnly() bool {
+	if x != nil {
+		return x.LivenessOnly
 	}
 	return false
 }
@@ -189,10 +200,11 @@ var File_aimemory_v1_events_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18aimemory/v1/events.proto\x12\vaimemory.v1\"I\n" +
+	"\x18aimemory/v1/events.proto\x12\vaimemory.v1\"n\n" +
 	"\x12WatchEventsRequest\x12\x1b\n" +
 	"\tafter_seq\x18\x01 \x01(\x04R\bafterSeq\x12\x16\n" +
-	"\x06resume\x18\x02 \x01(\bR\x06resume\"\xc7\x01\n" +
+	"\x06resume\x18\x02 \x01(\bR\x06resume\x12#\n" +
+	"\rliveness_only\x18\x03 \x01(\bR\flivenessOnly\"\xc7\x01\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1b\n" +
 	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x12\x1c\n" +

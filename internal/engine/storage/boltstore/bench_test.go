@@ -290,10 +290,17 @@ func benchStoreInFlight(b *testing.B, inFlight int) {
 	for g := range corpora {
 		corpora[g] = newCorpus(uint64(1000 + g))
 	}
+	commits := func() int64 {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+		return s.commits
+	}
+	before := commits()
 	benchutil.InFlight(b, inFlight, func(g int, i int64) error {
 		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: corpora[g].memory(int(3_000_000 + i))})
 		return err
 	})
+	b.ReportMetric(float64(b.N)/float64(max(1, commits()-before)), "writes/commit")
 }
 
 // BenchmarkOpen100k measures an engine start: opening the store (loading

@@ -217,3 +217,41 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 	}
 	storagetest.Store(t, s, storagetest.Mem("after", "the store still takes writes"))
 }
+
+// TestLeaderAwaitsFollowers: after a commit that saw two writers, a
+// leader that finds only its own write queued waits for the second, and
+// both share one commit.
+func TestLeaderAwaitsFollowers(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	defer func(d time.Duration) { followerWait = d }(followerWait)
+	followerWait = time.Minute // the second write, not the timer, ends the wait
+	commits := func() int64 {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+		return s.commits
+	}
+	s.queueMu.Lock()
+	s.expect = 2 // as after a commit of one write with another queued
+	s.queueMu.Unlock()
+	before := commits()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	write := func(i int) {
+		wg.Go(func() { errs[i] = s.write(context.Background(), func(*writeTx) error { return nil }) })
+	}
+	write(0)
+	waitQueue(t, s, 1) // the leader waits with its own write still queued
+	write(1)
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("writes: %v", errs)
+	}
+	if n := commits() - before; n != 1 {
+		t.Errorf("%d commits, want the leader's one, shared with the write it waited for", n)
+	}
+	s.queueMu.Lock()
+	defer s.queueMu.Unlock()
+	if s.expect != 2 {
+		t.Errorf("expect = %d after a commit of 2 writes, want 2", s.expect)
+	}
+}

@@ -55,6 +55,7 @@ type Store struct {
 	idx          *index.Index
 	vecs         *vecset.Set // vectors.go
 	largestBatch int         // the most writes one commit has taken (under writeMu)
+	commits      int64       // group commits so far (under writeMu; benchmarks report writes per commit)
 	// Under writeMu: the index snapshot's state (snapshot.go).
 	logLen       int  // memories in the index log
 	snapshotDue  bool // no usable snapshot: write one at Close at the latest
@@ -68,6 +69,12 @@ type Store struct {
 	queueMu sync.Mutex
 	queue   []*writeReq
 	leading bool
+	// expect is how many writes the last commit's batch and queue held;
+	// a leader whose queue is shorter waits for it to grow (awaitFollowers),
+	// signalled on grown while waiting is set.
+	expect  int
+	waiting bool
+	grown   chan struct{}
 }
 
 // Open opens (creating if needed) the bbolt file at path, checks or
@@ -91,6 +98,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		now:    opts.Now,
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		grown: make(chan struct{}, 1),
 	}
 	if err := s.db.Update(migrate); err != nil {
 		db.Close()
