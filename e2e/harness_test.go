@@ -151,6 +151,7 @@ type env struct {
 	extra   []string
 	pins    map[string]string // [plugins] beyond the default test plugin
 	storage string            // a [storage] section (usePostgres), "" = bbolt
+	dsn     string            // its database when on PostgreSQL
 }
 
 // newEnv makes a fresh data dir (short path: it holds a unix socket) and a

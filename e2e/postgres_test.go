@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,7 @@ const envBackend = "AI_MEMORY_TEST_BACKEND"
 // usePostgres points the env's engine at dsn through config.toml (which
 // the first host records in the data dir's engine.toml).
 func (e *env) usePostgres(dsn string) {
+	e.dsn = dsn
 	e.storage = fmt.Sprintf("[storage]\nbackend = \"postgres\"\ndsn = %q\n", dsn)
 	e.writeConfig("")
 }
@@ -516,4 +518,67 @@ func waitOneLeaderEach(t *testing.T, dsn string) {
 		}
 		return true
 	})
+}
+
+// holdsInClear: secret is somewhere in the env's store at rest, as is:
+// in the bbolt file, or in any row of its PostgreSQL database (a row as
+// text shows bytea as hex, so both forms are looked for).
+func (e *env) holdsInClear(t *testing.T, secret string) bool {
+	t.Helper()
+	if e.dsn == "" {
+		db, err := os.ReadFile(filepath.Join(e.dataDir, "memory.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(string(db), secret)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, e.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hexed := hex.EncodeToString([]byte(secret))
+	for _, table := range tables {
+		rows, err := c.Query(ctx, `SELECT t::text FROM `+pgx.Identifier{table}.Sanitize()+` t`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range texts {
+			if strings.Contains(x, secret) || strings.Contains(x, hexed) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ownDatabase gives fe, a second data dir made with e's config, a
+// database of its own when e is on PostgreSQL (as a fresh data dir has):
+// the same config with another DSN. On bbolt it changes nothing.
+func (fe *env) ownDatabase(e *env) {
+	if e.dsn == "" {
+		return
+	}
+	cfg, err := os.ReadFile(e.config)
+	if err != nil {
+		fe.t.Fatal(err)
+	}
+	fe.dsn = pgtest.DSN(fe.t)
+	fe.config = filepath.Join(filepath.Dir(fe.dataDir), filepath.Base(fe.dataDir)+".toml")
+	if err := os.WriteFile(fe.config, []byte(strings.ReplaceAll(string(cfg), fmt.Sprintf("%q", e.dsn), fmt.Sprintf("%q", fe.dsn))), 0o600); err != nil {
+		fe.t.Fatal(err)
+	}
 }

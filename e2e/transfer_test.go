@@ -52,9 +52,21 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("bob's store was not queued: %v", q)
 	}
 
+	fresh := filepath.Join(filepath.Dir(e.dataDir), "fresh")
+	fe := &env{t: t, dataDir: fresh, config: e.config, binDir: bins}
+	fe.ownDatabase(e)
+	// Each data dir the CLI is pointed at is an env of its own (on
+	// PostgreSQL: with a database of its own).
+	envs := map[string]*env{e.dataDir: e, fresh: fe}
 	cli := func(dataDir string, args ...string) (string, error) {
+		on, ok := envs[dataDir]
+		if !ok {
+			on = &env{t: t, dataDir: dataDir, config: e.config, binDir: bins}
+			on.ownDatabase(e)
+			envs[dataDir] = on
+		}
 		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
-		cmd.Env = append(e.environ(), "AI_MEMORY_DATA_DIR="+dataDir, "AI_MEMORY_CLI_IDENTITY=cli:operator")
+		cmd.Env = append(on.environ(), "AI_MEMORY_CLI_IDENTITY=cli:operator")
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -63,11 +75,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 		!strings.Contains(out, "exported 32 memories, 1 archived, 1 versions, 9 links, 1 archived links, 1 entities, 1 standards, 1 pending") {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
-	fresh := filepath.Join(filepath.Dir(e.dataDir), "fresh")
 	if out, err := cli(fresh, "import", file); err != nil || !strings.Contains(out, "47 created, 0 unchanged, 0 not imported") {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
-	r := (&env{t: t, dataDir: fresh, config: e.config, binDir: bins}).startHost(profile)
+	r := fe.startHost(profile)
 	// lastSeen is when each data dir's engine last saw an agent call: its
 	// own, not a record that travels.
 	lastSeen := regexp.MustCompile(`"last_seen_at":"[^"]*"`)
@@ -132,7 +143,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	same("memory_kg_query", map[string]any{"source_id": ids[0], "max_depth": 2, "direction": "both"})
 
 	// The queued write is decided under the new data dir's rules, as any.
-	carol := (&env{t: t, dataDir: fresh, config: e.config, binDir: bins}).startHost([]string{"--profile", "governance", "--agent-id", "ai:carol"})
+	carol := fe.startHost([]string{"--profile", "governance", "--agent-id", "ai:carol"})
 	pend := carol.ok("memory_pending_list", map[string]any{})
 	if pend["count"].(float64) != 1 {
 		t.Fatalf("pending after import: %v", pend)
@@ -191,6 +202,7 @@ func TestExportImportSubscriptionsAndMessages(t *testing.T) {
 	// ([webhooks] allow_loopback, for the receiver) before its engine starts.
 	fresh := filepath.Join(filepath.Dir(e.dataDir), "fresh")
 	fe := &env{t: t, dataDir: fresh, config: e.config, binDir: bins}
+	fe.ownDatabase(e)
 	alice2, bob2 := adminHost(fe, "alice"), adminHost(fe, "bob")
 	out, err = cli(fresh, "import", file)
 	if err == nil || !strings.Contains(out, "subscription "+sub["id"].(string)+": its secret is sealed with the exporting data dir's webhook.key") ||

@@ -188,9 +188,8 @@ func TestSubscriptionToolsOverStdio(t *testing.T) {
 		t.Fatalf("list = %s", text)
 	}
 	h.ok("memory_store", map[string]any{"title": "flush", "content": "x"})
-	db, err := os.ReadFile(filepath.Join(e.dataDir, "memory.db"))
-	if err != nil || strings.Contains(string(db), secret) {
-		t.Fatalf("memory.db holds the secret in the clear (read err %v)", err)
+	if e.holdsInClear(t, secret) {
+		t.Fatal("the store holds the secret in the clear")
 	}
 	if key, err := os.Stat(filepath.Join(e.dataDir, "webhook.key")); err != nil || key.Mode().Perm() != 0o600 {
 		t.Fatalf("webhook.key: %v %v", key, err)

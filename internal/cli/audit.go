@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -44,12 +45,28 @@ func engineClient(root *rootCmd, principal string) (*sdk.EngineConn, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dataDir, engine.DBFile)); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no %s in data dir %s: nothing was ever stored there (check --data-dir or AI_MEMORY_DATA_DIR)", engine.DBFile, dataDir)
-	} else if err != nil {
+	if err := hasStore(dataDir); err != nil {
 		return nil, err
 	}
 	return engineFor(root, principal)
+}
+
+// hasStore: the data dir has a store to read, its bbolt file or the
+// PostgreSQL database its engine.toml names.
+func hasStore(dataDir string) error {
+	st, _, err := settings.Load(dataDir)
+	if err != nil {
+		return err
+	}
+	if st.Storage.Postgres() {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, engine.DBFile)); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no %s in data dir %s: nothing was ever stored there (check --data-dir or AI_MEMORY_DATA_DIR)", engine.DBFile, dataDir)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // engineFor connects to the data dir's engine as principal, starting it

@@ -278,6 +278,13 @@ func Serve(ctx context.Context, opts Options) error {
 			return
 		}
 		runLed(dctx, st, storage.TaskWebhooks, log, func(ctx context.Context) {
+			if ct, ok := st.(storage.ClaimTaker); ok {
+				if n, err := ct.TakeOverClaims(ctx); err != nil {
+					log.Warn("webhook dispatch: releasing the previous leader's claims", "err", err)
+				} else if n > 0 {
+					log.Info("webhook dispatch: took over the previous leader's claims", "deliveries", n)
+				}
+			}
 			d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
 				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
 			if err := d.Run(ctx); err != nil {

@@ -135,6 +135,15 @@ type DeliveryWaker interface {
 	DeliveryWake(ctx context.Context) <-chan struct{}
 }
 
+// ClaimTaker is implemented by a backend whose deliveries are claimed by
+// the engine attempting them (a database several engines share). The
+// engine that becomes the dispatch leader calls TakeOverClaims first: the
+// engine that led before is gone (its session, and so its lock, ended), so
+// its claims are released at once instead of when their lease runs out.
+type ClaimTaker interface {
+	TakeOverClaims(ctx context.Context) (released int64, err error)
+}
+
 // SealKeyBinder is implemented by a backend several engines share. The
 // subscriptions' secrets are sealed with a data dir's webhook key, so
 // every engine of the database must hold the same key: BindSealKey

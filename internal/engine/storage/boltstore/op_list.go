@@ -36,24 +36,7 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 	if err != nil {
 		return nil, err
 	}
-	if req.GetWithRecent() {
-		hits, recent := s.idx.ListBoth(f, s.nowNanos(), int(req.GetLimit()))
-		mems, err := s.records(hits)
-		if err != nil {
-			return nil, err
-		}
-		rmems, err := s.records(recent)
-		if err != nil {
-			return nil, err
-		}
-		return &aimemoryv1.ListMemoriesResponse{Memories: mems, Recent: rmems}, nil
-	}
-	hits := s.idx.List(f, s.nowNanos(), int(req.GetLimit()))
-	mems, err := s.records(hits)
-	if err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.ListMemoriesResponse{Memories: mems}, nil
+	return ops.List(s.idx, f, s.nowNanos(), req, s.records)
 }
 
 // Nearest is the limit live memories matching the filter closest to v by

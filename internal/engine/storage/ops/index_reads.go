@@ -150,3 +150,27 @@ func ReadFilter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, erro
 	})
 	return f, nil
 }
+
+// List is ListMemories' answer over the index: the filter's live memories
+// by priority, and with with_recent also by most recent update, each
+// hit's record read by records (a backend's read of its own records).
+func List(idx *index.Index, f *index.Filter, now int64, req *aimemoryv1.ListMemoriesRequest,
+	records func([]index.Hit) ([]*aimemoryv1.Memory, error)) (*aimemoryv1.ListMemoriesResponse, error) {
+	if !req.GetWithRecent() {
+		mems, err := records(idx.List(f, now, int(req.GetLimit())))
+		if err != nil {
+			return nil, err
+		}
+		return &aimemoryv1.ListMemoriesResponse{Memories: mems}, nil
+	}
+	hits, recent := idx.ListBoth(f, now, int(req.GetLimit()))
+	mems, err := records(hits)
+	if err != nil {
+		return nil, err
+	}
+	rmems, err := records(recent)
+	if err != nil {
+		return nil, err
+	}
+	return &aimemoryv1.ListMemoriesResponse{Memories: mems, Recent: rmems}, nil
+}

@@ -198,9 +198,9 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		if d.rng.IntN(2) == 0 {
 			f.Namespace = namespaces[1+d.rng.IntN(len(namespaces)-1)]
 		}
-		limit := uint32(1 + d.rng.IntN(20))
-		return fmt.Sprintf("list %v limit %d", f, limit), func(s storage.Backend) answer {
-			r, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: f, Limit: limit})
+		limit, recent := uint32(1+d.rng.IntN(20)), d.rng.IntN(2) == 0
+		return fmt.Sprintf("list %v limit %d recent %v", f, limit, recent), func(s storage.Backend) answer {
+			r, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: f, Limit: limit, WithRecent: recent})
 			return answer{msg: r, err: err}
 		}
 	case r < 70:

@@ -622,3 +622,33 @@ func TestExpiredClaimTakenOver(t *testing.T) {
 		t.Fatalf("after the takeover's settle: pending %d, dispatched %d", pending, subs[0].Dispatched)
 	}
 }
+
+// A new dispatch leader takes over its predecessor's claims at once
+// (TakeOverClaims), within the lease, and leaves its own alone.
+func TestNewLeaderTakesOverClaims(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dead, leader := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
+	ctx := context.Background()
+	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}); err != nil {
+		t.Fatal(err)
+	}
+	storeTitle(t, dead, "claimed by the old leader")
+	now := time.Now().UnixNano()
+	claimed, _, err := dead.DueDeliveries(ctx, now, 10, nil, nil)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed %v, %v", claimed, err)
+	}
+	if d, _, _ := leader.DueDeliveries(ctx, now, 10, nil, nil); len(d) != 0 {
+		t.Fatalf("the claim did not hold: %v", d)
+	}
+	if n, err := leader.TakeOverClaims(ctx); err != nil || n != 1 {
+		t.Fatalf("took over %d, %v", n, err)
+	}
+	d, _, err := leader.DueDeliveries(ctx, now, 10, nil, nil)
+	if err != nil || len(d) != 1 || d[0].Event.GetSeq() != claimed[0].Event.GetSeq() {
+		t.Fatalf("within the lease, after the takeover: %v, %v", d, err)
+	}
+	if n, err := leader.TakeOverClaims(ctx); err != nil || n != 0 {
+		t.Fatalf("a second takeover released its own claim: %d, %v", n, err)
+	}
+}

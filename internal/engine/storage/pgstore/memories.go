@@ -272,11 +272,7 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 	if err != nil {
 		return nil, err
 	}
-	mems, err := s.records(ctx, s.idx.List(f, s.nowNanos(), int(req.GetLimit())))
-	if err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.ListMemoriesResponse{Memories: mems}, nil
+	return ops.List(s.idx, f, s.nowNanos(), req, func(hits []index.Hit) ([]*aimemoryv1.Memory, error) { return s.records(ctx, hits) })
 }
 
 // SearchMemories ranks live memories matching the filter by keyword

@@ -34,6 +34,18 @@ import (
 // counters are in subscription_stats), and dispatcher calls run at READ
 // COMMITTED, so dispatching causes writes no serialization failures.
 
+// TakeOverClaims releases every claim another store holds
+// (storage.ClaimTaker): called by the engine that has just become the
+// dispatch leader, whose predecessor is gone. An attempt the dead engine
+// had in flight is made again (at least once, as with bbolt's restart),
+// now rather than after claimLease.
+func (s *Store) TakeOverClaims(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE deliveries SET claimed_by = '', claimed_until = 0 WHERE claimed_by NOT IN ('', $1)`, s.claimID)
+	return tag.RowsAffected(), err
+}
+
+var _ storage.ClaimTaker = (*Store)(nil)
+
 // claimLease is how long a claim keeps other engines off a delivery:
 // longer than an attempt may take (webhooks.timeout_ms is at most 60 s).
 const claimLease = int64(2 * time.Minute)
