@@ -52,6 +52,15 @@ $(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies 
 test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-to-end test, in every module.
 	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && go vet ./...) || exit 1; done
 	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...) || exit 1; done
+	@echo "go test (the families' e2e tests again, every data dir on PostgreSQL)"
+	AI_MEMORY_TEST_BACKEND=postgres AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m -run '$(PG_FAMILY_TESTS)' ./e2e
+
+# The e2e tests of every family's behaviour (lifecycle, archive, governance,
+# graph, webhooks, messages, meta, power, transfer, core and ranking),
+# rerun on PostgreSQL: the same answers over MCP on both backends. Tests
+# that open the bbolt file itself have PostgreSQL twins in
+# e2e/postgres_test.go and pgstore.
+PG_FAMILY_TESTS := ^(TestArchive|TestArchivedNodes|TestLifecycle|TestGovernance|TestGraph|TestWebhook|TestSubscri|TestExportImport|TestPowerInbox|TestNotify|TestMeta|TestPower|TestStoreGetList|TestStoreConflict|TestValidationErrors|TestRanking|TestRetrieval|TestScenario)
 
 bench: build ## Benchmarks: engine, plugin and host latency, RSS.
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -run '^$$' -bench . -benchmem -timeout 30m ./...
