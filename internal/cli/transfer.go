@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
+
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -25,7 +27,7 @@ import (
 )
 
 // The export format is JSON Lines: a header, then one record per line,
-// {"kind": <one of recordKinds>, "record": <the stored record in
+// {"kind": <one of migration.Kinds>, "record": <the stored record in
 // protojson>}, so every field (ids, created_by, updated_by, times, access
 // counts, policies, owners, votes) survives a round trip. A webhook
 // secret stays sealed (see transfer.proto's WebhookSubscription). Vectors
@@ -84,7 +86,7 @@ func (c *exportCmd) Run(root *rootCmd) error {
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
-		kind, msg := recordKind(r)
+		kind, msg := migration.KindOf(r)
 		if msg == nil {
 			continue
 		}
@@ -264,40 +266,12 @@ func parseLine(raw []byte) (*aimemoryv1.ExportRecord, error) {
 	}
 	r, msg := newRecord(l.Kind)
 	if r == nil {
-		return nil, fmt.Errorf("kind: %q (%d bytes) is not header, %s", clip(l.Kind), len(l.Kind), strings.Join(recordKinds, ", "))
+		return nil, fmt.Errorf("kind: %q (%d bytes) is not header, %s", clip(l.Kind), len(l.Kind), strings.Join(migration.Kinds, ", "))
 	}
 	if err := (protojson.UnmarshalOptions{}).Unmarshal(l.Record, msg); err != nil {
 		return nil, fmt.Errorf("%s record: %v", l.Kind, err)
 	}
 	return r, nil
-}
-
-// recordKinds are the export's record kinds, in the order export writes them.
-var recordKinds = []string{"memory", "archived", "version", "link", "archived_link", "entity", "standard", "pending", "subscription"}
-
-// recordKind is the kind and the stored record of r; nil for an unknown one.
-func recordKind(r *aimemoryv1.ExportRecord) (string, proto.Message) {
-	switch x := r.GetRecord().(type) {
-	case *aimemoryv1.ExportRecord_Memory:
-		return "memory", x.Memory
-	case *aimemoryv1.ExportRecord_Archived:
-		return "archived", x.Archived
-	case *aimemoryv1.ExportRecord_Version:
-		return "version", x.Version
-	case *aimemoryv1.ExportRecord_Link:
-		return "link", x.Link
-	case *aimemoryv1.ExportRecord_ArchivedLink:
-		return "archived_link", x.ArchivedLink
-	case *aimemoryv1.ExportRecord_Entity:
-		return "entity", x.Entity
-	case *aimemoryv1.ExportRecord_Standard:
-		return "standard", x.Standard
-	case *aimemoryv1.ExportRecord_Pending:
-		return "pending", x.Pending
-	case *aimemoryv1.ExportRecord_Subscription:
-		return "subscription", x.Subscription
-	}
-	return "", nil
 }
 
 // newRecord is an empty record of kind and the message to fill; nil for

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
@@ -13,9 +11,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // Pending actions, as boltstore's: a queued write is recorded in the
@@ -121,62 +117,40 @@ func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 }
 
 // execute runs an approved payload in this transaction, as it would have
-// run when it was requested (boltstore's writeTx.execute, case for case);
-// the result is the memory it wrote or removed.
+// run when it was requested (ops.Execute, over this backend's steps).
 func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
-	switch a := p.GetAction().(type) {
-	case *aimemoryv1.PendingPayload_Store:
-		in, err := rules.New(a.Store.GetMemory())
-		if err != nil {
-			return "", err
-		}
-		resp := &aimemoryv1.StoreMemoryResponse{}
-		if err := w.storeMemory(in, a.Store.GetOnConflict(), resp); err != nil {
-			return "", err
-		}
-		return resp.GetMemory().GetId(), nil
-	case *aimemoryv1.PendingPayload_Update:
-		if err := rules.ValidatePatch(a.Update); err != nil {
-			return "", err
-		}
-		return a.Update.GetId(), ops.Update(opsTx{w}, a.Update, &aimemoryv1.UpdateMemoryResponse{})
-	case *aimemoryv1.PendingPayload_Delete:
-		if err := rules.ValidateIDs("ids", a.Delete.GetIds()); err != nil {
-			return "", err
-		}
-		resp := &aimemoryv1.DeleteMemoriesResponse{}
-		if err := ops.Delete(opsTx{w}, rules.Dedupe(slices.Clone(a.Delete.GetIds())), a.Delete.GetArchive(), resp); err != nil {
-			return "", err
-		}
-		if len(resp.Deleted) == 0 {
-			return "", fmt.Errorf("%w: %s", storage.ErrNotFound, strings.Join(a.Delete.GetIds(), ", "))
-		}
-		return strings.Join(resp.Deleted, ","), nil
-	case *aimemoryv1.PendingPayload_Link:
-		rel := rules.Or(a.Link.GetRelation(), record.DefaultRelation)
-		if err := record.ValidateLink(a.Link.GetSourceId(), a.Link.GetTargetId(), rel); err != nil {
-			return "", err
-		}
-		return a.Link.GetSourceId(), w.putLink(a.Link, rel, a.Link.GetObservedBy(), &aimemoryv1.PutLinkResponse{})
-	case *aimemoryv1.PendingPayload_Unlink:
-		if err := record.ValidateLink(a.Unlink.GetSourceId(), a.Unlink.GetTargetId(), a.Unlink.GetRelation()); err != nil {
-			return "", err
-		}
-		return a.Unlink.GetSourceId(), w.invalidateLink(a.Unlink, a.Unlink.GetInvalidatedBy(), &aimemoryv1.InvalidateLinkResponse{})
-	case *aimemoryv1.PendingPayload_Forget:
-		ids, err := w.approvedForget(a.Forget)
-		return strings.Join(ids, ","), err
-	case *aimemoryv1.PendingPayload_Promote:
-		resp, err := w.promote(a.Promote.GetId(), a.Promote.GetToNamespace())
-		return resp.GetMemory().GetId(), err
-	case *aimemoryv1.PendingPayload_Consolidate:
-		resp, err := w.consolidate(a.Consolidate)
-		return resp.GetMemory().GetId(), err
-	case *aimemoryv1.PendingPayload_Restore:
-		resp, err := w.restore(a.Restore)
-		return resp.GetMemory().GetId(), err
-	}
-	return "", fmt.Errorf("pending action has no payload this engine can execute")
+	return ops.Execute(executor{w}, p)
+}
+
+// executor is ops.Executor over a write transaction.
+type executor struct{ w *writeTx }
+
+func (x executor) StoreMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
+	return x.w.storeMemory(in, policy, resp)
+}
+func (x executor) UpdateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
+	return ops.Update(opsTx{x.w}, req, resp)
+}
+func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
+	return ops.Delete(opsTx{x.w}, ids, archive, resp)
+}
+func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
+	return x.w.putLink(req, rel, observedBy, resp)
+}
+func (x executor) InvalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
+	return x.w.invalidateLink(req, by, resp)
+}
+func (x executor) ApprovedForget(p *aimemoryv1.PendingForget) ([]string, error) {
+	return x.w.approvedForget(p)
+}
+func (x executor) Promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
+	return x.w.promote(id, to)
+}
+func (x executor) Consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
+	return x.w.consolidate(req)
+}
+func (x executor) Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
+	return x.w.restore(req)
 }
 
 // putPending writes p over the row of its id.
