@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -202,6 +203,21 @@ func benchRankReads(b *testing.B, s *Store, n int) {
 				}
 			}
 		}
+	}
+	// The server's share of (b)'s candidate query (the rest is transfer
+	// and decoding the arrays in Go).
+	for _, kind := range []string{"common", "rare"} {
+		terms := keyword.DropFunctionWords(keyword.Query(rankQuery(r, kind, n)))
+		var plan []string
+		rows, err := s.pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) SELECT id, terms, tfs, priority, confidence, updated_at FROM memories WHERE terms && $1 AND (expires_at = 0 OR expires_at > $2)`, terms, time.Now().UnixNano())
+		if err != nil {
+			b.Fatal(err)
+		}
+		var line string
+		if _, err := pgx.ForEachRow(rows, []any{&line}, func() error { plan = append(plan, line); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d %s %v:\n%s", n, kind, terms, strings.Join(plan, "\n"))
 	}
 	for _, kind := range []string{"common", "rare"} {
 		b.Run(fmt.Sprintf("read/%d/%s/index-cache", n, kind), func(b *testing.B) {
