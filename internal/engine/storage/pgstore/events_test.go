@@ -15,7 +15,6 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -246,123 +245,6 @@ func TestRolledBackSeqIsAGap(t *testing.T) {
 	evs, err := s.EventsAfter(context.Background(), 1, 10)
 	if err != nil || len(evs) != 1 || evs[0].GetSeq() != 3 || evs[0].GetTitle() != "three" {
 		t.Fatalf("after the gap: %v, %v; want seq 3 'three'", evs, err)
-	}
-}
-
-// The inbox RPCs: a message is written from the caller into the
-// recipient's inbox; only the recipient lists it; unread_only filters
-// before the limit; mark_read marks what it returned.
-func TestInbox(t *testing.T) {
-	clock := storagetest.NewClock()
-	s := open(t, storage.Options{Now: clock.Now})
-	send := func(from, to, title string) *aimemoryv1.Memory {
-		t.Helper()
-		clock.Add(time.Millisecond)
-		resp, err := s.SendMessage(as(from), &aimemoryv1.SendMessageRequest{To: to, Title: title, Payload: "p " + title})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.GetMessage()
-	}
-	m1 := send("ai:alice", "ai:bob", "one")
-	send("ai:carol", "ai:bob", "two")
-	m3 := send("ai:alice", "ai:bob", "one") // same title: its own message
-	if m3.GetId() == m1.GetId() || m3.GetTitle() != "one (2)" {
-		t.Fatalf("repeat title: %v, want a second message titled 'one (2)'", m3)
-	}
-	if m1.GetNamespace() != "_messages/ai:bob" || m1.GetCreatedBy() != "ai:alice" || m1.GetSource() != "notify" {
-		t.Fatalf("message %v", m1)
-	}
-	list := func(who string, req *aimemoryv1.ListInboxRequest) ([]string, uint32) {
-		t.Helper()
-		resp, err := s.ListInbox(as(who), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var titles []string
-		for _, m := range resp.GetMessages() {
-			titles = append(titles, m.GetTitle())
-		}
-		return titles, resp.GetUnread()
-	}
-	if got, _ := list("ai:alice", &aimemoryv1.ListInboxRequest{}); len(got) != 0 {
-		t.Fatalf("alice sees %v in her own (empty) inbox", got)
-	}
-	if got, unread := list("ai:bob", &aimemoryv1.ListInboxRequest{Limit: 1, MarkRead: true}); len(got) != 1 || got[0] != "one (2)" || unread != 3 {
-		t.Fatalf("bob's newest: %v, unread %d", got, unread)
-	}
-	// unread_only filters first, then the limit: two unread remain.
-	if got, unread := list("ai:bob", &aimemoryv1.ListInboxRequest{UnreadOnly: true, Limit: 2}); len(got) != 2 || got[0] != "two" || got[1] != "one" || unread != 2 {
-		t.Fatalf("bob's unread: %v, unread %d", got, unread)
-	}
-	if got, _ := list("ai:bob", &aimemoryv1.ListInboxRequest{}); len(got) != 3 {
-		t.Fatalf("bob's inbox: %v", got)
-	}
-	// Ordinary reads of another's inbox return nothing.
-	if resp, err := s.GetMemories(as("ai:alice"), &aimemoryv1.GetMemoriesRequest{Ids: []string{m1.GetId()}}); err == nil && len(resp.GetMemories()) != 0 {
-		t.Fatalf("alice reads bob's message: %v", resp)
-	}
-	for _, tc := range []struct {
-		ctx  context.Context
-		req  *aimemoryv1.SendMessageRequest
-		want string
-	}{
-		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "../etc", Title: "t", Payload: "p"}, "to: must not contain '/' or '..'"},
-		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob/x", Title: "t", Payload: "p"}, "to: must not contain '/' or '..'"},
-		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: " "}, "payload:"},
-		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p", Priority: 11}, "priority"},
-		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p", Tier: "forever"}, "tier"},
-		{context.Background(), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p"}, "caller's identity"},
-	} {
-		if _, err := s.SendMessage(tc.ctx, tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: err %v, want %q", tc.req, err, tc.want)
-		}
-	}
-	if _, err := s.ListInbox(context.Background(), &aimemoryv1.ListInboxRequest{}); err == nil {
-		t.Error("an inbox listed without a caller")
-	}
-	if _, err := s.ListInbox(as("ai:bob"), &aimemoryv1.ListInboxRequest{Limit: 201}); err == nil || !strings.Contains(err.Error(), "limit") {
-		t.Errorf("limit 201: %v", err)
-	}
-	if got, _ := list("ai:bob", &aimemoryv1.ListInboxRequest{}); len(got) != 3 {
-		t.Fatalf("refused sends changed bob's inbox: %v", got)
-	}
-}
-
-// A write's webhook deliveries are queued in its own transaction: there
-// when the write returns, with no dispatcher running; none for a refused
-// write, for a filter that does not match, or for another's inbox.
-func TestDeliveriesQueuedWithTheWrite(t *testing.T) {
-	s := open(t, storage.Options{})
-	ctx := context.Background()
-	for _, sub := range []*storage.Subscription{
-		{ID: "all", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice"},
-		{ID: "proj", URL: "https://a.example/y", Events: []string{"memory_store"}, NamespaceFilter: "proj", CreatedBy: "ai:alice"},
-	} {
-		if err := s.PutSubscription(ctx, sub); err != nil {
-			t.Fatal(err)
-		}
-	}
-	storeTitle(t, s, "global one")
-	if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_agents"}}); err == nil {
-		t.Fatal("guarded store succeeded")
-	}
-	if _, err := s.SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:bob", Title: "private", Payload: "p"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:alice", Title: "for alice", Payload: "p"}); err != nil {
-		t.Fatal(err)
-	}
-	queue, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, d := range queue {
-		got = append(got, d.SubscriptionID+":"+d.Event.GetTitle())
-	}
-	if len(got) != 2 || got[0] != "all:global one" || got[1] != "all:for alice" {
-		t.Fatalf("queued %v, want all:global one and all:for alice", got)
 	}
 }
 
