@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -159,9 +158,9 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 		base := w.tx.Bucket(bucketEventsLog).Sequence()
 		var subs []string
 		for i, r := range records {
-			outcome, err := w.importRecord(r)
+			outcome, err := ops.ImportRecord(w, r)
 			if err != nil {
-				if _, ok := err.(refusal); !ok {
+				if !ops.IsRefusal(err) {
 					return err
 				}
 				results[i] = &aimemoryv1.ImportResult{Outcome: "refused", Error: err.Error()}
@@ -207,47 +206,9 @@ func (w *writeTx) startAfterImport(ids []string, base uint64) error {
 	return nil
 }
 
-// refusal is a record import turns down; any other error aborts the batch.
-type refusal struct{ error }
-
-// asRefusal is err as a refusal when ops refused (ops.ImportRefusal).
-func asRefusal(err error) error {
-	var r ops.ImportRefusal
-	if errors.As(err, &r) {
-		return refusal{r.Unwrap()}
-	}
-	return err
-}
-
-func refuse(format string, a ...any) error { return refusal{fmt.Errorf(format, a...)} }
-
-func (w *writeTx) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
-	switch x := r.GetRecord().(type) {
-	case *aimemoryv1.ExportRecord_Memory:
-		return w.importMemory(x.Memory)
-	case *aimemoryv1.ExportRecord_Link:
-		return w.importLink(x.Link)
-	case *aimemoryv1.ExportRecord_Entity:
-		return w.importEntity(x.Entity)
-	case *aimemoryv1.ExportRecord_Archived:
-		return w.importArchived(x.Archived)
-	case *aimemoryv1.ExportRecord_ArchivedLink:
-		return w.importArchivedLink(x.ArchivedLink)
-	case *aimemoryv1.ExportRecord_Version:
-		return w.importVersion(x.Version)
-	case *aimemoryv1.ExportRecord_Standard:
-		return w.importStandard(x.Standard)
-	case *aimemoryv1.ExportRecord_Pending:
-		return w.importPending(x.Pending)
-	case *aimemoryv1.ExportRecord_Subscription:
-		return w.importSubscription(x.Subscription)
-	}
-	return "", refuse("empty record")
-}
-
-func (w *writeTx) importMemory(m *aimemoryv1.Memory) (string, error) {
+func (w *writeTx) ImportMemory(m *aimemoryv1.Memory) (string, error) {
 	if err := rules.ValidImported(m); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	old, err := w.get(m.GetId())
 	if err != nil {
@@ -257,23 +218,23 @@ func (w *writeTx) importMemory(m *aimemoryv1.Memory) (string, error) {
 		if proto.Equal(old, m) {
 			return "unchanged", nil
 		}
-		return "", refuse("memory %s exists with other content; import does not overwrite", m.GetId())
+		return "", ops.Refusef("memory %s exists with other content; import does not overwrite", m.GetId())
 	}
 	if owner := w.titleOwner(m.GetNamespace(), m.GetTitle()); owner != "" {
-		return "", refuse("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
+		return "", ops.Refusef("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
 	}
 	return "created", w.put(nil, proto.Clone(m).(*aimemoryv1.Memory), "memory_import")
 }
 
-func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) {
+func (w *writeTx) ImportLink(l *aimemoryv1.Link) (string, error) {
 	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
 		if m, err := w.get(id); err != nil {
 			return "", err
 		} else if m == nil {
-			return "", refuse("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
+			return "", ops.Refusef("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
 		}
 	}
 	old, err := readLink(w.tx, l.GetSourceId(), l.GetTargetId(), l.GetRelation())
@@ -284,26 +245,26 @@ func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) {
 		if proto.Equal(old, l) {
 			return "unchanged", nil
 		}
-		return "", refuse("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+		return "", ops.Refusef("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
 	return "created", putLink(w.tx, l)
 }
 
-func (w *writeTx) importEntity(e *aimemoryv1.EntityAliases) (string, error) {
+func (w *writeTx) ImportEntity(e *aimemoryv1.EntityAliases) (string, error) {
 	m, err := w.get(e.GetId())
 	if err != nil {
 		return "", err
 	}
 	if m == nil {
-		return "", refuse("entity %s: its memory is not there (import memories first)", e.GetId())
+		return "", ops.Refusef("entity %s: its memory is not there (import memories first)", e.GetId())
 	}
 	if len(e.GetAliases()) == 0 {
-		return "", refuse("entity %s: no aliases", e.GetId())
+		return "", ops.Refusef("entity %s: no aliases", e.GetId())
 	}
 	created := false
 	for _, a := range e.GetAliases() {
 		if err := record.ValidateAlias("alias", a.GetAlias()); err != nil {
-			return "", refusal{err}
+			return "", ops.Refuse(err)
 		}
 		f := rules.FoldAlias(a.GetAlias())
 		switch holder := aliasHolder(w.tx, f, m.GetNamespace()); holder {
@@ -311,7 +272,7 @@ func (w *writeTx) importEntity(e *aimemoryv1.EntityAliases) (string, error) {
 			continue
 		case "":
 		default:
-			return "", refuse("entity %s: alias %s is held by entity %s in namespace %s", e.GetId(), record.Quote(a.GetAlias()), holder, record.Quote(m.GetNamespace()))
+			return "", ops.Refusef("entity %s: alias %s is held by entity %s in namespace %s", e.GetId(), record.Quote(a.GetAlias()), holder, record.Quote(m.GetNamespace()))
 		}
 	}
 	for _, a := range e.GetAliases() {
@@ -333,18 +294,18 @@ func (w *writeTx) importEntity(e *aimemoryv1.EntityAliases) (string, error) {
 	return "created", nil
 }
 
-func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
+func (w *writeTx) ImportArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 	m := a.GetMemory()
 	if m == nil {
-		return "", refuse("archived record without its memory")
+		return "", ops.Refusef("archived record without its memory")
 	}
 	if err := rules.ValidImported(m); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	if live, err := w.get(m.GetId()); err != nil {
 		return "", err
 	} else if live != nil {
-		return "", refuse("archived memory %s is also a live memory here", m.GetId())
+		return "", ops.Refusef("archived memory %s is also a live memory here", m.GetId())
 	}
 	row := &storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}
 	raw, err := encodeArchived(row)
@@ -356,7 +317,7 @@ func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 		if bytes.Equal(old, raw) {
 			return "unchanged", nil
 		}
-		return "", refuse("archived memory %s exists with other content; import does not overwrite", m.GetId())
+		return "", ops.Refusef("archived memory %s exists with other content; import does not overwrite", m.GetId())
 	}
 	return "created", b.Put([]byte(m.GetId()), raw)
 }
@@ -364,9 +325,9 @@ func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 // importArchivedLink writes a link kept in the archive: both ends must be
 // here (live or archived, so memories and archived memories come first)
 // and at least one archived, as the archive keeps them.
-func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
+func (w *writeTx) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	arch := w.tx.Bucket(bucketArchive)
 	archivedEnd := false
@@ -374,11 +335,11 @@ func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
 		if arch.Get([]byte(id)) != nil {
 			archivedEnd = true
 		} else if w.tx.Bucket(bucketMemories).Get([]byte(id)) == nil {
-			return "", refuse("archived link %s -%s-> %s: memory %s is neither live nor archived here (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
+			return "", ops.Refusef("archived link %s -%s-> %s: memory %s is neither live nor archived here (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
 		}
 	}
 	if !archivedEnd {
-		return "", refuse("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+		return "", ops.Refusef("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
 	out, in := w.tx.Bucket(bucketArchivedLinksOut), w.tx.Bucket(bucketArchivedLinksIn)
 	if raw := out.Get(linkKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation())); raw != nil {
@@ -389,7 +350,7 @@ func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
 		if proto.Equal(old, l) {
 			return "unchanged", nil
 		}
-		return "", refuse("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+		return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
 	return "created", putLinkRows(out, in, l)
 }
@@ -397,17 +358,17 @@ func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
 // importVersion writes a superseded version under its place among its
 // id's versions. The live record need not be here: a version outlives
 // its memory, as in the store it came from.
-func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error) {
+func (w *writeTx) ImportVersion(v *aimemoryv1.SupersededVersion) (string, error) {
 	a := v.GetArchived()
 	m := a.GetMemory()
 	if m == nil {
-		return "", refuse("version record without its memory")
+		return "", ops.Refusef("version record without its memory")
 	}
 	if err := rules.ValidImported(m); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	if v.GetAt() <= 0 {
-		return "", refuse("version of %s: at must be set", m.GetId())
+		return "", ops.Refusef("version of %s: at must be set", m.GetId())
 	}
 	raw, err := encodeArchived(&storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()})
 	if err != nil {
@@ -418,7 +379,7 @@ func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error)
 		if bytes.Equal(old, raw) {
 			return "unchanged", nil
 		}
-		return "", refuse("version of %s at %d exists with other content; import does not overwrite", m.GetId(), v.GetAt())
+		return "", ops.Refusef("version of %s at %d exists with other content; import does not overwrite", m.GetId(), v.GetAt())
 	}
 	return "created", b.Put(key, raw)
 }
@@ -426,9 +387,9 @@ func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error)
 // importStandard writes a namespace's standard row as it was (policy,
 // owner, who set it). Its memory need not be here: deleting a standard's
 // memory does not lift the standard.
-func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
+func (w *writeTx) ImportStandard(st *aimemoryv1.Standard) (string, error) {
 	if err := ops.ImportStandardRule(st); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	old, err := govView{tx: w.tx}.Standard(st.GetNamespace())
 	if err != nil {
@@ -438,7 +399,7 @@ func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
 		if proto.Equal(old, st) {
 			return "unchanged", nil
 		}
-		return "", refuse("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
+		return "", ops.Refusef("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
 	}
 	return "created", putStandard(w.tx, st)
 }
@@ -446,9 +407,9 @@ func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
 // importPending writes an approval queue entry, decided or not, with its
 // time index row. A pending one is decided later by the rules of this
 // data dir, as any other.
-func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
+func (w *writeTx) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 	if err := ops.ImportPendingRule(p); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	if raw := w.tx.Bucket(bucketPending).Get([]byte(p.GetId())); raw != nil {
 		old, err := getPending(w.tx, p.GetId())
@@ -458,7 +419,7 @@ func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
 		if proto.Equal(old, p) {
 			return "unchanged", nil
 		}
-		return "", refuse("pending action %s exists with other content; import does not overwrite", p.GetId())
+		return "", ops.Refusef("pending action %s exists with other content; import does not overwrite", p.GetId())
 	}
 	if err := w.putPending(p); err != nil {
 		return "", err
@@ -472,10 +433,10 @@ func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
 // history. One of
 // the same id, target and filters is unchanged whatever its sealed bytes
 // (each sealing draws a fresh nonce).
-func (w *writeTx) importSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
+func (w *writeTx) ImportSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
 	sub, err := ops.ImportedSubscription(in)
 	if err != nil {
-		return "", asRefusal(err)
+		return "", err
 	}
 	b := w.tx.Bucket(bucketSubs)
 	old, err := decodeSub(b.Get([]byte(sub.ID)))
@@ -484,7 +445,7 @@ func (w *writeTx) importSubscription(in *aimemoryv1.WebhookSubscription) (string
 	}
 	if old != nil {
 		outcome, err := ops.ImportOverExisting(old, sub)
-		return outcome, asRefusal(err)
+		return outcome, err
 	}
 	raw, err := json.Marshal(sub) // FromSeq: startAfterImport
 	if err != nil {

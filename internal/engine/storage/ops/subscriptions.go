@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -16,7 +17,17 @@ type ImportRefusal struct{ error }
 // Refuse is err as a refusal.
 func Refuse(err error) ImportRefusal { return ImportRefusal{err} }
 
+// Refusef is a refusal with a formatted reason.
+func Refusef(format string, a ...any) ImportRefusal { return ImportRefusal{fmt.Errorf(format, a...)} }
+
 func (r ImportRefusal) Unwrap() error { return r.error }
+
+// IsRefusal: err turns one import record down (an ImportRefusal anywhere
+// in its chain) rather than aborting the batch.
+func IsRefusal(err error) bool {
+	var r ImportRefusal
+	return errors.As(err, &r)
+}
 
 // ImportedSubscription checks an exported subscription and returns it as
 // stored, without FromSeq (the backend sets it past the import's own

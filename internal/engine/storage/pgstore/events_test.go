@@ -426,7 +426,7 @@ func TestSubscriptionsExportImport(t *testing.T) {
 				}
 			}
 			for _, sub := range subs {
-				outcome, err := w.importSubscription(sub)
+				outcome, err := w.ImportSubscription(sub)
 				var refused ops.ImportRefusal
 				if errors.As(err, &refused) {
 					outcome = "refused: " + err.Error()

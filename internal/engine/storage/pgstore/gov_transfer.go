@@ -62,9 +62,9 @@ func eachGovRow(ctx context.Context, q pgx.Tx, sql string, fn func(string, []byt
 // importStandard writes a namespace's standard row as it was (policy,
 // owner, who set it). Its memory need not be here: deleting a standard's
 // memory does not lift the standard.
-func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
+func (w *writeTx) ImportStandard(st *aimemoryv1.Standard) (string, error) {
 	if err := ops.ImportStandardRule(st); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	old, err := govView{w: w}.Standard(st.GetNamespace())
 	if err != nil {
@@ -74,16 +74,16 @@ func (w *writeTx) importStandard(st *aimemoryv1.Standard) (string, error) {
 		if proto.Equal(old, st) {
 			return "unchanged", nil
 		}
-		return "", refuse("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
+		return "", ops.Refusef("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
 	}
 	return "created", w.putStandard(st)
 }
 
 // importPending writes an approval queue entry, decided or not. A pending
 // one is decided later by the rules of this store, as any other.
-func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
+func (w *writeTx) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 	if err := ops.ImportPendingRule(p); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	var raw []byte
 	err := w.tx.QueryRow(w.ctx, `SELECT record FROM pending WHERE id = $1`, p.GetId()).Scan(&raw)
@@ -99,7 +99,7 @@ func (w *writeTx) importPending(p *aimemoryv1.PendingAction) (string, error) {
 		if proto.Equal(old, p) {
 			return "unchanged", nil
 		}
-		return "", refuse("pending action %s exists with other content; import does not overwrite", p.GetId())
+		return "", ops.Refusef("pending action %s exists with other content; import does not overwrite", p.GetId())
 	}
 	return "created", w.putPending(p)
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -41,12 +42,11 @@ func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string
 				err error
 			)
 			if st := r.GetStandard(); st != nil {
-				o, err = w.importStandard(st)
+				o, err = w.ImportStandard(st)
 			} else {
-				o, err = w.importPending(r.GetPending())
+				o, err = w.ImportPending(r.GetPending())
 			}
-			var ref refusal
-			if errors.As(err, &ref) {
+			if ops.IsRefusal(err) {
 				o, err = "refused: "+err.Error(), nil
 			}
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -70,15 +71,15 @@ func exportGraph(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportReco
 
 // importLink writes a live link: both its memories must be here and live
 // (so memories come first).
-func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) {
+func (w *writeTx) ImportLink(l *aimemoryv1.Link) (string, error) {
 	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
 		if m, err := w.get(id); err != nil {
 			return "", err
 		} else if m == nil {
-			return "", refuse("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
+			return "", ops.Refusef("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
 		}
 	}
 	old, err := w.readLink(liveLinks, l.GetSourceId(), l.GetTargetId(), l.GetRelation())
@@ -89,7 +90,7 @@ func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) {
 		if proto.Equal(old, l) {
 			return "unchanged", nil
 		}
-		return "", refuse("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+		return "", ops.Refusef("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
 	return "created", w.writeLink(liveLinks, l)
 }
@@ -97,9 +98,9 @@ func (w *writeTx) importLink(l *aimemoryv1.Link) (string, error) {
 // importArchivedLink writes a link kept in the archive: both ends must be
 // here (live or archived, so memories and archived memories come first)
 // and at least one archived, as the archive keeps them.
-func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
+func (w *writeTx) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	archivedEnd := false
 	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
@@ -110,11 +111,11 @@ func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
 		if archived {
 			archivedEnd = true
 		} else if !live {
-			return "", refuse("archived link %s -%s-> %s: memory %s is neither live nor archived here (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
+			return "", ops.Refusef("archived link %s -%s-> %s: memory %s is neither live nor archived here (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
 		}
 	}
 	if !archivedEnd {
-		return "", refuse("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+		return "", ops.Refusef("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
 	old, err := w.readLink(archivedLinks, l.GetSourceId(), l.GetTargetId(), l.GetRelation())
 	if err != nil {
@@ -124,35 +125,35 @@ func (w *writeTx) importArchivedLink(l *aimemoryv1.Link) (string, error) {
 		if proto.Equal(old, l) {
 			return "unchanged", nil
 		}
-		return "", refuse("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
+		return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
 	return "created", w.writeLink(archivedLinks, l)
 }
 
 // importEntity gives a live memory the alias rows it was exported with;
 // an alias another entity holds in its namespace refuses the record.
-func (w *writeTx) importEntity(e *aimemoryv1.EntityAliases) (string, error) {
+func (w *writeTx) ImportEntity(e *aimemoryv1.EntityAliases) (string, error) {
 	m, err := w.get(e.GetId())
 	if err != nil {
 		return "", err
 	}
 	if m == nil {
-		return "", refuse("entity %s: its memory is not there (import memories first)", e.GetId())
+		return "", ops.Refusef("entity %s: its memory is not there (import memories first)", e.GetId())
 	}
 	if len(e.GetAliases()) == 0 {
-		return "", refuse("entity %s: no aliases", e.GetId())
+		return "", ops.Refusef("entity %s: no aliases", e.GetId())
 	}
 	t := opsTx{w}
 	for _, a := range e.GetAliases() {
 		if err := record.ValidateAlias("alias", a.GetAlias()); err != nil {
-			return "", refusal{err}
+			return "", ops.Refuse(err)
 		}
 		holder, err := t.AliasHolder(rules.FoldAlias(a.GetAlias()), m.GetNamespace())
 		if err != nil {
 			return "", err
 		}
 		if holder != "" && holder != e.GetId() {
-			return "", refuse("entity %s: alias %s is held by entity %s in namespace %s", e.GetId(), record.Quote(a.GetAlias()), holder, record.Quote(m.GetNamespace()))
+			return "", ops.Refusef("entity %s: alias %s is held by entity %s in namespace %s", e.GetId(), record.Quote(a.GetAlias()), holder, record.Quote(m.GetNamespace()))
 		}
 	}
 	created := false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -92,13 +93,13 @@ func TestGraphTransferFromBolt(t *testing.T) {
 				)
 				switch x := r.GetRecord().(type) {
 				case *aimemoryv1.ExportRecord_Link:
-					outcome, err = w.importLink(x.Link)
+					outcome, err = w.ImportLink(x.Link)
 				case *aimemoryv1.ExportRecord_ArchivedLink:
-					outcome, err = w.importArchivedLink(x.ArchivedLink)
+					outcome, err = w.ImportArchivedLink(x.ArchivedLink)
 				case *aimemoryv1.ExportRecord_Entity:
-					outcome, err = w.importEntity(x.Entity)
+					outcome, err = w.ImportEntity(x.Entity)
 				}
-				if _, ok := err.(refusal); ok {
+				if ops.IsRefusal(err) {
 					outcome, err = "refused: "+err.Error(), nil
 				}
 				if err != nil {

@@ -127,9 +127,9 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 			return err
 		}
 		for i, r := range records {
-			outcome, err := im.importRecord(r)
+			outcome, err := ops.ImportRecord(im, r)
 			if err != nil {
-				if !isRefusal(err) {
+				if !ops.IsRefusal(err) {
 					return err
 				}
 				results[i] = &aimemoryv1.ImportResult{Outcome: "refused", Error: err.Error()}
@@ -141,21 +141,6 @@ func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) 
 	})
 	return results, err
 }
-
-// refusal is a record import turns down; any other error aborts the batch.
-type refusal struct{ error }
-
-// isRefusal: err turns one record down (a refusal here, or the shared
-// steps' ops.ImportRefusal) rather than aborting the batch.
-func isRefusal(err error) bool {
-	var (
-		own    refusal
-		shared ops.ImportRefusal
-	)
-	return errors.As(err, &own) || errors.As(err, &shared)
-}
-
-func refuse(format string, a ...any) error { return refusal{fmt.Errorf(format, a...)} }
 
 // importer is one import run: its transaction, with what the batch's
 // memories find there read up front in two queries (prefetch), not four
@@ -219,44 +204,19 @@ func (w *writeTx) prefetch(records []*aimemoryv1.ExportRecord) (*importer, error
 	return im, rows.Err()
 }
 
-func (im *importer) importRecord(r *aimemoryv1.ExportRecord) (string, error) {
-	w := im.writeTx
-	switch x := r.GetRecord().(type) {
-	case *aimemoryv1.ExportRecord_Memory:
-		return im.importMemory(x.Memory)
-	case *aimemoryv1.ExportRecord_Link:
-		return w.importLink(x.Link)
-	case *aimemoryv1.ExportRecord_Entity:
-		return w.importEntity(x.Entity)
-	case *aimemoryv1.ExportRecord_Archived:
-		return w.importArchived(x.Archived)
-	case *aimemoryv1.ExportRecord_ArchivedLink:
-		return w.importArchivedLink(x.ArchivedLink)
-	case *aimemoryv1.ExportRecord_Version:
-		return w.importVersion(x.Version)
-	case *aimemoryv1.ExportRecord_Standard:
-		return w.importStandard(x.Standard)
-	case *aimemoryv1.ExportRecord_Pending:
-		return w.importPending(x.Pending)
-	case *aimemoryv1.ExportRecord_Subscription:
-		return w.importSubscription(x.Subscription)
-	}
-	return "", refuse("empty record")
-}
-
-func (im *importer) importMemory(m *aimemoryv1.Memory) (string, error) {
+func (im *importer) ImportMemory(m *aimemoryv1.Memory) (string, error) {
 	if err := rules.ValidImported(m); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	if old := im.live[m.GetId()]; old != nil {
 		if proto.Equal(old, m) {
 			return "unchanged", nil
 		}
-		return "", refuse("memory %s exists with other content; import does not overwrite", m.GetId())
+		return "", ops.Refusef("memory %s exists with other content; import does not overwrite", m.GetId())
 	}
 	k := nsTitle{m.GetNamespace(), m.GetTitle()}
 	if owner := im.titles[k]; owner != "" {
-		return "", refuse("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
+		return "", ops.Refusef("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
 	}
 	c := proto.Clone(m).(*aimemoryv1.Memory)
 	if err := im.put(nil, c, "memory_import"); err != nil {
@@ -266,18 +226,18 @@ func (im *importer) importMemory(m *aimemoryv1.Memory) (string, error) {
 	return "created", nil
 }
 
-func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
+func (w *writeTx) ImportArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 	m := a.GetMemory()
 	if m == nil {
-		return "", refuse("archived record without its memory")
+		return "", ops.Refusef("archived record without its memory")
 	}
 	if err := rules.ValidImported(m); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	if live, err := w.get(m.GetId()); err != nil {
 		return "", err
 	} else if live != nil {
-		return "", refuse("archived memory %s is also a live memory here", m.GetId())
+		return "", ops.Refusef("archived memory %s is also a live memory here", m.GetId())
 	}
 	raw, err := encodeMemory(m)
 	if err != nil {
@@ -295,7 +255,7 @@ func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 		old.OriginalExpiresAt == a.GetOriginalExpiresAt() && bytes.Equal(oldRaw, raw):
 		return "unchanged", nil
 	default:
-		return "", refuse("archived memory %s exists with other content; import does not overwrite", m.GetId())
+		return "", ops.Refusef("archived memory %s exists with other content; import does not overwrite", m.GetId())
 	}
 	_, err = w.tx.Exec(w.ctx, `INSERT INTO archived (id, archived_at, reason, original_tier, original_expires_at, record) VALUES ($1, $2, $3, $4, $5, $6)`,
 		m.GetId(), a.GetArchivedAt(), a.GetReason(), a.GetOriginalTier(), a.GetOriginalExpiresAt(), raw)
@@ -305,17 +265,17 @@ func (w *writeTx) importArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
 // importVersion writes a superseded version under its place among its
 // id's versions. The live record need not be here: a version outlives
 // its memory, as in the store it came from.
-func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error) {
+func (w *writeTx) ImportVersion(v *aimemoryv1.SupersededVersion) (string, error) {
 	a := v.GetArchived()
 	m := a.GetMemory()
 	if m == nil {
-		return "", refuse("version record without its memory")
+		return "", ops.Refusef("version record without its memory")
 	}
 	if err := rules.ValidImported(m); err != nil {
-		return "", refusal{err}
+		return "", ops.Refuse(err)
 	}
 	if v.GetAt() <= 0 {
-		return "", refuse("version of %s: at must be set", m.GetId())
+		return "", ops.Refusef("version of %s: at must be set", m.GetId())
 	}
 	raw, err := encodeMemory(m)
 	if err != nil {
@@ -330,7 +290,7 @@ func (w *writeTx) importVersion(v *aimemoryv1.SupersededVersion) (string, error)
 		old.Archived.OriginalExpiresAt == a.GetOriginalExpiresAt() && bytes.Equal(oldRaw, raw):
 		return "unchanged", nil
 	default:
-		return "", refuse("version of %s at %d exists with other content; import does not overwrite", m.GetId(), v.GetAt())
+		return "", ops.Refusef("version of %s at %d exists with other content; import does not overwrite", m.GetId(), v.GetAt())
 	}
 	// The row's own time and reason only where they are not the usual ones.
 	var rowAt *int64

@@ -53,7 +53,7 @@ func exportSubscriptions(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.Ex
 // whatever its sealed bytes), or a refusal (ops.ImportRefusal: errors.As)
 // that writes nothing. It receives the events logged after the import's
 // transaction, with no delivery history (logEvents, startImported).
-func (w *writeTx) importSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
+func (w *writeTx) ImportSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
 	sub, err := ops.ImportedSubscription(in)
 	if err != nil {
 		return "", err

@@ -1,0 +1,43 @@
+package ops
+
+import aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+
+// Importer is what a backend's import transaction writes each kind of
+// exported record with. Each answers its outcome ("created", "unchanged")
+// or an ImportRefusal; any other error aborts the batch.
+type Importer interface {
+	ImportMemory(*aimemoryv1.Memory) (string, error)
+	ImportLink(*aimemoryv1.Link) (string, error)
+	ImportEntity(*aimemoryv1.EntityAliases) (string, error)
+	ImportArchived(*aimemoryv1.ArchivedMemory) (string, error)
+	ImportArchivedLink(*aimemoryv1.Link) (string, error)
+	ImportVersion(*aimemoryv1.SupersededVersion) (string, error)
+	ImportStandard(*aimemoryv1.Standard) (string, error)
+	ImportPending(*aimemoryv1.PendingAction) (string, error)
+	ImportSubscription(*aimemoryv1.WebhookSubscription) (string, error)
+}
+
+// ImportRecord writes r with x by its kind.
+func ImportRecord(x Importer, r *aimemoryv1.ExportRecord) (string, error) {
+	switch k := r.GetRecord().(type) {
+	case *aimemoryv1.ExportRecord_Memory:
+		return x.ImportMemory(k.Memory)
+	case *aimemoryv1.ExportRecord_Link:
+		return x.ImportLink(k.Link)
+	case *aimemoryv1.ExportRecord_Entity:
+		return x.ImportEntity(k.Entity)
+	case *aimemoryv1.ExportRecord_Archived:
+		return x.ImportArchived(k.Archived)
+	case *aimemoryv1.ExportRecord_ArchivedLink:
+		return x.ImportArchivedLink(k.ArchivedLink)
+	case *aimemoryv1.ExportRecord_Version:
+		return x.ImportVersion(k.Version)
+	case *aimemoryv1.ExportRecord_Standard:
+		return x.ImportStandard(k.Standard)
+	case *aimemoryv1.ExportRecord_Pending:
+		return x.ImportPending(k.Pending)
+	case *aimemoryv1.ExportRecord_Subscription:
+		return x.ImportSubscription(k.Subscription)
+	}
+	return "", Refusef("empty record")
+}
