@@ -22,13 +22,6 @@ import (
 // race (the writer lock orders their transactions, and the second finds
 // it decided).
 
-// Pending statuses.
-const (
-	statusPending  = storage.StatusPending
-	statusApproved = ops.StatusApproved
-	statusRejected = ops.StatusRejected
-)
-
 // writeGoverned is write for a request the policy may queue: when fn's
 // authorization answers "approve", the pending action is recorded instead
 // (fn must authorize before it writes anything, as every op does), the

@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
@@ -44,10 +43,6 @@ func storeTitle(t testing.TB, s storage.Backend, title string) *aimemoryv1.Memor
 		t.Fatal(err)
 	}
 	return resp.GetMemory()
-}
-
-func as(p string) context.Context {
-	return caller.NewContext(context.Background(), caller.Caller{Principal: p})
 }
 
 // Events are logged in their write's transaction, numbered in commit

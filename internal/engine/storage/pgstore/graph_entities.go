@@ -56,11 +56,6 @@ func (t opsTx) MoveAlias(id, f, from, to string) error {
 // title (ops.MoveEntity, as boltstore).
 func (t opsTx) Moved(old, m *aimemoryv1.Memory) error { return ops.MoveEntity(t, old, m) }
 
-// moveEntity is Moved for the other write paths (a restore over a live memory).
-func (w *writeTx) moveEntity(old, m *aimemoryv1.Memory) error {
-	return ops.MoveEntity(opsTx{w}, old, m)
-}
-
 // aliasesOf is entity id's alias set with the folded forms, in
 // ops.AliasOrder.
 func aliasesOf(ctx context.Context, q pgx.Tx, id string) ([]string, []*aimemoryv1.EntityAlias, error) {
