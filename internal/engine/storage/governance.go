@@ -198,7 +198,7 @@ func Govern(ctx context.Context, w Write) Verdict {
 		}
 		g, err := ResolveGoverning(v, r.ns)
 		if err != nil {
-			return Verdict{Decision: Deny, Reason: fmt.Sprintf("%s denied by governance: %v", w.Op, err)}
+			return Verdict{Decision: Deny, Err: err}
 		}
 		deny := func(why string) Verdict {
 			return Verdict{Decision: Deny, Reason: fmt.Sprintf("%s denied by governance: %s of namespace %s: %s (%s)", w.Op, r.kind, quote(r.ns), why, g.where())}
@@ -208,7 +208,7 @@ func Govern(ctx context.Context, w Write) Verdict {
 		case governance.Registered:
 			ok, err := v.Registered(who)
 			if err != nil {
-				return deny(err.Error())
+				return Verdict{Decision: Deny, Err: err}
 			}
 			if who == "" || !ok {
 				return deny(fmt.Sprintf("only registered agents; %s is not registered", quote(who)))
@@ -239,7 +239,7 @@ func Govern(ctx context.Context, w Write) Verdict {
 			case a.Kind == governance.ApproverConsensus:
 				n, err := v.RegisteredOthers(who)
 				if err != nil {
-					return deny(err.Error())
+					return Verdict{Decision: Deny, Err: err}
 				}
 				if n < a.Quorum {
 					return deny(fmt.Sprintf("approval needs %d registered agents other than the requester; %d are registered", a.Quorum, n))

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
@@ -84,6 +85,10 @@ const (
 type Verdict struct {
 	Decision Decision
 	Reason   string
+	// Err: a read the decision needed failed (the store is unreachable, a
+	// record does not decode). The write fails with it, as the error it is,
+	// not as a denial.
+	Err error
 	// Queue: the namespace whose policy queued the write and its approver rule.
 	Namespace, Approver string
 }
@@ -130,6 +135,9 @@ func Authorize(ctx context.Context, p WritePolicy, w Write) error {
 }
 
 func verdictError(op Op, v Verdict) error {
+	if v.Err != nil {
+		return fmt.Errorf("%s: governance check: %w", op, v.Err)
+	}
 	switch v.Decision {
 	case Allow:
 		return nil
