@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,6 +241,7 @@ func benchStoreOne(b *testing.B, n int) {
 	ctx := context.Background()
 	var lat latencies
 	i := 0
+	w := startWriteStats(s)
 	for b.Loop() {
 		m := c.memory(1_000_000 + i)
 		i++
@@ -250,6 +252,48 @@ func benchStoreOne(b *testing.B, n int) {
 		})
 	}
 	lat.report(b)
+	w.report(b)
+}
+
+// writeStats counts what a benchmark's commits cost: bbolt's page writes
+// (TxStats.Write: dirty pages, the meta page and the freelist) per commit,
+// and the process's CPU time per write.
+type writeStats struct {
+	s       *Store
+	pages   int64
+	commits int64
+	cpu     time.Duration
+}
+
+func startWriteStats(s *Store) writeStats {
+	return writeStats{s: s, pages: pagesWritten(s), commits: s.commitCount(), cpu: processCPU()}
+}
+
+func (w writeStats) report(b *testing.B) {
+	commits := max(1, w.s.commitCount()-w.commits)
+	b.ReportMetric(float64(pagesWritten(w.s)-w.pages)/float64(commits), "pages/commit")
+	b.ReportMetric(float64(b.N)/float64(commits), "writes/commit")
+	b.ReportMetric(float64((processCPU()-w.cpu).Microseconds())/float64(b.N), "cpu-us/op")
+}
+
+func pagesWritten(s *Store) int64 {
+	st := s.db.Stats()
+	return st.TxStats.GetWrite()
+}
+
+func (s *Store) commitCount() int64 {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return s.commits
+}
+
+// processCPU is the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkStoreParallel is two writers at once, like two hosts.
@@ -290,17 +334,12 @@ func benchStoreInFlight(b *testing.B, inFlight int) {
 	for g := range corpora {
 		corpora[g] = newCorpus(uint64(1000 + g))
 	}
-	commits := func() int64 {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-		return s.commits
-	}
-	before := commits()
+	w := startWriteStats(s)
 	benchutil.InFlight(b, inFlight, func(g int, i int64) error {
 		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: corpora[g].memory(int(3_000_000 + i))})
 		return err
 	})
-	b.ReportMetric(float64(b.N)/float64(max(1, commits()-before)), "writes/commit")
+	w.report(b)
 }
 
 // BenchmarkOpen100k measures an engine start: opening the store (loading
