@@ -27,6 +27,45 @@ func decodeMemory(raw []byte) (*aimemoryv1.Memory, error) {
 	return m, nil
 }
 
+// Live rows (bucket memories, schema 5): the uvarint length of the
+// memory's term list, the list (encodeTerms), then the Memory. The list
+// lives in the row, not in a bucket of its own, so a write puts one value
+// on one leaf instead of two on leaves of two buckets (3 pages a commit).
+func encodeLive(m *aimemoryv1.Memory, terms []byte) ([]byte, error) {
+	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen32+len(terms)+proto.Size(m)), uint64(len(terms)))
+	b = append(b, terms...)
+	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(b, m)
+}
+
+var errCorruptRow = errors.New("corrupt memory row")
+
+// splitLive cuts a live row into its term list and its Memory's encoding.
+func splitLive(raw []byte) (terms, record []byte, err error) {
+	n, k := binary.Uvarint(raw)
+	if k <= 0 || n > uint64(len(raw)-k) {
+		return nil, nil, errCorruptRow
+	}
+	return raw[k : k+int(n)], raw[k+int(n):], nil
+}
+
+// decodeLive decodes a live row's Memory.
+func decodeLive(raw []byte) (*aimemoryv1.Memory, error) {
+	_, rec, err := splitLive(raw)
+	if err != nil {
+		return nil, err
+	}
+	return decodeMemory(rec)
+}
+
+// liveTerms is a live row's term list, still encoded; nil for no row.
+func liveTerms(raw []byte) ([]byte, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	terms, _, err := splitLive(raw)
+	return terms, err
+}
+
 // titleKey is namespace NUL title: namespaces cannot hold a NUL (a control
 // character), so the key is unambiguous and groups titles by namespace.
 func titleKey(namespace, title string) []byte {

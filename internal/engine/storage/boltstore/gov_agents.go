@@ -43,7 +43,7 @@ func eachAgent(tx *bolt.Tx, fn func(*aimemoryv1.Memory, ops.AgentMeta) error) er
 		if raw == nil {
 			continue
 		}
-		m, err := decodeMemory(raw)
+		m, err := decodeLive(raw)
 		if err != nil {
 			return err
 		}

@@ -42,7 +42,7 @@ func (s *Store) registryEntry(title string) (*aimemoryv1.Memory, error) {
 			return nil
 		}
 		var err error
-		m, err = decodeMemory(raw)
+		m, err = decodeLive(raw)
 		return err
 	})
 	return m, err

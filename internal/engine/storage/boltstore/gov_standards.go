@@ -70,7 +70,7 @@ func (s *Store) GetStandard(ctx context.Context, req *aimemoryv1.GetStandardRequ
 		var err error
 		resp, err = ops.GetStandard(ctx, govView{tx: tx, cfg: s.gov}, req, func(id string) (*aimemoryv1.Memory, error) {
 			if raw := tx.Bucket(bucketMemories).Get([]byte(id)); raw != nil {
-				return decodeMemory(raw)
+				return decodeLive(raw)
 			}
 			return nil, nil
 		})

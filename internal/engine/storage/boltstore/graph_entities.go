@@ -187,7 +187,7 @@ func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityB
 			if raw == nil {
 				return fmt.Errorf("alias index names missing memory %s", id)
 			}
-			m, err := decodeMemory(raw)
+			m, err := decodeLive(raw)
 			if err != nil {
 				return err
 			}

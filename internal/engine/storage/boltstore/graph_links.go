@@ -39,9 +39,13 @@ func readLink(tx *bolt.Tx, source, target, relation string) (*aimemoryv1.Link, e
 // record's id, title and namespace fields (protowire), not its content:
 // a traversal level summarises hundreds of memories.
 func nodeSummary(mems *bolt.Bucket, id string) (*aimemoryv1.NodeSummary, error) {
-	raw := mems.Get([]byte(id))
-	if raw == nil {
+	row := mems.Get([]byte(id))
+	if row == nil {
 		return nil, fmt.Errorf("link names missing memory %s", id)
+	}
+	_, raw, err := splitLive(row)
+	if err != nil {
+		return nil, fmt.Errorf("memory %s: %w", id, err)
 	}
 	n := &aimemoryv1.NodeSummary{Id: id}
 	for b := raw; len(b) > 0; {

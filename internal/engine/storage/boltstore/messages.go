@@ -57,7 +57,7 @@ func (s *Store) ListInbox(ctx context.Context, req *aimemoryv1.ListInboxRequest)
 			if raw == nil {
 				continue
 			}
-			m, err := decodeMemory(raw)
+			m, err := decodeLive(raw)
 			if err != nil {
 				return nil, err
 			}

@@ -78,20 +78,24 @@ func forgetAnswer(mems []*aimemoryv1.Memory) *aimemoryv1.ForgetResponse {
 // candidate is checked against its stored term list and record in tx.
 // Without a pattern it walks the namespace's titles, or every record.
 func (s *Store) forgetMatches(tx *bolt.Tx, crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
-	mems, terms := tx.Bucket(bucketMemories), tx.Bucket(bucketTerms)
+	mems := tx.Bucket(bucketMemories)
 	var out []*aimemoryv1.Memory
 	consider := func(id []byte) error {
-		if len(crit.Terms) > 0 {
-			ok, err := holdsAll(terms.Get(id), crit.Terms)
-			if err != nil || !ok {
-				return err
-			}
-		}
 		raw := mems.Get(id)
 		if raw == nil {
 			return nil
 		}
-		m, err := decodeMemory(raw)
+		list, rec, err := splitLive(raw)
+		if err != nil {
+			return err
+		}
+		if len(crit.Terms) > 0 {
+			ok, err := holdsAll(list, crit.Terms)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		m, err := decodeMemory(rec)
 		if err != nil {
 			return err
 		}

@@ -89,7 +89,7 @@ func expired(tx *bolt.Tx, now int64) ([]*aimemoryv1.Memory, error) {
 		if raw == nil {
 			return nil, fmt.Errorf("expiry index names missing memory %s", id)
 		}
-		m, err := decodeMemory(raw)
+		m, err := decodeLive(raw)
 		if err != nil {
 			return nil, err
 		}

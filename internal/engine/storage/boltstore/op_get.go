@@ -40,7 +40,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 			var m *aimemoryv1.Memory
 			if raw != nil {
 				var err error
-				if m, err = decodeMemory(raw); err != nil {
+				if m, err = decodeLive(raw); err != nil {
 					return err
 				}
 			}
@@ -110,7 +110,7 @@ func (s *Store) records(hits []index.Hit) ([]*aimemoryv1.Memory, error) {
 			if raw == nil {
 				continue
 			}
-			m, err := decodeMemory(raw)
+			m, err := decodeLive(raw)
 			if err != nil {
 				return fmt.Errorf("memory %s: %w", h.ID, err)
 			}

@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -24,14 +25,15 @@ import (
 //	   the records, removed with them; events_log (events_log.go) and the
 //	   webhook buckets (subscriptions.go): every commit logs its events. A
 //	   build that knows none of them must not write the file
-const SchemaVersion = 4
+//	5  a memory's term list in its row of memories (codec.go, encodeLive)
+//	   instead of a terms bucket: one value per write, not two
+const SchemaVersion = 5
 
 // Buckets. Keys and values are described in codec.go.
 var (
 	bucketMeta     = []byte("meta")      // "schema_version" → uint32
-	bucketMemories = []byte("memories")  // id → Memory
+	bucketMemories = []byte("memories")  // id → term list and Memory (encodeLive)
 	bucketTitles   = []byte("titles")    // namespace NUL title → id
-	bucketTerms    = []byte("terms")     // id → the memory's term list
 	bucketExpiry   = []byte("expiry")    // expires_at(8, big-endian) id → ""
 	bucketLinksOut = []byte("links_out") // source NUL target NUL relation → Link
 	bucketLinksIn  = []byte("links_in")  // target NUL source NUL relation → ""
@@ -53,7 +55,7 @@ var (
 )
 
 var allBuckets = [][]byte{
-	bucketMeta, bucketMemories, bucketTitles, bucketTerms,
+	bucketMeta, bucketMemories, bucketTitles,
 	bucketExpiry, bucketLinksOut, bucketLinksIn, bucketArchive,
 	bucketAliases, bucketEntityAliases,
 	bucketIndexSnapshot, bucketIndexLog,
@@ -72,6 +74,68 @@ func migration(from uint32) func(*bolt.Tx) error {
 		return migrateAuthors
 	case 2, 3:
 		return func(*bolt.Tx) error { return nil } // the new buckets exist already
+	case 4:
+		return migrateTermsIntoRows
+	}
+	return nil
+}
+
+// bucketTermsV4 is schema 4's id → term list bucket, read and dropped by
+// migrateTermsIntoRows.
+var bucketTermsV4 = []byte("terms")
+
+// migrateTermsIntoRows (4→5) moves each memory's term list from the terms
+// bucket into its row (encodeLive) and drops the bucket. A memory without
+// a list (none should lack one) gets it from its text. The index is
+// rebuilt from the rows at open (migrate drops the snapshot).
+func migrateTermsIntoRows(tx *bolt.Tx) error {
+	terms := tx.Bucket(bucketTermsV4)
+	var an *keyword.Analyzer
+	mems := tx.Bucket(bucketMemories)
+	// bbolt forbids writes during a walk: rewrite in chunks, seeking back.
+	const chunk = 1024
+	type kv struct{ k, v []byte }
+	var next []byte
+	for first := true; first || next != nil; first = false {
+		var rows []kv
+		c := mems.Cursor()
+		k, v := c.First()
+		if next != nil {
+			k, v = c.Seek(next)
+		}
+		next = nil
+		for ; k != nil; k, v = c.Next() {
+			if len(rows) == chunk {
+				next = bytes.Clone(k)
+				break
+			}
+			var list []byte
+			if terms != nil {
+				list = terms.Get(k)
+			}
+			if list == nil {
+				m, err := decodeMemory(v)
+				if err != nil {
+					return fmt.Errorf("record %s: %w", k, err)
+				}
+				if an == nil {
+					an = keyword.NewAnalyzer(0)
+				}
+				tf, _ := an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
+				list = encodeTerms(tf)
+			}
+			row := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen32+len(list)+len(v)), uint64(len(list)))
+			row = append(append(row, list...), v...)
+			rows = append(rows, kv{bytes.Clone(k), row})
+		}
+		for _, r := range rows {
+			if err := mems.Put(r.k, r.v); err != nil {
+				return err
+			}
+		}
+	}
+	if terms != nil {
+		return tx.DeleteBucket(bucketTermsV4)
 	}
 	return nil
 }

@@ -44,17 +44,21 @@ var minSnapshotLog = 2048
 
 func snapshotLogMax(indexed int) int { return max(minSnapshotLog, indexed/32) }
 
-// logIndexChange records what the snapshot holds of memory id (existed:
-// it was stored before this write), unless an earlier write since the
-// snapshot did. Call it before the write changes the memory's term list.
-func (w *writeTx) logIndexChange(id []byte, existed bool) error {
+// logIndexChange records what the snapshot holds of memory id (row: its
+// live row before this write, nil if it had none), unless an earlier
+// write since the snapshot did. Call it before the write changes the row.
+func (w *writeTx) logIndexChange(id, row []byte) error {
 	log := w.tx.Bucket(bucketIndexLog)
 	if log.Get(id) != nil {
 		return nil
 	}
 	v := []byte{0}
-	if existed {
-		v = append([]byte{1}, w.tx.Bucket(bucketTerms).Get(id)...)
+	if row != nil {
+		terms, err := liveTerms(row)
+		if err != nil {
+			return err
+		}
+		v = append([]byte{1}, terms...)
 	}
 	w.logged++
 	return log.Put(id, v)
@@ -108,7 +112,7 @@ func readSnapshot(tx *bolt.Tx) (*index.Index, error) {
 // memory leaves the index as the snapshot held it and comes back as it is
 // stored now, if it still is.
 func replayLog(ctx context.Context, tx *bolt.Tx, x *index.Index) (int, error) {
-	mems, terms := tx.Bucket(bucketMemories), tx.Bucket(bucketTerms)
+	mems := tx.Bucket(bucketMemories)
 	var changes []index.Change
 	n := 0
 	err := tx.Bucket(bucketIndexLog).ForEach(func(k, v []byte) error {
@@ -128,11 +132,15 @@ func replayLog(ctx context.Context, tx *bolt.Tx, x *index.Index) (int, error) {
 			changes = append(changes, index.Change{ID: id, OldTerms: old})
 		}
 		if raw := mems.Get(k); raw != nil {
-			m, err := decodeMemory(raw)
+			list, rec, err := splitLive(raw)
 			if err != nil {
 				return err
 			}
-			now, err := decodeTerms(terms.Get(k))
+			m, err := decodeMemory(rec)
+			if err != nil {
+				return err
+			}
+			now, err := decodeTerms(list)
 			if err != nil {
 				return err
 			}
@@ -147,21 +155,24 @@ func replayLog(ctx context.Context, tx *bolt.Tx, x *index.Index) (int, error) {
 	return n, nil
 }
 
-// rebuildIndex builds the index from the records and their stored term
-// lists. Both buckets are keyed by id, so walking them in step assigns
-// slots in id order and every postings list comes out sorted.
+// rebuildIndex builds the index from the records and the term lists in
+// their rows. Walking the bucket in key (id) order assigns slots in id
+// order, so every postings list comes out sorted.
 func rebuildIndex(ctx context.Context, tx *bolt.Tx, x *index.Index) error {
-	terms := tx.Bucket(bucketTerms)
 	err := tx.Bucket(bucketMemories).ForEach(func(k, v []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m, err := decodeMemory(v)
+		list, rec, err := splitLive(v)
+		if err != nil {
+			return fmt.Errorf("memory %s: %w", k, err)
+		}
+		m, err := decodeMemory(rec)
 		if err != nil {
 			return err
 		}
 		return x.Load(m, func(yield func(term []byte, tf uint32)) error {
-			return walkTerms(terms.Get(k), yield)
+			return walkTerms(list, yield)
 		})
 	})
 	if err != nil {

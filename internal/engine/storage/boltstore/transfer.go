@@ -26,7 +26,7 @@ import (
 func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketMemories).ForEach(func(_, v []byte) error {
-			m, err := decodeMemory(v)
+			m, err := decodeLive(v)
 			if err != nil {
 				return err
 			}

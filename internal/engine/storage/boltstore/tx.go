@@ -287,7 +287,7 @@ func (w *writeTx) get(id string) (*aimemoryv1.Memory, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	return decodeMemory(raw)
+	return decodeLive(raw)
 }
 
 // titleOwner is the id holding (namespace, title); "" when free.
@@ -308,15 +308,33 @@ func (w *writeTx) principal() string { return storage.Principal(w.ctx) }
 // put writes m (replacing old, nil for a new memory) with every index entry
 // that depends on it, and records the event type for after the commit.
 func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
-	raw, err := encodeMemory(m)
+	id := []byte(m.GetId())
+	mems := w.tx.Bucket(bucketMemories)
+	var oldRow []byte
+	if old != nil {
+		oldRow = mems.Get(id)
+	}
+	if err := w.logIndexChange(id, oldRow); err != nil {
+		return err
+	}
+	c := index.Change{ID: m.GetId(), Memory: m}
+	terms, err := liveTerms(oldRow) // unchanged unless the text is
 	if err != nil {
 		return err
 	}
-	id := []byte(m.GetId())
-	if err := w.logIndexChange(id, old != nil); err != nil {
+	if oldRow == nil || old.GetTitle() != m.GetTitle() || old.GetContent() != m.GetContent() || !slices.Equal(old.GetTags(), m.GetTags()) {
+		c.Reindex = true
+		if c.OldTerms, err = decodeTerms(terms); err != nil {
+			return err
+		}
+		c.NewTerms = w.termsOf(m)
+		terms = encodeTerms(c.NewTerms)
+	}
+	raw, err := encodeLive(m, terms)
+	if err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bucketMemories).Put(id, raw); err != nil {
+	if err := mems.Put(id, raw); err != nil {
 		return err
 	}
 
@@ -351,20 +369,6 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 			return err
 		}
 	}
-	c := index.Change{ID: m.GetId(), Memory: m}
-	if old == nil || old.GetTitle() != m.GetTitle() || old.GetContent() != m.GetContent() || !slices.Equal(old.GetTags(), m.GetTags()) {
-		terms := w.tx.Bucket(bucketTerms)
-		c.Reindex = true
-		if old != nil {
-			if c.OldTerms, err = decodeTerms(terms.Get(id)); err != nil {
-				return err
-			}
-		}
-		c.NewTerms = w.termsOf(m)
-		if err := terms.Put(id, encodeTerms(c.NewTerms)); err != nil {
-			return err
-		}
-	}
 	w.changes = append(w.changes, c)
 	w.emit(event, m)
 	return nil
@@ -374,10 +378,20 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 // entity, its aliases.
 func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	id := []byte(m.GetId())
-	if err := w.logIndexChange(id, true); err != nil {
+	mems := w.tx.Bucket(bucketMemories)
+	row := mems.Get(id)
+	if err := w.logIndexChange(id, row); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bucketMemories).Delete(id); err != nil {
+	terms, err := liveTerms(row)
+	if err != nil {
+		return err
+	}
+	oldTerms, err := decodeTerms(terms)
+	if err != nil {
+		return err
+	}
+	if err := mems.Delete(id); err != nil {
 		return err
 	}
 	titles := w.tx.Bucket(bucketTitles)
@@ -391,14 +405,6 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 		if err := w.tx.Bucket(bucketExpiry).Delete(expiryKey(m.GetExpiresAt(), m.GetId())); err != nil {
 			return err
 		}
-	}
-	terms := w.tx.Bucket(bucketTerms)
-	oldTerms, err := decodeTerms(terms.Get(id))
-	if err != nil {
-		return err
-	}
-	if err := terms.Delete(id); err != nil {
-		return err
 	}
 	if err := deleteLinks(w.tx, m.GetId()); err != nil {
 		return err

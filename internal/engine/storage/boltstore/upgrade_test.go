@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"os"
@@ -149,9 +150,14 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
-	s.db.Update(func(tx *bolt.Tx) error {
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := layoutV4(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint32(nil, 1))
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	s = reopen(t, s, Options{})
 	if m := get(t, s, kept.Id); m.CreatedBy != "ai:keeper" || m.UpdatedBy != "" {
 		t.Errorf("kept = %v", m)
@@ -172,4 +178,183 @@ func get(t testing.TB, s *Store, id string) *aimemoryv1.Memory {
 		t.Fatalf("get %s = %v, %v", id, resp, err)
 	}
 	return resp.Memories[0]
+}
+
+// layoutV4 turns the live rows back into schema 4's (before 5 and
+// earlier): the bare Memory in memories, its term list in terms.
+func layoutV4(tx *bolt.Tx) error {
+	terms, err := tx.CreateBucket(bucketTermsV4)
+	if err != nil {
+		return err
+	}
+	mems := tx.Bucket(bucketMemories)
+	type kv struct{ k, list, rec []byte }
+	var rows []kv
+	if err := mems.ForEach(func(k, v []byte) error {
+		list, rec, err := splitLive(v)
+		rows = append(rows, kv{bytes.Clone(k), bytes.Clone(list), bytes.Clone(rec)})
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := mems.Put(r.k, r.rec); err != nil {
+			return err
+		}
+		if err := terms.Put(r.k, r.list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestUpgradeFromSchema4 opens a copy of a file schema 4 wrote
+// (testdata/schema4, its README says what is in it, with an index log
+// left as by a kill -9): the term lists move into the rows, the terms
+// bucket goes, and every memory, the archive, the link and search read
+// back as they were.
+func TestUpgradeFromSchema4(t *testing.T) {
+	ctx := context.Background()
+	raw, err := os.ReadFile("testdata/schema4/memory.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "memory.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaOf(t, path); v != 4 {
+		t.Fatalf("test data has schema %d, want 4", v)
+	}
+	if db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	} else {
+		db.View(func(tx *bolt.Tx) error {
+			if n, l := tx.Bucket(bucketTermsV4).Stats().KeyN, tx.Bucket(bucketIndexLog).Stats().KeyN; n != 4 || l != 3 {
+				t.Errorf("test data has %d term lists and %d log entries, want 4 and 3", n, l)
+			}
+			return nil
+		})
+		db.Close()
+	}
+	const (
+		a = "7aab27f1-18a4-41fe-975b-278f815814d9"
+		b = "255bfa86-7ef1-4ad3-8faf-9048f4b72cdc"
+		d = "b5bcc51c-6177-4fcc-9c57-c50fc23cc36e"
+		e = "beed363f-f8ff-4383-9d79-5db267c6f1cb"
+		f = "c2e43561-57f2-4017-9abc-afc3250f91d5"
+	)
+	clk := storagetest.NewClock() // the time the file was written at
+	s, err := Open(ctx, path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{a, b, d, f, e}, IncludeLinks: true})
+	if err != nil || len(got.Memories) != 4 || !slices.Equal(got.NotFound, []string{e}) {
+		t.Fatalf("get = %v, %v", got, err)
+	}
+	if m := got.Memories[1]; m.Title != "Rollback plan" || m.Namespace != "team/x" || m.Content != "Revert the release tag and redeploy the previous build" {
+		t.Errorf("updated memory = %v", m)
+	}
+	if len(got.Links) != 1 || got.Links[0].SourceId != a || got.Links[0].TargetId != b {
+		t.Errorf("links = %v", got.Links)
+	}
+	if ar, err := s.Archived(ctx, e); err != nil || ar.Memory.Title != "Old decision" {
+		t.Errorf("archived = %v, %v", ar, err)
+	}
+	for q, want := range map[string][]string{
+		"redeploy":       {b},
+		"keyword memory": {f},
+		"migrations":     {a},
+		"hour":           {d},
+		"sqlite":         nil,
+	} {
+		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range r.Results {
+			ids = append(ids, h.Memory.Id)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("search %q = %v, want %v", q, ids, want)
+		}
+	}
+	checkConsistent(t, s)
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketTermsV4) != nil {
+			t.Error("the terms bucket is still there")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaOf(t, path); v != 5 {
+		t.Errorf("schema after open = %d, want 5", v)
+	}
+	s2, err := Open(ctx, path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.rebuilt {
+		t.Error("the second open rebuilt the index")
+	}
+	checkConsistent(t, s2)
+}
+
+// TestUpgradeFromSchema4Answers: at a few thousand memories (more than
+// one of the migration's chunks), a schema 4 layout of a store answers
+// searches exactly as the store did, and updates and deletes after the
+// upgrade find the term lists the migration moved.
+func TestUpgradeFromSchema4Answers(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTest(t, Options{})
+	c := newCorpus(3)
+	bulkLoad(t, s, c, 3000)
+	qs := newCorpus(99).queries(50)
+	answers := func(s *Store) [][]string {
+		var out [][]string
+		for _, q := range qs {
+			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range r.Results {
+				ids = append(ids, h.Memory.Id)
+			}
+			out = append(out, ids)
+		}
+		return out
+	}
+	before := answers(s)
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := layoutV4(tx); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint32(nil, 4))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, Options{})
+	if !s.rebuilt {
+		t.Error("the index was not rebuilt after the upgrade")
+	}
+	if after := answers(s); !slices.EqualFunc(before, after, slices.Equal) {
+		t.Error("searches answer differently after the upgrade")
+	}
+	ids := s.idx.IDs()
+	slices.Sort(ids)
+	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[0], Content: new(string("zebra crossing"))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[1:3]}); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, s)
 }
