@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -96,3 +97,29 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 	})
 	return seq, err
 }
+
+// eventMemoryID reads only an encoded Event's memory_id.
+func eventMemoryID(raw []byte) ([]byte, error) {
+	for b := raw; len(b) > 0; {
+		num, typ, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return nil, protowire.ParseError(k)
+		}
+		b = b[k:]
+		if num == eventFieldMemoryID && typ == protowire.BytesType {
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return nil, protowire.ParseError(k)
+			}
+			return v, nil
+		}
+		if k = protowire.ConsumeFieldValue(num, typ, b); k < 0 {
+			return nil, protowire.ParseError(k)
+		}
+		b = b[k:]
+	}
+	return nil, nil
+}
+
+// eventFieldMemoryID is Event.memory_id's field number.
+var eventFieldMemoryID = (&aimemoryv1.Event{}).ProtoReflect().Descriptor().Fields().ByName("memory_id").Number()

@@ -240,6 +240,9 @@ func migrate(tx *bolt.Tx) error {
 
 // dropSnapshot deletes the index snapshot and its log.
 func dropSnapshot(tx *bolt.Tx) error {
+	if err := tx.Bucket(bucketMeta).Delete(keySnapshotSeq); err != nil {
+		return err
+	}
 	for _, name := range [][]byte{bucketIndexSnapshot, bucketIndexLog} {
 		if err := tx.DeleteBucket(name); err != nil {
 			return err

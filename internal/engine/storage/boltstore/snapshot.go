@@ -22,6 +22,12 @@ import (
 //     the snapshot knows of it: written by the first write that touches
 //     the memory after the snapshot, in that write's transaction, so the
 //     log is exactly as durable as the records.
+//   - A memory new since the snapshot has no index_log entry when its
+//     write logs an event (events_log, same transaction): the snapshot
+//     records the event log's sequence then (meta, keySnapshotSeq), and
+//     the events after it name every such memory. That saves a random
+//     leaf (two pages) per store. An index_log entry of a memory the
+//     snapshot does not hold is then one created since and changed again.
 //
 // Snapshot plus log replay is then the index of the committed records, kill
 // -9 or not. A snapshot is written, and the log emptied, in one
@@ -36,6 +42,10 @@ var (
 
 const snapshotChunk = 1 << 20
 
+// keySnapshotSeq (in meta) is the event log's sequence when the snapshot
+// was written: events after it name the memories created since.
+var keySnapshotSeq = []byte("index_snapshot_event_seq")
+
 // A snapshot is due once the log holds this many memories, or a 32nd of
 // the index if more: a start after kill -9 replays up to that many records
 // (about 0.1 s at 100k), and a snapshot (about 60 ms at 100k, holding the
@@ -44,15 +54,25 @@ var minSnapshotLog = 2048
 
 func snapshotLogMax(indexed int) int { return max(minSnapshotLog, indexed/32) }
 
+// snapshotEventsMax: a snapshot is due, too, when this many events were
+// logged since the last, so the event log never trims past its sequence.
+func snapshotEventsMax() uint64 { return max(1, eventRetention/2) }
+
 // logIndexChange records what the snapshot holds of memory id (row: its
 // live row before this write, nil if it had none), unless an earlier
-// write since the snapshot did. Call it before the write changes the row.
-func (w *writeTx) logIndexChange(id, row []byte) error {
+// write since the snapshot did. evented: the write logs an event naming
+// the memory, which is all a new memory needs. Call it before the write
+// changes the row.
+func (w *writeTx) logIndexChange(id, row []byte, evented bool) error {
 	log := w.tx.Bucket(bucketIndexLog)
 	if log.Get(id) != nil {
 		return nil
 	}
+	w.logged++
 	v := []byte{0}
+	if row == nil && evented {
+		return nil
+	}
 	if row != nil {
 		terms, err := liveTerms(row)
 		if err != nil {
@@ -60,7 +80,6 @@ func (w *writeTx) logIndexChange(id, row []byte) error {
 		}
 		v = append([]byte{1}, terms...)
 	}
-	w.logged++
 	return log.Put(id, v)
 }
 
@@ -108,51 +127,104 @@ func readSnapshot(tx *bolt.Tx) (*index.Index, error) {
 	return index.Decode(buf)
 }
 
-// replayLog brings a snapshot's index up to the records: each logged
-// memory leaves the index as the snapshot held it and comes back as it is
-// stored now, if it still is.
+// replayLog brings a snapshot's index up to the records: each memory in
+// the log, or named by an event since the snapshot and not in it, leaves
+// the index as the snapshot held it and comes back as it is stored now,
+// if it still is.
 func replayLog(ctx context.Context, tx *bolt.Tx, x *index.Index) (int, error) {
 	mems := tx.Bucket(bucketMemories)
 	var changes []index.Change
-	n := 0
+	current := func(k []byte) error {
+		raw := mems.Get(k)
+		if raw == nil {
+			return nil
+		}
+		list, rec, err := splitLive(raw)
+		if err != nil {
+			return err
+		}
+		m, err := decodeMemory(rec)
+		if err != nil {
+			return err
+		}
+		now, err := decodeTerms(list)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, index.Change{ID: string(k), Memory: m, Reindex: true, NewTerms: now})
+		return nil
+	}
+	logged := map[string]bool{}
 	err := tx.Bucket(bucketIndexLog).ForEach(func(k, v []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n++
 		id := string(k)
-		if len(v) == 0 || v[0] > 1 || (v[0] == 1) != x.Has(id) {
+		logged[id] = true
+		// An entry of a memory the snapshot lacks is one created since.
+		if len(v) == 0 || v[0] > 1 || (v[0] == 0 && x.Has(id)) {
 			return fmt.Errorf("index log entry of %s disagrees with the snapshot", id)
 		}
-		if v[0] == 1 {
+		if v[0] == 1 && x.Has(id) {
 			old, err := decodeTerms(v[1:])
 			if err != nil {
 				return err
 			}
 			changes = append(changes, index.Change{ID: id, OldTerms: old})
 		}
-		if raw := mems.Get(k); raw != nil {
-			list, rec, err := splitLive(raw)
-			if err != nil {
-				return err
-			}
-			m, err := decodeMemory(rec)
-			if err != nil {
-				return err
-			}
-			now, err := decodeTerms(list)
-			if err != nil {
-				return err
-			}
-			changes = append(changes, index.Change{ID: id, Memory: m, Reindex: true, NewTerms: now})
+		return current(k)
+	})
+	if err != nil {
+		return 0, err
+	}
+	// The memories created since the snapshot without a log entry.
+	err = eventsSince(tx, func(id []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		return nil
+		if logged[string(id)] || x.Has(string(id)) {
+			return nil
+		}
+		logged[string(id)] = true
+		return current(id)
 	})
 	if err != nil {
 		return 0, err
 	}
 	x.Replay(changes)
-	return n, nil
+	return len(logged), nil
+}
+
+// eventsSince calls fn with the memory id of each event logged after the
+// snapshot (keySnapshotSeq), reading only that field. An error when the
+// snapshot has no sequence or the log no longer holds every event since.
+func eventsSince(tx *bolt.Tx, fn func(id []byte) error) error {
+	raw := tx.Bucket(bucketMeta).Get(keySnapshotSeq)
+	if len(raw) != 8 {
+		return errors.New("index snapshot without its event sequence")
+	}
+	since := binary.BigEndian.Uint64(raw)
+	b := tx.Bucket(bucketEventsLog)
+	if b.Sequence() < since {
+		return errors.New("the event log is behind the index snapshot")
+	}
+	c := b.Cursor()
+	k, v := c.Seek(seqKey(since + 1))
+	if b.Sequence() > since && (k == nil || binary.BigEndian.Uint64(k) != since+1) {
+		return errors.New("the event log was trimmed past the index snapshot")
+	}
+	for ; k != nil; k, v = c.Next() {
+		id, err := eventMemoryID(v)
+		if err != nil {
+			return fmt.Errorf("event %d: %w", binary.BigEndian.Uint64(k), err)
+		}
+		if len(id) > 0 {
+			if err := fn(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // rebuildIndex builds the index from the records and the term lists in
@@ -189,6 +261,10 @@ func (s *Store) writeSnapshot() error {
 	start := time.Now()
 	snap := s.idx.Encode()
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		seq := tx.Bucket(bucketEventsLog).Sequence()
+		if err := tx.Bucket(bucketMeta).Put(keySnapshotSeq, binary.BigEndian.AppendUint64(nil, seq)); err != nil {
+			return err
+		}
 		for _, name := range [][]byte{bucketIndexSnapshot, bucketIndexLog} {
 			if err := tx.DeleteBucket(name); err != nil {
 				return err
@@ -211,16 +287,17 @@ func (s *Store) writeSnapshot() error {
 	if err != nil {
 		return fmt.Errorf("write index snapshot: %w", err)
 	}
-	s.logLen, s.snapshotDue = 0, false
+	s.logLen, s.eventsSince, s.snapshotDue = 0, 0, false
 	s.log.Info("index snapshot written", "memories", s.idx.Count(), "took", time.Since(start))
 	return nil
 }
 
 // noteLogged counts a committed write's new log entries and starts a
 // background snapshot when the log has grown long. The caller holds writeMu.
-func (s *Store) noteLogged(n int) {
+func (s *Store) noteLogged(n int, events uint64) {
 	s.logLen += n
-	if s.snapshotting || s.closed || s.logLen < snapshotLogMax(s.idx.Count()) {
+	s.eventsSince += events
+	if s.snapshotting || s.closed || (s.logLen < snapshotLogMax(s.idx.Count()) && s.eventsSince < snapshotEventsMax()) {
 		return
 	}
 	s.startSnapshot()

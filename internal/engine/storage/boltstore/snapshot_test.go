@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -43,7 +44,7 @@ func logLen(t *testing.T, s *Store) int {
 // sameAnswers: two stores answer a few searches and lists alike.
 func sameAnswers(t *testing.T, a, b *Store) {
 	t.Helper()
-	for _, q := range []string{"alpha", "beta note", "number 7", "gamma 12"} {
+	for _, q := range []string{"alpha", "beta note", "number 7", "gamma 12", "theta", "iota", "eta", "zeta"} {
 		for _, match := range []aimemoryv1.MatchMode{aimemoryv1.MatchMode_MATCH_MODE_ALL, aimemoryv1.MatchMode_MATCH_MODE_ANY} {
 			req := &aimemoryv1.SearchMemoriesRequest{Query: q, Match: match, Limit: 50}
 			x, y := storagetest.Search(t, a, req), storagetest.Search(t, b, proto.Clone(req).(*aimemoryv1.SearchMemoriesRequest))
@@ -94,7 +95,17 @@ func TestSnapshotAndLog(t *testing.T) {
 	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{fresh.Id}}); err != nil {
 		t.Fatal(err)
 	}
+	before := logLen(t, s)
 	storagetest.Store(t, s, storagetest.Mem("newer note", "alpha gamma 12 eta"))
+	if n := logLen(t, s); n != before {
+		t.Errorf("a new memory added %d log entries; its event names it", n-before)
+	}
+	// Created since the snapshot and changed again: logged, though the
+	// snapshot does not hold it.
+	changed := storagetest.Store(t, s, storagetest.Mem("newest note", "alpha theta"))
+	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: changed.Id, Content: proto.String("alpha beta iota")}); err != nil {
+		t.Fatal(err)
+	}
 	if n := logLen(t, s); n < 15 {
 		t.Fatalf("the log holds %d memories, want at least 15", n)
 	}
@@ -139,6 +150,72 @@ func TestSnapshotWhenLogIsLong(t *testing.T) {
 	crashed := crashCopy(t, s)
 	if crashed.rebuilt {
 		t.Error("no snapshot")
+	}
+	checkConsistent(t, crashed)
+	sameAnswers(t, s, crashed)
+}
+
+// TestReplayNeedsEveryEventSince: the memories created since a snapshot
+// are found through the event log; when it no longer holds every event
+// since (trimmed past the snapshot), the index is rebuilt instead.
+func TestReplayNeedsEveryEventSince(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	for i := range 20 {
+		storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
+	}
+	s = reopen(t, s, Options{})
+	for i := range 5 {
+		storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("later %d", i), fmt.Sprintf("alpha gamma %d", i)))
+	}
+	if n := logLen(t, s); n != 0 {
+		t.Fatalf("new memories left %d log entries", n)
+	}
+	crashed := crashCopy(t, s)
+	if crashed.rebuilt {
+		t.Error("the crashed copy did not use its snapshot")
+	}
+	checkConsistent(t, crashed)
+	sameAnswers(t, s, crashed)
+
+	// The first event after the snapshot gone: the log cannot say which
+	// memories are new, so the index is rebuilt, and agrees.
+	if err := crashed.db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEventsLog).Cursor()
+		since := tx.Bucket(bucketMeta).Get(keySnapshotSeq)
+		c.Seek(seqKey(binary.BigEndian.Uint64(since) + 1))
+		return c.Delete()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	trimmed := crashCopy(t, crashed)
+	if !trimmed.rebuilt {
+		t.Error("a snapshot was used without every event since")
+	}
+	checkConsistent(t, trimmed)
+	sameAnswers(t, s, trimmed)
+}
+
+// TestSnapshotWhenManyEvents: writes that log events but no new index
+// log entries (one memory changed again and again) still bring a snapshot before the event
+// log could trim past the last one.
+func TestSnapshotWhenManyEvents(t *testing.T) {
+	defer func(n uint64) { eventRetention = n }(eventRetention)
+	eventRetention = 40
+	ctx := context.Background()
+	s, _ := openTest(t, Options{})
+	a := storagetest.Store(t, s, storagetest.Mem("a", "alpha"))
+	storagetest.Store(t, s, storagetest.Mem("b", "beta"))
+	s = reopen(t, s, Options{})
+	for i := range 60 {
+		if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Priority: proto.Int32(int32(1 + i%9))}); err != nil {
+			t.Fatal(err)
+		}
+		s.bg.Wait()
+	}
+	storagetest.Store(t, s, storagetest.Mem("c", "gamma"))
+	crashed := crashCopy(t, s)
+	if crashed.rebuilt {
+		t.Error("the event log trimmed past the snapshot")
 	}
 	checkConsistent(t, crashed)
 	sameAnswers(t, s, crashed)

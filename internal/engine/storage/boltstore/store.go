@@ -57,8 +57,9 @@ type Store struct {
 	largestBatch int         // the most writes one commit has taken (under writeMu)
 	commits      int64       // group commits so far (under writeMu; benchmarks report writes per commit)
 	// Under writeMu: the index snapshot's state (snapshot.go).
-	logLen       int  // memories in the index log
-	snapshotDue  bool // no usable snapshot: write one at Close at the latest
+	logLen       int    // memories in the index log (or new since the snapshot)
+	eventsSince  uint64 // events logged since the snapshot (at most, so far)
+	snapshotDue  bool   // no usable snapshot: write one at Close at the latest
 	snapshotting bool
 	closed       bool
 	bg           sync.WaitGroup

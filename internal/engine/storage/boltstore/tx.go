@@ -224,10 +224,11 @@ func (s *Store) commit(batch []*writeReq) {
 		switch {
 		case err == nil:
 			var changes []index.Change
-			logged := 0
+			logged, events := 0, uint64(0)
 			for _, r := range batch {
 				changes = append(changes, r.w.changes...)
 				logged += r.w.logged
+				events += uint64(len(r.w.events))
 			}
 			s.idx.Apply(changes)
 			for _, r := range batch {
@@ -235,7 +236,7 @@ func (s *Store) commit(batch []*writeReq) {
 					s.vecs.Put(c.id, c.e)
 				}
 			}
-			s.noteLogged(logged)
+			s.noteLogged(logged, events)
 			s.commits++
 			if len(batch) > max(s.largestBatch, 1) {
 				s.largestBatch = len(batch)
@@ -314,7 +315,7 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 	if old != nil {
 		oldRow = mems.Get(id)
 	}
-	if err := w.logIndexChange(id, oldRow); err != nil {
+	if err := w.logIndexChange(id, oldRow, event != "" && loggedEvent(event)); err != nil {
 		return err
 	}
 	c := index.Change{ID: m.GetId(), Memory: m}
@@ -380,7 +381,7 @@ func (w *writeTx) remove(m *aimemoryv1.Memory, event string) error {
 	id := []byte(m.GetId())
 	mems := w.tx.Bucket(bucketMemories)
 	row := mems.Get(id)
-	if err := w.logIndexChange(id, row); err != nil {
+	if err := w.logIndexChange(id, row, false); err != nil {
 		return err
 	}
 	terms, err := liveTerms(row)
