@@ -264,6 +264,11 @@ func (x *Index) Related(terms []string, namespace, exclude string, limit int) []
 	if n == 0 || limit <= 0 {
 		return nil
 	}
+	// Namespaces compare as their numbers; one no memory has, has none.
+	ns, ok := x.strs.ids[namespace]
+	if !ok {
+		return nil
+	}
 	var lists []*plist
 	for _, t := range terms {
 		if l := x.list(t); l != nil {
@@ -272,22 +277,22 @@ func (x *Index) Related(terms []string, namespace, exclude string, limit int) []
 	}
 	slices.SortFunc(lists, func(a, b *plist) int { return int(a.n) - int(b.n) })
 	enough := 4 * limit
-	cands := map[uint32]bool{}
+	cands := make([]uint32, 0, enough) // few: a slice, not a map
 	for _, l := range lists {
 		if len(cands) >= enough {
 			break
 		}
 		x.each(l, func(slot, _ uint32) bool {
 			d := &x.docs[slot]
-			if x.ns(d) == namespace && d.id != exclude {
-				cands[slot] = true
+			if d.ns == ns && d.id != exclude && d.id != "" && !slices.Contains(cands, slot) {
+				cands = append(cands, slot)
 			}
 			return len(cands) < enough
 		})
 	}
 	avgLen := float64(x.totalLen) / float64(n)
 	top := &topK{k: limit}
-	for slot := range cands {
+	for _, slot := range cands {
 		d := &x.docs[slot]
 		var sc float64
 		for _, l := range lists {
