@@ -201,3 +201,18 @@ func TestStoreIdentity(t *testing.T) {
 		t.Errorf("defaults: %v on_conflict=%v", m, req.GetOnConflict())
 	}
 }
+
+// BenchmarkStoreRequest is the plugin's own work on a memory_store call
+// (the arguments of BenchmarkCallOverMCP's stores) before the engine call.
+func BenchmarkStoreRequest(b *testing.B) {
+	call := sdk.Call{
+		Arguments: []byte(`{"title":"note 100017 on release","content":"release deploy socket note 100017 about token and engine"}`),
+		Context:   &aimemoryv1.CallContext{AgentId: "ai:bench"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := storeRequest(call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
