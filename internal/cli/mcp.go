@@ -211,8 +211,9 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 // Node socket pairs). os.Stdin of a blocking pipe is read by a blocking
 // syscall that holds a thread and its P between messages, and the
 // runtime's monitor thread kept polling while a call waited: host threads
-// slept 17 times per store, 11 with this (BenchmarkCallOverMCP). Nothing
-// else is changed: a terminal or file keeps its flags, and so does a
+// slept 22 times per store, 14 with this, and the host's CPU per store
+// fell by a fifth (BenchmarkCallOverMCP; docs/ARCHITECTURE.md, "Per-call
+// cost"). Nothing else is changed: a terminal or file keeps its flags, and so does a
 // socket that is stdout or stderr too (O_NONBLOCK is shared, and a blocking
 // *os.File would see EAGAIN).
 func pollableStdin() *os.File {
