@@ -216,3 +216,14 @@ func BenchmarkStoreRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseGet is the plugin's own argument work on a memory_get call.
+func BenchmarkParseGet(b *testing.B) {
+	raw := []byte(`{"id":"0b6f3c2e-6f1d-4c1e-9a7e-2d1f0c9b8a71"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseGet(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
