@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,11 @@ func BenchmarkCallOverMCP(b *testing.B) {
 	s := startMCPClient(b, "ai-memory", e.binDir+"/ai-memory", e.environ(), "", "mcp")
 	s.pids = func() []int {
 		return append(append([]int{s.pid}, childrenOf(s.pid, "ai-memory-")...), e.enginePids()...)
+	}
+	s.roles = map[string]func() []int{ // each process's share of cpu-us/call
+		"host":    func() []int { return []int{s.pid} },
+		"plugins": func() []int { return childrenOf(s.pid, "ai-memory-") },
+		"engine":  e.enginePids,
 	}
 	var ids []string
 	for i := range 2000 {
@@ -97,6 +103,9 @@ type mcpClient struct {
 	c    *client.Client
 	pid  int
 	pids func() []int // the server's processes, whose CPU time measure reports
+	// roles, if set, name groups of those processes: measure also reports
+	// each group's CPU per call (<role>-cpu-us/call).
+	roles map[string]func() []int
 }
 
 // startMCPClient starts command (in dir, if not "") and initializes a session.
@@ -175,6 +184,14 @@ func (m *mcpClient) measure(b *testing.B, next func(i int) (string, map[string]a
 	var samples []time.Duration
 	pids := m.pids()
 	cpu0 := cpuTime(pids)
+	roles := map[string][]int{}
+	roleCPU0 := map[string]time.Duration{}
+	roleSw0 := map[string]int64{}
+	for r, f := range m.roles {
+		roles[r] = f()
+		roleCPU0[r] = cpuTime(roles[r])
+		roleSw0[r] = contextSwitches(roles[r])
+	}
 	for b.Loop() {
 		tool, args := next(i)
 		start := time.Now()
@@ -182,7 +199,12 @@ func (m *mcpClient) measure(b *testing.B, next func(i int) (string, map[string]a
 		samples = append(samples, time.Since(start))
 		i++
 	}
-	return samples, float64((cpuTime(pids) - cpu0).Microseconds()) / float64(max(1, len(samples)))
+	n := float64(max(1, len(samples)))
+	for r, ps := range roles {
+		b.ReportMetric(float64((cpuTime(ps)-roleCPU0[r]).Microseconds())/n, r+"-cpu-us/call")
+		b.ReportMetric(float64(contextSwitches(ps)-roleSw0[r])/n, r+"-sleeps/call")
+	}
+	return samples, float64((cpuTime(pids) - cpu0).Microseconds()) / n
 }
 
 // cpuTime is the user plus system time the processes have used so far
@@ -202,4 +224,27 @@ func cpuTime(pids []int) time.Duration {
 		}
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// contextSwitches counts the times the processes' threads have slept so
+// far (voluntary context switches, /proc/<pid>/task/*/status): a thread
+// that waits for work parks in the kernel, and waking it costs both sides.
+func contextSwitches(pids []int) int64 {
+	var n int64
+	for _, pid := range pids {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+		for _, t := range tasks {
+			st, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(st), "\n") {
+				if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+					c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+					n += c
+				}
+			}
+		}
+	}
+	return n
 }

@@ -97,6 +97,12 @@ func (a *Args) Str(name, def string) (string, error) {
 	if jsonType(v) != "string" {
 		return "", typeErr(name, "a string", v)
 	}
+	// Without escapes a string is its bytes between the quotes: ParseArgs
+	// checked the document (valid JSON, valid UTF-8), and decoding each
+	// string again by reflection was most of a store's argument work.
+	if len(v) >= 2 && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), nil
+	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", Errorf("%s: invalid string: %v", name, err)

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -175,6 +176,22 @@ func TestTimeArguments(t *testing.T) {
 	for _, name := range []string{"bad", "num"} {
 		if _, _, err := a.TimeBound(name); err == nil || !strings.HasPrefix(err.Error(), name+":") {
 			t.Errorf("%s: %v, want an error naming the field", name, err)
+		}
+	}
+}
+
+// Str reads a string without escapes from its bytes and one with escapes
+// through the decoder: both give what encoding/json gives.
+func TestStrDecodesLikeJSON(t *testing.T) {
+	for _, raw := range []string{`""`, `"plain"`, `"tab\tquote\" slash\\ \u00e9"`, `"é ünï 日本"`, `"\ud83d\ude00"`} {
+		a, err := ParseArgs([]byte(`{"s":`+raw+`}`), []string{"s"})
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		got, err := a.Str("s", "default")
+		var want string
+		if jerr := json.Unmarshal([]byte(raw), &want); err != nil || jerr != nil || got != want {
+			t.Errorf("Str(%s) = %q, %v; want %q", raw, got, err, want)
 		}
 	}
 }

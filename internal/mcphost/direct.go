@@ -1,6 +1,7 @@
 package mcphost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,7 +98,10 @@ type rawLine = json.RawMessage
 // toolAnswerLine is the JSON-RPC answer to request id carrying a tool
 // result: the same object mcp-go sends, encoded in one pass.
 func toolAnswerLine(id json.RawMessage, a answer) rawLine {
-	b := make([]byte, 0, len(a.text)+len(id)+96)
+	// Room for the escapes too: a plugin's JSON text has a backslash to add
+	// before every quote, and growing the line copied it once more.
+	escapes := bytes.Count(a.text, []byte{'"'}) + bytes.Count(a.text, []byte{'\\'}) + bytes.Count(a.text, []byte{'\n'})
+	b := make([]byte, 0, len(a.text)+escapes+len(id)+96)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":{"content":[{"type":"text","text":`...)

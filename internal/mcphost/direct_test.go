@@ -83,3 +83,14 @@ func (w *waitingPlugins) Call(ctx context.Context, _, _ string, _ []byte, _ *aim
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
+
+// BenchmarkToolAnswerLine encodes a memory_get answer (about 1 KB of JSON
+// text, every quote of which the line escapes).
+func BenchmarkToolAnswerLine(b *testing.B) {
+	text := []byte(`{"id":"0b6f3c2e-6f1d-4c1e-9a7e-2d1f0c9b8a71","title":"note 17 on release","content":"release deploy socket note 17 about token and engine","tier":"mid","namespace":"global","tags":["a","b"],"priority":5,"confidence":1,"source":"api","access_count":3,"created_at":"2026-12-01T18:54:43Z","updated_at":"2026-12-01T18:54:43Z","last_accessed_at":"2026-12-01T18:55:01Z","metadata":{"agent_id":"ai:bench","scope":"private"},"links":[{"source_id":"0b6f3c2e-6f1d-4c1e-9a7e-2d1f0c9b8a71","target_id":"1c7f4d3f-7a2e-4d2f-8b8f-3e2a1d0c9b82","relation":"related_to","created_at":"2026-12-01T18:54:44Z"}]}`)
+	a := answer{text: text}
+	b.ReportAllocs()
+	for b.Loop() {
+		toolAnswerLine(json.RawMessage(`17`), a)
+	}
+}

@@ -116,3 +116,23 @@ func TestQuote(t *testing.T) {
 		t.Errorf("tier error is %d bytes long", len(err.Error()))
 	}
 }
+
+// ValidateMetadataObject applies ValidateMetadata's rules to a decoded object.
+func TestValidateMetadataObject(t *testing.T) {
+	deep := map[string]any{}
+	for i, m := 0, deep; i < MaxMetadataDepth; i++ {
+		next := map[string]any{}
+		m["k"] = next
+		m = next
+	}
+	raw := []byte(strings.Repeat(`{"k":`, MaxMetadataDepth+1) + "{}" + strings.Repeat("}", MaxMetadataDepth+1))
+	if ValidateMetadata(raw) == nil || ValidateMetadataObject(deep, raw) == nil {
+		t.Errorf("metadata %d levels deep passed", MaxMetadataDepth+1)
+	}
+	if err := ValidateMetadataObject(map[string]any{"a": []any{1.0}}, []byte(`{"a":[1]}`)); err != nil {
+		t.Errorf("small metadata: %v", err)
+	}
+	if err := ValidateMetadataObject(map[string]any{}, make([]byte, MaxMetadataBytes+1)); err == nil {
+		t.Errorf("metadata over %d bytes passed", MaxMetadataBytes)
+	}
+}

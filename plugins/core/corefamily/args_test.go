@@ -201,3 +201,29 @@ func TestStoreIdentity(t *testing.T) {
 		t.Errorf("defaults: %v on_conflict=%v", m, req.GetOnConflict())
 	}
 }
+
+// BenchmarkStoreRequest is the plugin's own work on a memory_store call
+// (the arguments of BenchmarkCallOverMCP's stores) before the engine call.
+func BenchmarkStoreRequest(b *testing.B) {
+	call := sdk.Call{
+		Arguments: []byte(`{"title":"note 100017 on release","content":"release deploy socket note 100017 about token and engine"}`),
+		Context:   &aimemoryv1.CallContext{AgentId: "ai:bench"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := storeRequest(call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseGet is the plugin's own argument work on a memory_get call.
+func BenchmarkParseGet(b *testing.B) {
+	raw := []byte(`{"id":"0b6f3c2e-6f1d-4c1e-9a7e-2d1f0c9b8a71"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseGet(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -176,7 +176,7 @@ func storeMetadata(a *sdk.Args, cc *aimemoryv1.CallContext) ([]byte, error) {
 	if err != nil {
 		return nil, sdk.Errorf("metadata: %v", err)
 	}
-	if err := record.ValidateMetadata(raw); err != nil {
+	if err := record.ValidateMetadataObject(meta, raw); err != nil {
 		return nil, err
 	}
 	return raw, nil
