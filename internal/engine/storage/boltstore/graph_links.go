@@ -43,6 +43,11 @@ func nodeSummary(mems *bolt.Bucket, id string) (*aimemoryv1.NodeSummary, error) 
 	if raw == nil {
 		return nil, fmt.Errorf("link names missing memory %s", id)
 	}
+	return summarize(id, raw)
+}
+
+// summarize is nodeSummary of memory id's record raw.
+func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 	n := &aimemoryv1.NodeSummary{Id: id}
 	for b := raw; len(b) > 0; {
 		num, typ, k := protowire.ConsumeTag(b)
