@@ -41,7 +41,7 @@ const flowWindow = 4 << 20
 // process (host, plugins, engine: all import sdk). gRPC's default pool has
 // no size between 32 KiB and 1 MiB and clears a buffer's whole capacity on
 // every reuse, so each message of 32 KiB to 1 MiB (a graph result, a
-// traversal level) cost a 1 MiB clear on each side of its hop: 5 to 15%
+// traversal level) cost a 1 MiB clear on each side of its hop: 4 to 14%
 // of each process's CPU in kg_query's profile. Powers of two in between
 // keep the clear near the message's size. Only a default pool reaches the
 // proto codec, hence init.
