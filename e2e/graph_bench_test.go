@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // BenchmarkGraphOverMCP measures the graph tools end to end: client → host
@@ -19,6 +22,96 @@ import (
 func BenchmarkGraphOverMCP(b *testing.B) {
 	const memories, links, hubLinks = 10_000, 50_000, 1_000
 	e := newEnv(b)
+	for _, k := range []string{sdk.ProfileDirEnv, sdk.ProfileSecondsEnv, sdk.ProfileAfterEnv} {
+		if v := os.Getenv(k); v != "" {
+			e.extra = append(e.extra, k+"="+v) // profile the processes (see sdk/profile.go)
+		}
+	}
+	// AI_MEMORY_BENCH_GRAPH_SEED names a directory keeping the seeded data
+	// dir's files and the ids, so that A/B runs of several builds skip the
+	// minute of seeding and query the same graph.
+	seedDir := os.Getenv("AI_MEMORY_BENCH_GRAPH_SEED")
+	if os.Getenv(envBackend) == "postgres" {
+		seedDir = ""
+	}
+	var s *rawSession
+	ids, ok := loadGraphSeed(b, seedDir, e.dataDir)
+	if !ok {
+		ids, s = seedGraph(b, e, memories, links, hubLinks)
+		saveGraphSeed(b, seedDir, e.dataDir, ids)
+	} else {
+		s = e.startRaw("--profile", "graph")
+	}
+	var failed sync.Once
+	var failure string
+	call := func(s *rawSession, tool string, args map[string]any) map[string]any {
+		resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
+		if text, isErr := toolResult(resp); isErr || text == "" {
+			failed.Do(func() { failure = fmt.Sprintf("%s %v: %v", tool, args, resp) })
+		}
+		return resp
+	}
+	check := func() {
+		if failure != "" {
+			b.Fatal(failure)
+		}
+	}
+	call(s, "memory_kg_query", map[string]any{"source_id": ids[0]}) // starts the graph plugin
+	check()
+	// The CPU time of each process per call (host, graph plugin, engine):
+	// a figure other load on the machine disturbs far less than latency.
+	procs := []struct {
+		name string
+		pids []int
+	}{
+		{"host", []int{s.cmd.Process.Pid}},
+		{"plugin", childrenOf(s.cmd.Process.Pid, "ai-memory-graph")},
+		{"engine", e.enginePids()},
+	}
+
+	bench := func(name string, args func(r *rand.Rand) map[string]any, tool string) {
+		b.Run(name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			var samples []time.Duration
+			var bytes int
+			cpu0 := make([]time.Duration, len(procs))
+			for i, p := range procs {
+				cpu0[i] = cpuTime(p.pids)
+			}
+			for b.Loop() {
+				a := args(r)
+				t0 := time.Now()
+				text, _ := toolResult(call(s, tool, a))
+				samples = append(samples, time.Since(t0))
+				bytes += len(text)
+			}
+			check()
+			benchutil.ReportPercentiles(b, samples, "call")
+			n := float64(max(1, len(samples)))
+			var total time.Duration
+			for i, p := range procs {
+				d := cpuTime(p.pids) - cpu0[i]
+				total += d
+				b.ReportMetric(float64(d.Microseconds())/n, p.name+"-cpu-us/call")
+			}
+			b.ReportMetric(float64(total.Microseconds())/n, "cpu-us/call")
+			b.ReportMetric(float64(bytes)/n, "result-B/call")
+		})
+	}
+	for _, depth := range []int{1, 3, 5} {
+		bench(fmt.Sprintf("kg_query/depth%d", depth), func(r *rand.Rand) map[string]any {
+			return map[string]any{"source_id": ids[r.IntN(memories)], "max_depth": depth}
+		}, "memory_kg_query")
+	}
+	bench("kg_timeline/1k", func(*rand.Rand) map[string]any {
+		return map[string]any{"source_id": ids[0]}
+	}, "memory_kg_timeline")
+}
+
+// seedGraph stores memories over MCP with four hosts at once, links them
+// at random (out-degree links/memories on average) and gives ids[0]
+// hubLinks more, then closes all hosts but the one it returns.
+func seedGraph(b *testing.B, e *env, memories, links, hubLinks int) (ids []string, _ *rawSession) {
 	start := time.Now()
 	const writers = 4
 	sessions := make([]*rawSession, writers)
@@ -39,7 +132,7 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 			b.Fatal(failure)
 		}
 	}
-	ids := make([]string, memories)
+	ids = make([]string, memories)
 	parallel := func(n int, f func(s *rawSession, i int)) {
 		var wg sync.WaitGroup
 		for w, s := range sessions {
@@ -81,30 +174,41 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 		w.cmd.Process.Kill()
 		w.cmd.Wait()
 	}
-	s := sessions[0]
+	return ids, sessions[0]
+}
 
-	bench := func(name string, args func(r *rand.Rand) map[string]any, tool string) {
-		b.Run(name, func(b *testing.B) {
-			r := rand.New(rand.NewPCG(1, 2))
-			var samples []time.Duration
-			for b.Loop() {
-				a := args(r)
-				t0 := time.Now()
-				call(s, tool, a)
-				samples = append(samples, time.Since(t0))
-			}
-			check()
-			benchutil.ReportPercentiles(b, samples, "call")
-		})
+func loadGraphSeed(b *testing.B, seedDir, dataDir string) ([]string, bool) {
+	if seedDir == "" {
+		return nil, false
 	}
-	for _, depth := range []int{1, 3, 5} {
-		bench(fmt.Sprintf("kg_query/depth%d", depth), func(r *rand.Rand) map[string]any {
-			return map[string]any{"source_id": ids[r.IntN(memories)], "max_depth": depth}
-		}, "memory_kg_query")
+	raw, err := os.ReadFile(filepath.Join(seedDir, "ids.json"))
+	if err != nil {
+		return nil, false
 	}
-	bench("kg_timeline/1k", func(*rand.Rand) map[string]any {
-		return map[string]any{"source_id": ids[0]}
-	}, "memory_kg_timeline")
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range []string{"memory.db", "engine.key"} {
+		copyFile(b, filepath.Join(seedDir, f), filepath.Join(dataDir, f))
+	}
+	b.Logf("graph seed from %s", seedDir)
+	return ids, true
+}
+
+// saveGraphSeed keeps the data dir's files (the engine is idle: every
+// write was acknowledged, so committed) and the ids.
+func saveGraphSeed(b *testing.B, seedDir, dataDir string, ids []string) {
+	if seedDir == "" {
+		return
+	}
+	for _, f := range []string{"memory.db", "engine.key"} {
+		copyFile(b, filepath.Join(dataDir, f), filepath.Join(seedDir, f))
+	}
+	raw, _ := json.Marshal(ids)
+	if err := os.WriteFile(filepath.Join(seedDir, "ids.json"), raw, 0o600); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // jsonField reads a string field of a tool's JSON result.

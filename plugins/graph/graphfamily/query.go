@@ -3,6 +3,7 @@ package graphfamily
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,11 +105,27 @@ func (s *service) query(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.source, err = s.resolve(ctx, p.source); err != nil {
+	// The id as given first: a memory found by it is what resolving would
+	// have returned (an exact id resolves to itself), so a full id, the
+	// common case, costs no resolving round trip.
+	out, err := traverse(ctx, s.eng, p)
+	if errors.Is(err, errSourceNotFound) {
+		if p.source, err = s.resolve(ctx, p.source); err != nil {
+			return nil, err
+		}
+		if out, err = traverse(ctx, s.eng, p); errors.Is(err, errSourceNotFound) {
+			return nil, sdk.Errorf("source_id: memory not found: %s", p.source)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
-	return traverse(ctx, s.eng, p)
+	return out, nil
 }
+
+// errSourceNotFound is traverse's answer for a source_id that names no
+// live memory the caller may see.
+var errSourceNotFound = errors.New("source_id: memory not found")
 
 // hop is how the walk first reached a node: from a node of the previous
 // level over link l (backwards when reversed).
@@ -158,7 +175,7 @@ func traverse(ctx context.Context, eng sdk.Engine, p *queryParams) (*queryResult
 			return nil, sdk.EngineError(err)
 		}
 		if depth == 1 && len(resp.GetNotFound()) > 0 {
-			return nil, sdk.Errorf("source_id: memory not found: %s", p.source)
+			return nil, errSourceNotFound
 		}
 		rank := make(map[string]int, len(frontier))
 		for i, id := range frontier {

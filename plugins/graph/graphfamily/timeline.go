@@ -3,6 +3,9 @@ package graphfamily
 import (
 	"context"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -60,10 +63,15 @@ func (s *service) timeline(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.SourceId, err = s.resolve(ctx, req.SourceId); err != nil {
-		return nil, err
-	}
+	// The id as given first, as in query: only one the engine does not
+	// find is resolved as a short id.
 	resp, err := s.eng.LinkTimeline(ctx, req)
+	if status.Code(err) == codes.NotFound {
+		if req.SourceId, err = s.resolve(ctx, req.SourceId); err != nil {
+			return nil, err
+		}
+		resp, err = s.eng.LinkTimeline(ctx, req)
+	}
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}

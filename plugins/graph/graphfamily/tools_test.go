@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/sdktest"
 )
 
 func TestLinkAndGetLinks(t *testing.T) {
@@ -239,5 +240,27 @@ func TestTaxonomy(t *testing.T) {
 	}
 	if raw = h.OK("memory_get_taxonomy", jsonArgs("namespace_prefix", "nothing"), nil); raw != `{"tree":{"namespace":"nothing","subtree_count":0},"total_count":0}` {
 		t.Fatalf("empty = %s", raw)
+	}
+}
+
+// TestShortSourceIDs: kg_query and kg_timeline read the id as given first
+// and resolve it as a short id (one more engine call) only when no memory
+// has it exactly; both ways give the same answer.
+func TestShortSourceIDs(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.memory("a", "n"), h.memory("b", "n")
+	h.OK("memory_link", jsonArgs("source_id", a, "target_id", b), nil)
+	c := &countingEngine{Engine: h.eng}
+	f := sdktest.NewFamily(t, "graph", Families(c)).WithEngine(h.Engine)
+	for _, tool := range []string{"memory_kg_query", "memory_kg_timeline"} {
+		c.resolves = 0
+		full := f.OK(tool, jsonArgs("source_id", a), nil)
+		if !strings.Contains(full, b) || c.resolves != 0 {
+			t.Fatalf("%s = %s after %d resolutions", tool, full, c.resolves)
+		}
+		if short := f.OK(tool, jsonArgs("source_id", a[:8]), nil); short != full || c.resolves != 1 {
+			t.Errorf("%s by short id = %s after %d resolutions, by full id %s", tool, short, c.resolves, full)
+		}
+		f.Fails(tool, jsonArgs("source_id", a[:8]+"-nothing"), "source_id: memory not found: "+a[:8]+"-nothing")
 	}
 }

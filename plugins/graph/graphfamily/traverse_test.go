@@ -383,10 +383,16 @@ func TestPointInTimeAcrossInvalidationAndRevival(t *testing.T) {
 	}
 }
 
-// countingEngine counts the engine calls a traversal makes.
+// countingEngine counts the engine calls a traversal makes (GetLinks), and
+// the id resolutions (GetMemories).
 type countingEngine struct {
 	sdk.Engine
-	calls int
+	calls, resolves int
+}
+
+func (c *countingEngine) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequest, opts ...grpc.CallOption) (*aimemoryv1.GetMemoriesResponse, error) {
+	c.resolves++
+	return c.Engine.GetMemories(ctx, req, opts...)
 }
 
 func (c *countingEngine) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest, opts ...grpc.CallOption) (*aimemoryv1.GetLinksResponse, error) {

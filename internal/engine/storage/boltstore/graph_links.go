@@ -43,10 +43,20 @@ func nodeSummary(mems *bolt.Bucket, id string) (*aimemoryv1.NodeSummary, error) 
 	if row == nil {
 		return nil, fmt.Errorf("link names missing memory %s", id)
 	}
+	return liveSummary(id, row)
+}
+
+// liveSummary is nodeSummary of memory id's live row (term list, record).
+func liveSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 	_, raw, err := splitLive(row)
 	if err != nil {
 		return nil, fmt.Errorf("memory %s: %w", id, err)
 	}
+	return summarize(id, raw)
+}
+
+// summarize is nodeSummary of memory id's record raw.
+func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 	n := &aimemoryv1.NodeSummary{Id: id}
 	for b := raw; len(b) > 0; {
 		num, typ, k := protowire.ConsumeTag(b)

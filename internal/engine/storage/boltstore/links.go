@@ -180,8 +180,8 @@ func (r linkReads) Links(id string, archived bool, dir aimemoryv1.Direction, f *
 
 // anyNodeSummary is nodeSummary of a live memory, else of an archived one.
 func anyNodeSummary(mems, arch *bolt.Bucket, id string) (*aimemoryv1.NodeSummary, error) {
-	if mems.Get([]byte(id)) != nil {
-		return nodeSummary(mems, id)
+	if row := mems.Get([]byte(id)); row != nil {
+		return liveSummary(id, row) // one lookup, not one to test and one to read
 	}
 	raw := arch.Get([]byte(id))
 	if raw == nil {

@@ -208,6 +208,12 @@ func (q *Timeline) Events(links []*aimemoryv1.Link) []*aimemoryv1.Link {
 	}
 	var events []*aimemoryv1.Link
 	for _, l := range links {
+		if len(l.History) == 0 { // its one interval is l itself: no copy
+			if in(l.ValidFrom) {
+				events = append(events, l)
+			}
+			continue
+		}
 		for _, iv := range rules.Intervals(l) {
 			if in(iv.ValidFrom) {
 				events = append(events, iv)
