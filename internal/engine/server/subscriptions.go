@@ -165,14 +165,14 @@ func (s *Subscriptions) ListSubscriptions(ctx context.Context, _ *aimemoryv1.Lis
 
 // describe is a subscription as the API shows it: never its secret.
 func (s *Subscriptions) describe(ctx context.Context, sub *storage.Subscription) (*aimemoryv1.Subscription, error) {
-	pending, dead, deadCount, err := s.st.DeliveryState(ctx, sub.ID, maxDeadLettersShown)
+	st, err := s.st.DeliveryState(ctx, sub.ID, maxDeadLettersShown)
 	if err != nil {
 		return nil, err
 	}
 	return &aimemoryv1.Subscription{
 		Id: sub.ID, Url: sub.URL, Events: sub.Events, NamespaceFilter: sub.NamespaceFilter, AgentFilter: sub.AgentFilter,
 		IncludeContent: sub.IncludeContent, Signed: len(sub.SealedSecret) > 0, CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt,
-		DispatchCount: sub.Dispatched, FailureCount: sub.Failed, Pending: pending, DeadLetters: dead, DeadLetterCount: deadCount,
+		DispatchCount: st.Dispatched, FailureCount: st.Failed, Pending: st.Pending, DeadLetters: st.Dead, DeadLetterCount: st.DeadCount,
 	}, nil
 }
 

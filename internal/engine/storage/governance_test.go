@@ -13,9 +13,9 @@ import (
 type failingView struct{ err error }
 
 func (v failingView) Standard(string) (*aimemoryv1.Standard, error) { return nil, v.err }
-func (v failingView) Registered(string) (bool, error)                 { return false, v.err }
-func (v failingView) RegisteredOthers(string) (int, error)            { return 0, v.err }
-func (v failingView) Governance() *governance.Config                 { return nil }
+func (v failingView) Registered(string) (bool, error)               { return false, v.err }
+func (v failingView) RegisteredOthers(string) (int, error)          { return 0, v.err }
+func (v failingView) Governance() *governance.Config                { return nil }
 
 // A read the governance check needs that fails is that error, kept in the
 // chain (so a backend can say its store is unreachable), never a denial.

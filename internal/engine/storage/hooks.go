@@ -70,6 +70,17 @@ const (
 	Dead                     // move it to the dead letters; count a failure
 )
 
+// DeliveryState is what a subscription's description shows of its
+// deliveries. It is read in one transaction, so that a dead letter and
+// the failure that made it are seen together.
+type DeliveryState struct {
+	Pending    uint64        // deliveries queued or retrying
+	Dead       []*DeadLetter // the newest dead letters
+	DeadCount  uint64        // every dead letter kept
+	Dispatched uint64        // the subscription's counters
+	Failed     uint64
+}
+
 // Subscriptions is the subscriptions' storage and the webhook dispatcher's
 // durable state: the delivery queue and the dead letters. A backend queues
 // a delivery for every subscription an event matches (Subscription.Matches)
@@ -85,8 +96,9 @@ type Subscriptions interface {
 	DeleteSubscription(ctx context.Context, id, owner string) (bool, error)
 	// ListSubscriptions lists all subscriptions, newest first.
 	ListSubscriptions(ctx context.Context) ([]*Subscription, error)
-	// DeliveryState: per subscription, pending deliveries and dead letters (newest first, at most max).
-	DeliveryState(ctx context.Context, id string, max int) (pending uint64, dead []*DeadLetter, deadCount uint64, err error)
+	// DeliveryState is one subscription's delivery state, read at one
+	// moment: dead letters newest first, at most max.
+	DeliveryState(ctx context.Context, id string, max int) (DeliveryState, error)
 
 	// DueDeliveries returns up to limit deliveries due at now (NextAt ≤
 	// now), each subscription's earliest first, passing over the

@@ -272,7 +272,8 @@ func TestFailsTwiceThenDeliveredOnce(t *testing.T) {
 	if recv.ids[0] != sub.ID+":1" {
 		t.Errorf("delivery id %q, want %s:1", recv.ids[0], sub.ID)
 	}
-	pending, dead, _, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	st, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	pending, dead := st.Pending, st.Dead
 	if err != nil || pending != 0 || len(dead) != 0 {
 		t.Fatalf("after delivery: pending %d, dead %v, %v", pending, dead, err)
 	}
@@ -302,7 +303,8 @@ func TestDownForGoodIsDeadLettered(t *testing.T) {
 			r.clock.Advance(time.Minute)
 		}
 	}
-	pending, dead, count, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	st, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	pending, dead, count := st.Pending, st.Dead, st.DeadCount
 	if err != nil || pending != 0 || count != 1 || len(dead) != 1 {
 		t.Fatalf("pending %d dead %v count %d err %v", pending, dead, count, err)
 	}

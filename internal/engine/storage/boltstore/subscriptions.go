@@ -112,16 +112,23 @@ func (s *Store) ListSubscriptions(ctx context.Context) ([]*storage.Subscription,
 
 // DeliveryState counts a subscription's pending deliveries and returns its
 // newest dead letters.
-func (s *Store) DeliveryState(ctx context.Context, id string, max int) (pending uint64, dead []*storage.DeadLetter, deadCount uint64, err error) {
+func (s *Store) DeliveryState(ctx context.Context, id string, max int) (st storage.DeliveryState, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
+		if raw := tx.Bucket(bucketSubs).Get([]byte(id)); raw != nil {
+			sub := &storage.Subscription{}
+			if err := json.Unmarshal(raw, sub); err != nil {
+				return err
+			}
+			st.Dispatched, st.Failed = sub.Dispatched, sub.Failed
+		}
 		prefix := append([]byte(id), 0)
 		qc := tx.Bucket(bucketWebhookQueue).Cursor()
 		for k, _ := qc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = qc.Next() {
-			pending++
+			st.Pending++
 		}
 		c := tx.Bucket(bucketWebhookDead).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			deadCount++
+			st.DeadCount++
 		}
 		// Newest (highest seq) first: walk back from the end of the prefix.
 		end := append(bytes.Clone(prefix[:len(prefix)-1]), 1)
@@ -131,16 +138,16 @@ func (s *Store) DeliveryState(ctx context.Context, id string, max int) (pending 
 		} else {
 			k, v = c.Prev()
 		}
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(dead) < max; k, v = c.Prev() {
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(st.Dead) < max; k, v = c.Prev() {
 			d := &aimemoryv1.DeadLetter{}
 			if err := proto.Unmarshal(v, d); err != nil {
 				return err
 			}
-			dead = append(dead, d)
+			st.Dead = append(st.Dead, d)
 		}
 		return nil
 	})
-	return pending, dead, deadCount, err
+	return st, err
 }
 
 // queueKey orders the queue by subscription, then by when each delivery

@@ -100,7 +100,8 @@ func (d *differ) eventOp() (string, func(storage.Backend) answer) {
 				}
 			}
 			for i := range 3 {
-				pending, dead, n, err := s.DeliveryState(ctx, fmt.Sprintf("sub%d", i), 3)
+				st, err := s.DeliveryState(ctx, fmt.Sprintf("sub%d", i), 3)
+				pending, dead, n := st.Pending, st.Dead, st.DeadCount
 				fmt.Fprintf(&b, "sub%d pending %d dead %d %v;", i, pending, n, err)
 				for _, dl := range dead {
 					b.WriteString(prototext.Format(dl) + ";")

@@ -151,7 +151,8 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 	for {
 		left := uint64(0)
 		for i := range subs {
-			pending, dead, _, err := engines[0].DeliveryState(ctx, fmt.Sprintf("sub%d", i), 10)
+			st, err := engines[0].DeliveryState(ctx, fmt.Sprintf("sub%d", i), 10)
+			pending, dead := st.Pending, st.Dead
 			if err != nil || len(dead) != 0 {
 				t.Fatalf("sub%d: dead %v, %v", i, dead, err)
 			}

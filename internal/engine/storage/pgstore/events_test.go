@@ -297,7 +297,8 @@ func TestDeliveryLifecycle(t *testing.T) {
 	if err := other.SettleDelivery(ctx, now, od[0], storage.Dead); err != nil {
 		t.Fatal(err)
 	}
-	pending, dead, deadCount, err := s.DeliveryState(ctx, "sub1", 10)
+	st, err := s.DeliveryState(ctx, "sub1", 10)
+	pending, dead, deadCount := st.Pending, st.Dead, st.DeadCount
 	if err != nil || pending != 1 || deadCount != 1 || len(dead) != 1 || dead[0].GetLastError() != "gave up" || dead[0].GetAttempts() != 5 {
 		t.Fatalf("state: pending %d, dead %v (%d), %v", pending, dead, deadCount, err)
 	}
@@ -349,7 +350,8 @@ func TestDeadLettersNewestFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, dead, n, err := s.DeliveryState(ctx, "s", 2)
+	st, err := s.DeliveryState(ctx, "s", 2)
+	dead, n := st.Dead, st.DeadCount
 	if err != nil || n != 3 || len(dead) != 2 || dead[0].GetSeq() != 3 || dead[1].GetSeq() != 2 {
 		t.Fatalf("dead %v (%d), %v", dead, n, err)
 	}
@@ -488,15 +490,15 @@ func TestExpiredClaimTakenOver(t *testing.T) {
 	if err := dead.SettleDelivery(ctx, now, claimed[0], storage.Delivered); err != nil {
 		t.Fatal(err)
 	}
-	if pending, _, _, _ := live.DeliveryState(ctx, "s", 1); pending != 1 {
-		t.Fatalf("the late settle of the old claim removed the delivery (pending %d)", pending)
+	if st, _ := live.DeliveryState(ctx, "s", 1); st.Pending != 1 {
+		t.Fatalf("the late settle of the old claim removed the delivery (pending %d)", st.Pending)
 	}
 	if err := live.SettleDelivery(ctx, now+claimLease, d[0], storage.Delivered); err != nil {
 		t.Fatal(err)
 	}
 	subs, _ := live.ListSubscriptions(ctx)
-	if pending, _, _, _ := live.DeliveryState(ctx, "s", 1); pending != 0 || subs[0].Dispatched != 1 {
-		t.Fatalf("after the takeover's settle: pending %d, dispatched %d", pending, subs[0].Dispatched)
+	if st, _ := live.DeliveryState(ctx, "s", 1); st.Pending != 0 || subs[0].Dispatched != 1 {
+		t.Fatalf("after the takeover's settle: pending %d, dispatched %d", st.Pending, subs[0].Dispatched)
 	}
 }
 

@@ -165,19 +165,28 @@ func (s *Store) ListSubscriptions(ctx context.Context) ([]*storage.Subscription,
 }
 
 // DeliveryState counts a subscription's pending deliveries and returns its
-// newest dead letters.
-func (s *Store) DeliveryState(ctx context.Context, id string, most int) (pending uint64, dead []*storage.DeadLetter, deadCount uint64, err error) {
-	var p, d int64
-	err = s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM deliveries WHERE subscription_id = $1),
-		(SELECT count(*) FROM dead_letters WHERE subscription_id = $1)`, id).Scan(&p, &d)
+// counters and newest dead letters, all from one snapshot (REPEATABLE
+// READ), so a dead letter is never seen without the failure that made it.
+func (s *Store) DeliveryState(ctx context.Context, id string, most int) (st storage.DeliveryState, err error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return 0, nil, 0, err
+		return st, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT record FROM dead_letters WHERE subscription_id = $1 ORDER BY seq DESC LIMIT $2`, id, max(most, 0))
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var p, d, sent, failed int64
+	err = tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM deliveries WHERE subscription_id = $1),
+		(SELECT count(*) FROM dead_letters WHERE subscription_id = $1),
+		coalesce((SELECT dispatched FROM subscription_stats WHERE id = $1), 0),
+		coalesce((SELECT failed FROM subscription_stats WHERE id = $1), 0)`, id).Scan(&p, &d, &sent, &failed)
 	if err != nil {
-		return 0, nil, 0, err
+		return st, err
 	}
-	dead, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storage.DeadLetter, error) {
+	st.Pending, st.DeadCount, st.Dispatched, st.Failed = uint64(p), uint64(d), uint64(sent), uint64(failed)
+	rows, err := tx.Query(ctx, `SELECT record FROM dead_letters WHERE subscription_id = $1 ORDER BY seq DESC LIMIT $2`, id, max(most, 0))
+	if err != nil {
+		return st, err
+	}
+	st.Dead, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storage.DeadLetter, error) {
 		var raw []byte
 		if err := row.Scan(&raw); err != nil {
 			return nil, err
@@ -185,7 +194,10 @@ func (s *Store) DeliveryState(ctx context.Context, id string, most int) (pending
 		dl := &aimemoryv1.DeadLetter{}
 		return dl, proto.Unmarshal(raw, dl)
 	})
-	return uint64(p), dead, uint64(d), err
+	if err != nil {
+		return st, err
+	}
+	return st, tx.Commit(ctx)
 }
 
 // DueDeliveries returns up to limit deliveries due at now that no other

@@ -137,9 +137,10 @@ func testDeliveryOutcomes(t *testing.T, o Opener) {
 		d.Attempts, d.LastError = 5, "gave up on "+d.Event.GetTitle()
 		settle(d.NextAt, d, storage.Dead)
 	}
-	pending, dead, deadCount, err := s.DeliveryState(ctx, "s1", 1)
-	if err != nil || pending != 1 || deadCount != 2 || len(dead) != 1 || dead[0].GetLastError() != "gave up on note 3" || dead[0].GetAttempts() != 5 {
-		t.Fatalf("state: pending %d, dead %v (%d), %v", pending, dead, deadCount, err)
+	st, err := s.DeliveryState(ctx, "s1", 1)
+	if err != nil || st.Pending != 1 || st.DeadCount != 2 || len(st.Dead) != 1 || st.Dead[0].GetLastError() != "gave up on note 3" || st.Dead[0].GetAttempts() != 5 ||
+		st.Dispatched != 1 || st.Failed != 3 {
+		t.Fatalf("state: %+v, %v", st, err)
 	}
 	if d, next, _ := s.DueDeliveries(ctx, now, 10, nil, nil); len(d) != 0 || next != now+int64(time.Second) {
 		t.Fatalf("before the retry: %v, next %d", d, next)
@@ -161,8 +162,8 @@ func testDeliveryOutcomes(t *testing.T, o Opener) {
 	if ok, err := s.DeleteSubscription(ctx, "s1", "ai:alice"); !ok || err != nil {
 		t.Fatalf("delete: %v, %v", ok, err)
 	}
-	if pending, _, deadCount, _ := s.DeliveryState(ctx, "s1", 10); pending != 0 || deadCount != 0 {
-		t.Fatalf("after delete: pending %d, dead %d", pending, deadCount)
+	if st, _ := s.DeliveryState(ctx, "s1", 10); st.Pending != 0 || st.DeadCount != 0 || st.Dispatched != 0 {
+		t.Fatalf("after delete: %+v", st)
 	}
 	if ok, err := s.DeleteSubscription(ctx, "s1", "ai:alice"); ok || err != nil {
 		t.Fatalf("delete again: %v, %v", ok, err)

@@ -90,6 +90,8 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	}
 
 	after := stats(t, s)
+	// The file's size is not a record: PostgreSQL's moves with its own upkeep.
+	before.DbSizeBytes, after.DbSizeBytes = 0, 0
 	if !proto.Equal(before, after) || get(t, s, agent.Id).AccessCount != 0 || get(t, s, agent.Id).Content != "an agent" || get(t, s, ordinary.Id) == nil {
 		t.Errorf("refused writes wrote: %v → %v", before, after)
 	}
