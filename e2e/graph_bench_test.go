@@ -42,20 +42,8 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 	} else {
 		s = e.startRaw("--profile", "graph")
 	}
-	var failed sync.Once
-	var failure string
-	call := func(s *rawSession, tool string, args map[string]any) map[string]any {
-		resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
-		if text, isErr := toolResult(resp); isErr || text == "" {
-			failed.Do(func() { failure = fmt.Sprintf("%s %v: %v", tool, args, resp) })
-		}
-		return resp
-	}
-	check := func() {
-		if failure != "" {
-			b.Fatal(failure)
-		}
-	}
+	calls := &graphCalls{}
+	call, check := calls.call, func() { calls.check(b) }
 	call(s, "memory_kg_query", map[string]any{"source_id": ids[0]}) // starts the graph plugin
 	check()
 	// The CPU time of each process per call (host, graph plugin, engine):
@@ -118,20 +106,8 @@ func seedGraph(b *testing.B, e *env, memories, links, hubLinks int) (ids []strin
 	for i := range sessions {
 		sessions[i] = e.startRaw("--profile", "graph")
 	}
-	var failed sync.Once
-	var failure string
-	call := func(s *rawSession, tool string, args map[string]any) map[string]any {
-		resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
-		if text, isErr := toolResult(resp); isErr || text == "" {
-			failed.Do(func() { failure = fmt.Sprintf("%s %v: %v", tool, args, resp) })
-		}
-		return resp
-	}
-	check := func() {
-		if failure != "" {
-			b.Fatal(failure)
-		}
-	}
+	calls := &graphCalls{}
+	call, check := calls.call, func() { calls.check(b) }
 	ids = make([]string, memories)
 	parallel := func(n int, f func(s *rawSession, i int)) {
 		var wg sync.WaitGroup
@@ -220,4 +196,27 @@ func jsonField(resp map[string]any, key string) string {
 	}
 	s, _ := v[key].(string)
 	return s
+}
+
+// graphCalls makes tool calls from several goroutines and keeps the first
+// failure, for the benchmark's goroutine to report (b.Fatal must not run
+// on another).
+type graphCalls struct {
+	once    sync.Once
+	failure string
+}
+
+func (g *graphCalls) call(s *rawSession, tool string, args map[string]any) map[string]any {
+	resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
+	if text, isErr := toolResult(resp); isErr || text == "" {
+		g.once.Do(func() { g.failure = fmt.Sprintf("%s %v: %v", tool, args, resp) })
+	}
+	return resp
+}
+
+func (g *graphCalls) check(b *testing.B) {
+	b.Helper()
+	if g.failure != "" {
+		b.Fatal(g.failure)
+	}
 }
