@@ -257,13 +257,11 @@ func ValidateMetadata(raw []byte) error {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return fieldErr("metadata", "must be valid JSON: %v", err)
 	}
-	if _, ok := v.(map[string]any); !ok {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return fieldErr("metadata", "must be a JSON object")
 	}
-	if depth(v) > MaxMetadataDepth {
-		return fieldErr("metadata", "must nest at most %d levels deep", MaxMetadataDepth)
-	}
-	return nil
+	return ValidateMetadataObject(m, raw)
 }
 
 // ValidateMetadataObject is ValidateMetadata for an object the caller holds

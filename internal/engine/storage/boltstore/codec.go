@@ -32,9 +32,13 @@ func decodeMemory(raw []byte) (*aimemoryv1.Memory, error) {
 // lives in the row, not in a bucket of its own, so a write puts one value
 // on one leaf instead of two on leaves of two buckets (3 pages a commit).
 func encodeLive(m *aimemoryv1.Memory, terms []byte) ([]byte, error) {
-	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen32+len(terms)+proto.Size(m)), uint64(len(terms)))
-	b = append(b, terms...)
-	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(b, m)
+	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(liveHead(terms, proto.Size(m)), m)
+}
+
+// liveHead is a live row up to its Memory, with room for size more bytes.
+func liveHead(terms []byte, size int) []byte {
+	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen32+len(terms)+size), uint64(len(terms)))
+	return append(b, terms...)
 }
 
 var errCorruptRow = errors.New("corrupt memory row")

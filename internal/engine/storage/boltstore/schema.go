@@ -124,9 +124,7 @@ func migrateTermsIntoRows(tx *bolt.Tx) error {
 				tf, _ := an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
 				list = encodeTerms(tf)
 			}
-			row := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen32+len(list)+len(v)), uint64(len(list)))
-			row = append(append(row, list...), v...)
-			rows = append(rows, kv{bytes.Clone(k), row})
+			rows = append(rows, kv{bytes.Clone(k), append(liveHead(list, len(v)), v...)})
 		}
 		for _, r := range rows {
 			if err := mems.Put(r.k, r.v); err != nil {
