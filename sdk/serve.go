@@ -13,6 +13,7 @@ import (
 // Serve runs a family plugin binary until its host goes away. It never
 // returns normally. Logs go to stderr, which the host relays.
 func Serve(name, version string, families ...Family) {
+	OneProcessor()
 	StartProfiling(name)
 	log := Logger().With("plugin", name)
 	impl, err := NewFamilyServer(name, version, families, log)

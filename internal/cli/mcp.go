@@ -37,6 +37,7 @@ type mcpCmd struct {
 }
 
 func (c *mcpCmd) Run(root *rootCmd) error {
+	sdk.OneProcessor() // not for serve: an HTTP host runs many calls at once
 	sdk.StartProfiling("host")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
