@@ -202,3 +202,16 @@ func TestProtocolMajorRefusedMinorServed(t *testing.T) {
 	}
 	h.ok("memory_store", map[string]any{"title": "t", "content": "the host works"})
 }
+
+// A plugin built against an SDK without CallStream (its Describe does not
+// offer it, and the method is unimplemented) is called with unary Call.
+func TestPluginWithoutCallStreamIsCalledUnary(t *testing.T) {
+	e := newEnv(t)
+	e.pin("unary-only")
+	h := e.startHost([]string{"--profile", "full"})
+	for range 3 {
+		if out := h.ok("older_echo", map[string]any{"say": "x"}); out["tool"] != "older_echo" {
+			t.Fatalf("older_echo = %v", out)
+		}
+	}
+}

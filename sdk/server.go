@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -40,7 +41,7 @@ func NewFamilyServer(name, version string, families []Family, log *slog.Logger) 
 }
 
 func (s *familyServer) Describe(context.Context, *aimemoryv1.DescribeRequest) (*aimemoryv1.DescribeResponse, error) {
-	resp := &aimemoryv1.DescribeResponse{PluginName: s.name, PluginVersion: s.version, ProtocolVersion: ProtocolVersion, ProtocolMinor: ProtocolMinor}
+	resp := &aimemoryv1.DescribeResponse{PluginName: s.name, PluginVersion: s.version, ProtocolVersion: ProtocolVersion, ProtocolMinor: ProtocolMinor, CallStream: true}
 	for _, f := range s.families {
 		fd := &aimemoryv1.FamilyDescription{Name: f.Name}
 		for _, t := range f.Tools {
@@ -84,6 +85,27 @@ func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (r
 		return &aimemoryv1.CallResponse{IsError: true, Text: []byte("could not encode result: " + merr.Error())}, nil
 	}
 	return &aimemoryv1.CallResponse{Text: text}, nil
+}
+
+// CallStream answers the requests of one stream in order, each as Call
+// would. The stream's context is the call's (the host cancels the stream
+// to cancel the call), and the deadline rides in each request.
+func (s *familyServer) CallStream(stream aimemoryv1.Family_CallStreamServer) error {
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			return nil // the host closed the stream, or cancelled it
+		}
+		ctx, cancel := stream.Context(), context.CancelFunc(func() {})
+		if t := req.GetTimeoutMicros(); t > 0 {
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Microsecond)
+		}
+		resp, _ := s.Call(ctx, req) // Call's errors are results
+		cancel()
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+	}
 }
 
 // MarshalCompact encodes v as compact JSON without HTML escaping, which

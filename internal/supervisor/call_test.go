@@ -40,6 +40,30 @@ func (f *fakeFamily) Call(ctx context.Context, req *aimemoryv1.CallRequest, _ ..
 	return f.call(ctx, req)
 }
 
+// CallStream runs each request sent on the stream through call, with the
+// stream's context and the request's deadline, as the sdk's server does.
+func (f *fakeFamily) CallStream(ctx context.Context, _ ...grpc.CallOption) (aimemoryv1.Family_CallStreamClient, error) {
+	return &fakeStream{ctx: ctx, call: f.call}, nil
+}
+
+type fakeStream struct {
+	grpc.ClientStream // not used
+	ctx               context.Context
+	call              func(ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error)
+	req               *aimemoryv1.CallRequest
+}
+
+func (s *fakeStream) Send(req *aimemoryv1.CallRequest) error { s.req = req; return nil }
+
+func (s *fakeStream) Recv() (*aimemoryv1.CallResponse, error) {
+	ctx, cancel := s.ctx, context.CancelFunc(func() {})
+	if t := s.req.GetTimeoutMicros(); t > 0 {
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Microsecond)
+	}
+	defer cancel()
+	return s.call(ctx, s.req)
+}
+
 // fakePlugins launches fake instances; each binary's calls run behave.
 type fakePlugins struct {
 	mu        sync.Mutex
@@ -96,92 +120,110 @@ func echoDescribes() map[string]*aimemoryv1.DescribeResponse {
 	return map[string]*aimemoryv1.DescribeResponse{"echo": describeOf("echo", map[string][]string{"echo": {"ok", "fail"}})}
 }
 
+// bothPaths runs test with a plugin called by unary calls and with one
+// that serves call streams.
+func bothPaths(t *testing.T, test func(t *testing.T, describes map[string]*aimemoryv1.DescribeResponse)) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unary", true: "stream"}[streamed], func(t *testing.T) {
+			d := echoDescribes()
+			d["echo"].CallStream = streamed
+			test(t, d)
+		})
+	}
+}
+
 func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
-	release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
-	inFlight := make(chan int, 2)
-	f := &fakePlugins{describes: echoDescribes()}
-	f.behave = func(inst int, ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
-		if req.GetTool() == "fail" {
-			inFlight <- inst
-			<-release[string(req.GetArgumentsJson())]
-			return nil, status.Error(codes.Unavailable, "plugin crashed")
+	bothPaths(t, func(t *testing.T, describes map[string]*aimemoryv1.DescribeResponse) {
+		release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
+		inFlight := make(chan int, 2)
+		f := &fakePlugins{describes: describes}
+		f.behave = func(inst int, ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
+			if req.GetTool() == "fail" {
+				inFlight <- inst
+				<-release[string(req.GetArgumentsJson())]
+				return nil, status.Error(codes.Unavailable, "plugin crashed")
+			}
+			return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 		}
-		return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
-	}
-	s := newFake(t, time.Minute, f, echoBin) // describe launched and stopped instance 1
-	if err := s.Start("echo"); err != nil {  // instance 2
-		t.Fatal(err)
-	}
-	errs := map[string]chan error{"a": make(chan error, 1), "b": make(chan error, 1)}
-	for _, name := range []string{"a", "b"} {
-		go func() {
-			_, err := s.Call(context.Background(), "echo", "fail", []byte(name), nil)
-			errs[name] <- err
-		}()
-	}
-	// Both calls are in flight on instance 2 before either fails.
-	if a, b := <-inFlight, <-inFlight; a != 2 || b != 2 {
-		t.Fatalf("calls ran on instances %d and %d", a, b)
-	}
-	close(release["a"])
-	if err := <-errs["a"]; err == nil || !strings.Contains(err.Error(), "stopped while running fail") {
-		t.Fatalf("first failing call: %v", err)
-	}
-	// A call after the first failure starts instance 3.
-	if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil {
-		t.Fatal(err)
-	}
-	if f.launches() != 3 {
-		t.Fatalf("launches = %d, want 3", f.launches())
-	}
-	// The second call, still on instance 2, fails late: it must not stop instance 3.
-	close(release["b"])
-	<-errs["b"]
-	if f.proc(3).Exited() {
-		t.Fatal("a late failure of the old instance stopped its replacement")
-	}
-	if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
-		t.Fatalf("after the late failure: err=%v launches=%d, want instance 3 still serving", err, f.launches())
-	}
+		s := newFake(t, time.Minute, f, echoBin) // describe launched and stopped instance 1
+		if err := s.Start("echo"); err != nil {  // instance 2
+			t.Fatal(err)
+		}
+		errs := map[string]chan error{"a": make(chan error, 1), "b": make(chan error, 1)}
+		for _, name := range []string{"a", "b"} {
+			go func() {
+				_, err := s.Call(context.Background(), "echo", "fail", []byte(name), nil)
+				errs[name] <- err
+			}()
+		}
+		// Both calls are in flight on instance 2 before either fails.
+		if a, b := <-inFlight, <-inFlight; a != 2 || b != 2 {
+			t.Fatalf("calls ran on instances %d and %d", a, b)
+		}
+		close(release["a"])
+		if err := <-errs["a"]; err == nil || !strings.Contains(err.Error(), "stopped while running fail") {
+			t.Fatalf("first failing call: %v", err)
+		}
+		// A call after the first failure starts instance 3.
+		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if f.launches() != 3 {
+			t.Fatalf("launches = %d, want 3", f.launches())
+		}
+		// The second call, still on instance 2, fails late: it must not stop instance 3.
+		close(release["b"])
+		<-errs["b"]
+		if f.proc(3).Exited() {
+			t.Fatal("a late failure of the old instance stopped its replacement")
+		}
+		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
+			t.Fatalf("after the late failure: err=%v launches=%d, want instance 3 still serving", err, f.launches())
+		}
+	})
 }
 
 func TestHungPluginIsReplacedAfterTheCallTimeout(t *testing.T) {
-	f := &fakePlugins{describes: echoDescribes()}
-	f.behave = func(inst int, ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
-		if inst == 2 && req.GetTool() == "fail" { // instance 2 hangs; gRPC gives up at the deadline
-			<-ctx.Done()
-			return nil, status.FromContextError(ctx.Err()).Err()
+	bothPaths(t, func(t *testing.T, describes map[string]*aimemoryv1.DescribeResponse) {
+		f := &fakePlugins{describes: describes}
+		f.behave = func(inst int, ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
+			if inst == 2 && req.GetTool() == "fail" { // instance 2 hangs; gRPC gives up at the deadline
+				<-ctx.Done()
+				return nil, status.FromContextError(ctx.Err()).Err()
+			}
+			return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 		}
-		return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
-	}
-	s := newFake(t, 20*time.Millisecond, f, echoBin)
-	_, err := s.Call(context.Background(), "echo", "fail", nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "did not answer fail within 20ms") {
-		t.Fatalf("hung call: %v", err)
-	}
-	if !f.proc(2).Exited() {
-		t.Fatal("the hung instance was not stopped")
-	}
-	if _, err := s.Call(context.Background(), "echo", "ok", nil, nil); err != nil || f.launches() != 3 {
-		t.Fatalf("next call: err=%v launches=%d, want a fresh instance 3", err, f.launches())
-	}
+		s := newFake(t, 20*time.Millisecond, f, echoBin)
+		_, err := s.Call(context.Background(), "echo", "fail", nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "did not answer fail within 20ms") {
+			t.Fatalf("hung call: %v", err)
+		}
+		if !f.proc(2).Exited() {
+			t.Fatal("the hung instance was not stopped")
+		}
+		if _, err := s.Call(context.Background(), "echo", "ok", nil, nil); err != nil || f.launches() != 3 {
+			t.Fatalf("next call: err=%v launches=%d, want a fresh instance 3", err, f.launches())
+		}
+	})
 }
 
 func TestCallerCancelDoesNotBlameThePlugin(t *testing.T) {
-	f := &fakePlugins{describes: echoDescribes()}
-	f.behave = func(inst int, ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
-		<-ctx.Done()
-		return nil, status.FromContextError(ctx.Err()).Err()
-	}
-	s := newFake(t, time.Minute, f, echoBin)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	if _, err := s.Call(ctx, "echo", "ok", nil, nil); err == nil {
-		t.Fatal("no error")
-	}
-	if f.proc(2).Exited() {
-		t.Fatal("a call the caller gave up on stopped the plugin")
-	}
+	bothPaths(t, func(t *testing.T, describes map[string]*aimemoryv1.DescribeResponse) {
+		f := &fakePlugins{describes: describes}
+		f.behave = func(inst int, ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
+			<-ctx.Done()
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+		s := newFake(t, time.Minute, f, echoBin)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		if _, err := s.Call(ctx, "echo", "ok", nil, nil); err == nil {
+			t.Fatal("no error")
+		}
+		if f.proc(2).Exited() {
+			t.Fatal("a call the caller gave up on stopped the plugin")
+		}
+	})
 }
 
 func TestRefusedPluginIsLeftOutAndTheRestServed(t *testing.T) {

@@ -77,6 +77,15 @@ type managed struct {
 type instance struct {
 	proc   process
 	family aimemoryv1.FamilyClient
+
+	streamsOnce sync.Once
+	streams     *callStreams // for a plugin that serves CallStream
+}
+
+// callStreams is inst's pool of call streams, opened lazily.
+func (inst *instance) callStreams() *callStreams {
+	inst.streamsOnce.Do(func() { inst.streams = &callStreams{family: inst.family} })
+	return inst.streams
 }
 
 // process is the part of *plugin.Client the supervisor uses.
@@ -233,7 +242,13 @@ func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte,
 	deadline := time.Now().Add(s.opts.CallTimeout)
 	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	resp, err := inst.family.Call(callCtx, &aimemoryv1.CallRequest{Tool: tool, ArgumentsJson: args, Context: cc})
+	req := &aimemoryv1.CallRequest{Tool: tool, ArgumentsJson: args, Context: cc}
+	var resp *aimemoryv1.CallResponse
+	if m.desc.GetCallStream() {
+		resp, err = inst.callStreams().call(callCtx, req)
+	} else {
+		resp, err = inst.family.Call(callCtx, req)
+	}
 	if err == nil {
 		return resp, nil
 	}

@@ -69,6 +69,9 @@ type DescribeResponse struct {
 	// The protocol's minor version (sdk.ProtocolMinor): additions a host of
 	// an older minor ignores, so any minor of the host's major works.
 	ProtocolMinor uint32 `protobuf:"varint,5,opt,name=protocol_minor,json=protocolMinor,proto3" json:"protocol_minor,omitempty"`
+	// The plugin serves CallStream (plugins of SDKs without it are called
+	// with Call).
+	CallStream    bool `protobuf:"varint,6,opt,name=call_stream,json=callStream,proto3" json:"call_stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -136,6 +139,13 @@ func (x *DescribeResponse) GetProtocolMinor() uint32 {
 		return x.ProtocolMinor
 	}
 	return 0
+}
+
+func (x *DescribeResponse) GetCallStream() bool {
+	if x != nil {
+		return x.CallStream
+	}
+	return false
 }
 
 type FamilyDescription struct {
@@ -427,6 +437,9 @@ type CallRequest struct {
 	Tool          string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
 	ArgumentsJson []byte                 `protobuf:"bytes,2,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
 	Context       *CallContext           `protobuf:"bytes,3,opt,name=context,proto3" json:"context,omitempty"`
+	// On CallStream only, the time left of the host's call deadline, in
+	// microseconds (a unary Call carries it as gRPC's own deadline).
+	TimeoutMicros int64 `protobuf:"varint,4,opt,name=timeout_micros,json=timeoutMicros,proto3" json:"timeout_micros,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -480,6 +493,13 @@ func (x *CallRequest) GetContext() *CallContext {
 		return x.Context
 	}
 	return nil
+}
+
+func (x *CallRequest) GetTimeoutMicros() int64 {
+	if x != nil {
+		return x.TimeoutMicros
+	}
+	return 0
 }
 
 type CallResponse struct {
@@ -545,14 +565,16 @@ var File_aimemory_v1_family_proto protoreflect.FileDescriptor
 const file_aimemory_v1_family_proto_rawDesc = "" +
 	"\n" +
 	"\x18aimemory/v1/family.proto\x12\vaimemory.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xe8\x01\n" +
+	"\x0fDescribeRequest\"\x89\x02\n" +
 	"\x10DescribeResponse\x12\x1f\n" +
 	"\vplugin_name\x18\x01 \x01(\tR\n" +
 	"pluginName\x12%\n" +
 	"\x0eplugin_version\x18\x02 \x01(\tR\rpluginVersion\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\rR\x0fprotocolVersion\x12:\n" +
 	"\bfamilies\x18\x04 \x03(\v2\x1e.aimemory.v1.FamilyDescriptionR\bfamilies\x12%\n" +
-	"\x0eprotocol_minor\x18\x05 \x01(\rR\rprotocolMinor\"Z\n" +
+	"\x0eprotocol_minor\x18\x05 \x01(\rR\rprotocolMinor\x12\x1f\n" +
+	"\vcall_stream\x18\x06 \x01(\bR\n" +
+	"callStream\"Z\n" +
 	"\x11FamilyDescription\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
 	"\x05tools\x18\x02 \x03(\v2\x1b.aimemory.v1.ToolDefinitionR\x05tools\"\xd3\x01\n" +
@@ -583,17 +605,20 @@ const file_aimemory_v1_family_proto_rawDesc = "" +
 	"\vclient_name\x18\x03 \x01(\tR\n" +
 	"clientName\x12\x1c\n" +
 	"\tassertion\x18\x04 \x01(\fR\tassertion\x12+\n" +
-	"\x11default_namespace\x18\x05 \x01(\tR\x10defaultNamespace\"|\n" +
+	"\x11default_namespace\x18\x05 \x01(\tR\x10defaultNamespace\"\xa3\x01\n" +
 	"\vCallRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12%\n" +
 	"\x0earguments_json\x18\x02 \x01(\fR\rargumentsJson\x122\n" +
-	"\acontext\x18\x03 \x01(\v2\x18.aimemory.v1.CallContextR\acontext\"=\n" +
+	"\acontext\x18\x03 \x01(\v2\x18.aimemory.v1.CallContextR\acontext\x12%\n" +
+	"\x0etimeout_micros\x18\x04 \x01(\x03R\rtimeoutMicros\"=\n" +
 	"\fCallResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\fR\x04text\x12\x19\n" +
-	"\bis_error\x18\x02 \x01(\bR\aisError2\x8e\x01\n" +
+	"\bis_error\x18\x02 \x01(\bR\aisError2\xd5\x01\n" +
 	"\x06Family\x12G\n" +
 	"\bDescribe\x12\x1c.aimemory.v1.DescribeRequest\x1a\x1d.aimemory.v1.DescribeResponse\x12;\n" +
-	"\x04Call\x12\x18.aimemory.v1.CallRequest\x1a\x19.aimemory.v1.CallResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x04Call\x12\x18.aimemory.v1.CallRequest\x1a\x19.aimemory.v1.CallResponse\x12E\n" +
+	"\n" +
+	"CallStream\x12\x18.aimemory.v1.CallRequest\x1a\x19.aimemory.v1.CallResponse(\x010\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_family_proto_rawDescOnce sync.Once
@@ -625,10 +650,12 @@ var file_aimemory_v1_family_proto_depIdxs = []int32{
 	5, // 3: aimemory.v1.CallRequest.context:type_name -> aimemory.v1.CallContext
 	0, // 4: aimemory.v1.Family.Describe:input_type -> aimemory.v1.DescribeRequest
 	6, // 5: aimemory.v1.Family.Call:input_type -> aimemory.v1.CallRequest
-	1, // 6: aimemory.v1.Family.Describe:output_type -> aimemory.v1.DescribeResponse
-	7, // 7: aimemory.v1.Family.Call:output_type -> aimemory.v1.CallResponse
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
+	6, // 6: aimemory.v1.Family.CallStream:input_type -> aimemory.v1.CallRequest
+	1, // 7: aimemory.v1.Family.Describe:output_type -> aimemory.v1.DescribeResponse
+	7, // 8: aimemory.v1.Family.Call:output_type -> aimemory.v1.CallResponse
+	7, // 9: aimemory.v1.Family.CallStream:output_type -> aimemory.v1.CallResponse
+	7, // [7:10] is the sub-list for method output_type
+	4, // [4:7] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
 	4, // [4:4] is the sub-list for extension extendee
 	0, // [0:4] is the sub-list for field type_name

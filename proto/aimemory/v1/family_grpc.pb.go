@@ -19,8 +19,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Family_Describe_FullMethodName = "/aimemory.v1.Family/Describe"
-	Family_Call_FullMethodName     = "/aimemory.v1.Family/Call"
+	Family_Describe_FullMethodName   = "/aimemory.v1.Family/Describe"
+	Family_Call_FullMethodName       = "/aimemory.v1.Family/Call"
+	Family_CallStream_FullMethodName = "/aimemory.v1.Family/CallStream"
 )
 
 // FamilyClient is the client API for Family service.
@@ -33,6 +34,12 @@ const (
 type FamilyClient interface {
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
 	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
+	// CallStream runs tools one after another on one long-lived stream: each
+	// request is answered by one response before the next is sent, as Call
+	// would answer it. A host uses it only with a plugin whose Describe says
+	// call_stream, and opens as many streams as it has calls in flight. It
+	// saves a unary call's stream setup and headers on every tool call.
+	CallStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallRequest, CallResponse], error)
 }
 
 type familyClient struct {
@@ -63,6 +70,19 @@ func (c *familyClient) Call(ctx context.Context, in *CallRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *familyClient) CallStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallRequest, CallResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Family_ServiceDesc.Streams[0], Family_CallStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CallRequest, CallResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Family_CallStreamClient = grpc.BidiStreamingClient[CallRequest, CallResponse]
+
 // FamilyServer is the server API for Family service.
 // All implementations must embed UnimplementedFamilyServer
 // for forward compatibility.
@@ -73,6 +93,12 @@ func (c *familyClient) Call(ctx context.Context, in *CallRequest, opts ...grpc.C
 type FamilyServer interface {
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
 	Call(context.Context, *CallRequest) (*CallResponse, error)
+	// CallStream runs tools one after another on one long-lived stream: each
+	// request is answered by one response before the next is sent, as Call
+	// would answer it. A host uses it only with a plugin whose Describe says
+	// call_stream, and opens as many streams as it has calls in flight. It
+	// saves a unary call's stream setup and headers on every tool call.
+	CallStream(grpc.BidiStreamingServer[CallRequest, CallResponse]) error
 	mustEmbedUnimplementedFamilyServer()
 }
 
@@ -88,6 +114,9 @@ func (UnimplementedFamilyServer) Describe(context.Context, *DescribeRequest) (*D
 }
 func (UnimplementedFamilyServer) Call(context.Context, *CallRequest) (*CallResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Call not implemented")
+}
+func (UnimplementedFamilyServer) CallStream(grpc.BidiStreamingServer[CallRequest, CallResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method CallStream not implemented")
 }
 func (UnimplementedFamilyServer) mustEmbedUnimplementedFamilyServer() {}
 func (UnimplementedFamilyServer) testEmbeddedByValue()                {}
@@ -146,6 +175,13 @@ func _Family_Call_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Family_CallStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(FamilyServer).CallStream(&grpc.GenericServerStream[CallRequest, CallResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Family_CallStreamServer = grpc.BidiStreamingServer[CallRequest, CallResponse]
+
 // Family_ServiceDesc is the grpc.ServiceDesc for Family service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -162,6 +198,13 @@ var Family_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Family_Call_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "CallStream",
+			Handler:       _Family_CallStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "aimemory/v1/family.proto",
 }

@@ -1,0 +1,92 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// The call stream answers each request as Call would, in order, with the
+// request's deadline on the handler's context; cancelling the stream
+// cancels the call running on it.
+func TestCallStream(t *testing.T) {
+	blocked := make(chan struct{})
+	ended := make(chan error, 1)
+	srv, err := NewFamilyServer("t", "test", []Family{{Name: "t", Tools: []Tool{
+		{Name: "deadline", Schema: json.RawMessage(`{"type":"object"}`), Handler: func(ctx context.Context, c Call) (any, error) {
+			d, ok := ctx.Deadline()
+			return Text(fmt.Sprint(ok && time.Until(d) > 50*time.Second && time.Until(d) <= time.Minute)), nil
+		}},
+		{Name: "block", Schema: json.RawMessage(`{"type":"object"}`), Handler: func(ctx context.Context, c Call) (any, error) {
+			close(blocked)
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return nil, ctx.Err()
+		}},
+	}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := srv.Describe(context.Background(), &aimemoryv1.DescribeRequest{}); !d.GetCallStream() {
+		t.Fatal("Describe does not offer CallStream")
+	}
+	sock := filepath.Join(t.TempDir(), "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(GRPCServerOptions()...)
+	aimemoryv1.RegisterFamilyServer(gs, srv)
+	go gs.Serve(l)
+	defer gs.Stop()
+	cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	fc := aimemoryv1.NewFamilyClient(cc)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := fc.CallStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		req  *aimemoryv1.CallRequest
+		text string
+	}{
+		{&aimemoryv1.CallRequest{Tool: "deadline", TimeoutMicros: time.Minute.Microseconds()}, "true"},
+		{&aimemoryv1.CallRequest{Tool: "deadline"}, "false"}, // no deadline sent, none set
+		{&aimemoryv1.CallRequest{Tool: "nope"}, `tool "nope" is not served by plugin t`},
+	} {
+		if err := st.Send(want.req); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := st.Recv()
+		if err != nil || string(resp.GetText()) != want.text {
+			t.Fatalf("answer %d = %q, %v; want %q", i, resp.GetText(), err, want.text)
+		}
+	}
+	if err := st.Send(&aimemoryv1.CallRequest{Tool: "block"}); err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	cancel()
+	if err := <-ended; err != context.Canceled {
+		t.Fatalf("the call on a cancelled stream ended with %v, want context.Canceled", err)
+	}
+	if _, err := st.Recv(); err == nil {
+		t.Fatal("a cancelled stream answered")
+	}
+}
