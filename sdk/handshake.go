@@ -21,7 +21,8 @@ const ProtocolVersion = 1
 //	1.0  Family Describe/Call, the Engine API
 //	1.1  DescribeResponse.protocol_minor; family keyspaces (Keyspace)
 //	1.2  WatchEventsRequest.liveness_only
-const ProtocolMinor = 2
+//	1.3  Family.CallStream (DescribeResponse.call_stream, CallRequest.timeout_micros)
+const ProtocolMinor = 3
 
 // PluginKey names the one plugin every family binary dispenses.
 const PluginKey = "family"
