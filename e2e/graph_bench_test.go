@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkGraphOverMCP measures the graph tools end to end: client → host
-// → graph plugin → engine (one call a traversal level) → back, on 10k
+// → graph plugin → engine (one Traverse call a query) → back, on 10k
 // memories with 50k random links (out-degree 5 on average, cycles
 // everywhere) and a hub with 1k outbound links. The graph is seeded over
 // MCP by four hosts at once (one engine), then one host answers the calls.
