@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 )
 
 // BenchmarkGraphOverMCP measures the graph tools end to end: client → host
-// → graph plugin → engine (one call a traversal level) → back, on 10k
+// → graph plugin → engine (one Traverse call a query) → back, on 10k
 // memories with 50k random links (out-degree 5 on average, cycles
 // everywhere) and a hub with 1k outbound links. The graph is seeded over
 // MCP by four hosts at once (one engine), then one host answers the calls.
@@ -61,6 +62,7 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
 			var samples []time.Duration
+			var sizes []int
 			var bytes int
 			cpu0 := make([]time.Duration, len(procs))
 			for i, p := range procs {
@@ -71,9 +73,11 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 				t0 := time.Now()
 				text, _ := toolResult(call(s, tool, a))
 				samples = append(samples, time.Since(t0))
+				sizes = append(sizes, len(text))
 				bytes += len(text)
 			}
 			check()
+			saveGraphSamples(b, name, samples, sizes)
 			benchutil.ReportPercentiles(b, samples, "call")
 			n := float64(max(1, len(samples)))
 			var total time.Duration
@@ -94,6 +98,24 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 	bench("kg_timeline/1k", func(*rand.Rand) map[string]any {
 		return map[string]any{"source_id": ids[0]}
 	}, "memory_kg_timeline")
+}
+
+// saveGraphSamples writes each call's latency and result size (one
+// "µs bytes" line per call, in call order) to the file
+// AI_MEMORY_BENCH_GRAPH_SAMPLES names, suffixed with the sub-benchmark:
+// what tells a slow call of a large answer from one of a stall.
+func saveGraphSamples(b *testing.B, name string, samples []time.Duration, sizes []int) {
+	path := os.Getenv("AI_MEMORY_BENCH_GRAPH_SAMPLES")
+	if path == "" {
+		return
+	}
+	var buf []byte
+	for i, d := range samples {
+		buf = fmt.Appendf(buf, "%d %d\n", d.Microseconds(), sizes[i])
+	}
+	if err := os.WriteFile(path+"."+strings.ReplaceAll(name, "/", "-"), buf, 0o600); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // seedGraph stores memories over MCP with four hosts at once, links them

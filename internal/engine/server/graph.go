@@ -21,6 +21,12 @@ func (s *Graph) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	return resp, s.status(err)
 }
 
+// Traverse is memory_kg_query's walk in one call.
+func (s *Graph) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error) {
+	resp, err := s.st.Traverse(ctx, req)
+	return resp, s.status(err)
+}
+
 // Who observed, invalidated or registered something is the verified caller,
 // whatever the request says; without one (in-process use) the request's
 // value stands.

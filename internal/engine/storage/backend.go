@@ -67,6 +67,8 @@ type VectorPut struct {
 // Graph is links, entities and the namespace tree.
 type Graph interface {
 	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
+	// Traverse is memory_kg_query's walk (ops.TraverseAnswer).
+	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
 	PutLink(context.Context, *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error)
 	InvalidateLink(context.Context, *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error)
 	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)

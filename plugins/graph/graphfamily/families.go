@@ -2,7 +2,7 @@
 // issue 3's changes): links with temporal validity, multi-hop traversal,
 // timelines, entities with aliases, and the namespace tree. It holds no
 // data; every read and write goes through the Engine API, and a traversal
-// of depth d costs d engine calls.
+// of any depth is one engine call (Traverse: the walk runs in the engine).
 package graphfamily
 
 import (

@@ -182,9 +182,9 @@ func (s *service) getLinks(ctx context.Context, call sdk.Call) (any, error) {
 	out := getLinksResult{Count: len(links)}
 	for _, l := range links {
 		if l.GetSourceId() == id {
-			out.Out = append(out.Out, newRow(l, l.GetTargetId(), nodes[l.GetTargetId()]))
+			out.Out = append(out.Out, row(l, l.GetTargetId(), nodes))
 		} else {
-			out.In = append(out.In, newRow(l, l.GetSourceId(), nodes[l.GetSourceId()]))
+			out.In = append(out.In, row(l, l.GetSourceId(), nodes))
 		}
 	}
 	return out, nil
@@ -214,6 +214,12 @@ func summaries(ns []*aimemoryv1.NodeSummary) map[string]*aimemoryv1.NodeSummary 
 		m[n.GetId()] = n
 	}
 	return m
+}
+
+// row is newRow with other's summary from nodes.
+func row(l *aimemoryv1.Link, other string, nodes map[string]*aimemoryv1.NodeSummary) linkRow {
+	n := nodes[other]
+	return newRow(l, other, n.GetTitle(), n.GetNamespace())
 }
 
 // byValidity orders links by when they became valid, then were created,

@@ -1,7 +1,6 @@
 package graphfamily
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,112 +126,37 @@ func (s *service) query(ctx context.Context, call sdk.Call) (any, error) {
 // live memory the caller may see.
 var errSourceNotFound = errors.New("source_id: memory not found")
 
-// hop is how the walk first reached a node: from a node of the previous
-// level over link l (backwards when reversed).
-type hop struct {
-	node     string
-	from     string
-	fromRank int // position of from in its level: earlier levels first
-	link     *aimemoryv1.Link
-	reversed bool
-}
-
-// better orders the hops reaching one node: the earliest asserted link,
-// then the earliest-ranked parent, then the relation.
-func better(a, b *hop) bool {
-	return cmp.Or(cmp.Compare(a.link.GetValidFrom(), b.link.GetValidFrom()), cmp.Compare(a.link.GetCreatedAt(), b.link.GetCreatedAt()),
-		cmp.Compare(a.fromRank, b.fromRank), cmp.Compare(a.link.GetRelation(), b.link.GetRelation()),
-		boolCmp(a.reversed, b.reversed)) < 0
-}
-
-func boolCmp(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case !a:
-		return -1
-	}
-	return 1
-}
-
-// traverse walks breadth-first, one engine call per level: every link of
-// the level's nodes passing the filters (relation, validity at valid_at,
-// observer) in one batched read. Each node is reported once, at the depth
-// it is first reached (so cycles end the walk there), with the hop that
-// reached it; a level is ordered by that hop's validity, then creation,
-// then node id, and the limit cuts the result (and the walk) there.
+// traverse is the walk in one engine call (Traverse: breadth-first, each
+// node once, at the depth it is first reached, with the hop that reached
+// it; the limit cuts the walk there), rendered as rows; via is rebuilt
+// from each node's parent.
 func traverse(ctx context.Context, eng sdk.Engine, p *queryParams) (*queryResult, error) {
-	out := &queryResult{}
-	visited := map[string]bool{p.source: true}
-	via := map[string][]string{p.source: nil}
-	frontier := []string{p.source}
-	for depth := 1; depth <= p.maxDepth && len(frontier) > 0; depth++ {
-		resp, err := eng.GetLinks(ctx, &aimemoryv1.GetLinksRequest{
-			Ids: frontier, Direction: p.direction, Relation: p.relation,
-			ValidAt: p.validAt, ObservedBy: p.observers, IncludeNodes: true,
-		})
-		if err != nil {
-			return nil, sdk.EngineError(err)
+	resp, err := eng.Traverse(ctx, &aimemoryv1.TraverseRequest{
+		SourceId: p.source, MaxDepth: int32(p.maxDepth), Direction: p.direction, Relation: p.relation,
+		ValidAt: p.validAt, ObservedBy: p.observers, Limit: int32(p.limit),
+	})
+	if err != nil {
+		return nil, sdk.EngineError(err)
+	}
+	if resp.GetSourceNotFound() {
+		return nil, errSourceNotFound
+	}
+	nodes := resp.GetNodes()
+	out := &queryResult{Count: len(nodes), Nodes: make([]linkRow, len(nodes)), Truncated: resp.GetTruncated()}
+	for i, n := range nodes {
+		row := &out.Nodes[i]
+		*row = newRow(n.GetLink(), n.GetId(), n.GetTitle(), n.GetNamespace())
+		row.Depth = int(n.GetDepth())
+		if from := n.GetFrom(); from > 0 && int(from) <= i {
+			parent := &out.Nodes[from-1]
+			row.Via = append(slices.Clip(parent.Via), parent.ID)
 		}
-		if depth == 1 && len(resp.GetNotFound()) > 0 {
-			return nil, errSourceNotFound
-		}
-		rank := make(map[string]int, len(frontier))
-		for i, id := range frontier {
-			rank[id] = i
-		}
-		best := map[string]*hop{}
-		consider := func(h *hop) {
-			if visited[h.node] {
-				return
+		if p.direction == aimemoryv1.Direction_DIRECTION_BOTH {
+			row.Dir = "out"
+			if n.GetReversed() {
+				row.Dir = "in"
 			}
-			if cur := best[h.node]; cur == nil || better(h, cur) {
-				best[h.node] = h
-			}
-		}
-		for _, l := range resp.GetLinks() {
-			if r, ok := rank[l.GetSourceId()]; ok && p.direction != aimemoryv1.Direction_DIRECTION_IN {
-				consider(&hop{node: l.GetTargetId(), from: l.GetSourceId(), fromRank: r, link: l})
-			}
-			if r, ok := rank[l.GetTargetId()]; ok && p.direction != aimemoryv1.Direction_DIRECTION_OUT {
-				consider(&hop{node: l.GetSourceId(), from: l.GetTargetId(), fromRank: r, link: l, reversed: true})
-			}
-		}
-		level := make([]*hop, 0, len(best))
-		for _, h := range best {
-			level = append(level, h)
-		}
-		slices.SortFunc(level, func(a, b *hop) int {
-			return cmp.Or(cmp.Compare(a.link.GetValidFrom(), b.link.GetValidFrom()),
-				cmp.Compare(a.link.GetCreatedAt(), b.link.GetCreatedAt()), cmp.Compare(a.node, b.node))
-		})
-		// Truncated only when a node was really left out: with the limit
-		// reached at the previous level, this level is read just to know.
-		if room := p.limit - len(out.Nodes); len(level) > room {
-			level, out.Truncated = level[:room], true
-		}
-		nodes := summaries(resp.GetNodes())
-		frontier = frontier[:0:0]
-		for _, h := range level {
-			visited[h.node] = true
-			if h.from != p.source {
-				via[h.node] = append(slices.Clip(via[h.from]), h.from)
-			}
-			row := newRow(h.link, h.node, nodes[h.node])
-			row.Depth, row.Via = depth, via[h.node]
-			if p.direction == aimemoryv1.Direction_DIRECTION_BOTH {
-				row.Dir = "out"
-				if h.reversed {
-					row.Dir = "in"
-				}
-			}
-			out.Nodes = append(out.Nodes, row)
-			frontier = append(frontier, h.node)
-		}
-		if out.Truncated {
-			break
 		}
 	}
-	out.Count = len(out.Nodes)
 	return out, nil
 }

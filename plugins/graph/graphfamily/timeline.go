@@ -77,7 +77,7 @@ func (s *service) timeline(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	out := timelineResult{Count: len(resp.GetEvents())}
 	for _, e := range resp.GetEvents() {
-		out.Events = append(out.Events, newRow(e.GetLink(), e.GetLink().GetTargetId(), e.GetTarget()))
+		out.Events = append(out.Events, newRow(e.GetLink(), e.GetLink().GetTargetId(), e.GetTarget().GetTitle(), e.GetTarget().GetNamespace()))
 	}
 	if int(resp.GetTotal()) > out.Count {
 		out.Total = resp.GetTotal()

@@ -13,6 +13,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/sdktest"
 )
 
 // The reference traversal: deliberately simple and separate from the code
@@ -383,11 +384,12 @@ func TestPointInTimeAcrossInvalidationAndRevival(t *testing.T) {
 	}
 }
 
-// countingEngine counts the engine calls a traversal makes (GetLinks), and
-// the id resolutions (GetMemories).
+// countingEngine counts the engine calls a query makes (Traverse, and
+// GetLinks, which a query no longer needs), and the id resolutions
+// (GetMemories).
 type countingEngine struct {
 	sdk.Engine
-	calls, resolves int
+	calls, traversals, resolves int
 }
 
 func (c *countingEngine) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequest, opts ...grpc.CallOption) (*aimemoryv1.GetMemoriesResponse, error) {
@@ -400,9 +402,15 @@ func (c *countingEngine) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksR
 	return c.Engine.GetLinks(ctx, req, opts...)
 }
 
-// TestDepthCostsOneCallPerLevel: a walk of depth d makes d engine calls
-// (fewer when it runs out of nodes), whatever the fan-out.
-func TestDepthCostsOneCallPerLevel(t *testing.T) {
+func (c *countingEngine) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest, opts ...grpc.CallOption) (*aimemoryv1.TraverseResponse, error) {
+	c.traversals++
+	return c.Engine.Traverse(ctx, req, opts...)
+}
+
+// TestQueryCostsOneEngineCall: a kg_query of any depth is one engine call
+// (the walk runs in the engine), whatever the fan-out; it reports each
+// node once, cycles included.
+func TestQueryCostsOneEngineCall(t *testing.T) {
 	h := newHarness(t)
 	// A complete binary tree of depth 4 plus back edges (cycles).
 	ids := []string{h.memory("n0", "t")}
@@ -411,18 +419,15 @@ func TestDepthCostsOneCallPerLevel(t *testing.T) {
 		h.OK("memory_link", jsonArgs("source_id", ids[(i-1)/2], "target_id", ids[i]), nil)
 		h.OK("memory_link", jsonArgs("source_id", ids[i], "target_id", ids[0], "relation", "derived_from"), nil)
 	}
+	c := &countingEngine{Engine: h.eng}
+	f := sdktest.NewFamily(t, "graph", Families(c)).WithEngine(h.Engine)
 	for depth := 1; depth <= 5; depth++ {
-		c := &countingEngine{Engine: h.eng}
-		out, err := traverse(context.Background(), c, &queryParams{source: ids[0], maxDepth: depth, direction: aimemoryv1.Direction_DIRECTION_OUT, limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantCalls, wantNodes := depth, 1<<(depth+1)-2
-		if depth == 5 {
-			wantCalls, wantNodes = 5, 30 // the fifth level finds only visited nodes
-		}
-		if c.calls != wantCalls || out.Count != wantNodes {
-			t.Errorf("depth %d: %d calls, %d nodes; want %d, %d", depth, c.calls, out.Count, wantCalls, wantNodes)
+		c.calls, c.traversals = 0, 0
+		var out queryResult
+		f.OK("memory_kg_query", jsonArgs("source_id", ids[0], "max_depth", depth, "limit", 1000), &out)
+		wantNodes := min(1<<(depth+1)-2, 30) // the fifth level finds only visited nodes
+		if c.traversals != 1 || c.calls != 0 || out.Count != wantNodes {
+			t.Errorf("depth %d: %d traversals and %d link reads, %d nodes; want 1, 0, %d", depth, c.traversals, c.calls, out.Count, wantNodes)
 		}
 	}
 }

@@ -26,13 +26,14 @@ type linkRow struct {
 	CreatedAt     string   `json:"created_at,omitempty"`
 }
 
-// newRow shows l from the end that is not other, with other's summary.
-func newRow(l *aimemoryv1.Link, other string, n *aimemoryv1.NodeSummary) linkRow {
+// newRow shows l from the end that is not other, with other's title and
+// namespace.
+func newRow(l *aimemoryv1.Link, other, title, namespace string) linkRow {
 	r := linkRow{
 		ID:            other,
 		Relation:      l.GetRelation(),
-		Title:         n.GetTitle(),
-		Namespace:     n.GetNamespace(),
+		Title:         title,
+		Namespace:     namespace,
 		ValidFrom:     record.FormatTime(l.GetValidFrom()),
 		ValidUntil:    record.FormatTime(l.GetValidUntil()),
 		ObservedBy:    l.GetObservedBy(),

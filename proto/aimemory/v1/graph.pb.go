@@ -416,6 +416,268 @@ func (x *GetLinksResponse) GetNotFound() []string {
 	return nil
 }
 
+// A walk from source_id over links passing the filters (as GetLinks'),
+// level by level. Each memory is reported once, at the depth it is first
+// reached (so cycles end there), with the hop that reached it: of the
+// links reaching it from the previous level, the earliest valid_from,
+// then created_at, then the earliest-reported node it came from (the
+// source first), then relation, then forward before backward. A level is
+// ordered by its hops' valid_from, then created_at, then node id; limit
+// cuts the walk inside the level that passes it.
+type TraverseRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	SourceId string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	// 1 to 5.
+	MaxDepth   int32     `protobuf:"varint,2,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
+	Direction  Direction `protobuf:"varint,3,opt,name=direction,proto3,enum=aimemory.v1.Direction" json:"direction,omitempty"`
+	Relation   string    `protobuf:"bytes,4,opt,name=relation,proto3" json:"relation,omitempty"`
+	ValidAt    int64     `protobuf:"varint,5,opt,name=valid_at,json=validAt,proto3" json:"valid_at,omitempty"`
+	ObservedBy *AgentSet `protobuf:"bytes,6,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
+	// 1 to 1000 nodes.
+	Limit         int32 `protobuf:"varint,7,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraverseRequest) Reset() {
+	*x = TraverseRequest{}
+	mi := &file_aimemory_v1_graph_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraverseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraverseRequest) ProtoMessage() {}
+
+func (x *TraverseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_graph_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraverseRequest.ProtoReflect.Descriptor instead.
+func (*TraverseRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TraverseRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *TraverseRequest) GetMaxDepth() int32 {
+	if x != nil {
+		return x.MaxDepth
+	}
+	return 0
+}
+
+func (x *TraverseRequest) GetDirection() Direction {
+	if x != nil {
+		return x.Direction
+	}
+	return Direction_DIRECTION_UNSPECIFIED
+}
+
+func (x *TraverseRequest) GetRelation() string {
+	if x != nil {
+		return x.Relation
+	}
+	return ""
+}
+
+func (x *TraverseRequest) GetValidAt() int64 {
+	if x != nil {
+		return x.ValidAt
+	}
+	return 0
+}
+
+func (x *TraverseRequest) GetObservedBy() *AgentSet {
+	if x != nil {
+		return x.ObservedBy
+	}
+	return nil
+}
+
+func (x *TraverseRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type TraverseResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In walk order: by depth, then as the level is ordered.
+	Nodes []*TraversedNode `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// A node was left out by the limit.
+	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// source_id names no live memory the caller may see (nodes is empty).
+	SourceNotFound bool `protobuf:"varint,3,opt,name=source_not_found,json=sourceNotFound,proto3" json:"source_not_found,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *TraverseResponse) Reset() {
+	*x = TraverseResponse{}
+	mi := &file_aimemory_v1_graph_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraverseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraverseResponse) ProtoMessage() {}
+
+func (x *TraverseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_graph_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraverseResponse.ProtoReflect.Descriptor instead.
+func (*TraverseResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TraverseResponse) GetNodes() []*TraversedNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *TraverseResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *TraverseResponse) GetSourceNotFound() bool {
+	if x != nil {
+		return x.SourceNotFound
+	}
+	return false
+}
+
+type TraversedNode struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Depth int32                  `protobuf:"varint,2,opt,name=depth,proto3" json:"depth,omitempty"`
+	// The node the hop came from: 0 = the source, i = nodes[i-1] (always
+	// of the previous depth).
+	From int32 `protobuf:"varint,3,opt,name=from,proto3" json:"from,omitempty"`
+	// The hop's link as the filters see it, without its ends (the node and
+	// from) or its history.
+	Link *Link `protobuf:"bytes,4,opt,name=link,proto3" json:"link,omitempty"`
+	// The hop ran against the link, from its target to its source.
+	Reversed      bool   `protobuf:"varint,5,opt,name=reversed,proto3" json:"reversed,omitempty"`
+	Title         string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
+	Namespace     string `protobuf:"bytes,7,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraversedNode) Reset() {
+	*x = TraversedNode{}
+	mi := &file_aimemory_v1_graph_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraversedNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraversedNode) ProtoMessage() {}
+
+func (x *TraversedNode) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_graph_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraversedNode.ProtoReflect.Descriptor instead.
+func (*TraversedNode) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *TraversedNode) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TraversedNode) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *TraversedNode) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *TraversedNode) GetLink() *Link {
+	if x != nil {
+		return x.Link
+	}
+	return nil
+}
+
+func (x *TraversedNode) GetReversed() bool {
+	if x != nil {
+		return x.Reversed
+	}
+	return false
+}
+
+func (x *TraversedNode) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *TraversedNode) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
 // An earlier validity interval of a link, closed by an invalidation.
 type LinkValidity struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -430,7 +692,7 @@ type LinkValidity struct {
 
 func (x *LinkValidity) Reset() {
 	*x = LinkValidity{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[3]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +704,7 @@ func (x *LinkValidity) String() string {
 func (*LinkValidity) ProtoMessage() {}
 
 func (x *LinkValidity) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[3]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +717,7 @@ func (x *LinkValidity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkValidity.ProtoReflect.Descriptor instead.
 func (*LinkValidity) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{3}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LinkValidity) GetValidFrom() int64 {
@@ -502,7 +764,7 @@ type AgentSet struct {
 
 func (x *AgentSet) Reset() {
 	*x = AgentSet{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[4]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +776,7 @@ func (x *AgentSet) String() string {
 func (*AgentSet) ProtoMessage() {}
 
 func (x *AgentSet) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[4]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +789,7 @@ func (x *AgentSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentSet.ProtoReflect.Descriptor instead.
 func (*AgentSet) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AgentSet) GetIds() []string {
@@ -549,7 +811,7 @@ type NodeSummary struct {
 
 func (x *NodeSummary) Reset() {
 	*x = NodeSummary{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[5]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +823,7 @@ func (x *NodeSummary) String() string {
 func (*NodeSummary) ProtoMessage() {}
 
 func (x *NodeSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[5]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +836,7 @@ func (x *NodeSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeSummary.ProtoReflect.Descriptor instead.
 func (*NodeSummary) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NodeSummary) GetId() string {
@@ -613,7 +875,7 @@ type PutLinkRequest struct {
 
 func (x *PutLinkRequest) Reset() {
 	*x = PutLinkRequest{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[6]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +887,7 @@ func (x *PutLinkRequest) String() string {
 func (*PutLinkRequest) ProtoMessage() {}
 
 func (x *PutLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[6]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +900,7 @@ func (x *PutLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutLinkRequest.ProtoReflect.Descriptor instead.
 func (*PutLinkRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PutLinkRequest) GetSourceId() string {
@@ -679,7 +941,7 @@ type PutLinkResponse struct {
 
 func (x *PutLinkResponse) Reset() {
 	*x = PutLinkResponse{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[7]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +953,7 @@ func (x *PutLinkResponse) String() string {
 func (*PutLinkResponse) ProtoMessage() {}
 
 func (x *PutLinkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[7]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +966,7 @@ func (x *PutLinkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutLinkResponse.ProtoReflect.Descriptor instead.
 func (*PutLinkResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PutLinkResponse) GetLink() *Link {
@@ -736,7 +998,7 @@ type InvalidateLinkRequest struct {
 
 func (x *InvalidateLinkRequest) Reset() {
 	*x = InvalidateLinkRequest{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[8]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +1010,7 @@ func (x *InvalidateLinkRequest) String() string {
 func (*InvalidateLinkRequest) ProtoMessage() {}
 
 func (x *InvalidateLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[8]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +1023,7 @@ func (x *InvalidateLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateLinkRequest.ProtoReflect.Descriptor instead.
 func (*InvalidateLinkRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InvalidateLinkRequest) GetSourceId() string {
@@ -812,7 +1074,7 @@ type InvalidateLinkResponse struct {
 
 func (x *InvalidateLinkResponse) Reset() {
 	*x = InvalidateLinkResponse{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[9]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +1086,7 @@ func (x *InvalidateLinkResponse) String() string {
 func (*InvalidateLinkResponse) ProtoMessage() {}
 
 func (x *InvalidateLinkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[9]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +1099,7 @@ func (x *InvalidateLinkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateLinkResponse.ProtoReflect.Descriptor instead.
 func (*InvalidateLinkResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *InvalidateLinkResponse) GetFound() bool {
@@ -875,7 +1137,7 @@ type LinkTimelineRequest struct {
 
 func (x *LinkTimelineRequest) Reset() {
 	*x = LinkTimelineRequest{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[10]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +1149,7 @@ func (x *LinkTimelineRequest) String() string {
 func (*LinkTimelineRequest) ProtoMessage() {}
 
 func (x *LinkTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[10]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1162,7 @@ func (x *LinkTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkTimelineRequest.ProtoReflect.Descriptor instead.
 func (*LinkTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LinkTimelineRequest) GetSourceId() string {
@@ -942,7 +1204,7 @@ type TimelineEvent struct {
 
 func (x *TimelineEvent) Reset() {
 	*x = TimelineEvent{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[11]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1216,7 @@ func (x *TimelineEvent) String() string {
 func (*TimelineEvent) ProtoMessage() {}
 
 func (x *TimelineEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[11]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1229,7 @@ func (x *TimelineEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineEvent.ProtoReflect.Descriptor instead.
 func (*TimelineEvent) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TimelineEvent) GetLink() *Link {
@@ -996,7 +1258,7 @@ type LinkTimelineResponse struct {
 
 func (x *LinkTimelineResponse) Reset() {
 	*x = LinkTimelineResponse{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[12]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1270,7 @@ func (x *LinkTimelineResponse) String() string {
 func (*LinkTimelineResponse) ProtoMessage() {}
 
 func (x *LinkTimelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[12]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1283,7 @@ func (x *LinkTimelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkTimelineResponse.ProtoReflect.Descriptor instead.
 func (*LinkTimelineResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LinkTimelineResponse) GetEvents() []*TimelineEvent {
@@ -1049,7 +1311,7 @@ type EntityAlias struct {
 
 func (x *EntityAlias) Reset() {
 	*x = EntityAlias{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[13]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1323,7 @@ func (x *EntityAlias) String() string {
 func (*EntityAlias) ProtoMessage() {}
 
 func (x *EntityAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[13]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1336,7 @@ func (x *EntityAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntityAlias.ProtoReflect.Descriptor instead.
 func (*EntityAlias) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EntityAlias) GetAlias() string {
@@ -1116,7 +1378,7 @@ type Entity struct {
 
 func (x *Entity) Reset() {
 	*x = Entity{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[14]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1390,7 @@ func (x *Entity) String() string {
 func (*Entity) ProtoMessage() {}
 
 func (x *Entity) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[14]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1403,7 @@ func (x *Entity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entity.ProtoReflect.Descriptor instead.
 func (*Entity) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Entity) GetId() string {
@@ -1196,7 +1458,7 @@ type RegisterEntityRequest struct {
 
 func (x *RegisterEntityRequest) Reset() {
 	*x = RegisterEntityRequest{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[15]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1208,7 +1470,7 @@ func (x *RegisterEntityRequest) String() string {
 func (*RegisterEntityRequest) ProtoMessage() {}
 
 func (x *RegisterEntityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[15]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1221,7 +1483,7 @@ func (x *RegisterEntityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterEntityRequest.ProtoReflect.Descriptor instead.
 func (*RegisterEntityRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RegisterEntityRequest) GetCanonicalName() string {
@@ -1269,7 +1531,7 @@ type RegisterEntityResponse struct {
 
 func (x *RegisterEntityResponse) Reset() {
 	*x = RegisterEntityResponse{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[16]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1543,7 @@ func (x *RegisterEntityResponse) String() string {
 func (*RegisterEntityResponse) ProtoMessage() {}
 
 func (x *RegisterEntityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[16]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1556,7 @@ func (x *RegisterEntityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterEntityResponse.ProtoReflect.Descriptor instead.
 func (*RegisterEntityResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RegisterEntityResponse) GetEntity() *Entity {
@@ -1322,7 +1584,7 @@ type GetEntityByAliasRequest struct {
 
 func (x *GetEntityByAliasRequest) Reset() {
 	*x = GetEntityByAliasRequest{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[17]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1596,7 @@ func (x *GetEntityByAliasRequest) String() string {
 func (*GetEntityByAliasRequest) ProtoMessage() {}
 
 func (x *GetEntityByAliasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[17]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1609,7 @@ func (x *GetEntityByAliasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityByAliasRequest.ProtoReflect.Descriptor instead.
 func (*GetEntityByAliasRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetEntityByAliasRequest) GetAlias() string {
@@ -1374,7 +1636,7 @@ type GetEntityByAliasResponse struct {
 
 func (x *GetEntityByAliasResponse) Reset() {
 	*x = GetEntityByAliasResponse{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[18]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1648,7 @@ func (x *GetEntityByAliasResponse) String() string {
 func (*GetEntityByAliasResponse) ProtoMessage() {}
 
 func (x *GetEntityByAliasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[18]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1661,7 @@ func (x *GetEntityByAliasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityByAliasResponse.ProtoReflect.Descriptor instead.
 func (*GetEntityByAliasResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetEntityByAliasResponse) GetEntity() *Entity {
@@ -1422,7 +1684,7 @@ type CountNamespacesRequest struct {
 
 func (x *CountNamespacesRequest) Reset() {
 	*x = CountNamespacesRequest{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[19]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1696,7 @@ func (x *CountNamespacesRequest) String() string {
 func (*CountNamespacesRequest) ProtoMessage() {}
 
 func (x *CountNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[19]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1709,7 @@ func (x *CountNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*CountNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CountNamespacesRequest) GetPrefix() string {
@@ -1476,7 +1738,7 @@ type CountNamespacesResponse struct {
 
 func (x *CountNamespacesResponse) Reset() {
 	*x = CountNamespacesResponse{}
-	mi := &file_aimemory_v1_graph_proto_msgTypes[20]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1750,7 @@ func (x *CountNamespacesResponse) String() string {
 func (*CountNamespacesResponse) ProtoMessage() {}
 
 func (x *CountNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_graph_proto_msgTypes[20]
+	mi := &file_aimemory_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1763,7 @@ func (x *CountNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*CountNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_aimemory_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CountNamespacesResponse) GetNamespaces() []*CountByKey {
@@ -1551,7 +1813,28 @@ const file_aimemory_v1_graph_proto_rawDesc = "" +
 	"\x10GetLinksResponse\x12'\n" +
 	"\x05links\x18\x01 \x03(\v2\x11.aimemory.v1.LinkR\x05links\x12.\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x18.aimemory.v1.NodeSummaryR\x05nodes\x12\x1b\n" +
-	"\tnot_found\x18\x03 \x03(\tR\bnotFound\"\xbd\x01\n" +
+	"\tnot_found\x18\x03 \x03(\tR\bnotFound\"\x86\x02\n" +
+	"\x0fTraverseRequest\x12\x1b\n" +
+	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1b\n" +
+	"\tmax_depth\x18\x02 \x01(\x05R\bmaxDepth\x124\n" +
+	"\tdirection\x18\x03 \x01(\x0e2\x16.aimemory.v1.DirectionR\tdirection\x12\x1a\n" +
+	"\brelation\x18\x04 \x01(\tR\brelation\x12\x19\n" +
+	"\bvalid_at\x18\x05 \x01(\x03R\avalidAt\x126\n" +
+	"\vobserved_by\x18\x06 \x01(\v2\x15.aimemory.v1.AgentSetR\n" +
+	"observedBy\x12\x14\n" +
+	"\x05limit\x18\a \x01(\x05R\x05limit\"\x8c\x01\n" +
+	"\x10TraverseResponse\x120\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x1a.aimemory.v1.TraversedNodeR\x05nodes\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12(\n" +
+	"\x10source_not_found\x18\x03 \x01(\bR\x0esourceNotFound\"\xc0\x01\n" +
+	"\rTraversedNode\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05depth\x18\x02 \x01(\x05R\x05depth\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\x05R\x04from\x12%\n" +
+	"\x04link\x18\x04 \x01(\v2\x11.aimemory.v1.LinkR\x04link\x12\x1a\n" +
+	"\breversed\x18\x05 \x01(\bR\breversed\x12\x14\n" +
+	"\x05title\x18\x06 \x01(\tR\x05title\x12\x1c\n" +
+	"\tnamespace\x18\a \x01(\tR\tnamespace\"\xbd\x01\n" +
 	"\fLinkValidity\x12\x1d\n" +
 	"\n" +
 	"valid_from\x18\x01 \x01(\x03R\tvalidFrom\x12\x1f\n" +
@@ -1641,9 +1924,10 @@ const file_aimemory_v1_graph_proto_rawDesc = "" +
 	"\x1cPUT_LINK_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18PUT_LINK_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
 	"\x18PUT_LINK_OUTCOME_REVIVED\x10\x02\x12\x1e\n" +
-	"\x1aPUT_LINK_OUTCOME_UNCHANGED\x10\x032\xe0\x04\n" +
+	"\x1aPUT_LINK_OUTCOME_UNCHANGED\x10\x032\xa9\x05\n" +
 	"\x05Graph\x12G\n" +
-	"\bGetLinks\x12\x1c.aimemory.v1.GetLinksRequest\x1a\x1d.aimemory.v1.GetLinksResponse\x12D\n" +
+	"\bGetLinks\x12\x1c.aimemory.v1.GetLinksRequest\x1a\x1d.aimemory.v1.GetLinksResponse\x12G\n" +
+	"\bTraverse\x12\x1c.aimemory.v1.TraverseRequest\x1a\x1d.aimemory.v1.TraverseResponse\x12D\n" +
 	"\aPutLink\x12\x1b.aimemory.v1.PutLinkRequest\x1a\x1c.aimemory.v1.PutLinkResponse\x12Y\n" +
 	"\x0eInvalidateLink\x12\".aimemory.v1.InvalidateLinkRequest\x1a#.aimemory.v1.InvalidateLinkResponse\x12S\n" +
 	"\fLinkTimeline\x12 .aimemory.v1.LinkTimelineRequest\x1a!.aimemory.v1.LinkTimelineResponse\x12Y\n" +
@@ -1664,68 +1948,77 @@ func file_aimemory_v1_graph_proto_rawDescGZIP() []byte {
 }
 
 var file_aimemory_v1_graph_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_aimemory_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_aimemory_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_aimemory_v1_graph_proto_goTypes = []any{
 	(Direction)(0),                   // 0: aimemory.v1.Direction
 	(PutLinkOutcome)(0),              // 1: aimemory.v1.PutLinkOutcome
 	(*Link)(nil),                     // 2: aimemory.v1.Link
 	(*GetLinksRequest)(nil),          // 3: aimemory.v1.GetLinksRequest
 	(*GetLinksResponse)(nil),         // 4: aimemory.v1.GetLinksResponse
-	(*LinkValidity)(nil),             // 5: aimemory.v1.LinkValidity
-	(*AgentSet)(nil),                 // 6: aimemory.v1.AgentSet
-	(*NodeSummary)(nil),              // 7: aimemory.v1.NodeSummary
-	(*PutLinkRequest)(nil),           // 8: aimemory.v1.PutLinkRequest
-	(*PutLinkResponse)(nil),          // 9: aimemory.v1.PutLinkResponse
-	(*InvalidateLinkRequest)(nil),    // 10: aimemory.v1.InvalidateLinkRequest
-	(*InvalidateLinkResponse)(nil),   // 11: aimemory.v1.InvalidateLinkResponse
-	(*LinkTimelineRequest)(nil),      // 12: aimemory.v1.LinkTimelineRequest
-	(*TimelineEvent)(nil),            // 13: aimemory.v1.TimelineEvent
-	(*LinkTimelineResponse)(nil),     // 14: aimemory.v1.LinkTimelineResponse
-	(*EntityAlias)(nil),              // 15: aimemory.v1.EntityAlias
-	(*Entity)(nil),                   // 16: aimemory.v1.Entity
-	(*RegisterEntityRequest)(nil),    // 17: aimemory.v1.RegisterEntityRequest
-	(*RegisterEntityResponse)(nil),   // 18: aimemory.v1.RegisterEntityResponse
-	(*GetEntityByAliasRequest)(nil),  // 19: aimemory.v1.GetEntityByAliasRequest
-	(*GetEntityByAliasResponse)(nil), // 20: aimemory.v1.GetEntityByAliasResponse
-	(*CountNamespacesRequest)(nil),   // 21: aimemory.v1.CountNamespacesRequest
-	(*CountNamespacesResponse)(nil),  // 22: aimemory.v1.CountNamespacesResponse
-	(*CountByKey)(nil),               // 23: aimemory.v1.CountByKey
+	(*TraverseRequest)(nil),          // 5: aimemory.v1.TraverseRequest
+	(*TraverseResponse)(nil),         // 6: aimemory.v1.TraverseResponse
+	(*TraversedNode)(nil),            // 7: aimemory.v1.TraversedNode
+	(*LinkValidity)(nil),             // 8: aimemory.v1.LinkValidity
+	(*AgentSet)(nil),                 // 9: aimemory.v1.AgentSet
+	(*NodeSummary)(nil),              // 10: aimemory.v1.NodeSummary
+	(*PutLinkRequest)(nil),           // 11: aimemory.v1.PutLinkRequest
+	(*PutLinkResponse)(nil),          // 12: aimemory.v1.PutLinkResponse
+	(*InvalidateLinkRequest)(nil),    // 13: aimemory.v1.InvalidateLinkRequest
+	(*InvalidateLinkResponse)(nil),   // 14: aimemory.v1.InvalidateLinkResponse
+	(*LinkTimelineRequest)(nil),      // 15: aimemory.v1.LinkTimelineRequest
+	(*TimelineEvent)(nil),            // 16: aimemory.v1.TimelineEvent
+	(*LinkTimelineResponse)(nil),     // 17: aimemory.v1.LinkTimelineResponse
+	(*EntityAlias)(nil),              // 18: aimemory.v1.EntityAlias
+	(*Entity)(nil),                   // 19: aimemory.v1.Entity
+	(*RegisterEntityRequest)(nil),    // 20: aimemory.v1.RegisterEntityRequest
+	(*RegisterEntityResponse)(nil),   // 21: aimemory.v1.RegisterEntityResponse
+	(*GetEntityByAliasRequest)(nil),  // 22: aimemory.v1.GetEntityByAliasRequest
+	(*GetEntityByAliasResponse)(nil), // 23: aimemory.v1.GetEntityByAliasResponse
+	(*CountNamespacesRequest)(nil),   // 24: aimemory.v1.CountNamespacesRequest
+	(*CountNamespacesResponse)(nil),  // 25: aimemory.v1.CountNamespacesResponse
+	(*CountByKey)(nil),               // 26: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_graph_proto_depIdxs = []int32{
-	5,  // 0: aimemory.v1.Link.history:type_name -> aimemory.v1.LinkValidity
+	8,  // 0: aimemory.v1.Link.history:type_name -> aimemory.v1.LinkValidity
 	0,  // 1: aimemory.v1.GetLinksRequest.direction:type_name -> aimemory.v1.Direction
-	6,  // 2: aimemory.v1.GetLinksRequest.observed_by:type_name -> aimemory.v1.AgentSet
+	9,  // 2: aimemory.v1.GetLinksRequest.observed_by:type_name -> aimemory.v1.AgentSet
 	2,  // 3: aimemory.v1.GetLinksResponse.links:type_name -> aimemory.v1.Link
-	7,  // 4: aimemory.v1.GetLinksResponse.nodes:type_name -> aimemory.v1.NodeSummary
-	2,  // 5: aimemory.v1.PutLinkResponse.link:type_name -> aimemory.v1.Link
-	1,  // 6: aimemory.v1.PutLinkResponse.outcome:type_name -> aimemory.v1.PutLinkOutcome
-	2,  // 7: aimemory.v1.InvalidateLinkResponse.link:type_name -> aimemory.v1.Link
-	2,  // 8: aimemory.v1.TimelineEvent.link:type_name -> aimemory.v1.Link
-	7,  // 9: aimemory.v1.TimelineEvent.target:type_name -> aimemory.v1.NodeSummary
-	13, // 10: aimemory.v1.LinkTimelineResponse.events:type_name -> aimemory.v1.TimelineEvent
-	15, // 11: aimemory.v1.Entity.aliases:type_name -> aimemory.v1.EntityAlias
-	16, // 12: aimemory.v1.RegisterEntityResponse.entity:type_name -> aimemory.v1.Entity
-	16, // 13: aimemory.v1.GetEntityByAliasResponse.entity:type_name -> aimemory.v1.Entity
-	23, // 14: aimemory.v1.CountNamespacesResponse.namespaces:type_name -> aimemory.v1.CountByKey
-	3,  // 15: aimemory.v1.Graph.GetLinks:input_type -> aimemory.v1.GetLinksRequest
-	8,  // 16: aimemory.v1.Graph.PutLink:input_type -> aimemory.v1.PutLinkRequest
-	10, // 17: aimemory.v1.Graph.InvalidateLink:input_type -> aimemory.v1.InvalidateLinkRequest
-	12, // 18: aimemory.v1.Graph.LinkTimeline:input_type -> aimemory.v1.LinkTimelineRequest
-	17, // 19: aimemory.v1.Graph.RegisterEntity:input_type -> aimemory.v1.RegisterEntityRequest
-	19, // 20: aimemory.v1.Graph.GetEntityByAlias:input_type -> aimemory.v1.GetEntityByAliasRequest
-	21, // 21: aimemory.v1.Graph.CountNamespaces:input_type -> aimemory.v1.CountNamespacesRequest
-	4,  // 22: aimemory.v1.Graph.GetLinks:output_type -> aimemory.v1.GetLinksResponse
-	9,  // 23: aimemory.v1.Graph.PutLink:output_type -> aimemory.v1.PutLinkResponse
-	11, // 24: aimemory.v1.Graph.InvalidateLink:output_type -> aimemory.v1.InvalidateLinkResponse
-	14, // 25: aimemory.v1.Graph.LinkTimeline:output_type -> aimemory.v1.LinkTimelineResponse
-	18, // 26: aimemory.v1.Graph.RegisterEntity:output_type -> aimemory.v1.RegisterEntityResponse
-	20, // 27: aimemory.v1.Graph.GetEntityByAlias:output_type -> aimemory.v1.GetEntityByAliasResponse
-	22, // 28: aimemory.v1.Graph.CountNamespaces:output_type -> aimemory.v1.CountNamespacesResponse
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	10, // 4: aimemory.v1.GetLinksResponse.nodes:type_name -> aimemory.v1.NodeSummary
+	0,  // 5: aimemory.v1.TraverseRequest.direction:type_name -> aimemory.v1.Direction
+	9,  // 6: aimemory.v1.TraverseRequest.observed_by:type_name -> aimemory.v1.AgentSet
+	7,  // 7: aimemory.v1.TraverseResponse.nodes:type_name -> aimemory.v1.TraversedNode
+	2,  // 8: aimemory.v1.TraversedNode.link:type_name -> aimemory.v1.Link
+	2,  // 9: aimemory.v1.PutLinkResponse.link:type_name -> aimemory.v1.Link
+	1,  // 10: aimemory.v1.PutLinkResponse.outcome:type_name -> aimemory.v1.PutLinkOutcome
+	2,  // 11: aimemory.v1.InvalidateLinkResponse.link:type_name -> aimemory.v1.Link
+	2,  // 12: aimemory.v1.TimelineEvent.link:type_name -> aimemory.v1.Link
+	10, // 13: aimemory.v1.TimelineEvent.target:type_name -> aimemory.v1.NodeSummary
+	16, // 14: aimemory.v1.LinkTimelineResponse.events:type_name -> aimemory.v1.TimelineEvent
+	18, // 15: aimemory.v1.Entity.aliases:type_name -> aimemory.v1.EntityAlias
+	19, // 16: aimemory.v1.RegisterEntityResponse.entity:type_name -> aimemory.v1.Entity
+	19, // 17: aimemory.v1.GetEntityByAliasResponse.entity:type_name -> aimemory.v1.Entity
+	26, // 18: aimemory.v1.CountNamespacesResponse.namespaces:type_name -> aimemory.v1.CountByKey
+	3,  // 19: aimemory.v1.Graph.GetLinks:input_type -> aimemory.v1.GetLinksRequest
+	5,  // 20: aimemory.v1.Graph.Traverse:input_type -> aimemory.v1.TraverseRequest
+	11, // 21: aimemory.v1.Graph.PutLink:input_type -> aimemory.v1.PutLinkRequest
+	13, // 22: aimemory.v1.Graph.InvalidateLink:input_type -> aimemory.v1.InvalidateLinkRequest
+	15, // 23: aimemory.v1.Graph.LinkTimeline:input_type -> aimemory.v1.LinkTimelineRequest
+	20, // 24: aimemory.v1.Graph.RegisterEntity:input_type -> aimemory.v1.RegisterEntityRequest
+	22, // 25: aimemory.v1.Graph.GetEntityByAlias:input_type -> aimemory.v1.GetEntityByAliasRequest
+	24, // 26: aimemory.v1.Graph.CountNamespaces:input_type -> aimemory.v1.CountNamespacesRequest
+	4,  // 27: aimemory.v1.Graph.GetLinks:output_type -> aimemory.v1.GetLinksResponse
+	6,  // 28: aimemory.v1.Graph.Traverse:output_type -> aimemory.v1.TraverseResponse
+	12, // 29: aimemory.v1.Graph.PutLink:output_type -> aimemory.v1.PutLinkResponse
+	14, // 30: aimemory.v1.Graph.InvalidateLink:output_type -> aimemory.v1.InvalidateLinkResponse
+	17, // 31: aimemory.v1.Graph.LinkTimeline:output_type -> aimemory.v1.LinkTimelineResponse
+	21, // 32: aimemory.v1.Graph.RegisterEntity:output_type -> aimemory.v1.RegisterEntityResponse
+	23, // 33: aimemory.v1.Graph.GetEntityByAlias:output_type -> aimemory.v1.GetEntityByAliasResponse
+	25, // 34: aimemory.v1.Graph.CountNamespaces:output_type -> aimemory.v1.CountNamespacesResponse
+	27, // [27:35] is the sub-list for method output_type
+	19, // [19:27] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_aimemory_v1_graph_proto_init() }
@@ -1734,14 +2027,14 @@ func file_aimemory_v1_graph_proto_init() {
 		return
 	}
 	file_aimemory_v1_engine_proto_init()
-	file_aimemory_v1_graph_proto_msgTypes[8].OneofWrappers = []any{}
+	file_aimemory_v1_graph_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_graph_proto_rawDesc), len(file_aimemory_v1_graph_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	Graph_GetLinks_FullMethodName         = "/aimemory.v1.Graph/GetLinks"
+	Graph_Traverse_FullMethodName         = "/aimemory.v1.Graph/Traverse"
 	Graph_PutLink_FullMethodName          = "/aimemory.v1.Graph/PutLink"
 	Graph_InvalidateLink_FullMethodName   = "/aimemory.v1.Graph/InvalidateLink"
 	Graph_LinkTimeline_FullMethodName     = "/aimemory.v1.Graph/LinkTimeline"
@@ -34,9 +35,11 @@ const (
 //
 // Graph: links, entities and the namespace tree (plugins/graph).
 type GraphClient interface {
-	// Links of a set of memories in one call (a traversal of depth d costs d
-	// calls), with graph filters.
+	// Links of a set of memories in one call, with graph filters.
 	GetLinks(ctx context.Context, in *GetLinksRequest, opts ...grpc.CallOption) (*GetLinksResponse, error)
+	// memory_kg_query's breadth-first walk in one call: every memory reached,
+	// once, with the hop that first reached it and its summary.
+	Traverse(ctx context.Context, in *TraverseRequest, opts ...grpc.CallOption) (*TraverseResponse, error)
 	// Create a link, or revive an invalidated one. Both memories must exist;
 	// no self-links; relation is one of related_to, supersedes, contradicts,
 	// derived_from.
@@ -65,6 +68,16 @@ func (c *graphClient) GetLinks(ctx context.Context, in *GetLinksRequest, opts ..
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetLinksResponse)
 	err := c.cc.Invoke(ctx, Graph_GetLinks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphClient) Traverse(ctx context.Context, in *TraverseRequest, opts ...grpc.CallOption) (*TraverseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TraverseResponse)
+	err := c.cc.Invoke(ctx, Graph_Traverse_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -137,9 +150,11 @@ func (c *graphClient) CountNamespaces(ctx context.Context, in *CountNamespacesRe
 //
 // Graph: links, entities and the namespace tree (plugins/graph).
 type GraphServer interface {
-	// Links of a set of memories in one call (a traversal of depth d costs d
-	// calls), with graph filters.
+	// Links of a set of memories in one call, with graph filters.
 	GetLinks(context.Context, *GetLinksRequest) (*GetLinksResponse, error)
+	// memory_kg_query's breadth-first walk in one call: every memory reached,
+	// once, with the hop that first reached it and its summary.
+	Traverse(context.Context, *TraverseRequest) (*TraverseResponse, error)
 	// Create a link, or revive an invalidated one. Both memories must exist;
 	// no self-links; relation is one of related_to, supersedes, contradicts,
 	// derived_from.
@@ -166,6 +181,9 @@ type UnimplementedGraphServer struct{}
 
 func (UnimplementedGraphServer) GetLinks(context.Context, *GetLinksRequest) (*GetLinksResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetLinks not implemented")
+}
+func (UnimplementedGraphServer) Traverse(context.Context, *TraverseRequest) (*TraverseResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Traverse not implemented")
 }
 func (UnimplementedGraphServer) PutLink(context.Context, *PutLinkRequest) (*PutLinkResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PutLink not implemented")
@@ -220,6 +238,24 @@ func _Graph_GetLinks_Handler(srv interface{}, ctx context.Context, dec func(inte
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(GraphServer).GetLinks(ctx, req.(*GetLinksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Graph_Traverse_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TraverseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServer).Traverse(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Graph_Traverse_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServer).Traverse(ctx, req.(*TraverseRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -342,6 +378,10 @@ var Graph_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetLinks",
 			Handler:    _Graph_GetLinks_Handler,
+		},
+		{
+			MethodName: "Traverse",
+			Handler:    _Graph_Traverse_Handler,
 		},
 		{
 			MethodName: "PutLink",

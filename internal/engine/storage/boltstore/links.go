@@ -158,6 +158,31 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	return resp, nil
 }
 
+// Traverse walks breadth-first (ops.TraverseAnswer) over one read
+// transaction: every level sees the same snapshot.
+func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error) {
+	w, err := ops.ValidateTraverse(req)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := caller.FromContext(ctx)
+	var resp *aimemoryv1.TraverseResponse
+	err = s.db.View(func(tx *bolt.Tx) error {
+		r := linkReads{
+			mems: tx.Bucket(bucketMemories), arch: tx.Bucket(bucketArchive),
+			out: tx.Bucket(bucketLinksOut), in: tx.Bucket(bucketLinksIn),
+			archOut: tx.Bucket(bucketArchivedLinksOut), archIn: tx.Bucket(bucketArchivedLinksIn),
+		}
+		var err error
+		resp, err = ops.TraverseAnswer(c, w, func([]string) (ops.LinkReads, error) { return r, nil })
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
 // linkReads is ops.LinkReads over one read transaction's buckets.
 type linkReads struct {
 	mems, arch, out, in, archOut, archIn *bolt.Bucket

@@ -499,6 +499,23 @@ func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.
 			d.sortLinks(b, r.GetLinks(), r.GetNodes())
 			return answer{msg: r, err: err}
 		}
+	case r < 24:
+		src := d.near()
+		req := &aimemoryv1.TraverseRequest{
+			MaxDepth: int32(1 + d.rng.IntN(4)), Direction: aimemoryv1.Direction(d.rng.IntN(4)), Limit: int32(1 + d.rng.IntN(8)),
+		}
+		if d.rng.IntN(4) == 0 {
+			req.Relation = relations[1+d.rng.IntN(len(relations)-1)]
+		}
+		if d.rng.IntN(4) == 0 {
+			req.ValidAt = d.now().UnixNano() - int64(d.rng.IntN(200))*int64(time.Millisecond)
+		}
+		return fmt.Sprintf("traverse %s %v", src, req), func(s storage.Backend) answer {
+			q := proto.Clone(req).(*aimemoryv1.TraverseRequest)
+			q.SourceId = d.idOf(which(s), src)
+			r, err := s.Traverse(ctx, q)
+			return answer{msg: r, err: err}
+		}
 	case r < 25:
 		src, limit := d.near(), uint32(d.rng.IntN(4))
 		return fmt.Sprintf("timeline %s limit %d", src, limit), func(s storage.Backend) answer {

@@ -155,6 +155,20 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	return ops.LinksAnswer(c, req, f, fr)
 }
 
+// Traverse walks breadth-first (ops.TraverseAnswer), one frontier read
+// (one round trip, one snapshot) per level, as the plugin's walk of one
+// GetLinks call per level read before.
+func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error) {
+	w, err := ops.ValidateTraverse(req)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := caller.FromContext(ctx)
+	return ops.TraverseAnswer(c, w, func(ids []string) (ops.LinkReads, error) {
+		return s.frontier(ctx, ids, req.GetDirection(), req.GetRelation(), false)
+	})
+}
+
 // frontierRead is what GetLinks reads of a set of memories: their links,
 // live and (on request) archived, and a summary of every memory named,
 // live or archived.

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -219,6 +220,71 @@ func testGetLinksFiltersAndNodes(t *testing.T, o Opener) {
 	}
 	if _, err := s.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{a.Id}, ObservedBy: &aimemoryv1.AgentSet{Ids: []string{"bad id"}}}); err == nil {
 		t.Error("bad observer accepted")
+	}
+}
+
+// testTraverse: the walk reports each memory once, at its first depth,
+// with the earliest hop reaching it and its summary, level by level in
+// hop order; the limit cuts a level; filters apply to every hop.
+func testTraverse(t *testing.T, o Opener) {
+	ctx := context.Background()
+	s, clk := o.open(t, storage.Options{})
+	a := Store(t, s, Mem("a", "x"))
+	b := Store(t, s, Mem("b", "x"))
+	c := Store(t, s, Mem("c", "x", InNS("ns/c")))
+	d := Store(t, s, Mem("d", "x"))
+	for _, l := range []struct{ src, dst, rel string }{
+		{c.Id, d.Id, "related_to"}, // d first reached from c: c's hop is older
+		{a.Id, c.Id, "related_to"}, {a.Id, b.Id, "supersedes"},
+		{b.Id, d.Id, "related_to"}, {d.Id, a.Id, "derived_from"}, // a cycle back to the source
+	} {
+		putLinkOK(t, s, l.src, l.dst, l.rel, "ai:t")
+		clk.Add(time.Second)
+	}
+	walk := func(req *aimemoryv1.TraverseRequest) string {
+		t.Helper()
+		resp, err := s.Traverse(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range resp.Nodes {
+			out = append(out, fmt.Sprintf("%s/%d/%d/%s/%s/%v", n.Title, n.Depth, n.From, n.Link.Relation, n.Namespace, n.Reversed))
+		}
+		return fmt.Sprintf("%v truncated=%v missing=%v", out, resp.Truncated, resp.SourceNotFound)
+	}
+	out := aimemoryv1.Direction_DIRECTION_OUT
+	for _, tc := range []struct {
+		req  *aimemoryv1.TraverseRequest
+		want string
+	}{
+		{&aimemoryv1.TraverseRequest{SourceId: a.Id, MaxDepth: 5, Direction: out, Limit: 10},
+			"[c/1/0/related_to/ns/c/false b/1/0/supersedes/global/false d/2/1/related_to/global/false] truncated=false missing=false"},
+		{&aimemoryv1.TraverseRequest{SourceId: a.Id, MaxDepth: 1, Direction: out, Limit: 10},
+			"[c/1/0/related_to/ns/c/false b/1/0/supersedes/global/false] truncated=false missing=false"},
+		{&aimemoryv1.TraverseRequest{SourceId: a.Id, MaxDepth: 5, Direction: out, Limit: 1},
+			"[c/1/0/related_to/ns/c/false] truncated=true missing=false"},
+		{&aimemoryv1.TraverseRequest{SourceId: a.Id, MaxDepth: 5, Direction: out, Relation: "supersedes", Limit: 10},
+			"[b/1/0/supersedes/global/false] truncated=false missing=false"},
+		{&aimemoryv1.TraverseRequest{SourceId: a.Id, MaxDepth: 2, Direction: aimemoryv1.Direction_DIRECTION_IN, Limit: 10},
+			"[d/1/0/derived_from/global/true c/2/1/related_to/ns/c/true b/2/1/related_to/global/true] truncated=false missing=false"},
+		{&aimemoryv1.TraverseRequest{SourceId: d.Id, MaxDepth: 1, Direction: aimemoryv1.Direction_DIRECTION_BOTH, Limit: 10},
+			"[c/1/0/related_to/ns/c/true b/1/0/related_to/global/true a/1/0/derived_from/global/false] truncated=false missing=false"},
+		{&aimemoryv1.TraverseRequest{SourceId: "0190aaaa-0000-7000-8000-000000000000", MaxDepth: 1, Limit: 1},
+			"[] truncated=false missing=true"},
+	} {
+		if got := walk(tc.req); got != tc.want {
+			t.Errorf("%v:\n got %s\nwant %s", tc.req, got, tc.want)
+		}
+	}
+	for _, bad := range []*aimemoryv1.TraverseRequest{
+		{SourceId: a.Id, MaxDepth: 0, Limit: 1}, {SourceId: a.Id, MaxDepth: 6, Limit: 1},
+		{SourceId: a.Id, MaxDepth: 1, Limit: 0}, {SourceId: a.Id, MaxDepth: 1, Limit: 1001},
+		{SourceId: a.Id, MaxDepth: 1, Limit: 1, Relation: "likes"}, {SourceId: "", MaxDepth: 1, Limit: 1},
+	} {
+		if _, err := s.Traverse(ctx, bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
 	}
 }
 

@@ -105,6 +105,7 @@ var conformanceTests = []conformanceTest{
 	{"LinkLifecycleCreateInvalidateRevive", testLinkLifecycleCreateInvalidateRevive},
 	{"LinkHistoryIsBounded", testLinkHistoryIsBounded},
 	{"GetLinksFiltersAndNodes", testGetLinksFiltersAndNodes},
+	{"Traverse", testTraverse},
 	{"LinkTimeline", testLinkTimeline},
 	{"LinksCascadeAtomically", testLinksCascadeAtomically},
 	{"RegisterEntity", testRegisterEntity},
