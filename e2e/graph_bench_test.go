@@ -13,6 +13,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/procstat"
 )
 
 // BenchmarkGraphOverMCP measures the graph tools end to end: client → host
@@ -66,7 +67,7 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 			var bytes int
 			cpu0 := make([]time.Duration, len(procs))
 			for i, p := range procs {
-				cpu0[i] = cpuTime(p.pids)
+				cpu0[i] = procstat.CPU(p.pids...)
 			}
 			for b.Loop() {
 				a := args(r)
@@ -82,7 +83,7 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 			n := float64(max(1, len(samples)))
 			var total time.Duration
 			for i, p := range procs {
-				d := cpuTime(p.pids) - cpu0[i]
+				d := procstat.CPU(p.pids...) - cpu0[i]
 				total += d
 				b.ReportMetric(float64(d.Microseconds())/n, p.name+"-cpu-us/call")
 			}

@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/procstat"
 )
 
 // BenchmarkCallOverMCP measures the per-call latency of four calls over
@@ -183,14 +181,14 @@ func (m *mcpClient) measure(b *testing.B, next func(i int) (string, map[string]a
 	}
 	var samples []time.Duration
 	pids := m.pids()
-	cpu0 := cpuTime(pids)
+	cpu0 := procstat.CPU(pids...)
 	roles := map[string][]int{}
 	roleCPU0 := map[string]time.Duration{}
 	roleSw0 := map[string]int64{}
 	for r, f := range m.roles {
 		roles[r] = f()
-		roleCPU0[r] = cpuTime(roles[r])
-		roleSw0[r] = contextSwitches(roles[r])
+		roleCPU0[r] = procstat.CPU(roles[r]...)
+		roleSw0[r] = procstat.Sleeps(roles[r]...)
 	}
 	for b.Loop() {
 		tool, args := next(i)
@@ -201,50 +199,8 @@ func (m *mcpClient) measure(b *testing.B, next func(i int) (string, map[string]a
 	}
 	n := float64(max(1, len(samples)))
 	for r, ps := range roles {
-		b.ReportMetric(float64((cpuTime(ps)-roleCPU0[r]).Microseconds())/n, r+"-cpu-us/call")
-		b.ReportMetric(float64(contextSwitches(ps)-roleSw0[r])/n, r+"-sleeps/call")
+		b.ReportMetric(float64((procstat.CPU(ps...)-roleCPU0[r]).Microseconds())/n, r+"-cpu-us/call")
+		b.ReportMetric(float64(procstat.Sleeps(ps...)-roleSw0[r])/n, r+"-sleeps/call")
 	}
-	return samples, float64((cpuTime(pids) - cpu0).Microseconds()) / n
-}
-
-// cpuTime is the user plus system time the processes have used so far
-// (/proc/<pid>/stat, in clock ticks of 10 ms).
-func cpuTime(pids []int) time.Duration {
-	var ticks int64
-	for _, pid := range pids {
-		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+2:]))
-		if len(f) > 12 {
-			u, _ := strconv.ParseInt(f[11], 10, 64)
-			s, _ := strconv.ParseInt(f[12], 10, 64)
-			ticks += u + s
-		}
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond
-}
-
-// contextSwitches counts the times the processes' threads have slept so
-// far (voluntary context switches, /proc/<pid>/task/*/status): a thread
-// that waits for work parks in the kernel, and waking it costs both sides.
-func contextSwitches(pids []int) int64 {
-	var n int64
-	for _, pid := range pids {
-		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-		for _, t := range tasks {
-			st, err := os.ReadFile(t)
-			if err != nil {
-				continue
-			}
-			for _, line := range strings.Split(string(st), "\n") {
-				if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
-					c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-					n += c
-				}
-			}
-		}
-	}
-	return n
+	return samples, float64((procstat.CPU(pids...) - cpu0).Microseconds()) / n
 }

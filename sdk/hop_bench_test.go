@@ -11,10 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/sdk/procstat"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -57,18 +58,18 @@ func BenchmarkHop(b *testing.B) {
 				roundTrip(req)
 			}
 			me, srv := os.Getpid(), cmd.Process.Pid
-			c0, s0 := procCPU(me), procCPU(srv)
-			w0, v0 := procSleeps(me), procSleeps(srv)
+			c0, s0 := procstat.CPU(me), procstat.CPU(srv)
+			w0, v0 := procstat.Sleeps(me), procstat.Sleeps(srv)
 			n := 0
 			for b.Loop() {
 				roundTrip(req)
 				n++
 			}
 			fn := float64(n)
-			b.ReportMetric(float64((procCPU(me)-c0).Microseconds())/fn, "client-cpu-us/call")
-			b.ReportMetric(float64((procCPU(srv)-s0).Microseconds())/fn, "server-cpu-us/call")
-			b.ReportMetric(float64(procSleeps(me)-w0)/fn, "client-sleeps/call")
-			b.ReportMetric(float64(procSleeps(srv)-v0)/fn, "server-sleeps/call")
+			b.ReportMetric(float64((procstat.CPU(me)-c0).Microseconds())/fn, "client-cpu-us/call")
+			b.ReportMetric(float64((procstat.CPU(srv)-s0).Microseconds())/fn, "server-cpu-us/call")
+			b.ReportMetric(float64(procstat.Sleeps(me)-w0)/fn, "client-sleeps/call")
+			b.ReportMetric(float64(procstat.Sleeps(srv)-v0)/fn, "server-sleeps/call")
 		})
 	}
 }
@@ -209,36 +210,4 @@ func readFrame(r io.Reader, buf *[]byte) ([]byte, error) {
 	msg := (*buf)[:size]
 	_, err := io.ReadFull(r, msg)
 	return msg, err
-}
-
-// procCPU is a process's user plus system time so far (all its threads).
-func procCPU(pid int) time.Duration {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+2:]))
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
-}
-
-// procSleeps is how often a process's threads have slept so far
-// (voluntary context switches).
-func procSleeps(pid int) int64 {
-	var n int64
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-	for _, t := range tasks {
-		st, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(st), "\n") {
-			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
-				c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				n += c
-			}
-		}
-	}
-	return n
 }
