@@ -31,9 +31,7 @@ func BenchmarkInitialize(b *testing.B) {
 				start := time.Now()
 				s := e.startRaw()
 				samples = append(samples, time.Since(start))
-				s.in.Close()
-				s.cmd.Process.Kill()
-				s.cmd.Wait()
+				s.kill()
 			}
 			benchutil.ReportPercentiles(b, samples, "init")
 		})
@@ -154,9 +152,7 @@ func BenchmarkExpansion(b *testing.B) {
 				b.Fatalf("expansion failed: %v", resp)
 			}
 			b.StopTimer()
-			s.in.Close()
-			s.cmd.Process.Kill()
-			s.cmd.Wait()
+			s.kill()
 			b.StartTimer()
 		}
 		benchutil.ReportPercentiles(b, samples, "expand")

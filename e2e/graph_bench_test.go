@@ -169,9 +169,7 @@ func seedGraph(b *testing.B, e *env, memories, links, hubLinks int) (ids []strin
 	check()
 	b.Logf("seeded %d memories and %d links over MCP in %v", memories, len(edges), time.Since(start))
 	for _, w := range sessions[1:] { // only one client while measuring
-		w.in.Close()
-		w.cmd.Process.Kill()
-		w.cmd.Wait()
+		w.kill()
 	}
 	return ids, sessions[0]
 }

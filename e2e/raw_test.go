@@ -70,8 +70,18 @@ func (e *env) spawnRaw(args ...string) *rawSession {
 			s.msgs <- rawMsg{msg: msg, raw: line}
 		}
 	}()
-	e.t.Cleanup(func() { in.Close(); cmd.Process.Kill(); <-s.exited })
+	e.t.Cleanup(s.kill)
 	return s
+}
+
+// kill ends the host and returns once the reader above has waited for it.
+// Only that reader calls cmd.Wait: two Waits at once both pass its
+// already-called check, and the second then blocks for ever on the
+// output copier's one result.
+func (s *rawSession) kill() {
+	s.in.Close()
+	s.cmd.Process.Kill()
+	<-s.exited
 }
 
 func (s *rawSession) send(msg any) {
