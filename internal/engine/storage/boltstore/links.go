@@ -145,11 +145,7 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	var resp *aimemoryv1.GetLinksResponse
 	err = s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		resp, err = ops.LinksAnswer(c, req, f, linkReads{
-			mems: tx.Bucket(bucketMemories), arch: tx.Bucket(bucketArchive),
-			out: tx.Bucket(bucketLinksOut), in: tx.Bucket(bucketLinksIn),
-			archOut: tx.Bucket(bucketArchivedLinksOut), archIn: tx.Bucket(bucketArchivedLinksIn),
-		})
+		resp, err = ops.LinksAnswer(c, req, f, readLinks(tx))
 		return err
 	})
 	if err != nil {
@@ -168,11 +164,7 @@ func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (
 	c, _ := caller.FromContext(ctx)
 	var resp *aimemoryv1.TraverseResponse
 	err = s.db.View(func(tx *bolt.Tx) error {
-		r := linkReads{
-			mems: tx.Bucket(bucketMemories), arch: tx.Bucket(bucketArchive),
-			out: tx.Bucket(bucketLinksOut), in: tx.Bucket(bucketLinksIn),
-			archOut: tx.Bucket(bucketArchivedLinksOut), archIn: tx.Bucket(bucketArchivedLinksIn),
-		}
+		r := readLinks(tx)
 		var err error
 		resp, err = ops.TraverseAnswer(c, w, func([]string) (ops.LinkReads, error) { return r, nil })
 		return err
@@ -186,6 +178,14 @@ func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (
 // linkReads is ops.LinkReads over one read transaction's buckets.
 type linkReads struct {
 	mems, arch, out, in, archOut, archIn *bolt.Bucket
+}
+
+func readLinks(tx *bolt.Tx) linkReads {
+	return linkReads{
+		mems: tx.Bucket(bucketMemories), arch: tx.Bucket(bucketArchive),
+		out: tx.Bucket(bucketLinksOut), in: tx.Bucket(bucketLinksIn),
+		archOut: tx.Bucket(bucketArchivedLinksOut), archIn: tx.Bucket(bucketArchivedLinksIn),
+	}
 }
 
 func (r linkReads) Exists(id string) (live, archived bool, err error) {
