@@ -361,3 +361,36 @@ func TestHTTPAuthNoneSessionsKeepTheirNames(t *testing.T) {
 		}
 	}
 }
+
+// One rule checks a grant's namespaces wherever it comes from: token
+// create refuses a malformed list, and a stored grant that breaks it (a
+// hand-edited token file) refuses the key rather than widening it.
+func TestHTTPTokenGrantsFollowOneRule(t *testing.T) {
+	e := newEnv(t)
+	for _, ns := range []string{"*,team-a", "x y", "team-a/"} {
+		if out, code := e.cli("token", "create", "alice", "--namespace", ns); code != 2 || !strings.Contains(out, "--namespace") {
+			t.Errorf("token create --namespace %q: exit %d %s", ns, code, out)
+		}
+	}
+	key := e.token("alice", "--namespace", "=team-a")
+	s := e.serve()
+	c := s.connect(key, nil)
+	c.ok("memory_store", map[string]any{"title": "a", "content": "team-a's", "namespace": "team-a"})
+	c.fails("memory_store", map[string]any{"title": "a", "content": "x", "namespace": "team-a/sub"}, "outside the namespaces alice may use")
+
+	path := filepath.Join(e.dataDir, "http-tokens.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(raw), `"=team-a"`, `"*", "team-a"`, 1)
+	if edited == string(raw) {
+		t.Fatalf("no grant to edit in %s", raw)
+	}
+	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.post(nil, initBody, bearerHeader(key)); r.status != 403 || !strings.Contains(r.body, "malformed grant") {
+		t.Errorf("a stored grant with \"*\" and more: %d %s", r.status, r.body)
+	}
+}

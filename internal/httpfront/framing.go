@@ -17,7 +17,7 @@ import (
 // built to slip past would be.
 type framing struct {
 	state         framingState
-	line          []byte // the current line, up to maxFramingLine bytes
+	line          []byte // a line split across reads, up to maxFramingLine bytes
 	inRequest     bool   // the request line was read
 	http10        bool   // ignores Transfer-Encoding, as net/http does
 	hasCL, hasTE  bool
@@ -58,22 +58,28 @@ func (f *framing) follow(p []byte) bool {
 			}
 		default:
 			i := bytes.IndexByte(p, '\n')
-			seg := p
-			if i >= 0 {
-				seg = p[:i]
-			}
-			if room := maxFramingLine - len(f.line); room > 0 {
-				f.line = append(f.line, seg[:min(len(seg), room)]...)
-			}
 			if i < 0 {
+				f.keep(p) // the line goes on in the next read
 				return false
 			}
+			line := p[:i]
+			if len(f.line) > 0 {
+				f.keep(line)
+				line = f.line
+			}
 			p = p[i+1:]
-			f.endLine(bytes.TrimSuffix(f.line, []byte("\r")))
+			f.endLine(bytes.TrimSuffix(line, []byte("\r")))
 			f.line = f.line[:0]
 		}
 	}
 	return f.wrong
+}
+
+// keep adds the start of a line split across reads, up to maxFramingLine.
+func (f *framing) keep(part []byte) {
+	if room := maxFramingLine - len(f.line); room > 0 {
+		f.line = append(f.line, part[:min(len(part), room)]...)
+	}
 }
 
 func (f *framing) endLine(line []byte) {

@@ -57,3 +57,19 @@ func TestFramingLongHeaderLine(t *testing.T) {
 		t.Fatal("the second request's Content-Length with Transfer-Encoding went unseen")
 	}
 }
+
+// BenchmarkFramingFollow is what following a connection's framing costs
+// per request: a tools/call as a harness sends it, header and body.
+func BenchmarkFramingFollow(b *testing.B) {
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_store","arguments":{"title":"a title","content":"` + strings.Repeat("x", 300) + `"}}}`
+	req := []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8420\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: " + strconv.Itoa(len(body)) +
+		"\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer aim_0123456789ab_" + strings.Repeat("k", 43) +
+		"\r\nContent-Type: application/json\r\nMcp-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: mcp-session-9b2b87b4-4eeb-4c1e-9f3a-0123456789ab\r\n\r\n" + body)
+	f := &framing{}
+	b.SetBytes(int64(len(req)))
+	for b.Loop() {
+		if f.follow(req) {
+			b.Fatal("refused")
+		}
+	}
+}
