@@ -110,10 +110,16 @@ func TestHTTPMutualTLSBindsThePrincipal(t *testing.T) {
 		t.Errorf("cert + foreign token: %d %s", r.status, r.body)
 	}
 
-	out, _ := e.cli("audit", "list", "--json", "--agent-id", "spiffe://example.org/alice")
+	var out string
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) == 0 || rows[0]["attestation"] != "mtls" || rows[0]["granted"] != true {
-		t.Errorf("alice's grant in the audit log: %v %s", err, out)
+	eventually(t, 20*time.Second, "alice's two audit records", func() bool { // refusals are audited off the request path
+		out, _ = e.cli("audit", "list", "--json", "--agent-id", "spiffe://example.org/alice")
+		return json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 2
+	})
+	// Newest first: the refused foreign token, with the principal the
+	// certificate proved, then the grant.
+	if rows[0]["event_type"] != "http_refused" || rows[1]["event_type"] != "capability_expansion" || rows[1]["attestation"] != "mtls" || rows[1]["granted"] != true {
+		t.Errorf("alice's audit records: %s", out)
 	}
 	out, _ = e.cli("audit", "list", "--json", "--agent-id", "carol")
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) == 0 || rows[0]["attestation"] != "token" || rows[0]["granted"] != false {

@@ -161,8 +161,9 @@ func TestHTTPOAuthMalformedGrantClaims(t *testing.T) {
 	c.ok("memory_store", map[string]any{"title": "e", "content": "erin's", "namespace": "team-e"})
 	c.fails("memory_store", map[string]any{"title": "e", "content": "x", "namespace": "team-e/sub"}, "outside the namespaces erin may use")
 
+	// Audited with the principal the token proved.
 	eventually(t, 20*time.Second, "the refusals in the audit log", func() bool {
-		out, _ := e.cli("audit", "list", "--json", "--limit", "100")
+		out, _ := e.cli("audit", "list", "--json", "--limit", "100", "--agent-id", "erin")
 		return strings.Count(out, "403 auth from 127.0.0.1: the access token is refused: claim ai_memory_") == len(shapes)
 	})
 }

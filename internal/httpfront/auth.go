@@ -53,7 +53,7 @@ func (a TokenAuth) Authenticate(r *http.Request) (Principal, error) {
 		p.Namespaces = []string{ownNamespace(t.Principal)}
 	} else if err := apitoken.ValidateNamespaces("namespaces", t.Namespaces); err != nil {
 		// A grant written by hand or by an older version: refused, never widened.
-		return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: fmt.Sprintf("API key %s of %s has a malformed grant (%v); create a new one with ai-memory token create", t.ID, quote(t.Principal), err)}
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: t.Principal, Msg: fmt.Sprintf("API key %s of %s has a malformed grant (%v); create a new one with ai-memory token create", t.ID, quote(t.Principal), err)}
 	}
 	return p, nil
 }
@@ -96,7 +96,7 @@ func (a MTLSAuth) Authenticate(r *http.Request) (Principal, error) {
 			return Principal{}, err
 		}
 		if p.ID != id {
-			return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: fmt.Sprintf("the token is for %s, the client certificate for %s", quote(p.ID), quote(id))}
+			return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: fmt.Sprintf("the token is for %s, the client certificate for %s", quote(p.ID), quote(id))}
 		}
 		p.Attestation = AttestMTLS
 		return p, nil

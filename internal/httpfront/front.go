@@ -64,11 +64,13 @@ type Authenticator interface {
 }
 
 // AuthError is a refused credential: Status 401 (missing or invalid) or 403
-// (insufficient scope), with the WWW-Authenticate challenge to send.
+// (insufficient scope, a malformed grant), with the WWW-Authenticate
+// challenge to send, and the principal when the credential proved it.
 type AuthError struct {
 	Status    int
 	Challenge string
 	Msg       string
+	Principal string
 }
 
 func (e *AuthError) Error() string { return e.Msg }
@@ -266,7 +268,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if ae.Challenge != "" {
 				w.Header().Set("WWW-Authenticate", ae.Challenge)
 			}
-			f.refuse(w, r, Principal{}, ae.Status, "auth", ae.Msg)
+			f.refuse(w, r, Principal{ID: ae.Principal}, ae.Status, "auth", ae.Msg)
 			return
 		}
 	}

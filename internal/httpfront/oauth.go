@@ -99,13 +99,13 @@ func (a OAuthAuth) Authenticate(r *http.Request) (Principal, error) {
 	// A grant claim that is present but malformed refuses the token: read
 	// loosely, it would narrow nothing.
 	if p.Families, err = a.families(claims); err != nil {
-		return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: "the access token is refused: " + err.Error()}
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: "the access token is refused: " + err.Error()}
 	}
 	if ns, present, err := claimList(claims, NamespacesClaim); err != nil {
-		return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: "the access token is refused: " + err.Error()}
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: "the access token is refused: " + err.Error()}
 	} else if present {
 		if err := apitoken.ValidateNamespaces("claim "+NamespacesClaim, ns); err != nil {
-			return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: "the access token is refused: " + err.Error()}
+			return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: "the access token is refused: " + err.Error()}
 		}
 		p.Namespaces = ns
 	}
