@@ -77,6 +77,12 @@ func (e *env) token(principal string, flags ...string) string {
 // harnesses use today) as the holder of key.
 func (s *served) connect(key string, hc *http.Client) *host {
 	s.t.Helper()
+	return s.connectAs(key, "e2e-http", hc)
+}
+
+// connectAs is connect for a client that names itself name.
+func (s *served) connectAs(key, name string, hc *http.Client) *host {
+	s.t.Helper()
 	opts := []transport.StreamableHTTPCOption{}
 	if key != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
@@ -101,7 +107,7 @@ func (s *served) connect(key string, hc *http.Client) *host {
 	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = "2025-06-18"
-	req.Params.ClientInfo = mcp.Implementation{Name: "e2e-http", Version: "1"}
+	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
 	if _, err := h.c.Initialize(ctx, req); err != nil {
 		s.t.Fatalf("initialize over HTTP: %v\nserver stderr:\n%s", err, s.stderr.String())
 	}
@@ -119,9 +125,18 @@ type reply struct {
 // post sends one raw request to the endpoint.
 func (s *served) post(hc *http.Client, body string, headers map[string]string) reply {
 	s.t.Helper()
+	r, err := s.tryPost(hc, body, headers)
+	if err != nil {
+		s.t.Fatalf("POST %s: %v", s.url, err)
+	}
+	return r
+}
+
+// tryPost is post for a goroutine other than the test's.
+func (s *served) tryPost(hc *http.Client, body string, headers map[string]string) (reply, error) {
 	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
 	if err != nil {
-		s.t.Fatal(err)
+		return reply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -137,11 +152,11 @@ func (s *served) post(hc *http.Client, body string, headers map[string]string) r
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		s.t.Fatalf("POST %s: %v", s.url, err)
+		return reply{}, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return reply{status: resp.StatusCode, header: resp.Header, body: string(b)}, nil
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`

@@ -26,7 +26,7 @@ type tokenCmd struct {
 type tokenCreateCmd struct {
 	Principal string   `arg:"" help:"The identity the key stands for (an agent id: letters, digits, _ - : @ . /)."`
 	Families  []string `help:"Families (or profiles) the key may use, intersected with [mcp.allowlist] (default: what the allowlist allows)." sep:","`
-	Namespace []string `help:"Namespace prefixes the key may read and write (default: the principal's own name; \"*\" = every namespace)." sep:","`
+	Namespace []string `help:"Namespaces the key may read and write, each with the namespaces below it, or only itself when written =ns (default: the principal's own name; \"*\" alone = every namespace)." sep:","`
 }
 
 func (c *tokenCreateCmd) Run(root *rootCmd) error {
@@ -52,11 +52,8 @@ func (c *tokenCreateCmd) Run(root *rootCmd) error {
 			return &exitError{code: 2, msg: "ai-memory token create: --families: " + err.Error()}
 		}
 	}
-	for _, ns := range c.Namespace {
-		if ns == "*" && len(c.Namespace) == 1 {
-			break
-		}
-		if err := record.ValidateNamespace("--namespace", ns); err != nil {
+	if len(c.Namespace) > 0 {
+		if err := apitoken.ValidateNamespaces("--namespace", c.Namespace); err != nil {
 			return &exitError{code: 2, msg: "ai-memory token create: " + err.Error()}
 		}
 	}

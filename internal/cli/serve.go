@@ -18,6 +18,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
+	"github.com/ai-memory/ai-memory/internal/auditlog"
+	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
@@ -36,8 +38,13 @@ type serveCmd struct {
 	TLSKey         string        `help:"TLS private key (PEM)." type:"path" name:"tls-key"`
 	ClientCA       string        `help:"CA bundle (PEM) that signs client certificates: mTLS binds the principal to the certificate (SPIFFE URI SAN, else subject CN)." type:"path" name:"client-ca"`
 	RequireCert    bool          `help:"With --client-ca: refuse connections without a verified client certificate." name:"require-client-cert"`
+	CertScope      string        `help:"With --client-ca, the namespaces of a certificate presented without a token: exact (its own namespace only) or subtree (its own and those below it)." enum:"exact,subtree" default:"exact" name:"client-cert-scope"`
 	MaxConcurrent  int           `help:"Requests one principal may have in flight, and, separately, GET streams it may hold open." default:"32"`
-	ReadTimeout    time.Duration `help:"Bound on reading one request." default:"30s"`
+	MaxConnections int           `help:"Connections open at once, server-wide; more wait until one closes." default:"1024"`
+	MaxSessions    int           `help:"MCP sessions one principal may hold; a new one ends its least recently used idle one." default:"64"`
+	SessionIdle    time.Duration `help:"An MCP session unused this long ends (the client starts a new one)." default:"30m"`
+	HostIdle       time.Duration `help:"A principal with no session and no request for this long has its host dropped (rebuilt on its next request)." default:"10m"`
+	ReadTimeout    time.Duration `help:"Bound on reading one request body, from the end of its headers." default:"30s"`
 	WriteTimeout   time.Duration `help:"Bound on writing one answer (streams aside)." default:"120s"`
 	IdleTimeout    time.Duration `help:"Keep-alive connections idle this long are closed." default:"120s"`
 	ShutdownGrace  time.Duration `help:"On SIGTERM, how long calls in flight may take to finish." default:"20s"`
@@ -73,6 +80,15 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	if c.RequireCert && c.ClientCA == "" {
 		return refuse("--require-client-cert needs --client-ca")
 	}
+	for _, bound := range []struct {
+		flag string
+		n    int64
+	}{{"--max-concurrent", int64(c.MaxConcurrent)}, {"--max-connections", int64(c.MaxConnections)}, {"--max-sessions", int64(c.MaxSessions)},
+		{"--session-idle", int64(c.SessionIdle)}, {"--host-idle", int64(c.HostIdle)}, {"--read-timeout", int64(c.ReadTimeout)}} {
+		if bound.n <= 0 {
+			return refuse("%s must be positive", bound.flag)
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -87,15 +103,20 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	}
 
 	opts := httpfront.Options{
-		Hosts:         c.AllowedHost,
-		Origins:       c.AllowedOrigin,
-		MaxBodyBytes:  int64(rt.maxMessage),
-		MaxConcurrent: c.MaxConcurrent,
-		ReadTimeout:   c.ReadTimeout,
-		WriteTimeout:  c.WriteTimeout,
-		IdleTimeout:   c.IdleTimeout,
-		Heartbeat:     30 * time.Second,
-		Logger:        rt.log,
+		Hosts:          c.AllowedHost,
+		Origins:        c.AllowedOrigin,
+		MaxBodyBytes:   int64(rt.maxMessage),
+		MaxConcurrent:  c.MaxConcurrent,
+		ReadTimeout:    c.ReadTimeout,
+		WriteTimeout:   c.WriteTimeout,
+		IdleTimeout:    c.IdleTimeout,
+		MaxConnections: c.MaxConnections,
+		MaxSessions:    c.MaxSessions,
+		SessionIdle:    c.SessionIdle,
+		HostIdle:       c.HostIdle,
+		Heartbeat:      30 * time.Second,
+		Audit:          auditlog.Recorder{Engine: rt.engineConn},
+		Logger:         rt.log,
 	}
 	switch c.Auth {
 	case "token":
@@ -110,10 +131,11 @@ func (c *serveCmd) Run(root *rootCmd) error {
 			return refuse("%v", err)
 		}
 		if c.ClientCA != "" {
-			opts.Auth = httpfront.MTLSAuth{Next: opts.Auth}
+			m := httpfront.MTLSAuth{Next: opts.Auth, Subtree: c.CertScope == "subtree"}
 			if c.RequireCert {
-				opts.Auth = httpfront.MTLSAuth{}
+				m.Next = nil
 			}
+			opts.Auth = m
 		}
 	}
 	opts.NewHost = func(p httpfront.Principal) *mcphost.Host {
@@ -200,6 +222,7 @@ func (c *serveCmd) oauth(rt *runtime) (httpfront.Authenticator, map[string]http.
 	if path != "" {
 		extra["/.well-known/oauth-protected-resource"+path] = doc
 	}
+	expand := func(names []string) ([]string, error) { return catalog.ExpandNames(names, rt.sup.Catalog()) }
 	return httpfront.OAuthAuth{Keyfunc: kf.Keyfunc, Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, Scopes: c.OAuthScopes,
-		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta, Cache: &httpfront.VerifiedCache{}}, extra, nil
+		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta, ExpandFamilies: expand, Cache: &httpfront.VerifiedCache{}}, extra, nil
 }

@@ -28,15 +28,11 @@ var testSet = func() *catalog.Set {
 
 // blockingPlugins holds every call until release is closed.
 type blockingPlugins struct {
+	echoPlugins
 	entered chan string
 	release chan struct{}
 }
 
-func (p *blockingPlugins) Catalog() *catalog.Set { return testSet }
-func (p *blockingPlugins) Tools(string) []*aimemoryv1.ToolDefinition {
-	return []*aimemoryv1.ToolDefinition{{Name: "memory_store", Description: "t", InputSchemaJson: []byte(`{"type":"object"}`)}}
-}
-func (p *blockingPlugins) Start(string) error { return nil }
 func (p *blockingPlugins) Call(ctx context.Context, _, _ string, _ []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	p.entered <- cc.GetAgentId()
 	select {

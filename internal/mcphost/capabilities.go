@@ -271,7 +271,7 @@ func (h *Host) embedder(ctx context.Context) map[string]any {
 // expand grants a family to this session: allowlist, then (for a family not
 // yet loaded) the rate limit, then registration. Every attempt is audited.
 func (h *Host) expand(ctx context.Context, family string) (any, error) {
-	agent := h.identity()
+	agent := h.identityOf(ctx)
 	entry := AuditEntry{AgentID: agent, Event: "capability_expansion", Family: family}
 	deny := func(reason string, err error) (any, error) {
 		entry.Reason = reason

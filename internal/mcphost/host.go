@@ -64,10 +64,11 @@ type Options struct {
 	// then refuses the plugin's engine calls).
 	Assertions Minter
 
-	// For an HTTP principal: the namespace prefixes its credential grants
-	// (nil = every namespace), signed into every call's assertion so the
-	// engine enforces them, and how it was identified (token, oauth, mtls),
-	// which audit records carry. Stdio leaves both empty.
+	// For an HTTP principal: the namespaces its credential grants ("*"
+	// alone: every namespace; "=ns": ns without what lies below it),
+	// signed into every call's assertion so the engine enforces them, and
+	// how it was identified (token, oauth, mtls), which audit records
+	// carry. Stdio leaves both empty.
 	Scope       []string
 	Attestation string
 }
@@ -232,16 +233,15 @@ func wireTool(d *aimemoryv1.ToolDefinition) mcp.Tool {
 
 // callContext is who is calling, as the host resolved it, with the signed
 // assertion the plugin's engine calls carry for a tool of family.
-func (h *Host) callContext(family string) *aimemoryv1.CallContext {
-	h.mu.Lock()
+func (h *Host) callContext(ctx context.Context, family string) *aimemoryv1.CallContext {
+	name := h.clientNameOf(ctx)
 	cc := &aimemoryv1.CallContext{
-		AgentId:    identity.Resolve(h.opts.AgentID, h.clientName),
+		AgentId:    identity.Resolve(h.opts.AgentID, name),
 		SessionId:  h.opts.SessionID,
-		ClientName: h.clientName,
+		ClientName: name,
 
 		DefaultNamespace: h.opts.DefaultNamespace,
 	}
-	h.mu.Unlock()
 	if h.opts.Assertions != nil {
 		cc.Assertion = h.opts.Assertions.Mint(caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family, Scope: strings.Join(h.opts.Scope, " ")})
 	}
@@ -285,7 +285,7 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 	if err := h.waitEngine(ctx); err != nil {
 		return failed(err)
 	}
-	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(family))
+	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(ctx, family))
 	if err != nil {
 		h.log.Error("tool call failed", "tool", tool, "err", err)
 		return failed(err)

@@ -19,19 +19,26 @@ type Caller struct {
 	Session   string // the host session the call belongs to
 	Family    string // the family whose tool is running, or HostFamily
 	// Scope is the namespace prefixes the principal may read and write,
-	// separated by spaces (a namespace never holds one); "" = every
-	// namespace. An HTTP principal's token or claims set it.
+	// separated by spaces (a namespace never holds one); "" or "*" = every
+	// namespace; "=ns" is ns alone, nothing below it. An HTTP principal's
+	// token, claims or certificate set it.
 	Scope string
 }
 
 // InScope reports whether the caller may touch namespace ns: no scope, or
 // ns equals a prefix of it or lies below one ("team-a" covers "team-a" and
-// "team-a/x", not "team-ab").
+// "team-a/x", not "team-ab"; "=team-a" covers "team-a" only).
 func (c Caller) InScope(ns string) bool {
-	if c.Scope == "" {
+	if c.Scope == "" || c.Scope == "*" {
 		return true
 	}
 	for p := range strings.SplitSeq(c.Scope, " ") {
+		if exact, ok := strings.CutPrefix(p, "="); ok {
+			if ns == exact {
+				return true
+			}
+			continue
+		}
 		if ns == p || (strings.HasPrefix(ns, p) && (strings.HasSuffix(p, "/") || ns[len(p)] == '/')) {
 			return true
 		}
