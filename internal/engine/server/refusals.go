@@ -24,12 +24,12 @@ const (
 )
 
 // Refusal limits: each principal (all unauthenticated calls count as one)
-// may cause refusalBurst records at once and refusalRate a second after
+// may cause RefusalBurst records at once and RefusalRate a second after
 // that; all principals together, ten times as many. What the limits hold
 // back is counted into the principal's next record (suppressed).
 const (
-	refusalRate  = 1
-	refusalBurst = 20
+	RefusalRate  = 1
+	RefusalBurst = 20
 	// maxRefusers bounds the principals whose budgets are kept; past it the
 	// ones with nothing held back and a full budget are forgotten.
 	maxRefusers = 4096
@@ -134,7 +134,7 @@ type refuser struct {
 }
 
 func newRefusalLimit(now func() time.Time) *refusalLimit {
-	return &refusalLimit{now: now, all: rate.NewLimiter(10*refusalRate, 10*refusalBurst), per: map[string]*refuser{}}
+	return &refusalLimit{now: now, all: rate.NewLimiter(10*RefusalRate, 10*RefusalBurst), per: map[string]*refuser{}}
 }
 
 // admit takes one refusal of key from the budgets: ok when it is to be
@@ -151,7 +151,7 @@ func (l *refusalLimit) admit(key string) (suppressed uint64, ok bool) {
 	}
 	p := l.per[key]
 	if p == nil {
-		p = &refuser{budget: rate.NewLimiter(refusalRate, refusalBurst)}
+		p = &refuser{budget: rate.NewLimiter(RefusalRate, RefusalBurst)}
 		l.per[key] = p
 	}
 	if p.budget.TokensAt(now) < 1 || l.all.TokensAt(now) < 1 {
@@ -168,7 +168,7 @@ func (l *refusalLimit) admit(key string) (suppressed uint64, ok bool) {
 // budget: forgetting them changes nothing.
 func (l *refusalLimit) forgetIdle(now time.Time) {
 	for k, p := range l.per {
-		if p.suppressed == 0 && p.budget.TokensAt(now) >= refusalBurst {
+		if p.suppressed == 0 && p.budget.TokensAt(now) >= RefusalBurst {
 			delete(l.per, k)
 		}
 	}
