@@ -386,3 +386,32 @@ func TestEngineRefusalsAreAudited(t *testing.T) {
 		t.Errorf("chain after the flood: exit %d %v", code, v)
 	}
 }
+
+// TestRestoreCarriesTheAuditKey: a backup restored into another data dir
+// verifies there, and goes on, only with the audit.key it was keyed under
+// (restore --audit-key); without it restore says so.
+func TestRestoreCarriesTheAuditKey(t *testing.T) {
+	e := newEnv(t)
+	e.writeConfig("[mcp.allowlist]\n\"mallory\" = [\"core\"]\n")
+	m := e.startHost(nil, "AI_MEMORY_AGENT_ID=mallory")
+	m.fails("test_echo", map[string]any{}, "not cleared")
+	dir := filepath.Dir(e.dataDir)
+	file := filepath.Join(dir, "backup.db")
+	if out, code := e.cli("backup", file); code != 0 {
+		t.Fatalf("backup: %s", out)
+	}
+	restore := func(name string, args ...string) string {
+		r := &env{t: t, dataDir: filepath.Join(dir, name), config: e.config, binDir: bins}
+		out, code := r.cli(append([]string{"restore", file}, args...)...)
+		if code != 0 {
+			t.Fatalf("restore %v: exit %d\n%s", args, code, out)
+		}
+		return out
+	}
+	if out := restore("without"); !strings.Contains(out, "audit log: does not verify here") || !strings.Contains(out, "--audit-key") {
+		t.Errorf("restore without the audit key:\n%s", out)
+	}
+	if out := restore("with", "--audit-key", filepath.Join(e.dataDir, "audit.key")); !strings.Contains(out, "audit log: intact, 1 records") {
+		t.Errorf("restore with the audit key:\n%s", out)
+	}
+}
