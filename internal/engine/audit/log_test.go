@@ -32,7 +32,7 @@ func dataDir(t *testing.T) (string, *audit.Chain) {
 
 // openStore opens dir's bbolt file with c, closed at the end of the test
 // (or earlier by the returned func).
-func openStore(t *testing.T, dir string, c *audit.Chain) (*boltstore.Store, func()) {
+func openStore(t testing.TB, dir string, c *audit.Chain) (*boltstore.Store, func()) {
 	t.Helper()
 	s, err := boltstore.Open(context.Background(), filepath.Join(dir, "memory.db"), storage.Options{Audit: c})
 	if err != nil {
@@ -51,7 +51,7 @@ func openStore(t *testing.T, dir string, c *audit.Chain) (*boltstore.Store, func
 
 // writeRaw puts records into dir's bbolt file as an older release (or
 // someone holding the file) would.
-func writeRaw(t *testing.T, dir string, rs ...*aimemoryv1.AuditRecord) {
+func writeRaw(t testing.TB, dir string, rs ...*aimemoryv1.AuditRecord) {
 	t.Helper()
 	db, err := bolt.Open(filepath.Join(dir, "memory.db"), 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {

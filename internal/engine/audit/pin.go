@@ -19,10 +19,11 @@ type pinJSON struct {
 	Hash string `json:"hash"`
 }
 
-// LoadPin reads dir's pin; the zero Head when there is none.
+// LoadPin reads dir's pin; the zero Head when there is none (or it is
+// empty, as a crash may leave it: SavePin does not sync).
 func LoadPin(dir string) (Head, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, PinFile))
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(raw) == 0) {
 		return Head{}, nil
 	}
 	if err != nil {
@@ -35,8 +36,11 @@ func LoadPin(dir string) (Head, error) {
 	return Head(p), nil
 }
 
-// SavePin replaces dir's pin with h: written to a temp file, synced and
-// renamed over it, so a crash leaves the old pin or the new, never half.
+// SavePin replaces dir's pin with h: written to a temp file and renamed
+// over it, so a reader sees the old pin or the new, never half. It is not
+// synced (that would double an append's cost): the database commit it
+// follows is, so a crash can only leave an older pin, still a record of
+// the log, or an empty file, which reads as none.
 func SavePin(dir string, h Head) error {
 	raw, _ := json.Marshal(pinJSON(h))
 	tmp, err := os.CreateTemp(dir, "."+PinFile+"-*")
@@ -45,9 +49,8 @@ func SavePin(dir string, h Head) error {
 	}
 	defer os.Remove(tmp.Name())
 	_, werr := tmp.Write(append(raw, '\n'))
-	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, cerr); err != nil {
 		return fmt.Errorf("%s: %w", PinFile, err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, PinFile)); err != nil {
