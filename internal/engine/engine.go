@@ -222,12 +222,12 @@ func Serve(ctx context.Context, opts Options) error {
 
 	conns := newConnTracker(opts.IdleTimeout)
 	// Recover is outermost, so a panic anywhere, the caller check included,
-	// is an error. Refusals are audited on both sides of the caller check:
-	// before it the unauthenticated, after it the denied with their caller.
+	// is an error. Refusals are audited around the caller check, so its own
+	// count too, with the caller it verified when it did.
 	refusals := server.NewRefusals(auditLog, log)
-	serverOpts := append(server.Recover(log), refusals.Unauthenticated()...)
+	serverOpts := append(server.Recover(log), refusals.Record()...)
 	serverOpts = append(serverOpts, signer.ServerOptions()...)
-	serverOpts = append(serverOpts, refusals.Denied()...)
+	serverOpts = append(serverOpts, refusals.NoteCaller()...)
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {

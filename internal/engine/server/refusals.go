@@ -35,8 +35,8 @@ const (
 	maxRefusers = 4096
 )
 
-// Budgets shared by several callers: every call without a verified
-// caller, and every principal past maxRefusers.
+// Budgets shared by several callers: every call refused before a caller
+// was verified, and every principal past maxRefusers.
 const (
 	unauthenticatedKey = "\x00unauthenticated"
 	overflowKey        = "\x00overflow"
@@ -46,10 +46,13 @@ const (
 const maxRefusalReason = 300
 
 // Refusals appends every refusal the engine answers to its audit log:
-// PermissionDenied with the verified caller, Unauthenticated with none.
-// Governance's "queued for approval" (Aborted) is not a refusal. The
-// append is made before the refusal is answered, within the budget of
-// refusalLimit, so a client cannot flood the log.
+// PermissionDenied and Unauthenticated, with the caller when one was
+// verified. Governance's "queued for approval" (Aborted) is not a
+// refusal. Its interceptor (Record) sits before the caller check, so it
+// sees what that check refuses too; a second one (NoteCaller), after the
+// check, only hands it the verified caller. The append is made before the
+// refusal is answered, within refusalLimit's budgets, so a client cannot
+// flood the log.
 type Refusals struct {
 	log   *audit.Log
 	slog  *slog.Logger
@@ -64,43 +67,74 @@ func NewRefusals(l *audit.Log, logger *slog.Logger) *Refusals {
 	return &Refusals{log: l, slog: logger, limit: newRefusalLimit(time.Now)}
 }
 
-// Unauthenticated is the interceptor placed before the caller check: it
-// sees the calls the check refuses.
-func (r *Refusals) Unauthenticated() []grpc.ServerOption {
-	return r.interceptors(codes.Unauthenticated)
+// callerSlot carries the verified caller from NoteCaller back out to Record.
+type callerSlot struct {
+	c  caller.Caller
+	ok bool
 }
 
-// Denied is the interceptor placed after the caller check: it sees the
-// handlers' PermissionDenied with the caller in the context.
-func (r *Refusals) Denied() []grpc.ServerOption {
-	return r.interceptors(codes.PermissionDenied)
-}
+type callerSlotKey struct{}
 
-func (r *Refusals) interceptors(code codes.Code) []grpc.ServerOption {
+// Record is the interceptor placed before the caller check: it audits
+// every refusal answered below it.
+func (r *Refusals) Record() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			resp, err := h(ctx, req)
-			if err != nil && status.Code(err) == code {
-				r.record(ctx, info.FullMethod, err)
-			}
+			slot := &callerSlot{}
+			resp, err := h(context.WithValue(ctx, callerSlotKey{}, slot), req)
+			r.audit(ctx, info.FullMethod, err, slot)
 			return resp, err
 		}),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			err := h(srv, ss)
-			if err != nil && status.Code(err) == code {
-				r.record(ss.Context(), info.FullMethod, err)
-			}
+			slot := &callerSlot{}
+			err := h(srv, &slotStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), callerSlotKey{}, slot)})
+			r.audit(ss.Context(), info.FullMethod, err, slot)
 			return err
 		}),
 	}
 }
 
-// record appends one refusal, if the budget allows it.
-func (r *Refusals) record(ctx context.Context, method string, err error) {
-	c, known := caller.FromContext(ctx)
-	event, key := EventDenied, c.Principal
-	if !known || status.Code(err) == codes.Unauthenticated {
-		c, event, key = caller.Caller{}, EventUnauthenticated, unauthenticatedKey
+// NoteCaller is the interceptor placed after the caller check: it tells
+// Record whom the call was verified for.
+func (r *Refusals) NoteCaller() []grpc.ServerOption {
+	note := func(ctx context.Context) {
+		if slot, ok := ctx.Value(callerSlotKey{}).(*callerSlot); ok {
+			slot.c, slot.ok = caller.FromContext(ctx)
+		}
+	}
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			note(ctx)
+			return h(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			note(ss.Context())
+			return h(srv, ss)
+		}),
+	}
+}
+
+type slotStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *slotStream) Context() context.Context { return s.ctx }
+
+// audit appends err if it is a refusal and the budget allows it.
+func (r *Refusals) audit(ctx context.Context, method string, err error, slot *callerSlot) {
+	event := ""
+	switch status.Code(err) {
+	case codes.PermissionDenied:
+		event = EventDenied
+	case codes.Unauthenticated:
+		event = EventUnauthenticated
+	default:
+		return
+	}
+	c, key := slot.c, slot.c.Principal
+	if !slot.ok {
+		c, key = caller.Caller{}, unauthenticatedKey
 	}
 	suppressed, ok := r.limit.admit(key)
 	if !ok {
