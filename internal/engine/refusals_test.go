@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
@@ -30,6 +31,11 @@ func TestEngineAuditsItsRefusals(t *testing.T) {
 	_, err := host.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "c", Namespace: "_reserved", Tier: "long"}})
 	if status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("store into a guarded namespace: %v", err)
+	}
+	// The seal of an unkeyed log is the engine's own record, even for a host.
+	_, err = host.AppendAudit(ctx, &aimemoryv1.AppendAuditRequest{Record: &aimemoryv1.AuditRecord{AgentId: "engine", Event: audit.EventKeyed}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a host appending %s: %v", audit.EventKeyed, err)
 	}
 
 	plain, err := sdk.DialEngineAt(SocketPath(dir))
