@@ -116,15 +116,11 @@ expansion_interval = "0"
 
 	// An edited record breaks the chain at that record.
 	e.stopEngine(h, m)
-	e.editAudit(func(b *bolt.Bucket) error {
-		var r aimemoryv1.AuditRecord
-		if err := proto.Unmarshal(b.Get(seqKey(2)), &r); err != nil {
-			return err
-		}
-		r.Granted = true
-		raw, _ := proto.Marshal(&r)
-		return b.Put(seqKey(2), raw)
-	})
+	raw := rawAudit{e}
+	genuine := raw.records()
+	edited := proto.Clone(genuine[1]).(*aimemoryv1.AuditRecord)
+	edited.Granted = true
+	raw.put(edited, genuine[2])
 	out, code = e.cli("audit", "verify", "--json")
 	v = nil
 	json.NewDecoder(strings.NewReader(out)).Decode(&v)
@@ -134,14 +130,8 @@ expansion_interval = "0"
 
 	// So does a removed one.
 	e.stopEngine()
-	e.editAudit(func(b *bolt.Bucket) error {
-		var r aimemoryv1.AuditRecord
-		proto.Unmarshal(b.Get(seqKey(2)), &r)
-		r.Granted = false
-		raw, _ := proto.Marshal(&r)
-		b.Put(seqKey(2), raw) // undo the edit
-		return b.Delete(seqKey(1))
-	})
+	raw.put(genuine[1:]...) // undo the edit
+	raw.drop(1)
 	out, code = e.cli("audit", "verify", "--json")
 	v = nil
 	json.NewDecoder(strings.NewReader(out)).Decode(&v)
@@ -229,6 +219,18 @@ func (a rawAudit) cut(from uint64, before *aimemoryv1.AuditRecord) {
 			return err
 		}
 		_, err := conn.Exec(context.Background(), `UPDATE audit_head SET seq = $1, hash = $2`, int64(before.GetSeq()), before.GetHash())
+		return err
+	})
+}
+
+// drop removes one record (on PostgreSQL audit_head stays as it was).
+func (a rawAudit) drop(seq uint64) {
+	if a.e.dsn == "" {
+		a.e.editAudit(func(b *bolt.Bucket) error { return b.Delete(seqKey(seq)) })
+		return
+	}
+	a.pg(func(conn *pgx.Conn) error {
+		_, err := conn.Exec(context.Background(), `DELETE FROM audit WHERE seq = $1`, int64(seq))
 		return err
 	})
 }
