@@ -307,7 +307,12 @@ func TestHTTPTwoPrincipalsAreIsolated(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if len(rows) == 0 || rows[0]["agent_id"] != "bob" || rows[0]["family"] != "graph" || rows[0]["granted"] != false || rows[0]["attestation"] != "token" {
+	// Newest first: the engine's refusal of his store into alice's
+	// namespace, then the host's denial of his graph expansion.
+	if len(rows) < 2 || rows[0]["event_type"] != "access_denied" || rows[0]["tool"] != "Memories/StoreMemory" || !strings.Contains(rows[0]["reason"].(string), "outside the namespaces bob may use") {
+		t.Errorf("bob's refused store in the audit log: %v", rows)
+	}
+	if len(rows) < 2 || rows[1]["agent_id"] != "bob" || rows[1]["family"] != "graph" || rows[1]["granted"] != false || rows[1]["attestation"] != "token" {
 		t.Errorf("bob's denial in the audit log: %v", rows)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
+	auditchain "github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -22,7 +23,7 @@ import (
 
 type auditCmd struct {
 	List   auditListCmd   `cmd:"" help:"Show audit records, newest first."`
-	Verify auditVerifyCmd `cmd:"" help:"Recompute the hash chain; report its head hash and record count."`
+	Verify auditVerifyCmd `cmd:"" help:"Recompute the keyed hash chain and hold it to the head this data dir's engine pinned; report what was checked."`
 }
 
 type auditListCmd struct {
@@ -108,6 +109,9 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 			if a := r.GetAttestation(); a != "" {
 				row["attestation"] = a // how an HTTP principal was identified
 			}
+			if n := r.GetSuppressed(); n > 0 {
+				row["suppressed"] = n // refusals the rate limit left unrecorded before this one
+			}
 			rows = append(rows, row)
 		}
 		out, _ := json.MarshalIndent(rows, "", "  ")
@@ -131,6 +135,9 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 		if a := r.GetAttestation(); a != "" {
 			reason += " (" + a + ")"
 		}
+		if n := r.GetSuppressed(); n > 0 {
+			reason += fmt.Sprintf(" [+%d more not recorded: rate limit]", n)
+		}
 		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), reason)
 	}
 	return nil
@@ -148,15 +155,45 @@ func (c *auditVerifyCmd) Run(root *rootCmd) error {
 	}
 	if c.JSON {
 		out, _ := json.MarshalIndent(map[string]any{"ok": v.GetOk(), "count": v.GetCount(), "head_hash": v.GetHeadHash(),
-			"first_bad_seq": v.GetFirstBadSeq(), "problem": v.GetProblem()}, "", "  ")
+			"first_bad_seq": v.GetFirstBadSeq(), "problem": v.GetProblem(), "unkeyed": v.GetUnkeyed(), "key_fingerprint": v.GetKeyFingerprint(),
+			"pinned_seq": v.GetPinnedSeq(), "pinned_hash": v.GetPinnedHash(), "checked_head_row": v.GetCheckedHeadRow()}, "", "  ")
 		fmt.Println(string(out))
-	} else if v.GetOk() {
-		fmt.Printf("audit chain intact: %d records, head %s\n", v.GetCount(), v.GetHeadHash())
 	} else {
-		fmt.Printf("audit chain BROKEN at record %d: %s (%d records read, head %s)\n", v.GetFirstBadSeq(), v.GetProblem(), v.GetCount(), v.GetHeadHash())
+		if v.GetOk() {
+			fmt.Printf("audit chain intact: %d records, head %s\n", v.GetCount(), v.GetHeadHash())
+		} else {
+			fmt.Printf("audit chain BROKEN at record %d: %s (%d records read, head %s)\n", v.GetFirstBadSeq(), v.GetProblem(), v.GetCount(), v.GetHeadHash())
+		}
+		for _, line := range verifyChecks(v, config.DataDir(root.DataDir)) {
+			fmt.Println("  " + line)
+		}
 	}
 	if !v.GetOk() {
-		return &exitError{code: 1, msg: "ai-memory audit verify: the audit log was altered"}
+		return &exitError{code: 1, msg: "ai-memory audit verify: the audit log was altered (or is checked against another data dir's audit.key or pin)"}
 	}
 	return nil
+}
+
+// verifyChecks says what a verify compared, a line each.
+func verifyChecks(v *aimemoryv1.VerifyAuditResponse, dataDir string) []string {
+	lines := []string{fmt.Sprintf("hashes: HMAC-SHA-256 under %s (fingerprint %s)", filepath.Join(dataDir, auditchain.KeyFile), v.GetKeyFingerprint())}
+	if n := v.GetUnkeyed(); n > 0 {
+		lines = append(lines, fmt.Sprintf("records 1-%d: plain SHA-256, written before the log was keyed; the keyed record after them fixes them", n))
+	}
+	pin := filepath.Join(dataDir, auditchain.PinFile)
+	switch {
+	case v.GetPinnedSeq() == 0:
+		lines = append(lines, fmt.Sprintf("pin: none in %s (the first verify here, or it was removed): a tail cut before now cannot be ruled out", pin))
+	case v.GetOk():
+		lines = append(lines, fmt.Sprintf("pin: the log still holds record %d as pinned in %s", v.GetPinnedSeq(), pin))
+	default:
+		lines = append(lines, fmt.Sprintf("pin: record %d, hash %.16s…, as pinned in %s", v.GetPinnedSeq(), v.GetPinnedHash(), pin))
+	}
+	if v.GetOk() && v.GetCount() > 0 {
+		lines = append(lines, fmt.Sprintf("pinned now: record %d", v.GetCount()))
+	}
+	if v.GetCheckedHeadRow() {
+		lines = append(lines, "head row: the database's audit_head compared with the last record")
+	}
+	return lines
 }

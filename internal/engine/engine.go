@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
@@ -170,9 +171,14 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 
+	chain, err := audit.OpenChain(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
 	ev := &events.Broadcaster{}
 	opened, err := openBackend(ctx, dir, set, storage.Options{
-		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now,
+		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now, Audit: chain,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -193,6 +199,11 @@ func Serve(ctx context.Context, opts Options) error {
 		log.Warn("webhook key differs from the database's: this engine serves memory but dispatches no webhook", "err", err)
 	}
 
+	auditLog, err := audit.Open(ctx, st, chain, dir, log)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
 	// Only the lock holder touches the socket: one left by a crashed engine
 	// is stale by now.
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -210,8 +221,13 @@ func Serve(ctx context.Context, opts Options) error {
 	lis = restrictToOwnUser(lis, log)
 
 	conns := newConnTracker(opts.IdleTimeout)
-	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
-	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
+	// Recover is outermost, so a panic anywhere, the caller check included,
+	// is an error. Refusals are audited around the caller check, so its own
+	// count too, with the caller it verified when it did.
+	refusals := server.NewRefusals(auditLog, log)
+	serverOpts := append(server.Recover(log), refusals.Record()...)
+	serverOpts = append(serverOpts, signer.ServerOptions()...)
+	serverOpts = append(serverOpts, refusals.NoteCaller()...)
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
@@ -234,7 +250,7 @@ func Serve(ctx context.Context, opts Options) error {
 	guard, backoff, timeout := webhookConfig(set.Webhooks)
 	guard.Resolver = opts.WebhookResolver
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
-		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}})
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Audit: auditLog})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes

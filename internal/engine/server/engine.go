@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
@@ -39,6 +40,9 @@ type Config struct {
 	Chat *Chat
 	// Webhooks vets subscription targets and seals their secrets.
 	Webhooks Webhooks
+	// Audit is the engine's audit log (audit.Open); nil: the backend's,
+	// its pin kept in memory only.
+	Audit *audit.Log
 }
 
 // Register registers every engine service on g.
@@ -59,7 +63,10 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterVectorsServer(g, &Vectors{st: c.Backend, errorMapper: e, emb: c.Embedder})
 	aimemoryv1.RegisterCorpusServer(g, &Corpus{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
-	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
+	if c.Audit == nil {
+		c.Audit = audit.Unpinned(c.Backend)
+	}
+	aimemoryv1.RegisterAuditServer(g, &Audit{log: c.Audit, errorMapper: e})
 	aimemoryv1.RegisterArchiveServer(g, &Archive{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log, st: c.Backend})
 	aimemoryv1.RegisterGovernanceServer(g, &Governance{st: c.Backend, errorMapper: e})

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -71,6 +72,9 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Logger for open-time reports; nil discards.
 	Logger *slog.Logger
+	// Audit keys the audit chain (the data dir's audit.key); nil means a
+	// random key, so a chain verifies only while the store is open (tests).
+	Audit *audit.Chain
 }
 
 // WithDefaults fills the zero fields of o.
@@ -89,6 +93,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Audit == nil {
+		o.Audit = audit.Ephemeral()
 	}
 	return o
 }
