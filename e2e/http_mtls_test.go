@@ -112,13 +112,15 @@ func TestHTTPMutualTLSBindsThePrincipal(t *testing.T) {
 
 	var out string
 	var rows []map[string]any
-	eventually(t, 20*time.Second, "alice's two audit records", func() bool { // refusals are audited off the request path
+	eventually(t, 20*time.Second, "alice's three audit records", func() bool { // refusals are audited off the request path
 		out, _ = e.cli("audit", "list", "--json", "--agent-id", "spiffe://example.org/alice")
-		return json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 2
+		return json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 3
 	})
 	// Newest first: the refused foreign token, with the principal the
-	// certificate proved, then the grant.
-	if rows[0]["event_type"] != "http_refused" || rows[1]["event_type"] != "capability_expansion" || rows[1]["attestation"] != "mtls" || rows[1]["granted"] != true {
+	// certificate proved, then the grant, then the engine's refusal of the
+	// store outside alice's namespace.
+	if rows[0]["event_type"] != "http_refused" || rows[1]["event_type"] != "capability_expansion" || rows[1]["attestation"] != "mtls" || rows[1]["granted"] != true ||
+		rows[2]["event_type"] != "access_denied" {
 		t.Errorf("alice's audit records: %s", out)
 	}
 	out, _ = e.cli("audit", "list", "--json", "--agent-id", "carol")
