@@ -106,3 +106,64 @@ func TestTooDeepRequestIsAnsweredWithItsIDOverHTTP(t *testing.T) {
 		checkDeepAnswer(t, id, resp)
 	}
 }
+
+// Every tool that changes or removes a memory by id refuses an id shorter
+// than the 8-character short id results show: a one-character prefix that
+// happened to be unique once made memory_delete remove an unrelated memory.
+func TestShortPrefixRefusedByEveryDestructiveTool(t *testing.T) {
+	s := newEnv(t).startRaw("--profile", "full")
+	a := storeID(t, s, map[string]any{"title": "Alpha", "content": "kept as it is", "tags": []string{"keep"}})
+	b := storeID(t, s, map[string]any{"title": "Beta", "content": "the other end"})
+	c := storeID(t, s, map[string]any{"title": "Gamma", "content": "archived"})
+	var done struct{ Deleted, Linked bool }
+	callJSON(t, s, "memory_delete", map[string]any{"id": c, "archive": true}, &done)
+	callJSON(t, s, "memory_link", map[string]any{"source_id": a, "target_id": b}, &done)
+	if !done.Deleted || !done.Linked {
+		t.Fatalf("setup: %+v", done)
+	}
+
+	cases := []struct {
+		tool  string
+		args  map[string]any
+		field string
+	}{
+		{"memory_update", map[string]any{"id": a[:1], "title": "changed"}, "id"},
+		{"memory_delete", map[string]any{"id": a[:7]}, "id"},
+		{"memory_promote", map[string]any{"id": a[:3]}, "id"},
+		{"memory_auto_tag", map[string]any{"id": a[:7]}, "id"},
+		{"memory_consolidate", map[string]any{"ids": []string{a, b[:7]}, "title": "merged"}, "ids[1]"},
+		{"memory_link", map[string]any{"source_id": a[:7], "target_id": c}, "source_id"},
+		{"memory_kg_invalidate", map[string]any{"source_id": a, "target_id": b[:2], "relation": "related_to"}, "target_id"},
+		{"memory_archive_restore", map[string]any{"id": c[:7]}, "id"},
+		{"memory_archive_purge", map[string]any{"ids": []string{c[:7]}}, "ids[0]"},
+	}
+	for _, tc := range cases {
+		resp := s.request("tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
+		if text, isErr := toolResult(resp); !isErr || !contains(text, tc.field+": must be a full id or a short id of at least 8 characters") {
+			t.Errorf("%s %v: got %v", tc.tool, tc.args, resp)
+		}
+	}
+
+	var got struct {
+		Title, Tier string
+		Tags        []string
+	}
+	callJSON(t, s, "memory_get", map[string]any{"id": a, "format": "json"}, &got)
+	if got.Title != "Alpha" || got.Tier != "mid" || len(got.Tags) != 1 {
+		t.Errorf("memory a after the refusals: %+v", got)
+	}
+	var links struct{ Count int }
+	callJSON(t, s, "memory_get_links", map[string]any{"id": a}, &links)
+	var archived struct{ Count int }
+	callJSON(t, s, "memory_archive_list", map[string]any{"id": c}, &archived)
+	if links.Count != 1 || archived.Count != 1 {
+		t.Errorf("after the refusals: %d links of a (want 1), %d archived entries of c (want 1)", links.Count, archived.Count)
+	}
+
+	// The 8-character short id is enough.
+	var deleted struct{ ID string }
+	callJSON(t, s, "memory_delete", map[string]any{"id": b[:8]}, &deleted)
+	if deleted.ID != b {
+		t.Errorf("memory_delete by the short id %s removed %q, want %s", b[:8], deleted.ID, b)
+	}
+}

@@ -234,6 +234,24 @@ func ValidateID(field, id string) error {
 	return nil
 }
 
+// MinTargetID is the shortest id a tool that changes or removes memories
+// accepts: the short ids results show are at least this long, and a
+// shorter prefix, unique by chance, once made memory_delete {"id": "3"}
+// delete an unrelated memory.
+const MinTargetID = 8
+
+// ValidateTargetID is ValidateID for the id of a memory a tool changes or
+// removes: at least MinTargetID characters, a full id or a short id.
+func ValidateTargetID(field, id string) error {
+	if err := ValidateID(field, id); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(id); n < MinTargetID {
+		return fieldErr(field, "must be a full id or a short id of at least %d characters, as results show it (got %s)", MinTargetID, Quote(id))
+	}
+	return nil
+}
+
 // ValidateAgentID: 1–128 bytes of ASCII letters, digits and _ - : @ . /
 func ValidateAgentID(field, id string) error {
 	if id == "" || len(id) > MaxAgentIDBytes {
