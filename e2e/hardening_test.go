@@ -167,3 +167,28 @@ func TestShortPrefixRefusedByEveryDestructiveTool(t *testing.T) {
 		t.Errorf("memory_delete by the short id %s removed %q, want %s", b[:8], deleted.ID, b)
 	}
 }
+
+// Recall and search queries are at most 4,096 characters (docs/RETRIEVAL.md):
+// longer is an error naming the field; the bound itself is accepted.
+func TestOverlongQueryIsRefused(t *testing.T) {
+	s := newEnv(t).startRaw("--profile", "full")
+	storeID(t, s, map[string]any{"title": "Deploy rule", "content": "never on a Friday"})
+	atBound := strings.Repeat("é", 4090) + " rule"
+	over := strings.Repeat("deploy ", 700) // 4,900 characters
+	for _, tc := range []struct{ tool, field string }{
+		{"memory_recall", "context"}, {"memory_search", "query"}, {"memory_expand_query", "query"},
+	} {
+		resp := s.request("tools/call", map[string]any{"name": tc.tool, "arguments": map[string]any{tc.field: over}})
+		if text, isErr := toolResult(resp); !isErr || !contains(text, tc.field+": must be at most 4096 characters (got 4900)") {
+			t.Errorf("%s with a 4,900-character %s: got %.300v", tc.tool, tc.field, resp)
+		}
+		resp = s.request("tools/call", map[string]any{"name": tc.tool, "arguments": map[string]any{tc.field: atBound}})
+		if text, isErr := toolResult(resp); isErr {
+			t.Errorf("%s with a 4,095-character %s: %s", tc.tool, tc.field, text)
+		}
+	}
+	resp := s.request("tools/call", map[string]any{"name": "memory_forget", "arguments": map[string]any{"pattern": over, "dry_run": true}})
+	if text, isErr := toolResult(resp); !isErr || !contains(text, "pattern: must be at most 4096 characters") {
+		t.Errorf("memory_forget with a 4,900-character pattern: got %.300v", resp)
+	}
+}

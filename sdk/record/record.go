@@ -234,6 +234,20 @@ func ValidateID(field, id string) error {
 	return nil
 }
 
+// MaxQueryChars bounds the text of a recall or search query
+// (docs/RETRIEVAL.md): about 600 words, more than a question or a prompt
+// needs; longer text is a document, and every word of it is another
+// posting list to read.
+const MaxQueryChars = 4096
+
+// ValidateQuery: a query of field is at most MaxQueryChars characters.
+func ValidateQuery(field, q string) error {
+	if n := utf8.RuneCountInString(q); n > MaxQueryChars {
+		return fieldErr(field, "must be at most %d characters (got %d)", MaxQueryChars, n)
+	}
+	return nil
+}
+
 // MinTargetID is the shortest id a tool that changes or removes memories
 // accepts: the short ids results show are at least this long, and a
 // shorter prefix, unique by chance, once made memory_delete {"id": "3"}

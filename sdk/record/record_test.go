@@ -54,6 +54,8 @@ func TestValidationNamesFieldAndRule(t *testing.T) {
 		{ValidateSource("martian"), "source"},
 		{ValidateScope("collective"), ""},
 		{ValidateScope("galaxy"), "scope"},
+		{ValidateQuery("query", strings.Repeat("é", MaxQueryChars)), ""},
+		{ValidateQuery("context", strings.Repeat("a", MaxQueryChars+1)), "context"},
 		{ValidateTargetID("id", "1f3a9c2e"), ""},
 		{ValidateTargetID("id", "1f3a9c2e-5b7d-4c1e-9a0f-2b4c6d8e0f1a"), ""},
 		{ValidateTargetID("id", "3"), "id"},

@@ -329,6 +329,9 @@ func forgetRequest(call sdk.Call) (*aimemoryv1.ForgetRequest, error) {
 	if req.Pattern, err = a.Str("pattern", ""); err != nil {
 		return nil, err
 	}
+	if err := record.ValidateQuery("pattern", req.Pattern); err != nil {
+		return nil, err
+	}
 	if req.Tier, err = a.Str("tier", ""); err != nil {
 		return nil, err
 	}

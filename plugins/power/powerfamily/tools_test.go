@@ -104,7 +104,7 @@ func TestExpandQuery(t *testing.T) {
 	h.Fails("memory_expand_query", `{}`, "query")
 	h.Fails("memory_expand_query", jsonArgs("query", "  "), "query: must not be empty")
 	h.Fails("memory_expand_query", jsonArgs("query", "x", "limit", 0), "limit: must be an integer from 1 to 50")
-	h.Fails("memory_expand_query", jsonArgs("query", strings.Repeat("a ", 3000)), "query: must be at most 4096 bytes")
+	h.Fails("memory_expand_query", jsonArgs("query", strings.Repeat("a ", 3000)), "query: must be at most 4096 characters (got 6000)")
 }
 
 func TestDetectContradiction(t *testing.T) {
