@@ -1,13 +1,21 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // An engine whose data dir was deleted and recreated under it must not
@@ -190,5 +198,94 @@ func TestOverlongQueryIsRefused(t *testing.T) {
 	resp := s.request("tools/call", map[string]any{"name": "memory_forget", "arguments": map[string]any{"pattern": over, "dry_run": true}})
 	if text, isErr := toolResult(resp); !isErr || !contains(text, "pattern: must be at most 4096 characters") {
 		t.Errorf("memory_forget with a 4,900-character pattern: got %.300v", resp)
+	}
+}
+
+// "glo\u200bbal" shows as "global" but is not it: every tool refuses such
+// a namespace (and the other identity-rule breaks), quoting it escaped,
+// and nothing is written.
+func TestZeroWidthNamespaceIsRefusedEverywhere(t *testing.T) {
+	e := newEnv(t)
+	s := e.startRaw("--profile", "full")
+	const zw = "glo\u200bbal"
+	id := storeID(t, s, map[string]any{"title": "Deploy rule", "content": "never on a Friday"})
+	formatRule := `namespace: must not contain format characters (Unicode Cf: zero-width spaces and joiners, direction marks) (got "glo\u200bbal")`
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"memory_store", map[string]any{"title": "t", "content": "c", "namespace": zw}, formatRule},
+		{"memory_store", map[string]any{"title": "t", "content": "c", "namespace": "p\u0430ypal"}, "namespace: must not mix scripts"},
+		{"memory_store", map[string]any{"title": "t", "content": "c", "namespace": "cafe\u0301"}, "namespace: must be in Unicode normalization form NFC"},
+		{"memory_store", map[string]any{"title": "t", "content": "c", "namespace": "priv\ue000"}, "namespace: must not contain private-use characters"},
+		{"memory_store", map[string]any{"title": "Deploy\u200brule", "content": "c"}, "title: must not contain format characters"},
+		{"memory_store", map[string]any{"title": "price \u202e01$", "content": "c"}, "title: must not contain format characters"},
+		{"memory_recall", map[string]any{"context": "deploy", "namespace": zw}, formatRule},
+		{"memory_search", map[string]any{"query": "deploy", "namespace": zw}, formatRule},
+		{"memory_list", map[string]any{"namespace": zw}, formatRule},
+		{"memory_update", map[string]any{"id": id, "namespace": zw}, formatRule},
+		{"memory_namespace_set_standard", map[string]any{"namespace": zw, "id": id}, formatRule},
+		{"memory_agent_register", map[string]any{"agent_type": "hu\u200bman"}, "agent_type: must not contain format characters"},
+	} {
+		resp := s.request("tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
+		if text, isErr := toolResult(resp); !isErr || !strings.Contains(text, tc.want) {
+			t.Errorf("%s %+q: got %.400v, want an error containing %q", tc.tool, tc.args, resp, tc.want)
+		}
+	}
+	var list struct{ Count int }
+	callJSON(t, s, "memory_list", map[string]any{"format": "json"}, &list)
+	var got struct{ Namespace string }
+	callJSON(t, s, "memory_get", map[string]any{"id": id, "format": "json"}, &got)
+	if list.Count != 1 || got.Namespace != "global" {
+		t.Errorf("after the refusals: %d memories (want 1), the first in %q", list.Count, got.Namespace)
+	}
+	if out, code := e.cli("token", "create", "bob", "--namespace", zw); code == 0 || !strings.Contains(out, "must not contain format characters") {
+		t.Errorf("token create --namespace with a zero-width space: exit %d\n%s", code, out)
+	}
+}
+
+// Doctor names the records written before a rule existed: here a memory
+// whose namespace a direct SQL write turned into "glo\u200bbal", which no
+// tool can write.
+func TestDoctorNamesRecordsThatBreakTheRules(t *testing.T) {
+	e := newEnv(t)
+	if e.dsn == "" {
+		e.usePostgres(pgtest.DSN(t))
+	}
+	h := e.startHost(nil)
+	good := h.ok("memory_store", map[string]any{"title": "Fine", "content": "x"})["id"].(string)
+	bad := h.ok("memory_store", map[string]any{"title": "Hidden space", "content": "x"})["id"].(string)
+	if out, _ := e.doctor(); !regexp.MustCompile(`(?m)^ok\s+records\s+\d+ records keep the record rules$`).MatchString(out) {
+		t.Fatalf("doctor before any bad record:\n%s", out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, e.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var raw []byte
+	if err := c.QueryRow(ctx, `SELECT record FROM memories WHERE id = $1`, bad).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	m := new(aimemoryv1.Memory)
+	if err := proto.Unmarshal(raw, m); err != nil {
+		t.Fatal(err)
+	}
+	m.Namespace = "glo\u200bbal"
+	if raw, err = proto.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, `UPDATE memories SET namespace = $2, record = $3 WHERE id = $1`, bad, m.Namespace, raw); err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := e.doctor()
+	want := "memory " + bad + `: namespace: must not contain format characters (Unicode Cf: zero-width spaces and joiners, direction marks) (got "glo\u200bbal")`
+	if code != 1 || !regexp.MustCompile(`(?m)^FAIL\s+records\s+1 of \d+ records break the record rules`).MatchString(out) || !strings.Contains(out, want) || strings.Contains(out, good) {
+		t.Errorf("doctor with a zero-width namespace stored (exit %d):\n%s", code, out)
 	}
 }
