@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -288,4 +289,90 @@ func TestDoctorNamesRecordsThatBreakTheRules(t *testing.T) {
 	if code != 1 || !regexp.MustCompile(`(?m)^FAIL\s+records\s+1 of \d+ records break the record rules`).MatchString(out) || !strings.Contains(out, want) || strings.Contains(out, good) {
 		t.Errorf("doctor with a zero-width namespace stored (exit %d):\n%s", code, out)
 	}
+}
+
+// cancelledCalls sends n calls of tool (args(k) for the k-th), each
+// followed by a notifications/cancelled for it after 0 to 15 later calls,
+// so the cancel lands before, during or after the write. It returns what
+// each answer reported: the id of a call reported written, "" for one
+// reported cancelled. Any other answer fails the test.
+func cancelledCalls(t *testing.T, s *rawSession, n int, tool string, args func(k int) map[string]any) []string {
+	t.Helper()
+	const idBase = 100000
+	var pending []int
+	cancel := func(k int) {
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": idBase + k, "reason": "test"}})
+	}
+	for k := range n {
+		s.write(callLine(idBase+k, tool, args(k)))
+		pending = append(pending, k)
+		for len(pending) > k%16 { // cancel the oldest once k%16 later calls were sent
+			cancel(pending[0])
+			pending = pending[1:]
+		}
+	}
+	for _, k := range pending {
+		cancel(k)
+	}
+	reported := make([]string, n)
+	for k := range n {
+		resp := s.responseTo(idBase + k)
+		text, isErr := toolResult(resp)
+		var written struct{ ID string }
+		switch {
+		case isErr && strings.Contains(text, "cancelled before it wrote anything; nothing was written"):
+		case !isErr && json.Unmarshal([]byte(text), &written) == nil && written.ID != "":
+			reported[k] = written.ID
+		default:
+			t.Fatalf("%s %d: an answer that is neither written nor cancelled: %v", tool, k, resp)
+		}
+	}
+	return reported
+}
+
+// checkCancelled compares what cancelledCalls reported with the ids the
+// namespace ns holds: each written one is there, nothing else is.
+func checkCancelled(t *testing.T, s *rawSession, ns string, reported []string) {
+	t.Helper()
+	var list struct {
+		Memories []struct{ ID string }
+	}
+	callJSON(t, s, "memory_list", map[string]any{"namespace": ns, "limit": 200, "format": "json"}, &list)
+	saved := map[string]bool{}
+	for _, m := range list.Memories {
+		saved[m.ID] = true
+	}
+	written := 0
+	for k, id := range reported {
+		if id == "" {
+			continue
+		}
+		written++
+		if !saved[id] {
+			t.Errorf("call %d: reported written as %s, not saved", k, id)
+		}
+	}
+	if len(saved) != written {
+		t.Errorf("%s holds %d memories, %d calls were reported written", ns, len(saved), written)
+	}
+	t.Logf("%s: %d cancelled calls, %d reported written and saved, %d reported cancelled and not saved", ns, len(reported), written, len(reported)-written)
+}
+
+// A cancelled call whose write committed is answered with its result; one
+// cancelled before its write was handed to the engine is answered
+// "cancelled" and wrote nothing. Stores and notifies cancelled at every
+// moment, against the real binaries: what was saved is exactly what was
+// reported, so a client that retries what it heard was cancelled sends no
+// message twice.
+func TestCancelledWritesReportWhatWasSaved(t *testing.T) {
+	s := newEnv(t).startRaw("--profile", "full")
+	const n = 150
+	stores := cancelledCalls(t, s, n, "memory_store", func(k int) map[string]any {
+		return map[string]any{"title": fmt.Sprintf("cancelled store %d", k), "content": "was it written?", "namespace": "cancel"}
+	})
+	checkCancelled(t, s, "cancel", stores)
+	notes := cancelledCalls(t, s, n, "memory_notify", func(k int) map[string]any {
+		return map[string]any{"target_agent_id": "ai:raw", "title": "ping", "payload": fmt.Sprintf("message %d", k)}
+	})
+	checkCancelled(t, s, "_messages/ai:raw", notes)
 }
