@@ -170,7 +170,7 @@ func TestLifecycleForget(t *testing.T) {
 		{map[string]any{"tier": "all"}, "tier:"},
 		{map[string]any{"namespace": "f", "tier": "forever"}, "tier:"},
 		{map[string]any{"pattern": "... !!"}, "pattern: has no word to match"},
-		{map[string]any{"pattern": strings.Repeat("word ", 1000)}, "pattern: must be at most 4096 bytes"},
+		{map[string]any{"pattern": strings.Repeat("word ", 1000)}, "pattern: must be at most 4096 characters (got 5000)"},
 		{map[string]any{"pattern": 7}, "pattern: must be a string"},
 		{map[string]any{"namespace": "f", "dry_run": "yes"}, "dry_run: must be a boolean"},
 		{map[string]any{"namespace": "f/"}, "namespace"},

@@ -93,6 +93,7 @@ func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, erro
 	opts = append(append(FixedWindowDialOptions(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(forwardAssertion{}),
+		grpc.WithChainUnaryInterceptor(handOffWrites), // cancel.go
 		// The engine may be restarting (its host respawns it): wait for it
 		// within the caller's deadline instead of failing at once, and
 		// retry the socket quickly so a respawn is noticed in milliseconds.

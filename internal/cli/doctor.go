@@ -104,6 +104,7 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		} else {
 			checks = append(checks, healthChecks(st)...)
 		}
+		checks = append(checks, recordsCheck(dataDir))
 	}
 
 	dir := pluginDir()

@@ -209,15 +209,11 @@ func Serve(ctx context.Context, opts Options) error {
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("engine: remove stale socket: %w", err)
 	}
-	lis, err := net.Listen("unix", sock)
+	lis, removeSocket, err := listenOwnSocket(sock)
 	if err != nil {
-		return fmt.Errorf("engine: listen: %w", err)
+		return err
 	}
-	defer os.Remove(sock)
-	if err := os.Chmod(sock, 0o600); err != nil {
-		lis.Close()
-		return fmt.Errorf("engine: %w", err)
-	}
+	defer removeSocket()
 	lis = restrictToOwnUser(lis, log)
 
 	conns := newConnTracker(opts.IdleTimeout)
@@ -321,6 +317,34 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	stopGracefully(g, 2*time.Second)
 	return nil
+}
+
+// listenOwnSocket listens on the unix socket sock (0600). remove deletes the
+// socket only while the path is still this listener's: a data dir deleted
+// and recreated under a running engine gets a successor engine with a
+// socket of the same name, which the first engine, on its way out, must
+// not take away (every new host then timed out). net's own unlink on
+// Close is turned off for the same reason.
+func listenOwnSocket(sock string) (lis net.Listener, remove func(), err error) {
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: listen: %w", err)
+	}
+	l.SetUnlinkOnClose(false)
+	own, err := os.Lstat(sock)
+	if err == nil {
+		err = os.Chmod(sock, 0o600)
+	}
+	if err != nil {
+		l.Close()
+		os.Remove(sock)
+		return nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	return l, func() {
+		if now, err := os.Lstat(sock); err == nil && os.SameFile(own, now) {
+			os.Remove(sock)
+		}
+	}, nil
 }
 
 // embedderFromSettings is the data dir's embedding endpoint, nil when

@@ -285,6 +285,9 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 	if err := h.waitEngine(ctx); err != nil {
 		return failed(err)
 	}
+	if ctx.Err() != nil { // sent nowhere yet (past here, the plugin tells what happened)
+		return failed(errCancelled)
+	}
 	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(ctx, family))
 	if err != nil {
 		h.log.Error("tool call failed", "tool", tool, "err", err)
@@ -329,7 +332,7 @@ func (h *Host) waitEngine(ctx context.Context) error {
 		}
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return errCancelled
 	}
 }
 

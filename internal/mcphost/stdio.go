@@ -126,6 +126,9 @@ func (f *stdioFront) read(ctx context.Context, in io.Reader) error {
 func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 	env, err := decodeEnvelope(line)
 	if err != nil {
+		if resp, deep := tooDeepAnswer(line); deep {
+			return f.spawn(ctx, nil, func() { f.w.send(resp) })
+		}
 		code, msg := mcp.PARSE_ERROR, "Parse error: the message is not valid JSON"
 		if json.Valid(line) {
 			code, msg = mcp.INVALID_REQUEST, "Invalid Request: a message must be one JSON-RPC object"

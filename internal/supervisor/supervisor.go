@@ -239,13 +239,16 @@ func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte,
 	if err != nil {
 		return nil, err
 	}
+	// A cancel of ctx does not tear the call down: its answer must say
+	// what happened, a write that committed included (sdk/cancel.go). A
+	// streaming plugin is told of the cancel; a unary one runs to its end.
 	deadline := time.Now().Add(s.opts.CallTimeout)
-	callCtx, cancel := context.WithDeadline(ctx, deadline)
+	callCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	req := &aimemoryv1.CallRequest{Tool: tool, ArgumentsJson: args, Context: cc}
 	var resp *aimemoryv1.CallResponse
 	if m.desc.GetCallStream() {
-		resp, err = inst.callStreams().call(callCtx, req)
+		resp, err = inst.callStreams().call(callCtx, ctx, req)
 	} else {
 		resp, err = inst.family.Call(callCtx, req)
 	}
@@ -254,8 +257,6 @@ func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte,
 	}
 	const retry = "it will be restarted on the next call (if the call was a write, check whether it took effect before retrying)"
 	switch {
-	case ctx.Err() != nil: // the caller gave up; the plugin is not to blame
-		return nil, fmt.Errorf("%s: %w", tool, ctx.Err())
 	// The plugin's server enforces the propagated deadline too, and its
 	// answer (DeadlineExceeded) may arrive before callCtx's own timer
 	// has fired: the clock decides, not which side noticed first.

@@ -132,8 +132,9 @@ func (l Listing) shortID(id string) string {
 	return id
 }
 
-// MinShortID is the shortest id prefix results show.
-const MinShortID = 8
+// MinShortID is the shortest id prefix results show: the shortest a tool
+// that changes or removes a memory accepts.
+const MinShortID = record.MinTargetID
 
 // ShortIDLength is what a Listing asks the engine for alongside its
 // memories: their short ids when the format shows them (toon_compact), so

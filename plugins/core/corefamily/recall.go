@@ -40,7 +40,7 @@ func parseRecall(raw []byte) (*recallQuery, error) {
 		return nil, err
 	}
 	q := &recallQuery{}
-	if q.context, err = a.Required("context"); err != nil {
+	if q.context, err = a.Query("context"); err != nil {
 		return nil, err
 	}
 	f := &q.filter

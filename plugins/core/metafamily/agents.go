@@ -13,8 +13,6 @@ var (
 	agentsListArgs = sdk.ArgNames(agentListSchema)
 )
 
-const maxAgentType = 64
-
 // agentView is one registry entry as results show it.
 type agentView struct {
 	AgentID      string   `json:"agent_id"`
@@ -52,8 +50,8 @@ func registerRequest(call sdk.Call) (*aimemoryv1.RegisterAgentRequest, error) {
 	if req.AgentType, err = a.Required("agent_type"); err != nil {
 		return nil, err
 	}
-	if req.AgentType == "" || len(req.AgentType) > maxAgentType {
-		return nil, sdk.Errorf("agent_type: must be 1 to %d bytes (got %d)", maxAgentType, len(req.AgentType))
+	if err := record.ValidateAgentType(req.AgentType); err != nil {
+		return nil, err
 	}
 	if _, given := a.Value("capabilities"); given {
 		if req.Capabilities, err = a.StringList("capabilities"); err != nil {

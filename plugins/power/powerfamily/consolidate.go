@@ -54,7 +54,7 @@ func (s *service) consolidate(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	seen := map[string]bool{}
 	for i, id := range ids {
-		if err := record.ValidateID(fmt.Sprintf("ids[%d]", i), id); err != nil {
+		if err := record.ValidateTargetID(fmt.Sprintf("ids[%d]", i), id); err != nil {
 			return nil, err
 		}
 		if seen[id] {

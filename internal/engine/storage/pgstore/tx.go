@@ -115,7 +115,9 @@ func (s *Store) runTx(ctx context.Context, fn func(w *writeTx) error) (w *writeT
 			return nil, err
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
+	// Once COMMIT is sent the write is handed off: a cancel then would not
+	// stop the server from committing, only hide that it did.
+	if err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
 	return w, nil
