@@ -42,7 +42,7 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}
-	stored := h.ok("memory_store", map[string]any{"title": "still core's", "content": "the pinned plugin did not replace it"})
+	stored := h.ok("memory_store", map[string]any{"format": "json", "title": "still core's", "content": "the pinned plugin did not replace it"})
 	if stored["id"] == nil || stored["pid"] != nil {
 		t.Fatalf("memory_store answered by the wrong plugin: %v", stored)
 	}

@@ -23,7 +23,7 @@ expansion_interval = "0"
 	if slices.Contains(h.toolNames(), "test_echo") {
 		t.Fatal("a denied family's tools were registered")
 	}
-	h.ok("memory_store", map[string]any{"title": "core still works", "content": "yes"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "core still works", "content": "yes"})
 
 	// The trusted identity may load it, and use it directly or through the bridge.
 	trusted := e.startHost(nil, "AI_MEMORY_AGENT_ID=trusted")

@@ -151,7 +151,7 @@ func TestCLIForgetDeleteUpdate(t *testing.T) {
 
 	// A policy that queues deletes queues the CLI's forget too.
 	alice := e.startHost([]string{"--profile", "governance,core", "--agent-id", "ai:alice"})
-	rules := alice.ok("memory_store", map[string]any{"title": "team rules", "content": "deletes need approval", "namespace": "team"})
+	rules := alice.ok("memory_store", map[string]any{"format": "json", "title": "team rules", "content": "deletes need approval", "namespace": "team"})
 	alice.ok("memory_namespace_set_standard", map[string]any{"namespace": "team", "id": rules["id"], "governance": map[string]any{"write": "any", "delete": "approve"}})
 	if out, err := run("", "forget", "--namespace", "team", "--yes"); err == nil || !strings.Contains(out, "queued for approval as pending action") {
 		t.Errorf("forget under an approval policy: %v\n%s", err, out)

@@ -184,7 +184,7 @@ func (c *updateCmd) Run(root *rootCmd) error {
 
 // getMemory reads one memory by id or unique prefix.
 func getMemory(s *client.Client, id string) (map[string]any, error) {
-	out, err := callTool(s, "memory_get", map[string]any{"id": id})
+	out, err := callTool(s, "memory_get", map[string]any{"id": id, "format": "json"})
 	if err != nil {
 		return nil, err
 	}

@@ -194,7 +194,7 @@ func (c *storeCmd) Run(root *rootCmd) error {
 	if err != nil {
 		return err
 	}
-	args := map[string]any{"title": c.Title, "content": content, "source": "cli"}
+	args := map[string]any{"title": c.Title, "content": content, "source": "cli", "format": "json"}
 	setIf(args, "tier", c.Tier)
 	setIf(args, "namespace", c.Namespace)
 	setIf(args, "tags", c.Tag)
@@ -271,7 +271,7 @@ type getCmd struct {
 }
 
 func (c *getCmd) Run(root *rootCmd) error {
-	out, err := c.call(root, "memory_get", map[string]any{"id": c.ID})
+	out, err := c.call(root, "memory_get", map[string]any{"id": c.ID, "format": "json"})
 	if err != nil {
 		return err
 	}

@@ -28,11 +28,11 @@ func (h *Host) capabilitiesTool() mcp.Tool {
 	// accept is taken but not advertised: only legacy clients ask for v1.
 	// The family names are spelled out rather than an "enum", as in every
 	// family's schema: fewer tokens, and a wrong name gets an error listing them.
-	familyDesc, _ := json.Marshal("List its tools: " + orList(h.set.Families()))
+	familyDesc, _ := json.Marshal(orList(h.set.Families()))
 	schema := fmt.Sprintf(`{"type":"object","properties":{`+
 		`"family":{"type":"string","description":%s},`+
-		`"include_schema":{"type":"boolean","description":"With family: load it, return its schemas"},`+
-		`"tool":{"type":"string","description":"Run any tool, loading its family"},`+
+		`"include_schema":{"type":"boolean","description":"Load its tools"},`+
+		`"tool":{"type":"string","description":"Tool to run"},`+
 		`"arguments":{"type":"object","description":"Its arguments"}}}`, familyDesc)
 	t := mcp.NewToolWithRawSchema(capabilitiesName,
 		"Memory tool families: list, load, or run their tools.", json.RawMessage(schema))

@@ -76,7 +76,7 @@ export class AiMemory {
   }
 
   store(args: StoreArgs): Promise<StoreResult> {
-    return callJSON<StoreResult>(this.client, "memory_store", { ...args });
+    return callJSON<StoreResult>(this.client, "memory_store", { ...args, format: "json" });
   }
 
   recall(args: RecallArgs): Promise<RecallResult> {
@@ -88,7 +88,7 @@ export class AiMemory {
   }
 
   get(id: string): Promise<Memory> {
-    return callJSON<Memory>(this.client, "memory_get", { id });
+    return callJSON<Memory>(this.client, "memory_get", { id, format: "json" });
   }
 
   search(args: SearchArgs): Promise<SearchResult> {

@@ -85,7 +85,7 @@ class AiMemory:
         return require_profile(self.client, profile, expand=expand)
 
     def store(self, title: str, content: str, **fields: Any) -> StoreResult:
-        return cast(StoreResult, call_json(self.client, "memory_store", _args(fields, title=title, content=content)))
+        return cast(StoreResult, call_json(self.client, "memory_store", _args(fields, title=title, content=content, format="json")))
 
     def recall(self, context: str, **fields: Any) -> RecallResult:
         return cast(RecallResult, call_json(self.client, "memory_recall", _args(fields, context=context, format="json")))
@@ -94,7 +94,7 @@ class AiMemory:
         return cast(ListResult, call_json(self.client, "memory_list", _args(fields, format="json")))
 
     def get(self, id: str) -> Memory:
-        return cast(Memory, call_json(self.client, "memory_get", {"id": id}))
+        return cast(Memory, call_json(self.client, "memory_get", {"id": id, "format": "json"}))
 
     def search(self, query: str, **fields: Any) -> SearchResult:
         return cast(SearchResult, call_json(self.client, "memory_search", _args(fields, query=query, format="json")))
@@ -119,7 +119,7 @@ class AsyncAiMemory:
         return await require_profile_async(self.session, profile, expand=expand)
 
     async def store(self, title: str, content: str, **fields: Any) -> StoreResult:
-        return cast(StoreResult, await call_json_async(self.session, "memory_store", _args(fields, title=title, content=content)))
+        return cast(StoreResult, await call_json_async(self.session, "memory_store", _args(fields, title=title, content=content, format="json")))
 
     async def recall(self, context: str, **fields: Any) -> RecallResult:
         return cast(RecallResult, await call_json_async(self.session, "memory_recall", _args(fields, context=context, format="json")))
@@ -128,7 +128,7 @@ class AsyncAiMemory:
         return cast(ListResult, await call_json_async(self.session, "memory_list", _args(fields, format="json")))
 
     async def get(self, id: str) -> Memory:
-        return cast(Memory, await call_json_async(self.session, "memory_get", {"id": id}))
+        return cast(Memory, await call_json_async(self.session, "memory_get", {"id": id, "format": "json"}))
 
     async def search(self, query: str, **fields: Any) -> SearchResult:
         return cast(SearchResult, await call_json_async(self.session, "memory_search", _args(fields, query=query, format="json")))
