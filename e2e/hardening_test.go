@@ -256,8 +256,8 @@ func TestDoctorNamesRecordsThatBreakTheRules(t *testing.T) {
 		e.usePostgres(pgtest.DSN(t))
 	}
 	h := e.startHost(nil)
-	good := h.ok("memory_store", map[string]any{"title": "Fine", "content": "x"})["id"].(string)
-	bad := h.ok("memory_store", map[string]any{"title": "Hidden space", "content": "x"})["id"].(string)
+	good := h.ok("memory_store", map[string]any{"title": "Fine", "content": "x", "format": "json"})["id"].(string)
+	bad := h.ok("memory_store", map[string]any{"title": "Hidden space", "content": "x", "format": "json"})["id"].(string)
 	if out, _ := e.doctor(); !regexp.MustCompile(`(?m)^ok\s+records\s+\d+ records keep the record rules$`).MatchString(out) {
 		t.Fatalf("doctor before any bad record:\n%s", out)
 	}
@@ -369,7 +369,7 @@ func TestCancelledWritesReportWhatWasSaved(t *testing.T) {
 	s := newEnv(t).startRaw("--profile", "full")
 	const n = 150
 	stores := cancelledCalls(t, s, n, "memory_store", func(k int) map[string]any {
-		return map[string]any{"title": fmt.Sprintf("cancelled store %d", k), "content": "was it written?", "namespace": "cancel"}
+		return map[string]any{"title": fmt.Sprintf("cancelled store %d", k), "content": "was it written?", "namespace": "cancel", "format": "json"}
 	})
 	checkCancelled(t, s, "cancel", stores)
 	notes := cancelledCalls(t, s, n, "memory_notify", func(k int) map[string]any {
