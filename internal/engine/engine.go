@@ -151,7 +151,7 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if opts.TTL == (storage.TTL{}) {
-		opts.TTL = tiersFromSettings(set)
+		opts.TTL = TiersFromSettings(set)
 	}
 	if opts.ArchiveMaxAge == 0 {
 		opts.ArchiveMaxAge = set.ArchiveMaxAge()
@@ -331,8 +331,9 @@ func chatFromSettings(dir string, log *slog.Logger) (*server.Chat, error) {
 	return &server.Chat{Client: models.New(*set.Models.Chat)}, nil
 }
 
-// tiersFromSettings applies the data dir's engine.toml over the default expiry.
-func tiersFromSettings(set settings.Settings) storage.TTL {
+// TiersFromSettings applies the data dir's engine.toml over the default
+// expiry (the CLI says with it how long a stored memory lives).
+func TiersFromSettings(set settings.Settings) storage.TTL {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
 	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}
