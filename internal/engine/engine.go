@@ -33,6 +33,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -171,8 +172,10 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 
 	ev := &events.Broadcaster{}
+	m := metrics.NewEngine()
 	opened, err := openBackend(ctx, dir, set, storage.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now,
+		Committed: m.Committed,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -233,8 +236,9 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	guard, backoff, timeout := webhookConfig(set.Webhooks)
 	guard.Resolver = opts.WebhookResolver
+	addGauges(m, st, emb)
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
-		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}})
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Metrics: m})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
@@ -286,7 +290,8 @@ func Serve(ctx context.Context, opts Options) error {
 				}
 			}
 			d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
-				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
+				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook"),
+				Settled: func(o storage.Outcome) { m.Settled(outcomeName(o)) }})
 			if err := d.Run(ctx); err != nil {
 				log.Error("webhook dispatcher stopped", "err", err)
 			}

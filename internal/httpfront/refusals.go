@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 )
 
 // RefusedEvent is the audit event of a request the front turned away.
@@ -37,9 +38,10 @@ type refusal struct {
 // refusals logs every refusal to stderr and audits it, within the limits
 // above. Audit appends run on their own goroutine, off the request path.
 type refusals struct {
-	log   *slog.Logger
-	audit mcphost.Auditor
-	queue chan mcphost.AuditEntry
+	log     *slog.Logger
+	audit   mcphost.Auditor
+	queue   chan mcphost.AuditEntry
+	metrics *metrics.Host // counts every refusal, over the limits too
 
 	mu       sync.Mutex
 	bySource map[string]int
@@ -48,14 +50,15 @@ type refusals struct {
 	heldN    int
 }
 
-func newRefusals(log *slog.Logger, audit mcphost.Auditor) *refusals {
-	return &refusals{log: log, audit: audit, queue: make(chan mcphost.AuditEntry, 64),
+func newRefusals(log *slog.Logger, audit mcphost.Auditor, m *metrics.Host) *refusals {
+	return &refusals{log: log, audit: audit, metrics: m, queue: make(chan mcphost.AuditEntry, 64),
 		bySource: map[string]int{}, held: map[string]int{}}
 }
 
-// record logs and audits rf, unless its source or the front is over its
-// limit for this window.
+// record counts rf, and logs and audits it unless its source or the front
+// is over its limit for this window.
 func (rs *refusals) record(rf refusal) {
+	rs.metrics.Refused(rf.kind)
 	source := rf.principal.ID
 	if source == "" {
 		source = rf.addr

@@ -71,6 +71,10 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Logger for open-time reports; nil discards.
 	Logger *slog.Logger
+	// Committed, when set, is told of every commit: how many write
+	// requests it made durable and how long its transaction took, fsync
+	// included (the engine's metrics). Called under the commit order.
+	Committed func(writes int, took time.Duration)
 }
 
 // WithDefaults fills the zero fields of o.
@@ -89,6 +93,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Committed == nil {
+		o.Committed = func(int, time.Duration) {}
 	}
 	return o
 }

@@ -48,6 +48,8 @@ type Store struct {
 	now    func() time.Time
 	log    *slog.Logger
 	seen   ops.LastSeen // identities seen on calls, for the registry (gov_agents.go)
+	// committed is told of each commit (storage.Options.Committed).
+	committed func(writes int, took time.Duration)
 
 	an *keyword.Analyzer
 	// writeMu orders commits and their in-memory index updates the same way.
@@ -99,6 +101,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		now:    opts.Now,
 		log:    opts.Logger,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		committed: opts.Committed,
 
 		grown: make(chan struct{}, 1),
 	}
