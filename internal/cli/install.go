@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -182,10 +183,14 @@ func (c *initCmd) Run(root *rootCmd) error {
 		fmt.Println("not a terminal and no --yes: showing what would change, writing nothing")
 	}
 	in := bufio.NewReader(os.Stdin)
-	var added, already, declined, shown, failed []string
+	var added, already, declined, shown, projectOnly, failed []string
 	for _, n := range names {
 		o, _ := c.options(root, n)
 		p, err := install.Make(o)
+		if errors.Is(err, install.ErrProjectOnly) {
+			projectOnly = append(projectOnly, n)
+			continue
+		}
 		if err != nil {
 			fmt.Printf("%s: skipped: %v\n", n, err)
 			failed = append(failed, n)
@@ -215,7 +220,8 @@ func (c *initCmd) Run(root *rootCmd) error {
 	for _, l := range []struct {
 		what  string
 		names []string
-	}{{"added to", added}, {"already in", already}, {"declined", declined}, {"dry run (nothing written)", shown}, {"not installed", failed}} {
+	}{{"added to", added}, {"already in", already}, {"declined", declined}, {"dry run (nothing written)", shown},
+		{"project config only (run init --project in the project)", projectOnly}, {"not installed", failed}} {
 		if len(l.names) > 0 {
 			fmt.Printf("%s: %s\n", l.what, strings.Join(l.names, ", "))
 		}

@@ -203,8 +203,9 @@ func (f *Front) Serve(ctx context.Context, l net.Listener, grace time.Duration) 
 	ll := newLimitListener(l, f.opts.MaxConnections, f.opts.TLS == nil, f.connectionsFull)
 	f.listener.Store(ll)
 	bg, stop := context.WithCancel(context.Background())
-	defer stop()
-	go f.refusals.run(bg)
+	audited := make(chan struct{})
+	defer func() { stop(); <-audited }() // the refusals queued are audited before the engine goes
+	go func() { f.refusals.run(bg); close(audited) }()
 	go f.janitor(bg)
 	errc := make(chan error, 1)
 	go func() {

@@ -119,16 +119,32 @@ func (rs *refusals) enqueue(e mcphost.AuditEntry) {
 	}
 }
 
-// run appends queued records until ctx ends.
+// run appends queued records until ctx ends, then those still queued:
+// the server stops only once its refusals are audited.
 func (rs *refusals) run(ctx context.Context) {
 	for {
 		select {
 		case e := <-rs.queue:
-			if err := rs.audit.Record(ctx, e); err != nil {
-				rs.log.Error("audit write failed", "event", e.Event, "err", err)
-			}
+			rs.write(e)
 		case <-ctx.Done():
-			return
+			for {
+				select {
+				case e := <-rs.queue:
+					rs.write(e)
+				default:
+					return
+				}
+			}
 		}
+	}
+}
+
+// write appends one record; a write under way is not cut short by the
+// server stopping.
+func (rs *refusals) write(e mcphost.AuditEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rs.audit.Record(ctx, e); err != nil {
+		rs.log.Error("audit write failed", "event", e.Event, "err", err)
 	}
 }

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -267,7 +268,7 @@ var Harnesses = []*Harness{
 		Name: "grok-cli", Title: "grok-cli (@vibe-kit/grok-cli)",
 		container: []string{"mcpServers"},
 		user: func(*Options) (string, error) {
-			return "", fmt.Errorf("grok-cli reads MCP servers only from .grok/settings.json in the project (grok-cli 0.0.34): use --project")
+			return "", fmt.Errorf("%w: grok-cli reads MCP servers only from .grok/settings.json in the project (grok-cli 0.0.34): use --project", ErrProjectOnly)
 		},
 		project: filepath.Join(".grok", "settings.json"),
 		stdio: func(name string, l Launch) any {
@@ -279,6 +280,9 @@ var Harnesses = []*Harness{
 		binIs: vibeKit,
 	},
 }
+
+// ErrProjectOnly: the harness has no user config, only a project one.
+var ErrProjectOnly = errors.New("no user config")
 
 // Lookup finds a harness by name.
 func Lookup(name string) (*Harness, error) {

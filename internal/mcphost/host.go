@@ -133,7 +133,7 @@ func New(opts Options) *Host {
 		// Lists vary with the principal (HTTP) or the session's grants.
 		server.WithCacheHints(0, mcp.CacheScopePrivate),
 	)
-	h.srv.AddTool(h.capabilitiesTool(), h.capabilities)
+	h.srv.AddTool(h.capabilitiesTool(), h.counted(h.capabilities))
 	h.loadProfile()
 	return h
 }
@@ -302,6 +302,21 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 		outcome = metrics.ToolError
 	}
 	return answer{text: resp.GetText(), isError: resp.GetIsError()}
+}
+
+// counted is memory_capabilities counted as a call (a call it bridges is
+// counted again, as its own tool, by run).
+func (h *Host) counted(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		res, err := next(ctx, req)
+		outcome := metrics.OK
+		if err != nil || res == nil || res.IsError {
+			outcome = metrics.ToolError
+		}
+		h.opts.Metrics.ObserveCall(capabilitiesName, outcome, time.Since(start))
+		return res, err
+	}
 }
 
 // rawArguments returns the call's arguments as the client sent them; they
