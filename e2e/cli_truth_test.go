@@ -149,7 +149,7 @@ func TestArchiveListRestoreRoundTrip(t *testing.T) {
 // engine settings set it, is in store's answer and in its help.
 func TestStoreSaysHowLongAMemoryLives(t *testing.T) {
 	e := newEnv(t)
-	if out, _ := e.cli("store", "--title", "a", "--content", "c"); !strings.Contains(out, "tier mid: it expires in 7 days unless recalled") {
+	if out, _ := e.cli("store", "--title", "a", "--content", "c"); !strings.Contains(out, "tier mid: it expires in 7 days, and a recall keeps it at least 1 day more (--tier long never expires)") {
 		t.Errorf("store:\n%s", out)
 	}
 	if out, _ := e.cli("store", "--title", "b", "--content", "c", "--tier", "long"); !strings.Contains(out, "tier long: it never expires") {

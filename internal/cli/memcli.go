@@ -213,7 +213,7 @@ func setIf(m map[string]any, k string, v any) {
 type storeCmd struct {
 	Title     string   `required:"" help:"Title (unique per namespace)."`
 	Content   string   `help:"Content; - or absent reads standard input." default:"-"`
-	Tier      string   `help:"How long it lives: short (6 hours), mid (7 days) or long (never expires); a recall extends short and mid. These are the defaults of [ttl] in config.toml." enum:"short,mid,long" default:"mid"`
+	Tier      string   `help:"How long it lives: short (6 hours), mid (7 days) or long (never expires); a recall keeps a short one at least an hour more, a mid one a day. These are the defaults of [ttl] in config.toml." enum:"short,mid,long" default:"mid"`
 	Namespace string   `help:"Namespace (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project around the current directory, named after its origin remote, else its folder; else global)."`
 	Tag       []string `help:"A tag (repeatable)."`
 	Priority  int      `help:"1-10 (default 5)."`
@@ -259,11 +259,16 @@ func lifetime(root *rootCmd, tier string) string {
 	if err != nil {
 		return "tier " + tier
 	}
-	d := engine.TiersFromSettings(set).ForTier(tier)
+	ttl := engine.TiersFromSettings(set)
+	d := ttl.ForTier(tier)
 	if d <= 0 {
 		return "tier " + tier + ": it never expires"
 	}
-	return fmt.Sprintf("tier %s: it expires in %s unless recalled (--tier long keeps it)", tier, durationText(d))
+	line := fmt.Sprintf("tier %s: it expires in %s", tier, durationText(d))
+	if extend := map[string]time.Duration{"short": ttl.ShortExtend, "mid": ttl.MidExtend}[tier]; extend > 0 {
+		line += fmt.Sprintf(", and a recall keeps it at least %s more", durationText(extend))
+	}
+	return line + " (--tier long never expires)"
 }
 
 // durationText is d in whole days, else hours, else minutes.
