@@ -32,12 +32,7 @@ func (c *archiveListCmd) Run(root *rootCmd) error {
 	setIf(args, "namespace", c.Namespace)
 	setIf(args, "limit", c.Limit)
 	setIf(args, "offset", c.Offset)
-	s, err := c.session(root, "archive")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	out, err := s.call("memory_archive_list", args)
+	out, err := c.callIn(root, "archive", "memory_archive_list", args)
 	if err != nil {
 		return err
 	}
@@ -92,12 +87,7 @@ func (c *archiveRestoreCmd) Run(root *rootCmd) error {
 	if c.Merge {
 		args["on_conflict"] = "merge"
 	}
-	s, err := c.session(root, "archive")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	out, err := s.call("memory_archive_restore", args)
+	out, err := c.callIn(root, "archive", "memory_archive_restore", args)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,12 @@ func (o *operator) session(root *rootCmd, profile string) (*toolSession, error) 
 
 // call runs one core tool as the operator; an isError answer is exit status 1.
 func (o *operator) call(root *rootCmd, tool string, args map[string]any) ([]byte, error) {
-	s, err := o.session(root, "core")
+	return o.callIn(root, "core", tool, args)
+}
+
+// callIn runs one tool in a session of profile's families.
+func (o *operator) callIn(root *rootCmd, profile, tool string, args map[string]any) ([]byte, error) {
+	s, err := o.session(root, profile)
 	if err != nil {
 		return nil, err
 	}
