@@ -283,7 +283,12 @@ func (a answer) result() *mcp.CallToolResult {
 // shared by direct calls and the memory_capabilities bridge.
 func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer {
 	start, outcome := time.Now(), metrics.Refused
-	defer func() { h.opts.Metrics.ObserveCall(tool, outcome, time.Since(start)) }()
+	defer func() {
+		if ctx.Err() != nil && outcome != metrics.OK && outcome != metrics.ToolError {
+			outcome = metrics.Cancelled // the client gave up (or the server is stopping)
+		}
+		h.opts.Metrics.ObserveCall(tool, outcome, time.Since(start))
+	}()
 	if err := h.permitCall(ctx, family, tool); err != nil {
 		return failed(err)
 	}

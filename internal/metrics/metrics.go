@@ -24,10 +24,11 @@ const (
 	Refused     = "refused"     // the allowlist or the credential does not clear the family
 	Unavailable = "unavailable" // the engine is not available
 	Failed      = "failed"      // the plugin did not answer (a crash, the call timeout)
+	Cancelled   = "cancelled"   // the client cancelled it before it was answered
 )
 
 // outcomes are the call outcomes, in the order of toolMetrics.calls.
-var outcomes = [...]string{OK, ToolError, Refused, Unavailable, Failed}
+var outcomes = [...]string{OK, ToolError, Refused, Unavailable, Failed, Cancelled}
 
 // Host is a host process's metrics. A nil *Host counts nothing, so call
 // sites need no check.
@@ -53,7 +54,7 @@ func NewHost() *Host {
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ai_memory_tool_calls_total",
-			Help: "Tool calls by tool and outcome (ok, error, refused, unavailable, failed).",
+			Help: "Tool calls by tool and outcome (ok, error, refused, unavailable, failed, cancelled).",
 		}, []string{"tool", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ai_memory_tool_call_duration_seconds",
