@@ -56,8 +56,9 @@ func TestProjectConfigIsPortable(t *testing.T) {
 		t.Fatalf(".mcp.json holds a machine path:\n%s", b)
 	}
 	// A harness opened in the project with the user's PATH starts it.
+	e := newEnv(t) // its data dir, and the engine the entry starts there, are cleaned up with it
 	c, err := client.NewStdioMCPClientWithOptions(l.Command, []string{"HOME=" + home, "PATH=" + withLink,
-		"AI_MEMORY_DATA_DIR=" + filepath.Join(home, "d"), "AI_MEMORY_ENGINE_IDLE_TIMEOUT=3s"}, l.Args,
+		"AI_MEMORY_DATA_DIR=" + e.dataDir, "AI_MEMORY_ENGINE_IDLE_TIMEOUT=3s"}, l.Args,
 		transport.WithCommandStderrWriter(&syncBuffer{}), transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			path, err := lookPathIn(command, withLink)
 			if err != nil {
