@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 	"time"
 
 	"google.golang.org/grpc"
@@ -130,13 +131,16 @@ func report(checks []check, asJSON bool) error {
 		out, _ := json.MarshalIndent(map[string]any{"healthy": healthy, "checks": checks}, "", "  ")
 		fmt.Println(string(out))
 	} else {
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "STATUS\tCHECK\tDETAIL")
 		for _, ch := range checks {
 			mark := ch.Status
 			if mark == "fail" {
 				mark = "FAIL"
 			}
-			fmt.Printf("%-7s %-22s %s\n", mark, ch.Name, ch.Detail)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", mark, ch.Name, ch.Detail)
 		}
+		w.Flush()
 	}
 	if !healthy {
 		return &exitError{code: 1, msg: "ai-memory doctor: problems found"}

@@ -115,11 +115,7 @@ func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcph
 
 func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID, namespaceFlag string, engineIdle time.Duration) (*runtime, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfgPath := config.Path(root.Config)
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": " + err.Error()}
-	}
+	cfg, cfgPath := root.cfg, root.cfgPath
 	request, source, err := config.ResolveProfile(profileFlag, cfg)
 	if err != nil {
 		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": invalid profile: " + err.Error()}
@@ -152,11 +148,8 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	if _, differ, err := settings.Reconcile(dataDir, cfg.Settings); err != nil {
-		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": engine settings: " + err.Error()}
-	} else if len(differ) > 0 {
-		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",
-			"keys", strings.Join(differ, ", "), "config", cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
+	if err := root.reconcile(dataDir, log); err != nil {
+		return nil, err
 	}
 
 	// The data dir's key signs every engine call this host makes or hands a
@@ -205,6 +198,21 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 		return fail(err)
 	}
 	return rt, nil
+}
+
+// reconcile records config.toml's engine sections ([storage], [ttl], ...)
+// in a data dir that has none yet, as every host does before its engine
+// starts, and warns when they differ from those in force there.
+func (r *rootCmd) reconcile(dataDir string, log *slog.Logger) error {
+	_, differ, err := settings.Reconcile(dataDir, r.cfg.Settings)
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory " + r.command + ": engine settings: " + err.Error()}
+	}
+	if len(differ) > 0 {
+		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",
+			"keys", strings.Join(differ, ", "), "config", r.cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
+	}
+	return nil
 }
 
 // pollableStdin is stdin, read through the runtime's network poller when it

@@ -53,12 +53,8 @@ func (c *pluginAddCmd) Run(root *rootCmd) error {
 	if err != nil {
 		return err
 	}
-	cfgPath := config.Path(root.Config)
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return err
-	}
-	pins := maps.Clone(cfg.Plugins)
+	cfgPath := root.cfgPath
+	pins := maps.Clone(root.cfg.Plugins)
 	if pins == nil {
 		pins = map[string]string{}
 	}
@@ -111,11 +107,7 @@ func (c *pluginAddCmd) Run(root *rootCmd) error {
 }
 
 func (c *pluginListCmd) Run(root *rootCmd) error {
-	cfg, err := config.Load(config.Path(root.Config))
-	if err != nil {
-		return err
-	}
-	bins, err := supervisor.Discover(pluginDir(), cfg.Plugins)
+	bins, err := supervisor.Discover(pluginDir(), root.cfg.Plugins)
 	if err != nil {
 		return err
 	}
@@ -153,11 +145,7 @@ func (c *pluginListCmd) Run(root *rootCmd) error {
 }
 
 func (c *pluginRemoveCmd) Run(root *rootCmd) error {
-	cfgPath := config.Path(root.Config)
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return err
-	}
+	cfg, cfgPath := root.cfg, root.cfgPath
 	path := c.Path
 	if _, ok := cfg.Plugins[path]; !ok {
 		if abs, err := filepath.Abs(path); err == nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -152,7 +153,7 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if opts.TTL == (storage.TTL{}) {
-		opts.TTL = tiersFromSettings(set)
+		opts.TTL = TiersFromSettings(set)
 	}
 	if opts.ArchiveMaxAge == 0 {
 		opts.ArchiveMaxAge = set.ArchiveMaxAge()
@@ -177,8 +178,10 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 
 	ev := &events.Broadcaster{}
+	m := metrics.NewEngine()
 	opened, err := openBackend(ctx, dir, set, storage.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now, Audit: chain,
+		Committed: m.Committed,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -245,8 +248,9 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	guard, backoff, timeout := webhookConfig(set.Webhooks)
 	guard.Resolver = opts.WebhookResolver
+	addGauges(m, st, emb)
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
-		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Audit: auditLog})
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Audit: auditLog, Metrics: m})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
@@ -298,7 +302,8 @@ func Serve(ctx context.Context, opts Options) error {
 				}
 			}
 			d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
-				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
+				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook"),
+				Settled: func(o storage.Outcome) { m.Settled(outcomeName(o)) }})
 			if err := d.Run(ctx); err != nil {
 				log.Error("webhook dispatcher stopped", "err", err)
 			}
@@ -371,8 +376,9 @@ func chatFromSettings(dir string, log *slog.Logger) (*server.Chat, error) {
 	return &server.Chat{Client: models.New(*set.Models.Chat)}, nil
 }
 
-// tiersFromSettings applies the data dir's engine.toml over the default expiry.
-func tiersFromSettings(set settings.Settings) storage.TTL {
+// TiersFromSettings applies the data dir's engine.toml over the default
+// expiry (the CLI says with it how long a stored memory lives).
+func TiersFromSettings(set settings.Settings) storage.TTL {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
 	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}

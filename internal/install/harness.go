@@ -1,6 +1,7 @@
 package install
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,9 @@ type Harness struct {
 
 	detect []string // files or directories (~ is the home) whose presence means installed
 	bins   []string // executables on PATH that mean installed
+	// binIs, when set, must accept the resolved path of a bins executable
+	// (two harnesses install a `grok`).
+	binIs func(path string) bool
 }
 
 // Launch is how a harness starts the stdio server.
@@ -242,20 +246,43 @@ var Harnesses = []*Harness{
 		detect: []string{"~/.config/zed"}, bins: []string{"zed"},
 	},
 	{
-		Name: "grok-cli", Title: "Grok CLI",
+		// xAI's own: Grok Build, the `grok` command.
+		Name: "grok", Title: "Grok (xAI)",
+		format: formatTOML,
+		user: func(o *Options) (string, error) {
+			return filepath.Join(o.grokHome(), "config.toml"), nil
+		},
+		project: filepath.Join(".grok", "config.toml"),
+		stdio: func(_ string, l Launch) any {
+			return ordered{{"command", l.Command}, {"args", l.Args}}
+		},
+		remote: func(_ string, r Remote) any {
+			return withHeaders(ordered{{"url", r.URL}}, r.header("${"+r.TokenEnv+"}"))
+		},
+		Profile: "core", Why: "Grok " + whyEager,
+		detect: []string{"~/.grok/config.toml", "~/.grok/bin/grok"}, bins: []string{"grok"},
+		binIs: func(path string) bool { return !vibeKit(path) },
+	},
+	{
+		// The community's @vibe-kit/grok-cli, also a `grok` command.
+		Name: "grok-cli", Title: "grok-cli (@vibe-kit/grok-cli)",
 		container: []string{"mcpServers"},
 		user: func(*Options) (string, error) {
-			return "", fmt.Errorf("grok-cli reads MCP servers only from .grok/settings.json in the project (grok-cli 0.0.34): use --project")
+			return "", fmt.Errorf("%w: grok-cli reads MCP servers only from .grok/settings.json in the project (grok-cli 0.0.34): use --project", ErrProjectOnly)
 		},
 		project: filepath.Join(".grok", "settings.json"),
 		stdio: func(name string, l Launch) any {
 			return ordered{{"name", name}, {"transport", ordered{{"type", "stdio"}, {"command", l.Command}, {"args", l.Args}, {"env", ordered{}}}}}
 		},
 		noRemote: "grok-cli does not expand environment variables in headers, so the token would have to be written into the file",
-		Profile:  "core", Why: "Grok CLI " + whyEager,
-		detect: []string{"~/.grok"}, bins: []string{"grok"},
+		Profile:  "core", Why: "grok-cli " + whyEager,
+		detect: []string{"~/.grok/user-settings.json"}, bins: []string{"grok"},
+		binIs: vibeKit,
 	},
 }
+
+// ErrProjectOnly: the harness has no user config, only a project one.
+var ErrProjectOnly = errors.New("no user config")
 
 // Lookup finds a harness by name.
 func Lookup(name string) (*Harness, error) {
@@ -284,11 +311,25 @@ func (h *Harness) Detected(o *Options) bool {
 		}
 	}
 	for _, b := range h.bins {
-		if o.lookPath(b) {
+		if path := o.lookPath(b); path != "" && (h.binIs == nil || h.binIs(path)) {
 			return true
 		}
 	}
 	return false
+}
+
+// vibeKit: the resolved path of a `grok` is the community grok-cli's npm
+// package (npm links its bin into node_modules/@vibe-kit/grok-cli).
+func vibeKit(path string) bool {
+	return strings.Contains(filepath.ToSlash(path), "/@vibe-kit/grok-cli/")
+}
+
+// grokHome is xAI's Grok home: $GROK_HOME, else ~/.grok.
+func (o *Options) grokHome() string {
+	if d := o.getenv("GROK_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(o.Home, ".grok")
 }
 
 // HasProject reports whether the harness has a project-scoped config.

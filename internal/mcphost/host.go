@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -20,6 +21,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -63,6 +65,8 @@ type Options struct {
 	// it; the plugin forwards it to the engine. Nil sends none (an engine
 	// then refuses the plugin's engine calls).
 	Assertions Minter
+	// Metrics counts tool calls by tool and outcome; nil counts nothing.
+	Metrics *metrics.Host
 
 	// For an HTTP principal: the namespaces its credential grants ("*"
 	// alone: every namespace; "=ns": ns without what lies below it),
@@ -129,7 +133,7 @@ func New(opts Options) *Host {
 		// Lists vary with the principal (HTTP) or the session's grants.
 		server.WithCacheHints(0, mcp.CacheScopePrivate),
 	)
-	h.srv.AddTool(h.capabilitiesTool(), h.capabilities)
+	h.srv.AddTool(h.capabilitiesTool(), h.counted(h.capabilities))
 	h.loadProfile()
 	return h
 }
@@ -278,14 +282,24 @@ func (a answer) result() *mcp.CallToolResult {
 // run executes a tool of a loaded family for this session: the one path
 // shared by direct calls and the memory_capabilities bridge.
 func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer {
+	start, outcome := time.Now(), metrics.Refused
+	defer func() {
+		if ctx.Err() != nil && outcome != metrics.OK && outcome != metrics.ToolError {
+			outcome = metrics.Cancelled // the client gave up (or the server is stopping)
+		}
+		h.opts.Metrics.ObserveCall(tool, outcome, time.Since(start))
+	}()
 	if err := h.permitCall(ctx, family, tool); err != nil {
 		return failed(err)
 	}
 	h.observeCall(tool, args)
+	outcome = metrics.Unavailable
 	if err := h.waitEngine(ctx); err != nil {
 		return failed(err)
 	}
+	outcome = metrics.Failed
 	if ctx.Err() != nil { // sent nowhere yet (past here, the plugin tells what happened)
+		outcome = metrics.Cancelled
 		return failed(errCancelled)
 	}
 	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(ctx, family))
@@ -293,7 +307,25 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 		h.log.Error("tool call failed", "tool", tool, "err", err)
 		return failed(err)
 	}
+	if outcome = metrics.OK; resp.GetIsError() {
+		outcome = metrics.ToolError
+	}
 	return answer{text: resp.GetText(), isError: resp.GetIsError()}
+}
+
+// counted is memory_capabilities counted as a call (a call it bridges is
+// counted again, as its own tool, by run).
+func (h *Host) counted(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		res, err := next(ctx, req)
+		outcome := metrics.OK
+		if err != nil || res == nil || res.IsError {
+			outcome = metrics.ToolError
+		}
+		h.opts.Metrics.ObserveCall(capabilitiesName, outcome, time.Since(start))
+		return res, err
+	}
 }
 
 // rawArguments returns the call's arguments as the client sent them; they
