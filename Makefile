@@ -3,8 +3,15 @@ BIN     ?= bin
 PLUGINS := core graph admin power archive
 # Go modules of the workspace (go.work): go vet/test ./... stop at a module's edge.
 MODULES := . proto sdk examples/notes
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/ai-memory/ai-memory/internal/cli.Version=$(VERSION)
+# The release number lives in internal/version (Number); a build says which
+# commit it is unless HEAD is the clean tag v<Number> (docs/releasing.md).
+NUMBER  := $(shell sed -n 's/^const Number = "\(.*\)"$$/\1/p' internal/version/version.go)
+COMMIT  := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+DIRTY   := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo .dirty)
+TAGGED  := $(shell git tag --points-at HEAD 2>/dev/null | grep -qx 'v$(NUMBER)' && echo yes)
+BUILD   ?= $(if $(and $(TAGGED),$(if $(DIRTY),,yes)),release,$(if $(COMMIT),dev+$(COMMIT)$(DIRTY)))
+VERSION := $(NUMBER)$(if $(filter-out release,$(BUILD)),$(if $(BUILD),-$(BUILD)))
+LDFLAGS := -s -w -X github.com/ai-memory/ai-memory/internal/version.build=$(BUILD)
 
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1

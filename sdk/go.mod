@@ -3,7 +3,7 @@ module github.com/ai-memory/ai-memory/sdk
 go 1.26.0
 
 require (
-	github.com/ai-memory/ai-memory/proto v0.0.0
+	github.com/ai-memory/ai-memory/proto v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/tiktoken-go/tokenizer v0.10.0
@@ -24,6 +24,3 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-// Inside this repository the SDK builds against the local proto module.
-replace github.com/ai-memory/ai-memory/proto => ../proto
