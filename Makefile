@@ -22,7 +22,7 @@ DIST    := dist
 # GOOS/GOARCH pairs make release builds (windows is not supported: the engine serves a unix socket).
 RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: build run test bench proto lint clean install uninstall release
+.PHONY: build run test bench proto lint clean install uninstall release release-docs
 
 build: ## Host at $(BIN)/ai-memory, plugins beside it, and their SHA-256 manifest.
 	@mkdir -p $(BIN)
@@ -105,10 +105,18 @@ release: ## One .tar.gz per RELEASE_TARGETS entry in dist/, and dist/SHA256SUMS.
 			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$dir/ai-memory-$$p ./plugins/$$p || exit 1; \
 		done; \
 		(cd $$dir && sha256sum $(addprefix ai-memory-,$(PLUGINS)) > plugins.sha256) || exit 1; \
-		cp README.md docs/install.md $$dir/; \
+		$(MAKE) --no-print-directory -s release-docs DEST=$$dir || exit 1; \
 		tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name || exit 1; rm -rf $$dir; \
 	done
 	cd $(DIST) && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
+
+# Beside the binaries, an archive carries the README, every file it links
+# to, the changelog and the licence (TestReleaseDocs checks the links).
+RELEASE_DOCS := README.md CHANGELOG.md LICENSE $(wildcard docs/*.md) sdk/typescript/README.md sdk/python/README.md
+
+release-docs: ## Copy RELEASE_DOCS into DEST, keeping their paths.
+	@test -n "$(DEST)" || { echo "release-docs: DEST=dir is required" >&2; exit 2; }
+	@for f in $(RELEASE_DOCS); do mkdir -p "$(DEST)/$$(dirname $$f)" && cp $$f "$(DEST)/$$f" || exit 1; done
 
 clean:
 	rm -rf $(BIN) $(DIST)

@@ -22,6 +22,7 @@ import (
 // checks profiles over stdio and over HTTP (ProfileNotLoaded's hint names
 // `serve --profile` there).
 func TestTypeScriptSDKPackage(t *testing.T) {
+	t.Parallel() // mostly waiting on the go, npm and pip tools: beside the other slow ones
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		needInCI(t, "npm")
@@ -153,6 +154,7 @@ console.log(JSON.stringify({
 // another fresh venv, and a script there, outside the tree, stores,
 // recalls and checks profiles against the built binary.
 func TestPythonSDKPackage(t *testing.T) {
+	t.Parallel() // mostly waiting on the go, npm and pip tools: beside the other slow ones
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		needInCI(t, "python3")

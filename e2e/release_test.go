@@ -64,6 +64,7 @@ func TestVersionEverywhere(t *testing.T) {
 // pinned by that host. Other modules come from the local module cache,
 // else the Go proxy.
 func TestGoInstallFromTheTaggedTree(t *testing.T) {
+	t.Parallel() // mostly waiting on the go, npm and pip tools: beside the other slow ones
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		needInCI(t, "go on PATH")
@@ -148,4 +149,33 @@ func needInCI(t *testing.T, what string) {
 		t.Fatalf("%s is required in CI", what)
 	}
 	t.Skipf("needs %s", what)
+}
+
+// TestReleaseDocs: what `make release` puts beside the binaries holds the
+// licence, the changelog, the README and every file the README links to.
+func TestReleaseDocs(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		needInCI(t, "make")
+	}
+	dest := t.TempDir()
+	cmd := exec.Command("make", "--no-print-directory", "-s", "release-docs", "DEST="+dest)
+	cmd.Dir = repoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make release-docs: %v\n%s", err, out)
+	}
+	readme, err := os.ReadFile(filepath.Join(dest, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := []string{"LICENSE", "CHANGELOG.md"}
+	for _, m := range mdLink.FindAllStringSubmatch(string(readme), -1) {
+		if path, _, _ := strings.Cut(m[1], "#"); path != "" && !strings.Contains(path, "://") {
+			targets = append(targets, path)
+		}
+	}
+	for _, p := range targets {
+		if _, err := os.Stat(filepath.Join(dest, p)); err != nil {
+			t.Errorf("the release archive lacks %s, which the README links to: %v", p, err)
+		}
+	}
 }
