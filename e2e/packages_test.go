@@ -82,11 +82,7 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 	e := newEnv(t)
 	s := e.serve("--auth", "none")
 	out := run(app, e.environ("AI_MEMORY_BIN="+filepath.Join(bins, "ai-memory"), "AI_MEMORY_URL="+s.url), "node", "check.js")
-	var got map[string]any
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("check.js printed %q: %v", out, err)
-	}
-	want := map[string]any{
+	expectJSON(t, "check.js", out, map[string]any{
 		"version":     version.Number,
 		"recalled":    true,
 		"empty":       float64(0),
@@ -95,12 +91,7 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 		"httpMissing": "graph",
 		"httpHint":    "restart ai-memory serve with --profile graph or set AI_MEMORY_PROFILE=graph where it runs",
 		"profile":     "core",
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
-		}
-	}
+	})
 }
 
 // tsConsumer is a user's program: strict TypeScript against the installed
@@ -194,11 +185,7 @@ func TestPythonSDKPackage(t *testing.T) {
 	writeFiles(t, app, map[string]string{"check.py": pyConsumer})
 	e := newEnv(t)
 	out := run(e.environ("AI_MEMORY_BIN="+filepath.Join(bins, "ai-memory")), filepath.Join(app, "bin", "python"), filepath.Join(app, "check.py"))
-	var got map[string]any
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("check.py printed %q: %v", out, err)
-	}
-	want := map[string]any{
+	expectJSON(t, "check.py", out, map[string]any{
 		"version":   version.Number,
 		"dist":      version.Number,
 		"installed": true,
@@ -207,12 +194,7 @@ func TestPythonSDKPackage(t *testing.T) {
 		"core":      "core",
 		"hint":      "restart the MCP server with --profile graph or set AI_MEMORY_PROFILE=graph",
 		"licence":   "License :: OSI Approved :: Apache Software License",
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
-		}
-	}
+	})
 }
 
 // pyConsumer is a user's script against the installed wheel.
@@ -242,6 +224,20 @@ print(json.dumps({
     "licence": next((c for c in meta.get_all("Classifier") or [] if c.startswith("License ::")), None),
 }))
 `
+
+// expectJSON checks the fields of the JSON object a consumer script printed.
+func expectJSON(t *testing.T, script, out string, want map[string]any) {
+	t.Helper()
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%s printed %q: %v", script, out, err)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s = %v, want %v (all: %v)", script, k, got[k], v, got)
+		}
+	}
+}
 
 // writeFiles creates dir and writes each name → content into it.
 func writeFiles(t *testing.T, dir string, files map[string]string) {
