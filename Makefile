@@ -58,7 +58,7 @@ $(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies 
 
 test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-to-end test, in every module.
 	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && go vet ./...) || exit 1; done
-	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...) || exit 1; done
+	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 30m ./...) || exit 1; done
 	@echo "go test (the families' e2e tests again, every data dir on PostgreSQL)"
 	AI_MEMORY_TEST_BACKEND=postgres AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m -run '$(PG_FAMILY_TESTS)' ./e2e
 

@@ -75,8 +75,9 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 		"tsconfig.json": `{"compilerOptions": {"strict": true, "target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "skipLibCheck": true, "types": []}, "files": ["check.ts"]}`,
 		"check.ts":      tsConsumer,
 	})
-	// The MCP SDK, its peer dependency, comes from the registry.
-	run(app, nil, npm, "install", "--no-audit", "--no-fund", "--silent", filepath.Join(tmp, packed[0].Filename))
+	// The MCP SDK, its peer dependency, comes from the registry (or npm's
+	// cache, which make test's npm ci filled).
+	run(app, nil, npm, "install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", filepath.Join(tmp, packed[0].Filename))
 	run(app, nil, "node", tsc, "-p", "tsconfig.json")
 
 	e := newEnv(t)
@@ -179,9 +180,11 @@ func TestPythonSDKPackage(t *testing.T) {
 		t.Fatalf("no wheel %s: %v", filepath.Base(wheel), err)
 	}
 
+	// The user's venv gets it from the wheel alone (the first venv's pip
+	// installs into it: one pip install of pip less).
 	app := filepath.Join(tmp, "app")
-	run(nil, py, "-m", "venv", app)
-	run(nil, filepath.Join(app, "bin", "pip"), "install", "--quiet", "--no-index", wheel)
+	run(nil, py, "-m", "venv", "--without-pip", app)
+	run(nil, filepath.Join(tmp, "build", "bin", "pip"), "--python", filepath.Join(app, "bin", "python"), "install", "--quiet", "--no-index", wheel)
 	writeFiles(t, app, map[string]string{"check.py": pyConsumer})
 	e := newEnv(t)
 	out := run(e.environ("AI_MEMORY_BIN="+filepath.Join(bins, "ai-memory")), filepath.Join(app, "bin", "python"), filepath.Join(app, "check.py"))
