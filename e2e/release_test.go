@@ -87,7 +87,7 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 	goEnv := append(os.Environ(),
 		"GOWORK=off", "GOTOOLCHAIN=local", "GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "GOBIN="+filepath.Join(gopath, "bin"),
 		// -trimpath: the compiled packages of `make build` (which trims too) are reused from the build cache.
-		"GOFLAGS=-modcacherw -trimpath -mod=mod",
+		"GOFLAGS=-modcacherw -trimpath",
 		"GOPROXY=file://"+proxyDir+",file://"+filepath.Join(strings.TrimSpace(string(cacheOut)), "cache", "download")+",https://proxy.golang.org",
 		"GONOSUMDB=github.com/ai-memory", // not published: no checksum database knows them
 	)
@@ -128,6 +128,8 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// As docs/plugins.md says: go get the SDK (its go.sum lines), then build.
+	run(notes, goBin, "get", "github.com/ai-memory/ai-memory/sdk@"+tag, "github.com/ai-memory/ai-memory/proto@"+tag)
 	run(notes, goBin, "build", "-o", "ai-memory-notes", ".")
 	if info := run(notes, goBin, "version", "-m", "ai-memory-notes"); !strings.Contains(info, "github.com/ai-memory/ai-memory/sdk\t"+tag) {
 		t.Errorf("notes was not built against sdk@%s:\n%s", tag, info)
