@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/DefangLabs/secret-detector v1.1.0
 	github.com/MicahParks/keyfunc/v3 v3.9.2
-	github.com/ai-memory/ai-memory/proto v0.0.0
-	github.com/ai-memory/ai-memory/sdk v0.0.0
+	github.com/ai-memory/ai-memory/proto v0.7.0
+	github.com/ai-memory/ai-memory/sdk v0.7.0
 	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hashicorp/go-hclog v1.6.3
@@ -21,6 +21,7 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
+	golang.org/x/mod v0.42.0
 	golang.org/x/time v0.15.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
@@ -74,11 +75,4 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
-)
-
-// proto/ and sdk/ are modules of their own (a plugin imports them without
-// the host's dependencies); in this repository they are the local copies.
-replace (
-	github.com/ai-memory/ai-memory/proto => ./proto
-	github.com/ai-memory/ai-memory/sdk => ./sdk
 )

@@ -17,8 +17,9 @@ func buildNotes(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "ai-memory-notes")
 	cmd := exec.Command("go", "build", "-o", out, ".")
+	// In the workspace: go.work maps the SDK's release version to ./sdk
+	// (TestGoInstallFromTheTaggedTree builds it as a user would, without).
 	cmd.Dir = filepath.Join(repoRoot(), "examples", "notes")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build examples/notes: %v\n%s", err, b)
 	}

@@ -16,14 +16,17 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/install"
+	"github.com/ai-memory/ai-memory/internal/version"
 )
 
-// Version is set at build time (-ldflags "-X ...cli.Version=...").
-var Version = "0.1.0-dev"
+// Version is what this binary reports (internal/version).
+var Version = version.String()
 
 type rootCmd struct {
 	Config  string `help:"config.toml path (default: $$AI_MEMORY_CONFIG, else $$XDG_CONFIG_HOME/ai-memory/config.toml)." type:"path"`
 	DataDir string `help:"data directory (default: $$AI_MEMORY_DATA_DIR, else $$XDG_DATA_HOME/ai-memory)." type:"path"`
+
+	ShowVersion kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
 	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
 	Serve   serveCmd   `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
@@ -85,6 +88,7 @@ func Main(args []string) int {
 	parser, err := kong.New(&root,
 		kong.Name("ai-memory"),
 		kong.Description("Persistent memory for AI coding agents, over MCP."),
+		kong.Vars{"version": "ai-memory " + Version},
 		kong.Exit(func(code int) { os.Exit(code) }),
 	)
 	if err != nil {
