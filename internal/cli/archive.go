@@ -76,7 +76,7 @@ func archiveTable(rows []any, what string, short bool) {
 
 type archiveRestoreCmd struct {
 	ID      string `arg:"" help:"The archived memory's exact id (ai-memory archive list)."`
-	Version string `help:"Restore this superseded version instead (its archived_at, from archive list ID)."`
+	Version string `name:"archived-at" help:"Restore this superseded version instead (its archived_at, from archive list ID)."`
 	Merge   bool   `help:"When a live memory now holds its title, merge into it instead of failing."`
 	operator
 }
