@@ -33,6 +33,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -211,7 +212,9 @@ func Serve(ctx context.Context, opts Options) error {
 
 	conns := newConnTracker(opts.IdleTimeout)
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
-	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
+	gate := assertion.NewGate(signer)
+	serverOpts := append(server.Recover(log), gate.ServerOptions()...)
+	serverOpts = append(serverOpts, peerCredentials())
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
@@ -235,6 +238,7 @@ func Serve(ctx context.Context, opts Options) error {
 	guard.Resolver = opts.WebhookResolver
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
 		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}})
+	aimemoryv1.RegisterCallsServer(g, gate) // the hosts' call sessions
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -116,6 +117,9 @@ func newFake(t *testing.T, timeout time.Duration, f *fakePlugins, bins ...Binary
 
 var echoBin = Binary{Name: "echo", Checksum: strings.Repeat("e", 64)}
 
+// echo is who the tests' calls are for: a call of the echo family.
+var echo = caller.Caller{Principal: "ai:test", Family: "echo"}
+
 func echoDescribes() map[string]*aimemoryv1.DescribeResponse {
 	return map[string]*aimemoryv1.DescribeResponse{"echo": describeOf("echo", map[string][]string{"echo": {"ok", "fail"}})}
 }
@@ -152,7 +156,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 		errs := map[string]chan error{"a": make(chan error, 1), "b": make(chan error, 1)}
 		for _, name := range []string{"a", "b"} {
 			go func() {
-				_, err := s.Call(context.Background(), "echo", "fail", []byte(name), nil)
+				_, err := s.Call(context.Background(), echo, "fail", []byte(name), nil)
 				errs[name] <- err
 			}()
 		}
@@ -165,7 +169,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 			t.Fatalf("first failing call: %v", err)
 		}
 		// A call after the first failure starts instance 3.
-		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil {
+		if _, err := s.Call(context.Background(), echo, "ok", []byte("{}"), nil); err != nil {
 			t.Fatal(err)
 		}
 		if f.launches() != 3 {
@@ -177,7 +181,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 		if f.proc(3).Exited() {
 			t.Fatal("a late failure of the old instance stopped its replacement")
 		}
-		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
+		if _, err := s.Call(context.Background(), echo, "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
 			t.Fatalf("after the late failure: err=%v launches=%d, want instance 3 still serving", err, f.launches())
 		}
 	})
@@ -194,14 +198,14 @@ func TestHungPluginIsReplacedAfterTheCallTimeout(t *testing.T) {
 			return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 		}
 		s := newFake(t, 20*time.Millisecond, f, echoBin)
-		_, err := s.Call(context.Background(), "echo", "fail", nil, nil)
+		_, err := s.Call(context.Background(), echo, "fail", nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "did not answer fail within 20ms") {
 			t.Fatalf("hung call: %v", err)
 		}
 		if !f.proc(2).Exited() {
 			t.Fatal("the hung instance was not stopped")
 		}
-		if _, err := s.Call(context.Background(), "echo", "ok", nil, nil); err != nil || f.launches() != 3 {
+		if _, err := s.Call(context.Background(), echo, "ok", nil, nil); err != nil || f.launches() != 3 {
 			t.Fatalf("next call: err=%v launches=%d, want a fresh instance 3", err, f.launches())
 		}
 	})
@@ -217,7 +221,7 @@ func TestCallerCancelDoesNotBlameThePlugin(t *testing.T) {
 		s := newFake(t, time.Minute, f, echoBin)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		defer cancel()
-		if _, err := s.Call(ctx, "echo", "ok", nil, nil); err == nil {
+		if _, err := s.Call(ctx, echo, "ok", nil, nil); err == nil {
 			t.Fatal("no error")
 		}
 		if f.proc(2).Exited() {

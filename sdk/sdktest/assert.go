@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"os"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -14,17 +17,23 @@ import (
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
-// mint signs the per-call assertion a host hands a plugin, in the engine's
-// format (base64url(claims) "." base64url(HMAC-SHA256)), with the data
-// dir's key. The host's internal/assertion owns the format; a test in the
-// main module checks the two agree.
-func mint(key []byte, principal, session, family string) []byte {
-	payload, _ := json.Marshal(struct {
-		Principal string `json:"p"`
-		Session   string `json:"s,omitempty"`
-		Family    string `json:"f"`
-		Expires   int64  `json:"e"`
-	}{principal, session, family, time.Now().Add(time.Hour).UnixNano()})
+// claims are an assertion's, in the engine's format (base64url(claims) "."
+// base64url(HMAC-SHA256) under the data dir's key). The host's
+// internal/assertion owns the format; the tests run against the real
+// engine, which refuses anything else.
+type claims struct {
+	Principal string `json:"p"`
+	Session   string `json:"s,omitempty"`
+	Family    string `json:"f"`
+	PID       int    `json:"i"` // the process that presents it: this one
+	Calls     string `json:"k,omitempty"`
+	Call      uint64 `json:"c,omitempty"`
+	Expires   int64  `json:"e"`
+}
+
+func mint(key []byte, c claims) []byte {
+	c.PID, c.Expires = os.Getpid(), time.Now().Add(time.Hour).UnixNano()
+	payload, _ := json.Marshal(c)
 	m := hmac.New(sha256.New, key)
 	m.Write(payload)
 	enc := base64.RawURLEncoding
@@ -48,7 +57,51 @@ func (c creds) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]
 	if sdk.CallAssertion(ctx) != "" {
 		return nil, nil
 	}
-	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, c.principal, c.session, "host"))}, nil
+	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, claims{Principal: c.principal, Session: c.session, Family: "host"}))}, nil
 }
 
 func (creds) RequireTransportSecurity() bool { return false }
+
+// calls is the test's call session with its engine, as a host keeps one:
+// a tool call's assertion names the session and the call, and is accepted
+// until the call is reported ended.
+type calls struct {
+	mu      sync.Mutex
+	stream  aimemoryv1.Calls_TrackClient
+	session string
+	next    uint64
+}
+
+func openCalls(ctx context.Context, conn *sdk.EngineConn) (*calls, error) {
+	stream, err := conn.Track(ctx)
+	if err != nil {
+		return nil, err
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return nil, err
+	}
+	if first.GetSession() == "" {
+		return nil, errors.New("the engine opened a call session without an id")
+	}
+	return &calls{stream: stream, session: first.GetSession()}, nil
+}
+
+// begin returns the claims of the session's next call.
+func (c *calls) begin(principal, family string) (claims, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next++
+	return claims{Principal: principal, Session: "s1", Family: family, Calls: c.session, Call: c.next}, c.next
+}
+
+// end reports call n ended and waits until the engine retired it.
+func (c *calls) end(n uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.stream.Send(&aimemoryv1.TrackRequest{Ended: []uint64{n}}); err != nil {
+		return err
+	}
+	_, err := c.stream.Recv()
+	return err
+}

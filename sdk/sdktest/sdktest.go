@@ -33,6 +33,7 @@ type Engine struct {
 	DataDir string
 	Socket  string // the engine's unix socket: what sdk.DialEngine reads from sdk.EngineSocketEnv
 	key     []byte
+	calls   *calls
 }
 
 // DirectPrincipal is who the Engine's own calls are made for.
@@ -42,9 +43,11 @@ const DirectPrincipal = "sdktest"
 const BinEnv = "AI_MEMORY_TEST_BIN"
 
 // Assert returns the assertion a host would sign for a call of family's
-// tool made for principal.
-func (e *Engine) Assert(principal, family string) []byte {
-	return mint(e.key, principal, "s1", family)
+// tool made for principal, to be used by this process, and end, which
+// reports the call ended: from then on the engine refuses the assertion.
+func (e *Engine) Assert(principal, family string) (assertion []byte, end func() error) {
+	c, n := e.calls.begin(principal, family)
+	return mint(e.key, c), func() error { return e.calls.end(n) }
 }
 
 // Binary is the path of the ai-memory binary: $AI_MEMORY_TEST_BIN/ai-memory,
@@ -116,11 +119,20 @@ func StartEngine(t testing.TB) *Engine {
 		stop()
 		t.Fatalf("sdktest: engine did not start: %v", err)
 	}
+	ctx, endCalls := context.WithCancel(context.Background())
+	calls, err := openCalls(ctx, conn)
+	if err != nil {
+		endCalls()
+		conn.Close()
+		stop()
+		t.Fatalf("sdktest: call session: %v", err)
+	}
 	t.Cleanup(func() {
+		endCalls()
 		conn.Close()
 		stop()
 	})
-	return &Engine{EngineConn: conn, DataDir: dataDir, Socket: socket, key: key}
+	return &Engine{EngineConn: conn, DataDir: dataDir, Socket: socket, key: key, calls: calls}
 }
 
 // waitKey waits for the signing key the engine writes at start.
