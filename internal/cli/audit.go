@@ -73,6 +73,9 @@ func hasStore(dataDir string) error {
 // (and so creating its database) if needed.
 func engineFor(root *rootCmd, principal string) (*sdk.EngineConn, error) {
 	dataDir := config.DataDir(root.DataDir)
+	if cfg, err := config.Load(config.Path(root.Config)); err == nil {
+		engineSettings(cfg, "", nil) // a DSN password in config.toml reaches an engine started here
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	creds, err := assertion.HostDial(dataDir, principal, "")

@@ -22,24 +22,24 @@ type rootCmd struct {
 	Config  string `help:"config.toml path (default: $$AI_MEMORY_CONFIG, else $$XDG_CONFIG_HOME/ai-memory/config.toml)." type:"path"`
 	DataDir string `help:"data directory (default: $$AI_MEMORY_DATA_DIR, else $$XDG_DATA_HOME/ai-memory)." type:"path"`
 
-	MCP        mcpCmd        `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
-	Serve      serveCmd      `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
-	Token      tokenCmd      `cmd:"" help:"Manage the API keys of serve --auth token."`
-	Engine     engineCmd     `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
-	PluginExec pluginExecCmd `cmd:"" hidden:"" name:"plugin-exec" help:"Start a plugin confined (started by hosts)."`
-	Doctor     doctorCmd     `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
-	Plugin     pluginCmd     `cmd:"" help:"Add, list and remove third-party family plugins (pinned by SHA-256 in config.toml)."`
-	Audit      auditCmd      `cmd:"" help:"Read and verify the audit log of guarded decisions."`
-	Stats      statsCmd      `cmd:"" help:"Print the store's health: counts, index, archive, sizes."`
-	Reindex    reindexCmd    `cmd:"" help:"Embed the memories that have no vector by the configured embedding model."`
-	Store      storeCmd      `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
-	Recall     recallCmd     `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`
-	Search     searchCmd     `cmd:"" group:"memory" help:"Memories containing every word of a query."`
-	List       listCmd       `cmd:"" group:"memory" help:"List memories, newest first."`
-	Get        getCmd        `cmd:"" group:"memory" help:"Show one memory."`
-	Forget     forgetCmd     `cmd:"" group:"memory" help:"Archive the memories matching words, a namespace or a tier (a dry run unless --yes or you confirm)."`
-	Delete     deleteCmd     `cmd:"" group:"memory" help:"Delete one memory, for good or --archive (asks first unless --yes)."`
-	Update     updateCmd     `cmd:"" group:"memory" help:"Edit a memory; its old version is kept in the archive."`
+	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
+	Serve   serveCmd   `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
+	Token   tokenCmd   `cmd:"" help:"Manage the API keys of serve --auth token."`
+	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
+	Launch  launchCmd  `cmd:"" hidden:"" name:"plugin-exec" help:"Start a plugin confined (started by hosts)."`
+	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
+	Plugin  pluginCmd  `cmd:"" help:"Add, list and remove third-party family plugins (pinned by SHA-256 in config.toml)."`
+	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
+	Stats   statsCmd   `cmd:"" help:"Print the store's health: counts, index, archive, sizes."`
+	Reindex reindexCmd `cmd:"" help:"Embed the memories that have no vector by the configured embedding model."`
+	Store   storeCmd   `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
+	Recall  recallCmd  `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`
+	Search  searchCmd  `cmd:"" group:"memory" help:"Memories containing every word of a query."`
+	List    listCmd    `cmd:"" group:"memory" help:"List memories, newest first."`
+	Get     getCmd     `cmd:"" group:"memory" help:"Show one memory."`
+	Forget  forgetCmd  `cmd:"" group:"memory" help:"Archive the memories matching words, a namespace or a tier (a dry run unless --yes or you confirm)."`
+	Delete  deleteCmd  `cmd:"" group:"memory" help:"Delete one memory, for good or --archive (asks first unless --yes)."`
+	Update  updateCmd  `cmd:"" group:"memory" help:"Edit a memory; its old version is kept in the archive."`
 
 	Export  exportCmd  `cmd:"" help:"Write every record (memories, archive, versions, links, entities, standards, pending approvals, webhook subscriptions) as JSON Lines, ids and provenance kept."`
 	Import  importCmd  `cmd:"" help:"Read what export wrote; records already there are unchanged, so a second import changes nothing."`

@@ -152,7 +152,7 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	if _, differ, err := settings.Reconcile(dataDir, cfg.Settings); err != nil {
+	if _, differ, err := settings.Reconcile(dataDir, engineSettings(cfg, cfgPath, log)); err != nil {
 		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": engine settings: " + err.Error()}
 	} else if len(differ) > 0 {
 		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",

@@ -5,15 +5,15 @@ import (
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
-// pluginExecCmd is the plugin launcher the supervisor starts in place of
+// launchCmd is the plugin launcher the supervisor starts in place of
 // each plugin (package sandbox): it checks the plugin's checksum, confines
 // itself and execs the plugin. Its failures are logged in the form the
 // host relays from a plugin's stderr.
-type pluginExecCmd struct {
+type launchCmd struct {
 	Policy string `arg:"" help:"The sandbox policy (JSON), as the supervisor writes it."`
 }
 
-func (c *pluginExecCmd) Run() error {
+func (c *launchCmd) Run() error {
 	p, err := sandbox.ParsePolicy(c.Policy)
 	if err == nil {
 		err = sandbox.Exec(p) // returns only on failure
