@@ -9,11 +9,15 @@ package keeper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
@@ -82,7 +86,7 @@ func watch(ctx context.Context, socket string, k *Keeper, calls *assertion.Track
 	defer conn.Close()
 	// Fail fast: the keeper must notice a dead engine, not wait for it.
 	hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
-	_, err = conn.Health(hctx, &aimemoryv1.HealthRequest{}, grpc.WaitForReady(false))
+	health, err := conn.Health(hctx, &aimemoryv1.HealthRequest{}, grpc.WaitForReady(false))
 	hcancel()
 	if err != nil {
 		return err
@@ -96,6 +100,14 @@ func watch(ctx context.Context, socket string, k *Keeper, calls *assertion.Track
 	err = calls.Serve(stream, func() { k.set(nil) })
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil
+	}
+	if status.Code(err) == codes.Unimplemented {
+		// An engine older than this host (still running from before an
+		// upgrade) has no call sessions, so no plugin call could pass it,
+		// and this keeper's connection would keep it from idling out:
+		// stop it, and the next round starts this host's engine.
+		syscall.Kill(int(health.GetPid()), syscall.SIGTERM)
+		return fmt.Errorf("the running engine (version %s, pid %d) predates this host's call sessions; stopped it: %w", health.GetVersion(), health.GetPid(), err)
 	}
 	return err
 }

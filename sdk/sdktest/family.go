@@ -50,7 +50,7 @@ func (f *Family) Call(tool, args string) (string, bool) {
 	cc := &aimemoryv1.CallContext{AgentId: f.AgentID, SessionId: "s1", ClientName: "test"}
 	if f.Engine != nil {
 		var end func() error
-		cc.Assertion, end = f.Engine.Assert(f.AgentID, f.family)
+		cc.Assertion, end = f.Engine.call(f.AgentID, f.family)
 		defer func() {
 			if err := end(); err != nil {
 				f.t.Errorf("%s: ending the call: %v", tool, err)

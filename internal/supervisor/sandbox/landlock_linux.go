@@ -36,7 +36,7 @@ func Status() (active bool, detail string) {
 	if abi == 0 {
 		return false, "this kernel offers no Landlock (Linux 5.13+ with landlock in lsm=): plugins run unconfined, see docs/plugins.md"
 	}
-	return true, fmt.Sprintf("Landlock ABI %d: plugins read no data dir, config or key file, and execute nothing but themselves", abi)
+	return true, fmt.Sprintf("Landlock ABI %d: plugins read no data dir, config or key file, and run no other program", abi)
 }
 
 // fsRights are the filesystem rights of each ABI, cumulative.
