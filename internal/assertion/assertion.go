@@ -17,6 +17,12 @@
 // A plugin never holds the key, so it cannot name another principal,
 // family or call than the one it was handed, and the check costs one HMAC
 // in the engine process: no extra hop.
+//
+// The token is P "." C "." E "." M: P the base64url JSON of what stays the
+// same across one caller's calls to one process (who, which process, which
+// session), C the call's number (0 for a host's), E the expiry (Unix
+// nanoseconds), M the base64url HMAC of everything before it. Both sides
+// keep P's encoding and decoding, so a call costs one HMAC on each.
 package assertion
 
 import (
@@ -26,7 +32,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,16 +53,15 @@ const DefaultTTL = 10 * time.Minute
 // maxTokenBytes caps what Verify will parse; a real token is ~300 bytes.
 const maxTokenBytes = 4096
 
-// claims is the signed payload.
-type claims struct {
+// static is the signed JSON part P: the same for every call of one caller
+// on one process in one session.
+type static struct {
 	Principal string `json:"p"`
 	Session   string `json:"s,omitempty"`
 	Family    string `json:"f"`
 	Scope     string `json:"n,omitempty"`
 	PID       int    `json:"i"`           // the process that may present it
 	Calls     string `json:"k,omitempty"` // a tool call's: the host's call session
-	Call      uint64 `json:"c,omitempty"` // and the call's number in it
-	Expires   int64  `json:"e"`           // Unix nanoseconds
 }
 
 // Verified is what a valid token asserts.
@@ -75,21 +83,17 @@ var (
 )
 
 // Signer mints and verifies assertions under one key.
-//
-// Both sides remember their work. A host hands out the host assertion it
-// minted for the same caller until half its lifetime has passed, and an
-// engine remembers the tokens it verified, checking only their expiry when
-// they come again (a tool call's token comes once per engine call of its
-// tool call). Per call that saves the HMAC and JSON.
 type Signer struct {
-	key []byte
-	now func() time.Time
-	ttl time.Duration
-	pid int // this process's
+	key  []byte
+	now  func() time.Time
+	ttl  time.Duration
+	pid  int // this process's
+	macs sync.Pool
 
-	mu       sync.Mutex
-	minted   map[caller.Caller]mintedToken
-	verified map[string]claims // token → its claims, signature checked
+	mu      sync.Mutex
+	minted  map[caller.Caller]mintedToken // host assertions, reused while fresh
+	encoded map[static]string             // P of the calls this host signs
+	decoded map[string]static             // P of the tokens this engine verified
 }
 
 type mintedToken struct {
@@ -109,7 +113,9 @@ func NewSigner(key []byte, now func() time.Time) (*Signer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Signer{key: append([]byte(nil), key...), now: now, ttl: DefaultTTL, pid: os.Getpid()}, nil
+	s := &Signer{key: append([]byte(nil), key...), now: now, ttl: DefaultTTL, pid: os.Getpid()}
+	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	return s, nil
 }
 
 // Mint returns a host assertion for c, to be presented by this process
@@ -119,27 +125,47 @@ func NewSigner(key []byte, now func() time.Time) (*Signer, error) {
 func (s *Signer) Mint(c caller.Caller) []byte {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m, ok := s.minted[c]; ok && now.Add(s.ttl/2).UnixNano() < m.expires {
+	m, ok := s.minted[c]
+	s.mu.Unlock()
+	if ok && now.Add(s.ttl/2).UnixNano() < m.expires {
 		return m.token
 	}
 	expires := now.Add(s.ttl).UnixNano()
-	token := s.sign(claims{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope, PID: s.pid, Expires: expires})
+	token := s.sign(static{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope, PID: s.pid}, 0, expires)
+	s.mu.Lock()
 	if s.minted == nil || len(s.minted) >= maxRemembered {
 		s.minted = map[caller.Caller]mintedToken{}
 	}
 	s.minted[c] = mintedToken{token: token, expires: expires}
+	s.mu.Unlock()
 	return token
 }
 
-// sign encodes and signs cl: base64url(JSON) "." base64url(HMAC).
-func (s *Signer) sign(cl claims) []byte {
-	payload, _ := json.Marshal(cl)
-	enc := base64.RawURLEncoding
-	out := make([]byte, 0, enc.EncodedLen(len(payload))+1+enc.EncodedLen(sha256.Size))
-	out = enc.AppendEncode(out, payload)
+// sign builds and signs the token of st, call and expiry.
+func (s *Signer) sign(st static, call uint64, expires int64) []byte {
+	s.mu.Lock()
+	p, ok := s.encoded[st]
+	s.mu.Unlock()
+	if !ok {
+		raw, _ := json.Marshal(st)
+		p = base64.RawURLEncoding.EncodeToString(raw)
+		s.mu.Lock()
+		if s.encoded == nil || len(s.encoded) >= maxRemembered {
+			s.encoded = map[static]string{}
+		}
+		s.encoded[st] = p
+		s.mu.Unlock()
+	}
+	out := make([]byte, 0, len(p)+64)
+	out = append(out, p...)
 	out = append(out, '.')
-	return enc.AppendEncode(out, s.mac(payload))
+	out = strconv.AppendUint(out, call, 10)
+	out = append(out, '.')
+	out = strconv.AppendInt(out, expires, 10)
+	var sum [sha256.Size]byte
+	mac := s.mac(out, sum[:0])
+	out = append(out, '.')
+	return base64.RawURLEncoding.AppendEncode(out, mac)
 }
 
 // Verify checks a token's signature and expiry and returns what it
@@ -152,57 +178,66 @@ func (s *Signer) Verify(token []byte) (Verified, error) {
 	if len(token) > maxTokenBytes {
 		return Verified{}, ErrInvalid
 	}
-	s.mu.Lock()
-	c, known := s.verified[string(token)]
-	s.mu.Unlock()
-	if !known {
-		var err error
-		if c, err = s.check(token); err != nil {
-			return Verified{}, err
-		}
-		s.mu.Lock()
-		if s.verified == nil || len(s.verified) >= maxRemembered {
-			s.verified = map[string]claims{}
-		}
-		s.verified[string(token)] = c
-		s.mu.Unlock()
+	signed, mac, ok := cutLast(string(token))
+	var sum [sha256.Size]byte
+	got := make([]byte, 0, sha256.Size+1)
+	got, err := base64.RawURLEncoding.AppendDecode(got, []byte(mac))
+	if !ok || err != nil || !hmac.Equal(got, s.mac([]byte(signed), sum[:0])) {
+		return Verified{}, ErrInvalid
 	}
-	if s.now().UnixNano() >= c.Expires {
+	p, rest, _ := strings.Cut(signed, ".")
+	c, e, _ := strings.Cut(rest, ".")
+	call, err1 := strconv.ParseUint(c, 10, 64)
+	expires, err2 := strconv.ParseInt(e, 10, 64)
+	st, err3 := s.decode(p)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Verified{}, ErrInvalid
+	}
+	if s.now().UnixNano() >= expires {
 		return Verified{}, ErrExpired
 	}
 	return Verified{
-		Caller: caller.Caller{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope},
-		PID:    c.PID, Calls: c.Calls, Call: c.Call,
+		Caller: caller.Caller{Principal: st.Principal, Session: st.Session, Family: st.Family, Scope: st.Scope},
+		PID:    st.PID, Calls: st.Calls, Call: call,
 	}, nil
 }
 
-// check verifies a token's signature and claims, not its expiry.
-func (s *Signer) check(token []byte) (claims, error) {
-	dot := -1
-	for i, b := range token {
-		if b == '.' {
-			dot = i
-			break
-		}
+// decode is the static part P of a token whose signature checked.
+func (s *Signer) decode(p string) (static, error) {
+	s.mu.Lock()
+	st, ok := s.decoded[p]
+	s.mu.Unlock()
+	if ok {
+		return st, nil
 	}
-	if dot < 0 {
-		return claims{}, ErrInvalid
+	raw, err := base64.RawURLEncoding.DecodeString(p)
+	if err != nil || json.Unmarshal(raw, &st) != nil || st.Principal == "" || st.Family == "" || st.PID <= 0 {
+		return static{}, ErrInvalid
 	}
-	enc := base64.RawURLEncoding
-	payload, err1 := enc.DecodeString(string(token[:dot]))
-	mac, err2 := enc.DecodeString(string(token[dot+1:]))
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.mac(payload)) {
-		return claims{}, ErrInvalid
+	s.mu.Lock()
+	if s.decoded == nil || len(s.decoded) >= maxRemembered {
+		s.decoded = map[string]static{}
 	}
-	var c claims
-	if json.Unmarshal(payload, &c) != nil || c.Principal == "" || c.Family == "" || c.PID <= 0 {
-		return claims{}, ErrInvalid
-	}
-	return c, nil
+	s.decoded[p] = st
+	s.mu.Unlock()
+	return st, nil
 }
 
-func (s *Signer) mac(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write(payload)
-	return m.Sum(nil)
+// cutLast splits a token at its last dot: what is signed, and the MAC.
+func cutLast(token string) (signed, mac string, ok bool) {
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 || strings.Count(token[:i], ".") != 2 {
+		return "", "", false
+	}
+	return token[:i], token[i+1:], true
+}
+
+// mac appends the HMAC of data under the key to out.
+func (s *Signer) mac(data, out []byte) []byte {
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(data)
+	out = m.Sum(out)
+	s.macs.Put(m)
+	return out
 }

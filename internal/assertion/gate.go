@@ -161,7 +161,6 @@ func (g *Gate) Track(stream aimemoryv1.Calls_TrackServer) error {
 	if err := stream.Send(&aimemoryv1.TrackResponse{Session: id}); err != nil {
 		return err
 	}
-	var retired uint64
 	for {
 		req, err := stream.Recv()
 		if err != nil {
@@ -170,9 +169,10 @@ func (g *Gate) Track(stream aimemoryv1.Calls_TrackServer) error {
 		for _, n := range req.GetEnded() {
 			s.retire(n)
 		}
-		retired += uint64(len(req.GetEnded()))
-		if err := stream.Send(&aimemoryv1.TrackResponse{Retired: retired}); err != nil {
-			return err
+		if req.GetSync() != 0 {
+			if err := stream.Send(&aimemoryv1.TrackResponse{Synced: req.GetSync()}); err != nil {
+				return err
+			}
 		}
 	}
 }

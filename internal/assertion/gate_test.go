@@ -138,8 +138,8 @@ func refusedWith(t *testing.T, what string, err error, code codes.Code, want err
 }
 
 // A tool call's assertion is accepted while its call is in flight, and
-// refused once the host reported it ended: the next call begins only after
-// the engine retired the last one.
+// refused once the host reported it ended. A plugin process begins a call
+// for another principal only after the engine applied that end.
 func TestCallAssertionLivesOnlyDuringItsCall(t *testing.T) {
 	g := startGated(t)
 	alice := caller.Caller{Principal: "ai:alice", Family: "core", Scope: "team-a"}
@@ -164,13 +164,16 @@ func TestCallAssertionLivesOnlyDuringItsCall(t *testing.T) {
 // Calls that end out of order each end alone.
 func TestCallsEndOutOfOrder(t *testing.T) {
 	g := startGated(t)
-	c := caller.Caller{Principal: "ai:a", Family: "core"}
+	c, other := caller.Caller{Principal: "ai:a", Family: "core"}, caller.Caller{Principal: "ai:sync", Family: "core"}
+	synced := func() { // a call for someone else waits until every end is applied
+		_, end := g.begin(t, other)
+		end()
+	}
 	t1, end1 := g.begin(t, c)
 	t2, end2 := g.begin(t, c)
 	t3, end3 := g.begin(t, c)
 	end2()
-	_, end4 := g.begin(t, c) // waits until 2 is retired
-	defer end4()
+	synced()
 	for name, tok := range map[string][]byte{"1": t1, "3": t3} {
 		if _, err := g.health(tok); err != nil {
 			t.Errorf("call %s, still running: %v", name, err)
@@ -180,11 +183,48 @@ func TestCallsEndOutOfOrder(t *testing.T) {
 	refusedWith(t, "call 2, ended", err, codes.Unauthenticated, ErrCallEnded)
 	end1()
 	end3()
-	_, end5 := g.begin(t, c)
-	defer end5()
+	synced()
 	for name, tok := range map[string][]byte{"1": t1, "2": t2, "3": t3} {
 		_, err := g.health(tok)
 		refusedWith(t, "call "+name+", ended", err, codes.Unauthenticated, ErrCallEnded)
+	}
+}
+
+// Calls of one principal on one process never wait for the engine, even
+// when it does not read the ends at all; a call of another principal there
+// does, and one on another process does not.
+func TestOnlyAnotherPrincipalWaits(t *testing.T) {
+	g := startGated(t)
+	alice, bob := caller.Caller{Principal: "ai:alice", Family: "core"}, caller.Caller{Principal: "ai:bob", Family: "core"}
+	var session *callSession
+	g.gate.mu.RLock()
+	for _, s := range g.gate.sessions {
+		session = s
+	}
+	g.gate.mu.RUnlock()
+	session.mu.Lock() // the engine applies no end, and so answers no sync, while held
+	_, end := g.begin(t, alice)
+	end()
+	_, end = g.begin(t, alice)
+	end()
+	begun := func(c caller.Caller, pid int) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, end, err := g.tracker.Begin(ctx, c, pid, time.Now().Add(time.Minute))
+		if err == nil {
+			end()
+		}
+		return err == nil
+	}
+	if !begun(alice, os.Getpid()) || !begun(bob, os.Getpid()+1) {
+		t.Error("a call waited for the engine without cause")
+	}
+	if begun(bob, os.Getpid()) {
+		t.Error("bob's call began on the process that served alice before the engine applied her ends")
+	}
+	session.mu.Unlock()
+	if _, end := g.begin(t, bob); end == nil {
+		t.Fatal("no call after the engine caught up")
 	}
 }
 
@@ -280,16 +320,27 @@ func TestSessionWatermark(t *testing.T) {
 
 // BenchmarkCallAssertion is the per-call cost of a tool call's assertion
 // on both sides: Begin (sign), the engine's check of one engine call, and
-// end. "sequential" begins each call right after the last one ended, so
-// Begin waits for the engine to retire it (a round trip on the in-process
-// stream); "sign+check" leaves the calls running: the work alone.
+// end (queued, sent on the session stream, applied by the engine).
+// "one principal" is every stdio session; "principal switch" alternates two
+// principals on one plugin process, so each Begin waits for a sync (a
+// round trip on the in-process stream), as serve's hosts do when two
+// principals' calls alternate on one plugin.
 func BenchmarkCallAssertion(b *testing.B) {
-	c := caller.Caller{Principal: "ai:claude-code", Session: "0f8fad5b-d9cb-469f-a165-70867728950e", Family: "core"}
 	ctx := context.Background()
-	for _, mode := range []string{"sequential", "sign+check"} {
+	callers := []caller.Caller{
+		{Principal: "ai:claude-code", Session: "0f8fad5b-d9cb-469f-a165-70867728950e", Family: "core"},
+		{Principal: "ai:codex", Session: "7c9e6679-7425-40de-944b-e07fc1f90ae7", Family: "core"},
+	}
+	for _, mode := range []string{"one principal", "principal switch"} {
 		b.Run(mode, func(b *testing.B) {
 			g := startGated(b)
+			i := 0
 			for b.Loop() {
+				c := callers[0]
+				if mode == "principal switch" {
+					c = callers[i%2]
+				}
+				i++
 				token, end, err := g.tracker.Begin(ctx, c, os.Getpid(), time.Now().Add(time.Minute))
 				if err != nil {
 					b.Fatal(err)
@@ -298,9 +349,7 @@ func BenchmarkCallAssertion(b *testing.B) {
 				if _, _, err := g.gate.authenticate(in, aimemoryv1.Memories_GetMemories_FullMethodName); err != nil {
 					b.Fatal(err)
 				}
-				if mode == "sequential" {
-					end()
-				}
+				end()
 			}
 		})
 	}

@@ -89,7 +89,11 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	host := caller.Caller{Principal: "ai:a", Session: "s", Family: caller.HostFamily}
 	ended, end := begin(t, calls, c, os.Getpid())
 	end()
-	otherPID, endOther := begin(t, calls, c, os.Getppid()) // waits until the engine retired ended
+	// A call for someone else on the same process waits until the engine
+	// has applied that end.
+	_, endSync := begin(t, calls, caller.Caller{Principal: "ai:b", Session: "s", Family: "core"}, os.Getpid())
+	endSync()
+	otherPID, endOther := begin(t, calls, c, os.Getppid())
 	defer endOther()
 
 	refused := map[string]struct {

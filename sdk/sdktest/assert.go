@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -27,17 +28,18 @@ type claims struct {
 	Family    string `json:"f"`
 	PID       int    `json:"i"` // the process that presents it: this one
 	Calls     string `json:"k,omitempty"`
-	Call      uint64 `json:"c,omitempty"`
-	Expires   int64  `json:"e"`
 }
 
-func mint(key []byte, c claims) []byte {
-	c.PID, c.Expires = os.Getpid(), time.Now().Add(time.Hour).UnixNano()
+// mint is the token P "." call "." expiry "." MAC: P the claims' JSON,
+// the MAC an HMAC-SHA256 of what precedes it, both base64url.
+func mint(key []byte, c claims, call uint64) []byte {
+	c.PID = os.Getpid()
 	payload, _ := json.Marshal(c)
-	m := hmac.New(sha256.New, key)
-	m.Write(payload)
 	enc := base64.RawURLEncoding
-	return []byte(enc.EncodeToString(payload) + "." + enc.EncodeToString(m.Sum(nil)))
+	signed := enc.EncodeToString(payload) + "." + strconv.FormatUint(call, 10) + "." + strconv.FormatInt(time.Now().Add(time.Hour).UnixNano(), 10)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(signed))
+	return []byte(signed + "." + enc.EncodeToString(m.Sum(nil)))
 }
 
 // hostCredentials sends a host's own assertion (family "host") with every call.
@@ -57,7 +59,7 @@ func (c creds) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]
 	if sdk.CallAssertion(ctx) != "" {
 		return nil, nil
 	}
-	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, claims{Principal: c.principal, Session: c.session, Family: "host"}))}, nil
+	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, claims{Principal: c.principal, Session: c.session, Family: "host"}, 0))}, nil
 }
 
 func (creds) RequireTransportSecurity() bool { return false }
@@ -87,19 +89,20 @@ func openCalls(ctx context.Context, conn *sdk.EngineConn) (*calls, error) {
 	return &calls{stream: stream, session: first.GetSession()}, nil
 }
 
-// begin returns the claims of the session's next call.
+// begin returns the claims of the session's next call, and its number.
 func (c *calls) begin(principal, family string) (claims, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
-	return claims{Principal: principal, Session: "s1", Family: family, Calls: c.session, Call: c.next}, c.next
+	return claims{Principal: principal, Session: "s1", Family: family, Calls: c.session}, c.next
 }
 
-// end reports call n ended and waits until the engine retired it.
+// end reports call n ended and waits until the engine applied it (a
+// host waits only before another principal's call; a test, always).
 func (c *calls) end(n uint64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.stream.Send(&aimemoryv1.TrackRequest{Ended: []uint64{n}}); err != nil {
+	if err := c.stream.Send(&aimemoryv1.TrackRequest{Ended: []uint64{n}, Sync: n}); err != nil {
 		return err
 	}
 	_, err := c.stream.Recv()

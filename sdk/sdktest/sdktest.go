@@ -54,7 +54,7 @@ func (e *Engine) Assert(principal, family string) []byte {
 // call is the assertion of one call, and end, which reports it ended.
 func (e *Engine) call(principal, family string) (assertion []byte, end func() error) {
 	c, n := e.calls.begin(principal, family)
-	return mint(e.key, c), func() error { return e.calls.end(n) }
+	return mint(e.key, c, n), func() error { return e.calls.end(n) }
 }
 
 // Binary is the path of the ai-memory binary: $AI_MEMORY_TEST_BIN/ai-memory,

@@ -24,7 +24,10 @@ const (
 type TrackRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Numbers of calls of this session that ended.
-	Ended         []uint64 `protobuf:"varint,1,rep,packed,name=ended,proto3" json:"ended,omitempty"`
+	Ended []uint64 `protobuf:"varint,1,rep,packed,name=ended,proto3" json:"ended,omitempty"`
+	// Non-zero: answer with synced = sync once the ends of this and every
+	// earlier request are applied.
+	Sync          uint64 `protobuf:"varint,2,opt,name=sync,proto3" json:"sync,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -66,12 +69,19 @@ func (x *TrackRequest) GetEnded() []uint64 {
 	return nil
 }
 
+func (x *TrackRequest) GetSync() uint64 {
+	if x != nil {
+		return x.Sync
+	}
+	return 0
+}
+
 type TrackResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session id (first message only).
 	Session string `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	// How many ended calls the engine has retired on this stream so far.
-	Retired       uint64 `protobuf:"varint,2,opt,name=retired,proto3" json:"retired,omitempty"`
+	// The sync of a request whose ends, and all before, are applied.
+	Synced        uint64 `protobuf:"varint,2,opt,name=synced,proto3" json:"synced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -113,9 +123,9 @@ func (x *TrackResponse) GetSession() string {
 	return ""
 }
 
-func (x *TrackResponse) GetRetired() uint64 {
+func (x *TrackResponse) GetSynced() uint64 {
 	if x != nil {
-		return x.Retired
+		return x.Synced
 	}
 	return 0
 }
@@ -124,12 +134,13 @@ var File_aimemory_v1_calls_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_calls_proto_rawDesc = "" +
 	"\n" +
-	"\x17aimemory/v1/calls.proto\x12\vaimemory.v1\"$\n" +
+	"\x17aimemory/v1/calls.proto\x12\vaimemory.v1\"8\n" +
 	"\fTrackRequest\x12\x14\n" +
-	"\x05ended\x18\x01 \x03(\x04R\x05ended\"C\n" +
+	"\x05ended\x18\x01 \x03(\x04R\x05ended\x12\x12\n" +
+	"\x04sync\x18\x02 \x01(\x04R\x04sync\"A\n" +
 	"\rTrackResponse\x12\x18\n" +
-	"\asession\x18\x01 \x01(\tR\asession\x12\x18\n" +
-	"\aretired\x18\x02 \x01(\x04R\aretired2K\n" +
+	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +
+	"\x06synced\x18\x02 \x01(\x04R\x06synced2K\n" +
 	"\x05Calls\x12B\n" +
 	"\x05Track\x12\x19.aimemory.v1.TrackRequest\x1a\x1a.aimemory.v1.TrackResponse(\x010\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 

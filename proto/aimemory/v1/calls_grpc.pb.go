@@ -36,10 +36,12 @@ type CallsClient interface {
 	// The engine's first message names the session, which the host signs
 	// into the assertion of every tool call it hands a plugin, with the
 	// call's number in the session. The host then reports each call that
-	// ended; the engine refuses that call's assertion from then on and
-	// answers with the number of calls it has retired, which the host waits
-	// for before it begins another call. When the stream ends, so does the
-	// session: every assertion of its calls is refused.
+	// ended, without waiting; the engine refuses that call's assertion from
+	// then on. Before a plugin process serves a call for another principal
+	// than one whose ended call it was handed, the host asks for a sync and
+	// waits for it: the engine answers once it has applied every end sent
+	// before. When the stream ends, so does the session: every assertion of
+	// its calls is refused.
 	Track(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TrackRequest, TrackResponse], error)
 }
 
@@ -78,10 +80,12 @@ type CallsServer interface {
 	// The engine's first message names the session, which the host signs
 	// into the assertion of every tool call it hands a plugin, with the
 	// call's number in the session. The host then reports each call that
-	// ended; the engine refuses that call's assertion from then on and
-	// answers with the number of calls it has retired, which the host waits
-	// for before it begins another call. When the stream ends, so does the
-	// session: every assertion of its calls is refused.
+	// ended, without waiting; the engine refuses that call's assertion from
+	// then on. Before a plugin process serves a call for another principal
+	// than one whose ended call it was handed, the host asks for a sync and
+	// waits for it: the engine answers once it has applied every end sent
+	// before. When the stream ends, so does the session: every assertion of
+	// its calls is refused.
 	Track(grpc.BidiStreamingServer[TrackRequest, TrackResponse]) error
 	mustEmbedUnimplementedCallsServer()
 }
