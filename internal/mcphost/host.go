@@ -31,7 +31,9 @@ type Plugins interface {
 	Catalog() *catalog.Set
 	Tools(family string) []*aimemoryv1.ToolDefinition
 	Start(family string) error
-	Call(ctx context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error)
+	// Call runs a tool of who.Family for who; the supervisor signs who,
+	// bound to the call and the plugin process serving it, into cc.Assertion.
+	Call(ctx context.Context, who caller.Caller, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error)
 }
 
 // Options configure a Host.
@@ -61,10 +63,6 @@ type Options struct {
 	// Vectors reports the engine's embedding endpoint and vector coverage
 	// for memory_capabilities (nil: reported as keyword only).
 	Vectors func(context.Context) (*aimemoryv1.VectorStatusResponse, error)
-	// Assertions signs, per call, who the call is for and which family runs
-	// it; the plugin forwards it to the engine. Nil sends none (an engine
-	// then refuses the plugin's engine calls).
-	Assertions Minter
 	// Metrics counts tool calls by tool and outcome; nil counts nothing.
 	Metrics *metrics.Host
 
@@ -75,11 +73,6 @@ type Options struct {
 	// carry. Stdio leaves both empty.
 	Scope       []string
 	Attestation string
-}
-
-// Minter signs caller assertions (package assertion's Signer).
-type Minter interface {
-	Mint(caller.Caller) []byte
 }
 
 // Host is one MCP server session over the plugins.
@@ -235,9 +228,10 @@ func wireTool(d *aimemoryv1.ToolDefinition) mcp.Tool {
 	return t
 }
 
-// callContext is who is calling, as the host resolved it, with the signed
-// assertion the plugin's engine calls carry for a tool of family.
-func (h *Host) callContext(ctx context.Context, family string) *aimemoryv1.CallContext {
+// callContext is who is calling, as the host resolved it, for a tool of
+// family: the context the plugin receives, and the caller its engine calls
+// are made for (the supervisor signs it into the call's assertion).
+func (h *Host) callContext(ctx context.Context, family string) (*aimemoryv1.CallContext, caller.Caller) {
 	name := h.clientNameOf(ctx)
 	cc := &aimemoryv1.CallContext{
 		AgentId:    identity.Resolve(h.opts.AgentID, name),
@@ -246,10 +240,7 @@ func (h *Host) callContext(ctx context.Context, family string) *aimemoryv1.CallC
 
 		DefaultNamespace: h.opts.DefaultNamespace,
 	}
-	if h.opts.Assertions != nil {
-		cc.Assertion = h.opts.Assertions.Mint(caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family, Scope: strings.Join(h.opts.Scope, " ")})
-	}
-	return cc
+	return cc, caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family, Scope: strings.Join(h.opts.Scope, " ")}
 }
 
 // route forwards a direct tool call to the plugin serving family.
@@ -302,7 +293,8 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 		outcome = metrics.Cancelled
 		return failed(errCancelled)
 	}
-	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(ctx, family))
+	cc, who := h.callContext(ctx, family)
+	resp, err := h.opts.Plugins.Call(ctx, who, tool, args, cc)
 	if err != nil {
 		h.log.Error("tool call failed", "tool", tool, "err", err)
 		return failed(err)

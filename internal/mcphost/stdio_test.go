@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -318,11 +319,11 @@ type blockingPlugins struct {
 	block chan struct{}
 }
 
-func (b *blockingPlugins) Call(ctx context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+func (b *blockingPlugins) Call(ctx context.Context, who caller.Caller, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	if strings.Contains(string(args), "block") {
 		<-b.block
 	}
-	return b.fakePlugins.Call(ctx, family, tool, args, cc)
+	return b.fakePlugins.Call(ctx, who, tool, args, cc)
 }
 
 // blockingAudit holds every audit append until released.
