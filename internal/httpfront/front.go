@@ -270,7 +270,17 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request, t *tenant) {
 		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !mcphost.IsToolsList(body) {
+		t.handler.ServeHTTP(w, r)
+		return
+	}
+	// A tools/list answer is reported once written, so an expansion
+	// waiting for this client's new list answers after it (mcphost/relist.go).
+	version := t.host.ToolsVersion()
 	t.handler.ServeHTTP(w, r)
+	if rc.Flush() == nil {
+		t.host.ListAnswered(r.Header.Get(server.HeaderKeySessionID), version)
+	}
 }
 
 func isJSON(r *http.Request) bool {
