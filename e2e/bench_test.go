@@ -134,7 +134,11 @@ func procKB(pid int, file, key string) float64 {
 
 // BenchmarkExpansion measures memory_capabilities {family, include_schema}
 // from call to reply. cold: the family's plugin is not running (a fresh
-// host), so the reply includes starting it; warm: it already runs.
+// host), so the reply includes starting it, and the client ignores
+// tools/list_changed, so the reply also includes the host's bounded wait
+// for a re-list (once per session); cold-relists: the same with a client
+// that lists whenever it is told, as Claude Code does; warm: the family
+// is loaded already.
 func BenchmarkExpansion(b *testing.B) {
 	expand := map[string]any{"name": "memory_capabilities", "arguments": map[string]any{"family": "graph", "include_schema": true}}
 	b.Run("cold", func(b *testing.B) {
@@ -151,6 +155,36 @@ func BenchmarkExpansion(b *testing.B) {
 			if _, isErr := toolResult(resp); isErr {
 				b.Fatalf("expansion failed: %v", resp)
 			}
+			b.StopTimer()
+			s.kill()
+			b.StartTimer()
+		}
+		benchutil.ReportPercentiles(b, samples, "expand")
+	})
+	b.Run("cold-relists", func(b *testing.B) {
+		e := newEnv(b)
+		e.startRaw().request("tools/call", expand)
+		var samples []time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			s := e.startRaw()
+			b.StartTimer()
+			start := time.Now()
+			s.send(map[string]any{"jsonrpc": "2.0", "id": "x", "method": "tools/call", "params": expand})
+			for answered := false; !answered; {
+				m := <-s.msgs
+				switch {
+				case m.msg["method"] == "notifications/tools/list_changed":
+					s.nextID++
+					s.send(map[string]any{"jsonrpc": "2.0", "id": s.nextID, "method": "tools/list"})
+				case m.msg["id"] == "x":
+					if _, isErr := toolResult(m.msg); isErr {
+						b.Fatalf("expansion failed: %v", m.msg)
+					}
+					answered = true
+				}
+			}
+			samples = append(samples, time.Since(start))
 			b.StopTimer()
 			s.kill()
 			b.StartTimer()
