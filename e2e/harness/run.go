@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,6 +23,9 @@ type Mode struct {
 	Install string // the `ai-memory install` target
 	Model   string
 	Env     []string
+	// HTTP serves ai-memory over Streamable HTTP (`ai-memory serve`, one
+	// per run) and installs the remote entry instead of the stdio one.
+	HTTP bool
 	// Deferred drops alwaysLoad from Claude Code's installed entry and has
 	// `claude -p` wait for its servers instead: ai-memory's tools are then
 	// deferred by tool search unless the host marks them always-load.
@@ -38,6 +42,13 @@ var Modes = []Mode{
 	{Name: "claude-ts", Harness: "claude", Install: "claude-code", Model: "claude-sonnet-4-5", Env: []string{"ENABLE_TOOL_SEARCH=true"}},
 	{Name: "codex", Harness: "codex", Install: "codex", Model: "gpt-5.1-codex"},
 	{Name: "gemini", Harness: "gemini", Install: "gemini-cli", Model: "gemini-2.5-pro"},
+	{Name: "claude-http", Harness: "claude", Install: "claude-code", Model: "claude-sonnet-4-5", HTTP: true},
+}
+
+// BenchModes are the modes harness-bench adds: Gemini CLI over HTTP too.
+var BenchModes = []Mode{
+	DeferredMode,
+	{Name: "gemini-http", Harness: "gemini", Install: "gemini-cli", Model: "gemini-2.5-pro", HTTP: true},
 }
 
 // DeferredMode is Claude Code with tool search and an entry without
@@ -47,7 +58,7 @@ var DeferredMode = Mode{Name: "claude-ts-deferred", Harness: "claude", Install: 
 
 // ModeNamed returns the mode called name.
 func ModeNamed(name string) (Mode, bool) {
-	for _, m := range append(Modes, DeferredMode) {
+	for _, m := range append(Modes, BenchModes...) {
 		if m.Name == name {
 			return m, true
 		}
@@ -160,7 +171,16 @@ func (s Setup) Do(ctx context.Context, r Run) (*Outcome, error) {
 	env = append(env, r.Mode.Env...)
 
 	out := &Outcome{}
-	inst := exec.CommandContext(ctx, s.AIMemory, "--data-dir", r.DataDir, "install", r.Mode.Install, "--apply", "--profile", r.Profile)
+	install := []string{"--data-dir", r.DataDir, "install", r.Mode.Install, "--apply", "--profile", r.Profile}
+	if r.Mode.HTTP {
+		url, stop, err := s.serve(ctx, r, env)
+		if err != nil {
+			return out, err
+		}
+		defer stop()
+		install = append(install, "--url", url)
+	}
+	inst := exec.CommandContext(ctx, s.AIMemory, install...)
 	inst.Env, inst.Dir = env, proj
 	b, err := inst.CombinedOutput()
 	out.Install = string(b)
@@ -207,6 +227,42 @@ func (s Setup) Do(ctx context.Context, r Run) (*Outcome, error) {
 		return out, fmt.Errorf("%s: %v after %s\nstderr: %s", r.Mode.Name, err, out.Elapsed.Round(time.Millisecond), tail(out.Stderr, 2000))
 	}
 	return out, nil
+}
+
+// serve starts `ai-memory serve` on a loopback port of its choosing and
+// returns its MCP URL, read from its ready line.
+func (s Setup) serve(ctx context.Context, r Run, env []string) (string, func(), error) {
+	cmd := exec.Command(s.AIMemory, "--data-dir", r.DataDir, "serve", "--auth", "none", "--listen", "127.0.0.1:0", "--profile", r.Profile)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, after, ok := strings.Cut(sc.Text(), "ai-memory serve ready\" url="); ok {
+				ready <- strings.Fields(after)[0]
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case url, ok := <-ready:
+		if ok {
+			return url, stop, nil
+		}
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+	}
+	stop()
+	return "", nil, fmt.Errorf("ai-memory serve did not say it was ready")
 }
 
 func dropAlwaysLoad(path string) error {

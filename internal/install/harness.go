@@ -55,6 +55,7 @@ type Launch struct {
 type Remote struct {
 	URL      string
 	TokenEnv string
+	profile  string // the profile install was given (the server decides its own)
 }
 
 func (r Remote) header(ref string) ordered {
@@ -140,7 +141,8 @@ var Harnesses = []*Harness{
 		// On core, whose tools Claude Code loads in full anyway, alwaysLoad
 		// changes one thing: `claude -p` connects the server before its
 		// first request instead of in the background. A larger profile
-		// keeps tool search's deferral.
+		// keeps tool search's deferral. (A remote entry goes by --profile
+		// too: the server's own profile decides what it lists.)
 		stdio: func(name string, l Launch) any {
 			o := stdioEntry("stdio")(name, l).(ordered)
 			if l.profileOf() == catalog.Base {
@@ -149,7 +151,11 @@ var Harnesses = []*Harness{
 			return o
 		},
 		remote: func(_ string, r Remote) any {
-			return withHeaders(ordered{{"type", "http"}, {"url", r.URL}}, r.header("${"+r.TokenEnv+"}"))
+			o := withHeaders(ordered{{"type", "http"}, {"url", r.URL}}, r.header("${"+r.TokenEnv+"}"))
+			if r.profile == catalog.Base {
+				o = append(o, field{"alwaysLoad", true})
+			}
+			return o
 		},
 		Profile: "core", Why: whyClaudeCode,
 		detect: []string{"~/.claude.json", "~/.claude"}, bins: []string{"claude"},

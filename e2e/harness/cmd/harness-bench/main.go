@@ -31,7 +31,7 @@ func main() {
 	bin := flag.String("bin", "bin", "directory holding ai-memory and its plugins (make build)")
 	dir := flag.String("dir", filepath.Join("e2e", "harness"), "e2e/harness, with the harnesses installed (npm ci)")
 	runs := flag.Int("runs", 20, "runs per mode and latency")
-	modes := flag.String("modes", "claude,claude-ts,claude-ts-deferred,gemini", "harness modes (e2e/harness/run.go)")
+	modes := flag.String("modes", "claude,claude-ts,claude-ts-deferred,claude-http,gemini,gemini-http", "harness modes (e2e/harness/run.go)")
 	latencies := flag.String("latency", "0s,2s", "model latencies: how long the mock holds each scripted answer")
 	out := flag.String("out", "", "also write the counts as JSON to this file")
 	flag.Parse()
