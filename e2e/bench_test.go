@@ -141,7 +141,7 @@ func procKB(pid int, file, key string) float64 {
 // is loaded already.
 func BenchmarkExpansion(b *testing.B) {
 	expand := map[string]any{"name": "memory_capabilities", "arguments": map[string]any{"family": "graph", "include_schema": true}}
-	b.Run("cold", func(b *testing.B) {
+	cold := func(b *testing.B, call func(*rawSession) map[string]any) {
 		e := newEnv(b)
 		e.startRaw().request("tools/call", expand) // fill the description cache once
 		var samples []time.Duration
@@ -150,7 +150,7 @@ func BenchmarkExpansion(b *testing.B) {
 			s := e.startRaw()
 			b.StartTimer()
 			start := time.Now()
-			resp := s.request("tools/call", expand)
+			resp := call(s)
 			samples = append(samples, time.Since(start))
 			if _, isErr := toolResult(resp); isErr {
 				b.Fatalf("expansion failed: %v", resp)
@@ -160,36 +160,24 @@ func BenchmarkExpansion(b *testing.B) {
 			b.StartTimer()
 		}
 		benchutil.ReportPercentiles(b, samples, "expand")
+	}
+	b.Run("cold", func(b *testing.B) {
+		cold(b, func(s *rawSession) map[string]any { return s.request("tools/call", expand) })
 	})
 	b.Run("cold-relists", func(b *testing.B) {
-		e := newEnv(b)
-		e.startRaw().request("tools/call", expand)
-		var samples []time.Duration
-		for b.Loop() {
-			b.StopTimer()
-			s := e.startRaw()
-			b.StartTimer()
-			start := time.Now()
+		cold(b, func(s *rawSession) map[string]any {
 			s.send(map[string]any{"jsonrpc": "2.0", "id": "x", "method": "tools/call", "params": expand})
-			for answered := false; !answered; {
+			for {
 				m := <-s.msgs
 				switch {
 				case m.msg["method"] == "notifications/tools/list_changed":
 					s.nextID++
 					s.send(map[string]any{"jsonrpc": "2.0", "id": s.nextID, "method": "tools/list"})
 				case m.msg["id"] == "x":
-					if _, isErr := toolResult(m.msg); isErr {
-						b.Fatalf("expansion failed: %v", m.msg)
-					}
-					answered = true
+					return m.msg
 				}
 			}
-			samples = append(samples, time.Since(start))
-			b.StopTimer()
-			s.kill()
-			b.StartTimer()
-		}
-		benchutil.ReportPercentiles(b, samples, "expand")
+		})
 	})
 	b.Run("warm", func(b *testing.B) {
 		s := newEnv(b).startRaw()

@@ -151,8 +151,24 @@ func (m *Mock) route(path string, body map[string]any) answer {
 	return answer{json: map[string]any{"error": map[string]any{"message": "mock: no route for " + path}}}
 }
 
-// step finds the script step a request is at: the last user text carrying
-// a marker, and the model turns after it.
+// scripted finds where a conversation is in its script: the key of the
+// last user message carrying a marker, and the model turns after it.
+func scripted(msgs []any, user func(map[string]any) (string, bool), model func(map[string]any) bool) (key string, turns int) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		msg := obj(msgs[i])
+		if text, ok := user(msg); ok {
+			if k := marker.FindStringSubmatch(text); k != nil {
+				return k[1], turns
+			}
+		}
+		if model(msg) {
+			turns++
+		}
+	}
+	return "", 0
+}
+
+// step returns the script's step at turns (past its end, a text answer).
 func (m *Mock) step(key string, turns int) Step {
 	m.mu.Lock()
 	steps := m.scripts[key]
@@ -237,24 +253,13 @@ func (m *Mock) anthropic(body map[string]any) answer {
 		}
 	}
 	msgs := list(body["messages"])
-	key, at := "", -1
-	for i := len(msgs) - 1; i >= 0 && key == ""; i-- {
-		if msg := obj(msgs[i]); msg["role"] == "user" {
-			if k := marker.FindStringSubmatch(textOf(msg["content"])); k != nil {
-				key, at = k[1], i
-			}
-		}
-	}
+	key, turns := scripted(msgs, func(msg map[string]any) (string, bool) {
+		return textOf(msg["content"]), msg["role"] == "user"
+	}, func(msg map[string]any) bool { return msg["role"] == "assistant" })
 	model, _ := body["model"].(string)
 	stream, _ := body["stream"].(bool)
 	if len(names) == 0 || key == "" { // a title or side request
 		return anthropicReply(model, stream, []map[string]any{{"type": "text", "text": `{"title":"Mock session","isNewTopic":false}`}}, "end_turn", Request{Reply: "text"})
-	}
-	turns := 0
-	for _, msg := range msgs[at+1:] {
-		if obj(msg)["role"] == "assistant" {
-			turns++
-		}
 	}
 	st := m.step(key, turns)
 	req := Request{Main: true, Step: turns}
@@ -329,24 +334,15 @@ func (m *Mock) responses(body map[string]any) answer {
 			}
 		}
 	}
-	key, at := "", -1
-	for i := len(input) - 1; i >= 0 && key == ""; i-- {
-		if it := obj(input[i]); it["role"] == "user" {
-			if k := marker.FindStringSubmatch(textOf(it["content"])); k != nil {
-				key, at = k[1], i
-			}
-		}
-	}
+	key, turns := scripted(input, func(it map[string]any) (string, bool) {
+		return textOf(it["content"]), it["role"] == "user"
+	}, func(it map[string]any) bool {
+		t := it["type"]
+		return t == "function_call" || t == "custom_tool_call" || t == "tool_search_call" || t == "message" && it["role"] == "assistant"
+	})
 	model, _ := body["model"].(string)
 	if len(names) == 0 || key == "" {
 		return responsesReply(model, map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "ok", "annotations": []any{}}}}, Request{Reply: "text"})
-	}
-	turns := 0
-	for _, it := range input[at+1:] {
-		switch t := obj(it)["type"]; {
-		case t == "function_call" || t == "custom_tool_call" || t == "tool_search_call" || t == "message" && obj(it)["role"] == "assistant":
-			turns++
-		}
 	}
 	st := m.step(key, turns)
 	req := Request{Main: true, Step: turns}
@@ -415,15 +411,9 @@ func (m *Mock) gemini(model string, stream bool, body map[string]any) answer {
 			}
 		}
 	}
-	contents := list(body["contents"])
-	key, at := "", -1
-	for i := len(contents) - 1; i >= 0 && key == ""; i-- {
-		if c := obj(contents[i]); c["role"] == "user" {
-			if k := marker.FindStringSubmatch(textOf(c["parts"])); k != nil {
-				key, at = k[1], i
-			}
-		}
-	}
+	key, turns := scripted(list(body["contents"]), func(c map[string]any) (string, bool) {
+		return textOf(c["parts"]), c["role"] == "user"
+	}, func(c map[string]any) bool { return c["role"] == "model" })
 	if len(names) == 0 || key == "" {
 		// Side requests (next speaker, routing) ask for JSON of a schema.
 		text := "ok"
@@ -433,12 +423,6 @@ func (m *Mock) gemini(model string, stream bool, body map[string]any) answer {
 			text = string(b)
 		}
 		return geminiReply(model, stream, []any{map[string]any{"text": text}}, Request{Reply: "text"})
-	}
-	turns := 0
-	for _, c := range contents[at+1:] {
-		if obj(c)["role"] == "model" {
-			turns++
-		}
 	}
 	st := m.step(key, turns)
 	req := Request{Main: true, Step: turns}
