@@ -148,10 +148,11 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	case !h.visible(*args.family):
 		err = fmt.Errorf("family: unknown family %s; one of %s", sdk.Quote(*args.family), strings.Join(h.visibleFamilies(), ", "))
 	case args.includeSchema:
+		relisted := h.relistWaiter(ctx)
 		var version uint64
 		if out, version, err = h.expand(ctx, *args.family); err == nil && version > 0 {
 			releaseOrder(ctx)
-			h.awaitRelist(ctx, version)
+			relisted(version)
 		}
 	default:
 		out = map[string]any{"schema_version": familyListSchema, "family": *args.family,

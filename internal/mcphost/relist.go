@@ -71,11 +71,15 @@ func (h *Host) ToolsVersion() uint64 { return h.toolsVersion.Load() }
 
 // ListAnswered records that session was sent a tools/list answer computed
 // at tools version v; the answer is written, so the client has it before
-// any later message of this host.
+// any later message of this host. Only sessions that expanded are tracked
+// (a session id a client makes up adds nothing).
 func (h *Host) ListAnswered(session string, v uint64) {
 	h.lists.mu.Lock()
 	defer h.lists.mu.Unlock()
-	s := h.lists.get(session)
+	s, ok := h.lists.sessions[session]
+	if !ok {
+		return
+	}
 	s.deaf = false
 	s.answered = max(s.answered, v)
 	s.lists++
@@ -83,15 +87,23 @@ func (h *Host) ListAnswered(session string, v uint64) {
 	s.changed = make(chan struct{})
 }
 
-// awaitRelist holds an expansion's answer until the calling session's
-// client has acted on the tool list of version v (see above), or the
+// relistWaiter starts tracking the calling session's listings, before an
+// expansion changes the tools, and returns the wait for its answer: until
+// the client has acted on the tool list of version v (see above), or the
 // bounds run out. A session that cannot be notified is not waited for.
-func (h *Host) awaitRelist(ctx context.Context, v uint64) {
+func (h *Host) relistWaiter(ctx context.Context) func(v uint64) {
 	sess := server.ClientSessionFromContext(ctx)
 	if sess == nil || !sess.Initialized() || h.opts.RelistWait < 0 {
-		return
+		return func(uint64) {}
 	}
 	id := sess.SessionID()
+	h.lists.mu.Lock()
+	h.lists.get(id)
+	h.lists.mu.Unlock()
+	return func(v uint64) { h.awaitRelist(ctx, id, v) }
+}
+
+func (h *Host) awaitRelist(ctx context.Context, id string, v uint64) {
 	var seen uint64
 	fetched := h.waitListing(ctx, id, func(s *listing) bool { seen = s.lists; return s.deaf || s.answered >= v })
 	if ctx.Err() != nil {
