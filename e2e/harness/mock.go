@@ -78,17 +78,6 @@ func (m *Mock) Requests() []Request {
 	return append([]Request(nil), m.reqs...)
 }
 
-// MainRequests returns the scripted requests, in order.
-func (m *Mock) MainRequests() []Request {
-	var out []Request
-	for _, r := range m.Requests() {
-		if r.Main {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // answer is what a route replies: a JSON body or SSE events.
 type answer struct {
 	json  any

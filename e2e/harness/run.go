@@ -104,17 +104,6 @@ type Outcome struct {
 	Elapsed  time.Duration
 }
 
-// Main returns the scripted requests.
-func (o *Outcome) Main() []Request {
-	var out []Request
-	for _, r := range o.Requests {
-		if r.Main {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // Do runs the harness once: a fresh HOME (config written by `ai-memory
 // install <harness> --apply` over the provider settings), a mock on
 // loopback, the process in its own group, killed when the bound runs out.
