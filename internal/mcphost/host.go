@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -52,6 +53,10 @@ type Options struct {
 	// MaxMessageBytes bounds one message on the stdio front
 	// (DefaultMaxMessageBytes if zero).
 	MaxMessageBytes int
+	// RelistWait bounds how long an expansion's answer waits for the
+	// client to fetch the new tool list (DefaultRelistWait if zero; a
+	// negative value does not wait). See relist.go.
+	RelistWait time.Duration
 
 	// Guardrails (zero values: no allowlist, no limit, full discovery, no audit).
 	Allowlist         guard.Allowlist
@@ -85,11 +90,18 @@ type Host struct {
 	mu         sync.Mutex // guards clientName
 	clientName string
 
-	// reg guards loaded and is held while tools are added or removed, so a
-	// family's tools are registered exactly while it counts as loaded.
+	// reg guards loaded, granted and tools, and is held while tools are
+	// added or removed, so a family's tools are registered exactly while it
+	// counts as loaded.
 	reg    sync.Mutex
 	loaded map[string]bool
-	tools  map[string]string // registered family tool → its family
+	// granted families passed the expansion checks in this session; the
+	// bridge runs their tools without registering them (loaded implies granted).
+	granted map[string]bool
+	tools   map[string]string // registered family tool → its family
+
+	toolsVersion atomic.Uint64 // bumped at every registration change
+	lists        listings      // what each session was last listed (relist.go)
 
 	// inflight cancels the direct calls (see direct.go) by request id, for
 	// notifications/cancelled.
@@ -106,7 +118,7 @@ func New(opts Options) *Host {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Host{opts: opts, log: opts.Logger, set: opts.Plugins.Catalog(), loaded: map[string]bool{}, tools: map[string]string{}, suggest: newSuggestions()}
+	h := &Host{opts: opts, log: opts.Logger, set: opts.Plugins.Catalog(), loaded: map[string]bool{}, granted: map[string]bool{}, tools: map[string]string{}, suggest: newSuggestions()}
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		h.learnClient(req.Params.ClientInfo.Name)
@@ -118,6 +130,7 @@ func New(opts Options) *Host {
 			h.learnClient(s.GetClientInfo().Name)
 		}
 	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { h.lists.forget(s.SessionID()) })
 	h.srv = server.NewMCPServer("ai-memory", opts.Version,
 		server.WithToolCapabilities(true),
 		server.WithInstructions(catalog.Instructions),
@@ -155,17 +168,33 @@ func (h *Host) isLoaded(family string) bool {
 	return h.loaded[family]
 }
 
+// isGranted reports whether a family passed the expansion checks in this
+// session (loaded, or granted through the bridge).
+func (h *Host) isGranted(family string) bool {
+	h.reg.Lock()
+	defer h.reg.Unlock()
+	return h.loaded[family] || h.granted[family]
+}
+
 // load grants a family to this session and registers its tools, under one
 // lock (mcp-go then notifies clients with tools/list_changed). The plugin
-// is started in the background so the first call finds it warm.
-func (h *Host) load(family string) (err error) {
+// is started in the background so the first call finds it warm. A family
+// loaded on request (include_schema) is marked always-load, so a client
+// that defers tools (Claude Code's tool search) offers the tools the model
+// asked for in its very next request; a profile's tools keep their
+// plugin's choice.
+func (h *Host) load(family string, requested bool) (err error) {
 	defs := h.opts.Plugins.Tools(family)
 	if len(defs) == 0 {
 		return h.unavailable(family)
 	}
 	tools := make([]server.ServerTool, 0, len(defs))
 	for _, d := range defs {
-		tools = append(tools, server.ServerTool{Tool: wireTool(d), Handler: h.route(family)})
+		t := wireTool(d)
+		if requested {
+			t.Meta = alwaysLoadMeta()
+		}
+		tools = append(tools, server.ServerTool{Tool: t, Handler: h.route(family)})
 	}
 	h.reg.Lock()
 	defer h.reg.Unlock()
@@ -180,6 +209,7 @@ func (h *Host) load(family string) (err error) {
 		}
 	}()
 	h.srv.AddTools(tools...)
+	h.toolsVersion.Add(1)
 	h.loaded[family] = true
 	for _, d := range defs {
 		h.tools[d.GetName()] = family
@@ -205,7 +235,9 @@ func (h *Host) unload(family string) {
 		delete(h.tools, d.GetName())
 	}
 	h.srv.DeleteTools(names...)
+	h.toolsVersion.Add(1)
 	delete(h.loaded, family)
+	delete(h.granted, family)
 }
 
 // unavailable explains why a family cannot be loaded.
@@ -223,9 +255,15 @@ func wireTool(d *aimemoryv1.ToolDefinition) mcp.Tool {
 		t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: a.ReadOnly, DestructiveHint: a.Destructive, IdempotentHint: a.Idempotent, OpenWorldHint: a.OpenWorld}
 	}
 	if d.GetAlwaysLoad() {
-		t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
+		t.Meta = alwaysLoadMeta()
 	}
 	return t
+}
+
+// alwaysLoadMeta asks a client that defers tool schemas to send this one
+// in full with every request.
+func alwaysLoadMeta() *mcp.Meta {
+	return &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
 }
 
 // callContext is who is calling, as the host resolved it, for a tool of
