@@ -99,10 +99,33 @@ func (g *Gate) authenticate(ctx context.Context, method string) (context.Context
 		}
 		return nil, Verified{}, status.Error(codes.Unauthenticated, msg)
 	}
-	if hostOnly[method] && !v.Caller.IsHost() {
-		return nil, Verified{}, status.Errorf(codes.PermissionDenied, "%s: only an ai-memory host may call it; a plugin reaches memory through the record APIs", method)
-	}
 	return caller.NewContext(ctx, v.Caller), v, nil
+}
+
+// HostOnly are the interceptors that refuse a plugin the host-only
+// methods. They run after the caller is known (and noted for the audit of
+// the refusal), so they are separate from ServerOptions.
+func (g *Gate) HostOnly() []grpc.ServerOption {
+	check := func(ctx context.Context, method string) error {
+		if c, _ := caller.FromContext(ctx); hostOnly[method] && !c.IsHost() {
+			return status.Errorf(codes.PermissionDenied, "%s: only an ai-memory host may call it; a plugin reaches memory through the record APIs", method)
+		}
+		return nil
+	}
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := check(ctx, info.FullMethod); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := check(ss.Context(), info.FullMethod); err != nil {
+				return err
+			}
+			return h(srv, ss)
+		}),
+	}
 }
 
 // admit checks that the connection's process may present v now.

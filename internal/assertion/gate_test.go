@@ -66,7 +66,7 @@ func startGated(t testing.TB) *gated {
 	}
 	gate := NewGate(signer)
 	eng := &echoEngine{watching: make(chan struct{}, 1)}
-	g := grpc.NewServer(gate.ServerOptions()...)
+	g := grpc.NewServer(append(gate.ServerOptions(), gate.HostOnly()...)...)
 	aimemoryv1.RegisterEngineServer(g, eng)
 	aimemoryv1.RegisterEventsServer(g, eng)
 	aimemoryv1.RegisterAuditServer(g, eng)

@@ -229,6 +229,7 @@ func Serve(ctx context.Context, opts Options) error {
 	serverOpts := append(server.Recover(log), refusals.Record()...)
 	serverOpts = append(serverOpts, gate.ServerOptions()...)
 	serverOpts = append(serverOpts, refusals.NoteCaller()...)
+	serverOpts = append(serverOpts, gate.HostOnly()...)
 	serverOpts = append(serverOpts, peerCredentials())
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
