@@ -12,10 +12,12 @@ import (
 
 // untypedStringClients are the clients (clientInfo.name) that pass a tool's
 // input schema to the model as given and check no argument's type against
-// it: Claude Code. For them a string property's "type":"string", about 4
-// tokens in every request, tells the model nothing its description does
-// not, so tools/list leaves it out. Every other client gets the schema in
-// full: Gemini CLI and Codex validate arguments against it.
+// it: Claude Code. For them a string property's "type":"string" (about 4
+// tokens in every request) and an array's "items":{"type":"string"} (7)
+// tell the model nothing its description does not, so tools/list leaves
+// them out; a number's or a boolean's type stays (the tools refuse "5" and
+// "true"). Every other client gets the schema in full: Gemini CLI and Codex
+// validate arguments against it.
 var untypedStringClients = map[string]bool{"claude-code": true}
 
 // shapeList fits a tools/list answer to the client it goes to.
@@ -30,9 +32,9 @@ func (h *Host) shapeList(ctx context.Context, res *mcp.ListToolsResult) {
 	}
 }
 
-// withoutStringTypes returns schema with "type":"string" removed from each
-// of its top-level properties, every other key in its place; a schema it
-// cannot read is returned as is.
+// withoutStringTypes returns schema with "type":"string" and
+// "items":{"type":"string"} removed from each of its top-level properties,
+// every other key in its place; a schema it cannot read is returned as is.
 func withoutStringTypes(schema json.RawMessage) json.RawMessage {
 	keys, vals, ok := members(schema)
 	if !ok {
@@ -51,13 +53,15 @@ func withoutStringTypes(schema json.RawMessage) json.RawMessage {
 			if !ok {
 				return schema
 			}
+			var keep []string
+			var kept []json.RawMessage
 			for n := range pk {
-				if pk[n] == "type" && string(pv[n]) == `"string"` {
-					pk, pv = append(pk[:n:n], pk[n+1:]...), append(pv[:n:n], pv[n+1:]...)
-					break
+				if pk[n] == "type" && string(pv[n]) == `"string"` || pk[n] == "items" && string(pv[n]) == `{"type":"string"}` {
+					continue
 				}
+				keep, kept = append(keep, pk[n]), append(kept, pv[n])
 			}
-			props[j] = object(pk, pv)
+			props[j] = object(keep, kept)
 		}
 		vals[i] = object(names, props)
 	}

@@ -45,7 +45,7 @@ const storeSchema = `{"type":"object","properties":{
 const recallSchema = `{"type":"object","properties":{
 "context":{"type":"string","description":"What to recall"},
 "namespace":{"type":"string","description":"Exact, plus ancestors"},
-"limit":{"type":"integer","description":"0-50, default 10"},
+"limit":{"type":"integer","description":"Default 10"},
 "tags":{"type":"string","description":"One tag"},
 "since":{"type":"string","description":"Min created_at, RFC 3339"},
 "until":{"type":"string","description":"Max created_at, RFC 3339"},
@@ -58,7 +58,7 @@ const listSchema = `{"type":"object","properties":{
 }}`
 
 const getSchema = `{"type":"object","properties":{
-"id":{"type":"string","description":"Id or unique prefix"}
+"id":{"type":"string","description":"Id or prefix"}
 },"required":["id"]}`
 
 const searchSchema = `{"type":"object","properties":{
