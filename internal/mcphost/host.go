@@ -130,6 +130,9 @@ func New(opts Options) *Host {
 			h.learnClient(s.GetClientInfo().Name)
 		}
 	})
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		h.shapeList(ctx, res)
+	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { h.lists.forget(s.SessionID()) })
 	h.srv = server.NewMCPServer("ai-memory", opts.Version,
 		server.WithToolCapabilities(true),

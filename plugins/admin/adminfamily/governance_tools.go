@@ -39,7 +39,7 @@ const pendingDecideSchema = `{"type":"object","properties":{
 
 const setStandardSchema = `{"type":"object","properties":{
 ` + standardNSProp + `,
-"id":{"type":"string","description":"Memory id"},
+"id":{"type":"string","description":"Id"},
 "parent":{"type":"string","description":"Parent namespace"},
 "governance":{"type":"object","description":"{write (required), promote, delete: any|registered|owner|approve; approver: human|{agent}|{consensus}; inherit}"},
 "owner":{"type":"string","description":"New owner"}

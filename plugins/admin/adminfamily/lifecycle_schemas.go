@@ -13,7 +13,7 @@ const (
 	promoteDesc = "Make a memory long-term, or copy it to to_namespace."
 )
 
-const idProp = `"id":{"type":"string","description":"Id or unique prefix"}`
+const idProp = `"id":{"type":"string","description":"Id or prefix"}`
 
 const dryRunProp = `"dry_run":{"type":"boolean","description":"Only report"}`
 

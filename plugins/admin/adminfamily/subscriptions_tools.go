@@ -13,9 +13,9 @@ import (
 // arguments and answers. The secret is sent once and never comes back.
 
 const subscribeSchema = `{"type":"object","properties":{
-"url":{"type":"string","description":"https URL to POST to"},
+"url":{"type":"string","description":"https URL"},
 "events":{"type":"string","description":"* (default) or a comma list of memory_store, memory_update, memory_delete, memory_gc, memory_promote, memory_forget, memory_link_created, memory_link_invalidated, memory_consolidated, approval_requested"},
-"secret":{"type":"string","description":"HMAC-SHA256 key"},
+"secret":{"type":"string","description":"Signing key"},
 "namespace_filter":{"type":"string","description":"Exact namespace"},
 "agent_filter":{"type":"string","description":"Exact agent id"},
 "include_content":{"type":"boolean","description":"Also send content"}

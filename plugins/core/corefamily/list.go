@@ -8,7 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
-var listArgs = argNames(listSchema)
+var listArgs = argNames(listSchema, "format")
 
 const (
 	listDefaultLimit = 20

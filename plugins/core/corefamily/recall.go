@@ -17,7 +17,7 @@ import (
 // context_tokens is accepted but not advertised: it only steers semantic
 // recall, which this build does not have, so showing it would cost every
 // agent tokens for nothing.
-var recallArgs = argNames(recallSchema, "context_tokens")
+var recallArgs = argNames(recallSchema, "context_tokens", "format")
 
 const (
 	recallDefaultLimit = 10

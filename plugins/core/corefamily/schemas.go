@@ -4,7 +4,8 @@ import "github.com/ai-memory/ai-memory/sdk"
 
 // Tool descriptions and input schemas. Every client pays for these on every
 // request, so each word must earn its place; the arguments each handler
-// accepts are exactly the properties listed here (plus format on store/get).
+// accepts are the properties listed here plus format (toon_compact, toon or
+// json), which programs use and agents need not: taken, not advertised.
 
 const (
 	storeDesc  = "Store a memory."
@@ -19,11 +20,10 @@ const (
 
 // Properties several tools share.
 const (
-	formatProp  = `"format":{"type":"string","description":"toon_compact (default), toon or json"}`
 	filterProps = `"namespace":{"type":"string","description":"Exact"},
 "tier":{"type":"string","description":"short, mid or long"},
 "limit":{"type":"integer","description":"Default 20"},
-"agent_id":{"type":"string","description":"Author"},`
+"agent_id":{"type":"string","description":"Author"}`
 	asAgentProp = `"as_agent":{"type":"string","description":"Your namespace, for scopes"}`
 )
 
@@ -45,29 +45,26 @@ const storeSchema = `{"type":"object","properties":{
 const recallSchema = `{"type":"object","properties":{
 "context":{"type":"string","description":"What to recall"},
 "namespace":{"type":"string","description":"Exact, plus ancestors"},
-"limit":{"type":"integer","description":"0-50, default 10"},
+"limit":{"type":"integer","description":"Default 10"},
 "tags":{"type":"string","description":"One tag"},
 "since":{"type":"string","description":"Min created_at, RFC 3339"},
 "until":{"type":"string","description":"Max created_at, RFC 3339"},
 ` + asAgentProp + `,
-"budget_tokens":{"type":"integer","description":"Max content tokens"},
-` + formatProp + `
+"budget_tokens":{"type":"integer","description":"Max content tokens"}
 },"required":["context"]}`
 
 const listSchema = `{"type":"object","properties":{
 ` + filterProps + `
-` + formatProp + `
 }}`
 
 const getSchema = `{"type":"object","properties":{
-"id":{"type":"string","description":"Id or unique prefix"}
+"id":{"type":"string","description":"Id or prefix"}
 },"required":["id"]}`
 
 const searchSchema = `{"type":"object","properties":{
 "query":{"type":"string","description":"Words"},
-` + filterProps + `
-` + asAgentProp + `,
-` + formatProp + `
+` + filterProps + `,
+` + asAgentProp + `
 },"required":["query"]}`
 
 // schema and argNames are the SDK's: short names for the literals above.

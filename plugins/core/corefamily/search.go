@@ -8,7 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
-var searchArgs = argNames(searchSchema)
+var searchArgs = argNames(searchSchema, "format")
 
 const (
 	searchDefaultLimit = 20

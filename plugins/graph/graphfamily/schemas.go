@@ -30,14 +30,14 @@ const linkSchema = `{"type":"object","properties":{
 },"required":["source_id","target_id"]}`
 
 const getLinksSchema = `{"type":"object","properties":{
-"id":{"type":"string","description":"Memory id"}
+"id":{"type":"string","description":"Id"}
 },"required":["id"]}`
 
 const querySchema = `{"type":"object","properties":{
 "source_id":{"type":"string","description":"Memory id"},
-"max_depth":{"type":"integer","description":"Hops, 1-5, default 1"},
+"max_depth":{"type":"integer","description":"Hops, default 1"},
 "direction":{"type":"string","description":"out (default), in or both"},
-"relation":{"type":"string","description":"Only this one: related_to, supersedes, contradicts or derived_from"},
+"relation":{"type":"string","description":"related_to, supersedes, contradicts or derived_from"},
 "valid_at":{"type":"string","description":"RFC 3339; only links valid then"},
 "allowed_agents":{"type":"array","items":{"type":"string"},"description":"Only links these agents observed"},
 "limit":{"type":"integer","description":"Default 200"}
@@ -71,8 +71,8 @@ const byAliasSchema = `{"type":"object","properties":{
 
 const taxonomySchema = `{"type":"object","properties":{
 "namespace_prefix":{"type":"string","description":"Subtree root"},
-"depth":{"type":"integer","description":"0-8, default 8"},
-"limit":{"type":"integer","description":"Max namespaces, default 1000"}
+"depth":{"type":"integer","description":"Default 8"},
+"limit":{"type":"integer","description":"Default 1000"}
 }}`
 
 // schema and argNames are the SDK's: short names for the literals above.

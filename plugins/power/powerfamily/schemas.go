@@ -23,18 +23,18 @@ const duplicateSchema = `{"type":"object","properties":{
 },"required":["title","content"]}`
 
 const autoTagSchema = `{"type":"object","properties":{
-"id":{"type":"string","description":"Memory id"}
+"id":{"type":"string","description":"Id"}
 },"required":["id"]}`
 
 const expandSchema = `{"type":"object","properties":{
 "query":{"type":"string","description":"Search query"},
 "namespace":{"type":"string","description":"Exact"},
-"limit":{"type":"integer","description":"1-50, default 8"}
+"limit":{"type":"integer","description":"Default 8"}
 },"required":["query"]}`
 
 const contradictionSchema = `{"type":"object","properties":{
-"id_a":{"type":"string","description":"Memory id"},
-"id_b":{"type":"string","description":"Memory id"}
+"id_a":{"type":"string","description":"Id"},
+"id_b":{"type":"string","description":"Id"}
 },"required":["id_a","id_b"]}`
 
 const consolidateSchema = `{"type":"object","properties":{
