@@ -146,15 +146,16 @@ func reencode(raw json.RawMessage) (json.RawMessage, error) {
 func TestClaudeCodeSurfaceBudget(t *testing.T) {
 	for _, profile := range []string{"core", "full"} {
 		instructions, tools := surfaceOf(t, profile)
-		// Claude Code is sent no "type":"string" (it checks no argument
-		// type; TestToolDescriptions checks every other client gets them).
+		// Claude Code is sent no scalar type (it checks no argument type;
+		// TestClaudeCodeNumbersAsStrings checks the host takes "5" as 5,
+		// TestToolDescriptions that every other client gets the types).
 		for _, raw := range tools {
 			var tool toolSchema
 			if err := json.Unmarshal(raw, &tool); err != nil {
 				t.Fatal(err)
 			}
 			for name, p := range tool.InputSchema.Properties {
-				if p.Type == "string" || p.Description == "" {
+				if slices.Contains([]string{"string", "integer", "number", "boolean"}, p.Type) || p.Description == "" {
 					t.Errorf("%s.%s as sent to Claude Code: type %q, description %q", tool.Name, name, p.Type, p.Description)
 				}
 			}
@@ -376,4 +377,45 @@ func valuesNamed(text string) []string {
 		}
 	}
 	return out
+}
+
+// TestClaudeCodeNumbersAsStrings: Claude Code is listed no number types,
+// so its model may send a limit as "5"; the host takes it as 5, and still
+// hands the tool what is not a number, for the tool's own error naming the
+// field. Any other client is sent the types, and its "5" is refused as
+// before.
+func TestClaudeCodeNumbersAsStrings(t *testing.T) {
+	e := newEnv(t)
+	session := func(client string) *rawSession {
+		s := e.spawnRaw()
+		s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": client, "version": "1"}})
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+		return s
+	}
+	call := func(s *rawSession, tool string, args map[string]any) (string, bool) {
+		return toolResult(s.request("tools/call", map[string]any{"name": tool, "arguments": args}))
+	}
+	claude := session("claude-code")
+	for _, title := range []string{"first numbered note", "second numbered note"} {
+		if text, isErr := call(claude, "memory_store", map[string]any{"title": title, "content": "body of " + title}); isErr {
+			t.Fatalf("store %s: %s", title, text)
+		}
+	}
+	text, isErr := call(claude, "memory_list", map[string]any{"limit": "1"})
+	if isErr || strings.Count(text, "numbered note|") != 1 {
+		t.Errorf(`claude-code memory_list {"limit":"1"}: want one memory, got (error %v) %s`, isErr, text)
+	}
+	if text, isErr := call(claude, "memory_list", map[string]any{"limit": "5"}); isErr || strings.Count(text, "numbered note|") != 2 {
+		t.Errorf(`claude-code memory_list {"limit":"5"}: want both memories, got (error %v) %s`, isErr, text)
+	}
+	if text, isErr := call(claude, "memory_list", map[string]any{"limit": "five"}); !isErr || !strings.HasPrefix(text, "limit:") {
+		t.Errorf(`claude-code memory_list {"limit":"five"}: want the tool's refusal naming limit, got (error %v) %s`, isErr, text)
+	}
+	claude.kill()
+
+	other := session("codex-mcp-client")
+	text, isErr = call(other, "memory_list", map[string]any{"limit": "5"})
+	if !isErr || !strings.HasPrefix(text, "limit:") {
+		t.Errorf(`codex memory_list {"limit":"5"}: want the tool's refusal naming limit, as before, got (error %v) %s`, isErr, text)
+	}
 }

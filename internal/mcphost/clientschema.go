@@ -4,38 +4,46 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
-// untypedStringClients are the clients (clientInfo.name) that pass a tool's
-// input schema to the model as given and check no argument's type against
-// it: Claude Code. For them a string property's "type":"string" (about 4
-// tokens in every request) and an array's "items":{"type":"string"} (7)
-// tell the model nothing its description does not, so tools/list leaves
-// them out; a number's or a boolean's type stays (the tools refuse "5" and
-// "true"). Every other client gets the schema in full: Gemini CLI and Codex
-// validate arguments against it.
-var untypedStringClients = map[string]bool{"claude-code": true}
+// untypedClients are the clients (clientInfo.name) that pass a tool's input
+// schema to the model as given and check no argument's type against it:
+// Claude Code. For them a property's scalar type ("type":"string",
+// "integer", "number" or "boolean", 3 to 5 tokens in every request) and an
+// array's "items":{"type":"string"} (7) tell the model little its
+// description does not, so tools/list leaves them out, and the host takes
+// the numbers and booleans such a model may then send as strings
+// (typedArguments). Every other client gets the schema in full and its
+// arguments as sent: Gemini CLI and Codex validate arguments against it.
+var untypedClients = map[string]bool{"claude-code": true}
+
+// untyped reports whether the client of ctx is sent schemas without types.
+func (h *Host) untyped(ctx context.Context) bool { return untypedClients[h.clientNameOf(ctx)] }
 
 // shapeList fits a tools/list answer to the client it goes to.
 func (h *Host) shapeList(ctx context.Context, res *mcp.ListToolsResult) {
-	if res == nil || !untypedStringClients[h.clientNameOf(ctx)] {
+	if res == nil || !h.untyped(ctx) {
 		return
 	}
 	for i := range res.Tools {
 		if s := res.Tools[i].RawInputSchema; s != nil {
-			res.Tools[i].RawInputSchema = withoutStringTypes(s)
+			res.Tools[i].RawInputSchema = withoutScalarTypes(s)
 		}
 	}
 }
 
-// withoutStringTypes returns schema with "type":"string" and
-// "items":{"type":"string"} removed from each of its top-level properties,
-// every other key in its place; a schema it cannot read is returned as is.
-func withoutStringTypes(schema json.RawMessage) json.RawMessage {
+// scalarTypes are the property types an untyped client is not sent.
+var scalarTypes = map[string]bool{`"string"`: true, `"integer"`: true, `"number"`: true, `"boolean"`: true}
+
+// withoutScalarTypes returns schema with each top-level property's scalar
+// "type" and "items":{"type":"string"} removed, every other key in its
+// place; a schema it cannot read is returned as is.
+func withoutScalarTypes(schema json.RawMessage) json.RawMessage {
 	keys, vals, ok := members(schema)
 	if !ok {
 		return schema
@@ -56,7 +64,7 @@ func withoutStringTypes(schema json.RawMessage) json.RawMessage {
 			var keep []string
 			var kept []json.RawMessage
 			for n := range pk {
-				if pk[n] == "type" && string(pv[n]) == `"string"` || pk[n] == "items" && string(pv[n]) == `{"type":"string"}` {
+				if pk[n] == "type" && scalarTypes[string(pv[n])] || pk[n] == "items" && string(pv[n]) == `{"type":"string"}` {
 					continue
 				}
 				keep, kept = append(keep, pk[n]), append(kept, pv[n])
@@ -66,6 +74,86 @@ func withoutStringTypes(schema json.RawMessage) json.RawMessage {
 		vals[i] = object(names, props)
 	}
 	return object(keys, vals)
+}
+
+// typedArguments returns args with each string that the tool's input
+// schema types as integer, number or boolean, and that is exactly one
+// ("5", "0.6", "true"), written as that value: what a model sends for a
+// property whose type it was not shown. Anything else stays as sent, for
+// the tool to accept or refuse naming the field; args are returned
+// unchanged if nothing was converted or either cannot be read.
+func typedArguments(schema, args json.RawMessage) json.RawMessage {
+	names, vals, ok := members(args)
+	if !ok {
+		return args
+	}
+	var types map[string]string
+	converted := false
+	for i, v := range vals {
+		if len(v) == 0 || v[0] != '"' {
+			continue
+		}
+		if types == nil {
+			if types = propertyTypes(schema); len(types) == 0 {
+				return args
+			}
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			continue
+		}
+		if typed, ok := scalarOf(types[names[i]], s); ok {
+			vals[i], converted = typed, true
+		}
+	}
+	if !converted {
+		return args
+	}
+	return object(names, vals)
+}
+
+// propertyTypes maps each top-level property of schema to its type, where
+// that type is a single name.
+func propertyTypes(schema json.RawMessage) map[string]string {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	types := make(map[string]string, len(s.Properties))
+	for name, p := range s.Properties {
+		if t, ok := p.Type.(string); ok {
+			types[name] = t
+		}
+	}
+	return types
+}
+
+// scalarOf is s as a JSON value of type typ, if s is exactly one: a JSON
+// number (integer: without fraction or exponent) or true or false.
+func scalarOf(typ, s string) (json.RawMessage, bool) {
+	switch typ {
+	case "boolean":
+		return json.RawMessage(s), s == "true" || s == "false"
+	case "integer":
+		return json.RawMessage(s), isJSONNumber(s) && !strings.ContainsAny(s, ".eE")
+	case "number":
+		return json.RawMessage(s), isJSONNumber(s)
+	}
+	return nil, false
+}
+
+// isJSONNumber reports whether s is a JSON number literal and nothing else
+// (no sign but a leading minus, no space, no leading zero).
+func isJSONNumber(s string) bool {
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') || s[len(s)-1] < '0' || s[len(s)-1] > '9' {
+		return false
+	}
+	var n json.Number
+	return json.Unmarshal([]byte(s), &n) == nil
 }
 
 // members splits a JSON object into its keys and raw values, in order.

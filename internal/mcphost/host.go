@@ -225,6 +225,16 @@ func (h *Host) load(family string, requested bool) (err error) {
 	return nil
 }
 
+// inputSchema is the input schema tool of family declares (nil if none).
+func (h *Host) inputSchema(family, tool string) json.RawMessage {
+	for _, d := range h.opts.Plugins.Tools(family) {
+		if d.GetName() == tool {
+			return d.GetInputSchemaJson()
+		}
+	}
+	return nil
+}
+
 // unload removes a family's tools from this session (clients are notified).
 func (h *Host) unload(family string) {
 	h.reg.Lock()
@@ -323,6 +333,9 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 	}()
 	if err := h.permitCall(ctx, family, tool); err != nil {
 		return failed(err)
+	}
+	if h.untyped(ctx) {
+		args = typedArguments(h.inputSchema(family, tool), args)
 	}
 	h.observeCall(tool, args)
 	outcome = metrics.Unavailable
