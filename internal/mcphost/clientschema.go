@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -32,7 +33,7 @@ func (h *Host) shapeList(ctx context.Context, res *mcp.ListToolsResult) {
 	}
 	for i := range res.Tools {
 		if s := res.Tools[i].RawInputSchema; s != nil {
-			res.Tools[i].RawInputSchema = withoutScalarTypes(s)
+			res.Tools[i].RawInputSchema = untypedSchema(s)
 		}
 	}
 }
@@ -40,21 +41,27 @@ func (h *Host) shapeList(ctx context.Context, res *mcp.ListToolsResult) {
 // scalarTypes are the property types an untyped client is not sent.
 var scalarTypes = map[string]bool{`"string"`: true, `"integer"`: true, `"number"`: true, `"boolean"`: true}
 
-// withoutScalarTypes returns schema with each top-level property's scalar
-// "type" and "items":{"type":"string"} removed, every other key in its
-// place; a schema it cannot read is returned as is.
-func withoutScalarTypes(schema json.RawMessage) json.RawMessage {
+// untypedSchema returns schema with each top-level property's scalar
+// "type" and "items":{"type":"string"} removed, and an empty "properties"
+// (Claude Code calls a tool without it all the same: TestRealHarnesses),
+// every other key in its place; a schema it cannot read is returned as is.
+func untypedSchema(schema json.RawMessage) json.RawMessage {
 	keys, vals, ok := members(schema)
 	if !ok {
 		return schema
 	}
-	for i, k := range keys {
-		if k != "properties" {
+	for i := 0; i < len(keys); i++ {
+		if keys[i] != "properties" {
 			continue
 		}
 		names, props, ok := members(vals[i])
 		if !ok {
 			return schema
+		}
+		if len(names) == 0 {
+			keys, vals = slices.Delete(keys, i, i+1), slices.Delete(vals, i, i+1)
+			i--
+			continue
 		}
 		for j, p := range props {
 			pk, pv, ok := members(p)

@@ -7,15 +7,16 @@ import (
 	"testing"
 )
 
-// TestWithoutScalarTypes: only a top-level property's scalar type and
-// "items":{"type":"string"} go; every other key, type and the order of keys
-// stay as written.
-func TestWithoutScalarTypes(t *testing.T) {
+// TestUntypedSchema: only a top-level property's scalar type,
+// "items":{"type":"string"} and an empty "properties" go; every other key,
+// type and the order of keys stay as written.
+func TestUntypedSchema(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`{"type":"object","properties":{"id":{"type":"string","description":"Id"},"n":{"type":"integer","description":"N"},"tags":{"type":"array","items":{"type":"string"},"description":"T"},"mode":{"description":"a or b","type":"string","enum":["a","b"]}},"required":["id"]}`,
 			`{"type":"object","properties":{"id":{"description":"Id"},"n":{"description":"N"},"tags":{"type":"array","description":"T"},"mode":{"description":"a or b","enum":["a","b"]}},"required":["id"]}`},
 		{`{"type":"object","properties":{"ns":{"type":"array","items":{"type":"integer"}}}}`, `{"type":"object","properties":{"ns":{"type":"array","items":{"type":"integer"}}}}`},
-		{`{"type":"object","properties":{}}`, `{"type":"object","properties":{}}`},
+		{`{"type":"object","properties":{}}`, `{"type":"object"}`},
+		{`{"properties":{},"type":"object","required":[]}`, `{"type":"object","required":[]}`},
 		{`{"type":"object"}`, `{"type":"object"}`},
 		{`{"type":"object","properties":{"x":{"type":["string","null"]}}}`, `{"type":"object","properties":{"x":{"type":["string","null"]}}}`},
 		{`{"type":"object","properties":{"x":{"type":"number"},"b":{"type":"boolean"},"o":{"type":"object"},"a":{"type":"array"}}}`,
@@ -23,8 +24,8 @@ func TestWithoutScalarTypes(t *testing.T) {
 		{`{"type":"object","properties":{"x":true}}`, `{"type":"object","properties":{"x":true}}`}, // not an object: left as is
 		{`not json`, `not json`},
 	} {
-		if got := string(withoutScalarTypes(json.RawMessage(c.in))); got != c.want {
-			t.Errorf("withoutScalarTypes(%s)\n got %s\nwant %s", c.in, got, c.want)
+		if got := string(untypedSchema(json.RawMessage(c.in))); got != c.want {
+			t.Errorf("untypedSchema(%s)\n got %s\nwant %s", c.in, got, c.want)
 		}
 	}
 }
