@@ -75,7 +75,7 @@ func (h *Host) expands(a capabilitiesArgs) bool {
 // ctx sent them (see typedArguments).
 func (h *Host) capabilitiesArgs(ctx context.Context, raw []byte) (capabilitiesArgs, error) {
 	if h.untyped(ctx) {
-		raw = typedArguments(h.capabilitiesTool().RawInputSchema, raw)
+		raw = typedArguments(scalarProperties(h.capabilitiesTool().RawInputSchema), raw)
 	}
 	return decodeCapabilitiesArgs(raw, h.set)
 }

@@ -83,33 +83,31 @@ func untypedSchema(schema json.RawMessage) json.RawMessage {
 	return object(keys, vals)
 }
 
-// typedArguments returns args with each string that the tool's input
-// schema types as integer, number or boolean, and that is exactly one
-// ("5", "0.6", "true"), written as that value: what a model sends for a
-// property whose type it was not shown. Anything else stays as sent, for
-// the tool to accept or refuse naming the field; args are returned
-// unchanged if nothing was converted or either cannot be read.
-func typedArguments(schema, args json.RawMessage) json.RawMessage {
+// typedArguments returns args with each string that types (a tool's
+// scalarProperties) says is an integer, number or boolean, and that is
+// exactly one ("5", "0.6", "true"), written as that value: what a model
+// sends for a property whose type it was not shown. Anything else stays as
+// sent, for the tool to accept or refuse naming the field; args are
+// returned unchanged if nothing was converted or they cannot be read.
+func typedArguments(types map[string]string, args json.RawMessage) json.RawMessage {
+	if !mentionsAny(args, types) {
+		return args // the usual call: none of them given as a string
+	}
 	names, vals, ok := members(args)
 	if !ok {
 		return args
 	}
-	var types map[string]string
 	converted := false
 	for i, v := range vals {
-		if len(v) == 0 || v[0] != '"' {
+		typ, ok := types[names[i]]
+		if !ok || len(v) == 0 || v[0] != '"' {
 			continue
-		}
-		if types == nil {
-			if types = propertyTypes(schema); len(types) == 0 {
-				return args
-			}
 		}
 		var s string
 		if json.Unmarshal(v, &s) != nil {
 			continue
 		}
-		if typed, ok := scalarOf(types[names[i]], s); ok {
+		if typed, ok := scalarOf(typ, s); ok {
 			vals[i], converted = typed, true
 		}
 	}
@@ -119,9 +117,42 @@ func typedArguments(schema, args json.RawMessage) json.RawMessage {
 	return object(names, vals)
 }
 
-// propertyTypes maps each top-level property of schema to its type, where
-// that type is a single name.
-func propertyTypes(schema json.RawMessage) map[string]string {
+// mentionsAny reports whether args may give one of the properties named
+// a string: the name in quotes, then a colon and a quote (found inside a
+// string value too, which costs only the full reading). A name written
+// with escapes is not seen, and its value is passed on as sent.
+func mentionsAny(args json.RawMessage, types map[string]string) bool {
+	for name := range types {
+		key := []byte(name)
+		for rest := []byte(args); ; {
+			i := bytes.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			quoted := i > 0 && rest[i-1] == '"'
+			rest = rest[i+len(key):]
+			if quoted && len(rest) > 0 && rest[0] == '"' && colonQuote(rest[1:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// colonQuote reports whether b starts with a colon and a quote, with
+// JSON's whitespace around the colon.
+func colonQuote(b []byte) bool {
+	const space = " \t\r\n"
+	if b = bytes.TrimLeft(b, space); len(b) == 0 || b[0] != ':' {
+		return false
+	}
+	b = bytes.TrimLeft(b[1:], space)
+	return len(b) > 0 && b[0] == '"'
+}
+
+// scalarProperties maps each top-level property of schema typed integer,
+// number or boolean to that type (nil for a schema it cannot read).
+func scalarProperties(schema json.RawMessage) map[string]string {
 	var s struct {
 		Properties map[string]struct {
 			Type any `json:"type"`
@@ -130,12 +161,26 @@ func propertyTypes(schema json.RawMessage) map[string]string {
 	if json.Unmarshal(schema, &s) != nil {
 		return nil
 	}
-	types := make(map[string]string, len(s.Properties))
+	var types map[string]string
 	for name, p := range s.Properties {
-		if t, ok := p.Type.(string); ok {
+		if t, _ := p.Type.(string); t == "integer" || t == "number" || t == "boolean" {
+			if types == nil {
+				types = map[string]string{}
+			}
 			types[name] = t
 		}
 	}
+	return types
+}
+
+// scalarPropertiesOf is scalarProperties of tool's input schema, read once
+// per tool (a plugin's definitions do not change while it is installed).
+func (h *Host) scalarPropertiesOf(family, tool string) map[string]string {
+	if v, ok := h.scalars.Load(tool); ok {
+		return v.(map[string]string)
+	}
+	types := scalarProperties(h.inputSchema(family, tool))
+	h.scalars.Store(tool, types)
 	return types
 }
 

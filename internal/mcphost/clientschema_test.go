@@ -54,16 +54,19 @@ func TestTypedArguments(t *testing.T) {
 		{`{"either":"5"}`, `{"either":"5"}`},                           // not one type: left to the tool
 		{`{"unknown":"5"}`, `{"unknown":"5"}`},                         // not in the schema
 		{`{"limit":5,"all":true}`, `{"limit":5,"all":true}`},
+		{"{\n  \"limit\" :\t\"5\",\n  \"all\": \"true\"\n}", `{"limit":5,"all":true}`}, // spaced out
+		{`{"title":"\"limit\":\"5\""}`, `{"title":"\"limit\":\"5\""}`},                 // only inside a string
+		{`{"\u006cimit":"5"}`, `{"\u006cimit":"5"}`},                                   // an escaped name: as sent
 		{`{}`, `{}`},
 		{`[1]`, `[1]`},
 	} {
-		if got := string(typedArguments(schema, json.RawMessage(c.in))); got != c.want {
+		if got := string(typedArguments(scalarProperties(schema), json.RawMessage(c.in))); got != c.want {
 			t.Errorf("typedArguments(%s)\n got %s\nwant %s", c.in, got, c.want)
 		}
 	}
 	// A schema it cannot read converts nothing.
 	for _, bad := range []string{``, `not json`, `{"properties":[]}`} {
-		if got := string(typedArguments(json.RawMessage(bad), json.RawMessage(`{"limit":"5"}`))); got != `{"limit":"5"}` {
+		if got := string(typedArguments(scalarProperties(json.RawMessage(bad)), json.RawMessage(`{"limit":"5"}`))); got != `{"limit":"5"}` {
 			t.Errorf("schema %q: got %s", bad, got)
 		}
 	}
@@ -93,5 +96,24 @@ func TestUntypedClientsArgumentsAreTyped(t *testing.T) {
 		if got := call(c.client, c.name, c.args); !strings.Contains(got, c.want) {
 			t.Errorf("%s calls %s %s: %s, want it to contain %s", c.client, c.name, c.args, got, c.want)
 		}
+	}
+}
+
+// BenchmarkTypedArguments: what an untyped client's call pays, for a
+// store-like call with nothing to convert and one with a limit "5".
+func BenchmarkTypedArguments(b *testing.B) {
+	schema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"content":{"type":"string"},"tier":{"type":"string"},"namespace":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"priority":{"type":"integer"},"confidence":{"type":"number"},"metadata":{"type":"object"}},"required":["title","content"]}`)
+	types := scalarProperties(schema)
+	for name, args := range map[string]string{
+		"no number": `{"title":"Staging database","content":"The staging database is pg-staging-7 on port 6432.","tags":["infra"]}`,
+		"a number":  `{"title":"Staging database","content":"The staging database is pg-staging-7 on port 6432.","tags":["infra"],"priority":5}`,
+		"a string":  `{"title":"Staging database","content":"The staging database is pg-staging-7 on port 6432.","tags":["infra"],"priority":"5"}`,
+	} {
+		raw := json.RawMessage(args)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				typedArguments(types, raw)
+			}
+		})
 	}
 }

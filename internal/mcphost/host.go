@@ -108,6 +108,8 @@ type Host struct {
 	inflight sync.Map
 
 	suggest suggestions
+
+	scalars sync.Map // tool → its scalar properties, for untyped clients (clientschema.go)
 }
 
 // New builds the MCP server with the profile's families registered.
@@ -335,7 +337,7 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 		return failed(err)
 	}
 	if h.untyped(ctx) {
-		args = typedArguments(h.inputSchema(family, tool), args)
+		args = typedArguments(h.scalarPropertiesOf(family, tool), args)
 	}
 	h.observeCall(tool, args)
 	outcome = metrics.Unavailable
