@@ -5,6 +5,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // EngineError turns an Engine RPC failure into a message an agent can act
@@ -27,7 +28,7 @@ func EngineError(err error) error {
 	case codes.Canceled:
 		// A tool call is stopped only before it hands a write to the
 		// engine (cancel.go), so nothing was written.
-		return Errorf("%s", CancelledMessage)
+		return Errorf("%s", wire.CancelledMessage)
 	}
 	return Errorf("memory engine error (%s): %s", st.Code(), st.Message())
 }

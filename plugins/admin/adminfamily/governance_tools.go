@@ -96,7 +96,7 @@ func callerArg(a *sdk.Args, call sdk.Call) error {
 	if err != nil || id == "" {
 		return err
 	}
-	if self := call.Context.GetAgentId(); id != self {
+	if self := call.AgentID; id != self {
 		return sdk.Errorf("agent_id: decisions are made as the session identity %s; agent_id cannot name %s", sdk.Quote(self), sdk.Quote(id))
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 )
 
 func testCall(raw []byte) sdk.Call {
-	return sdk.Call{Arguments: raw, Context: &aimemoryv1.CallContext{AgentId: "ai:test"}}
+	return sdk.Call{Arguments: raw, AgentID: "ai:test"}
 }
 
 // parsers decodes each tool's arguments without an engine: what the fuzz
@@ -133,7 +133,7 @@ func TestArgumentDefaults(t *testing.T) {
 	if err != nil || l.Relation != "related_to" || l.ObservedBy != "ai:test" {
 		t.Fatalf("link defaults = %v, %v", l, err)
 	}
-	l, _ = parseLink(sdk.Call{Arguments: []byte(`{"source_id":"aaaaaaaa","target_id":"bbbbbbbb"}`), Context: &aimemoryv1.CallContext{}})
+	l, _ = parseLink(sdk.Call{Arguments: []byte(`{"source_id":"aaaaaaaa","target_id":"bbbbbbbb"}`)})
 	if l.ObservedBy != "anonymous" {
 		t.Fatalf("no session identity: observed_by = %q", l.ObservedBy)
 	}

@@ -66,7 +66,7 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	by := sdk.Caller(call.Context)
+	by := call.Caller()
 	if err := record.ValidateAgentID("session agent id", by); err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func entityMetadata(a *sdk.Args, call sdk.Call) ([]byte, error) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	if err := sdk.StampAuthor(a, meta, call.Context); err != nil {
+	if err := sdk.StampAuthor(a, meta, call); err != nil {
 		return nil, err
 	}
 	if v, ok := meta["scope"]; ok {

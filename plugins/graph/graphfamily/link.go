@@ -47,7 +47,7 @@ func parseLink(call sdk.Call) (*aimemoryv1.PutLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	by := sdk.Caller(call.Context)
+	by := call.Caller()
 	if err := record.ValidateAgentID("session agent id", by); err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func parseInvalidate(call sdk.Call) (*aimemoryv1.InvalidateLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel, InvalidatedBy: sdk.Caller(call.Context)}
+	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel, InvalidatedBy: call.Caller()}
 	if err := record.ValidateAgentID("session agent id", req.InvalidatedBy); err != nil {
 		return nil, err
 	}
