@@ -107,12 +107,16 @@ type Filter struct {
 	Namespace string
 	Tag       string
 	Tier      string
-	Limit     int // 0 is the engine's default
+	Limit     int // 0 means 100
 }
 
 // List returns the memories f selects, newest first.
 func (e *Engine) List(ctx context.Context, f Filter) ([]Memory, error) {
-	r, err := e.w.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: uint32(max(f.Limit, 0)),
+	limit := f.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	r, err := e.w.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: uint32(max(limit, 0)),
 		Filter: &aimemoryv1.Filter{Namespace: f.Namespace, Tag: f.Tag, Tier: f.Tier}})
 	if err != nil {
 		return nil, EngineError(err)

@@ -10,6 +10,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 var (
@@ -192,18 +193,18 @@ func (s *service) getLinks(ctx context.Context, call sdk.Call) (any, error) {
 
 // resolve turns a short id (a unique prefix) into the full id.
 func (s *service) resolve(ctx context.Context, id string) (string, error) {
-	ids, err := sdk.ResolveIDs(ctx, s.eng, id)
+	ids, err := wire.ResolveIDs(ctx, s.eng, id)
 	if err != nil {
-		return "", err
+		return "", sdk.EngineError(err)
 	}
 	return ids[0], nil
 }
 
 // resolvePair resolves a link's two ends in one engine read.
 func (s *service) resolvePair(ctx context.Context, src, dst string) (string, string, error) {
-	ids, err := sdk.ResolveIDs(ctx, s.eng, src, dst)
+	ids, err := wire.ResolveIDs(ctx, s.eng, src, dst)
 	if err != nil {
-		return "", "", err
+		return "", "", sdk.EngineError(err)
 	}
 	return ids[0], ids[1], nil
 }
