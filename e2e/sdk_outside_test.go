@@ -37,21 +37,7 @@ func TestNotesBuildsOutsideTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := filepath.Join(tmp, "ai-memory-notes")
-	if err := os.Mkdir(notes, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
-		raw, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "notes", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == "go.mod" {
-			raw = append(append(raw, '\n'), append(block[1], '\n')...)
-		}
-		if err := os.WriteFile(filepath.Join(notes, f), raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyNotes(t, notes, append(append([]byte("\n"), block[1]...), '\n'))
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(goBin, args...)
@@ -73,5 +59,26 @@ func TestNotesBuildsOutsideTheTree(t *testing.T) {
 	}
 	if strings.Contains(info, "tiktoken") {
 		t.Errorf("the notes binary links the tokenizer, which it never uses:\n%s", info)
+	}
+}
+
+// copyNotes copies examples/notes as an author has it (go.mod, go.sum,
+// main.go) into dir, with goModTail appended to its go.mod.
+func copyNotes(t *testing.T, dir string, goModTail []byte) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
+		raw, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "notes", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "go.mod" {
+			raw = append(raw, goModTail...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
