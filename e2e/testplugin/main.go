@@ -127,7 +127,7 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 	case "delete":
 		_, err = eng.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.ID}})
 	case "link":
-		_, err = eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", ObservedBy: c.AgentID})
+		_, err = eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to"})
 	case "restore":
 		_, err = eng.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: a.ID})
 	case "archived": // the archive row's reason and the links kept with it
@@ -146,7 +146,7 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 		out["links"] = ls
 		return out, nil
 	case "unlink":
-		_, err = eng.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", InvalidatedBy: c.AgentID})
+		_, err = eng.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to"})
 	default:
 		return nil, sdk.Errorf("op: must be update, delete, link, unlink, restore or archived")
 	}

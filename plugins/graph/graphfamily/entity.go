@@ -66,13 +66,8 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	by := call.Caller()
-	if err := record.ValidateAgentID("session agent id", by); err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.RegisterEntityRequest{
-		CanonicalName: name, Namespace: ns, Aliases: aliases, MetadataJson: meta, RegisteredBy: by,
-	}, nil
+	// registered_by is the engine's to record, from the verified caller.
+	return &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: ns, Aliases: aliases, MetadataJson: meta}, nil
 }
 
 // entityMetadata is the metadata of a new entity: the caller's object

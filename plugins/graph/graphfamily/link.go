@@ -48,11 +48,8 @@ func parseLink(call sdk.Call) (*aimemoryv1.PutLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	by := call.Caller()
-	if err := record.ValidateAgentID("session agent id", by); err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel, ObservedBy: by}, nil
+	// Who observed it is the engine's to record, from the verified caller.
+	return &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel}, nil
 }
 
 func (s *service) link(ctx context.Context, call sdk.Call) (any, error) {
@@ -108,10 +105,7 @@ func parseInvalidate(call sdk.Call) (*aimemoryv1.InvalidateLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel, InvalidatedBy: call.Caller()}
-	if err := record.ValidateAgentID("session agent id", req.InvalidatedBy); err != nil {
-		return nil, err
-	}
+	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel} // invalidated_by: the engine's, as above
 	until, ok, err := timeArg(a, "valid_until", false)
 	if err != nil {
 		return nil, err
