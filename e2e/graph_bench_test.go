@@ -26,7 +26,7 @@ func BenchmarkGraphOverMCP(b *testing.B) {
 	e := newEnv(b)
 	for _, k := range []string{proctune.ProfileDirEnv, proctune.ProfileSecondsEnv, proctune.ProfileAfterEnv} {
 		if v := os.Getenv(k); v != "" {
-			e.extra = append(e.extra, k+"="+v) // profile the processes (see sdk/profile.go)
+			e.extra = append(e.extra, k+"="+v) // profile the processes (see internal/proctune/profile.go)
 		}
 	}
 	// AI_MEMORY_BENCH_GRAPH_SEED names a directory keeping the seeded data

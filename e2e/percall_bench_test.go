@@ -112,7 +112,7 @@ func startMCPClient(b *testing.B, name, command string, env []string, dir string
 	var started *exec.Cmd
 	for _, k := range []string{proctune.ProfileDirEnv, proctune.ProfileSecondsEnv, proctune.ProfileAfterEnv} {
 		if v := os.Getenv(k); v != "" {
-			env = append(env, k+"="+v) // profile the processes (see sdk/profile.go)
+			env = append(env, k+"="+v) // profile the processes (see internal/proctune/profile.go)
 		}
 	}
 	for _, k := range []string{"GOMAXPROCS", "GOGC"} {

@@ -27,7 +27,7 @@ func EngineError(err error) error {
 		return Errorf("memory engine did not answer in time: %s; retry", st.Message())
 	case codes.Canceled:
 		// A tool call is stopped only before it hands a write to the
-		// engine (cancel.go), so nothing was written.
+		// engine (sdk/wire/cancel.go), so nothing was written.
 		return Errorf("%s", wire.CancelledMessage)
 	}
 	return Errorf("memory engine error (%s): %s", st.Code(), st.Message())

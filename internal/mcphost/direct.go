@@ -54,7 +54,7 @@ func (h *Host) direct(ctx context.Context, env *envelope) (mcp.JSONRPCMessage, b
 }
 
 // errCancelled answers a call cancelled before the host sent it to its
-// plugin; once sent, the plugin's answer says what happened (sdk/cancel.go).
+// plugin; once sent, the plugin's answer says what happened (sdk/wire/cancel.go).
 var errCancelled = errors.New(wire.CancelledMessage)
 
 // cancelDirect cancels the direct call a notifications/cancelled names.

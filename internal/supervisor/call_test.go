@@ -238,7 +238,7 @@ func TestHungPluginIsReplacedAfterTheCallTimeout(t *testing.T) {
 }
 
 // A call the caller cancels is not torn down: a streaming plugin is told
-// and answers (sdk/cancel.go: it stops only before its first write), a
+// and answers (sdk/wire/cancel.go: it stops only before its first write), a
 // unary one runs to its end, and either way the caller gets the answer,
 // which says what happened. The plugin is not blamed.
 func TestCallerCancelWaitsForTheAnswer(t *testing.T) {

@@ -271,7 +271,7 @@ func (s *Supervisor) Call(ctx context.Context, who caller.Caller, tool string, a
 		return nil, err
 	}
 	// A cancel of ctx does not tear the call down: its answer must say
-	// what happened, a write that committed included (sdk/cancel.go). A
+	// what happened, a write that committed included (sdk/wire/cancel.go). A
 	// streaming plugin is told of the cancel; a unary one runs to its end.
 	deadline := time.Now().Add(s.opts.CallTimeout)
 	callCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)

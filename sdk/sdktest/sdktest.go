@@ -4,10 +4,10 @@
 // nothing of the host's: the binary is found through AI_MEMORY_TEST_BIN (a
 // directory holding ai-memory, as `make build` leaves bin/) or on PATH.
 //
-//	func TestRecall(t *testing.T) {
+//	func TestTodo(t *testing.T) {
 //		eng := sdktest.StartEngine(t)
-//		resp, err := eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{...})
-//		...
+//		notes := sdktest.NewFamily(t, "notes", Families(eng.SDK())).WithEngine(eng)
+//		notes.OK("memory_note_todo", `{"text":"ship it"}`, nil)
 //	}
 package sdktest
 
@@ -33,7 +33,7 @@ import (
 type Engine struct {
 	*wire.EngineConn
 	DataDir string
-	Socket  string // the engine's unix socket: what sdk.DialEngine reads from wire.EngineSocketEnv
+	Socket  string // the engine's unix socket: what sdk.Connect reads from wire.EngineSocketEnv
 	key     []byte
 	calls   *calls
 }
