@@ -22,7 +22,7 @@ DIST    := dist
 # GOOS/GOARCH pairs make release builds (windows is not supported: the engine serves a unix socket).
 RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: build run test bench harness-bench proto lint clean install uninstall release release-docs
+.PHONY: build run test bench harness-bench proto proto-check lint clean install uninstall release release-docs
 
 build: ## Host at $(BIN)/ai-memory, plugins beside it, and their SHA-256 manifest.
 	@mkdir -p $(BIN)
@@ -67,7 +67,7 @@ $(HARNESSES): e2e/harness/package-lock.json ## The real harnesses of the real-ha
 		node e2e/harness/node_modules/@anthropic-ai/claude-code/install.cjs && touch $@; \
 	else echo "npm not found: the real-harness suite will be skipped" >&2; fi
 
-test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) $(HARNESSES) ## Vet, then every unit and end-to-end test, in every module.
+test: build proto-check $(TSCLIENT) $(CONFORMANCE) $(TSSDK) $(HARNESSES) ## Vet, then every unit and end-to-end test, in every module.
 	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && go vet ./...) || exit 1; done
 	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 30m ./...) || exit 1; done
 	@echo "go test (the families' e2e tests again, every data dir on PostgreSQL)"
@@ -93,6 +93,21 @@ proto: ## Regenerate proto/ Go code with pinned generators (needs protoc).
 		--go_out=proto --go_opt=paths=source_relative \
 		--go-grpc_out=proto --go-grpc_opt=paths=source_relative \
 		proto/aimemory/v1/*.proto
+
+proto-check: ## Fail when the committed generated code is not what `make proto` makes of the .proto files.
+	@if ! command -v protoc >/dev/null; then \
+		if [ -n "$$CI" ]; then echo "proto-check: protoc is missing (apt-get install protobuf-compiler)"; exit 1; fi; \
+		echo "proto-check: skipped, protoc is not installed"; exit 0; fi; \
+	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION) && \
+	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION) && \
+	out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
+	PATH=$(TOOLS):$$PATH protoc -I proto --go_out=$$out --go_opt=paths=source_relative \
+		--go-grpc_out=$$out --go-grpc_opt=paths=source_relative proto/aimemory/v1/*.proto && \
+	for f in $$out/aimemory/v1/*.go; do \
+		cmp -s "$$f" "proto/aimemory/v1/$$(basename $$f)" || { echo "proto-check: proto/aimemory/v1/$$(basename $$f) differs from its .proto; run make proto"; exit 1; }; done; \
+	n=$$(ls $$out/aimemory/v1/*.go | wc -l); m=$$(ls proto/aimemory/v1/*.pb.go | wc -l); \
+	[ "$$n" = "$$m" ] || { echo "proto-check: $$m generated files committed, make proto writes $$n"; exit 1; }; \
+	echo "proto-check: generated code matches the .proto files"
 
 lint: ## gofmt and vet.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)

@@ -21,7 +21,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 func (e *env) cli(args ...string) (string, int) {
@@ -348,7 +348,7 @@ func TestEngineRefusalsAreAudited(t *testing.T) {
 	if got := h.ok("fault_engine_probe", map[string]any{}); got["audit_append"] != "PermissionDenied" || got["without_assertion"] != "Unauthenticated" {
 		t.Fatalf("probe = %v", got)
 	}
-	conn, err := sdk.DialEngineAt(filepath.Join(e.dataDir, "engine.sock"))
+	conn, err := wire.DialEngineAt(filepath.Join(e.dataDir, "engine.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/sdk/procstat"
 )
 
@@ -24,9 +24,9 @@ import (
 func BenchmarkGraphOverMCP(b *testing.B) {
 	const memories, links, hubLinks = 10_000, 50_000, 1_000
 	e := newEnv(b)
-	for _, k := range []string{sdk.ProfileDirEnv, sdk.ProfileSecondsEnv, sdk.ProfileAfterEnv} {
+	for _, k := range []string{proctune.ProfileDirEnv, proctune.ProfileSecondsEnv, proctune.ProfileAfterEnv} {
 		if v := os.Getenv(k); v != "" {
-			e.extra = append(e.extra, k+"="+v) // profile the processes (see sdk/profile.go)
+			e.extra = append(e.extra, k+"="+v) // profile the processes (see internal/proctune/profile.go)
 		}
 	}
 	// AI_MEMORY_BENCH_GRAPH_SEED names a directory keeping the seeded data

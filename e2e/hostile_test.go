@@ -13,7 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 var hostile struct {
@@ -93,8 +93,8 @@ func hostileRun(t *testing.T, backend string, confined bool) {
 	t.Logf("what the plugin saw: %s", raw)
 
 	t.Run("environment", func(t *testing.T) {
-		allowed := map[string]bool{sdk.EngineSocketEnv: true, "TMPDIR": true, "PATH": true, "HOME": true, "AI_MEMORY_HOSTILE_PASSED": true,
-			sdk.Handshake.MagicCookieKey: true, "PLUGIN_MIN_PORT": true, "PLUGIN_MAX_PORT": true, "PLUGIN_PROTOCOL_VERSIONS": true}
+		allowed := map[string]bool{wire.EngineSocketEnv: true, "TMPDIR": true, "PATH": true, "HOME": true, "AI_MEMORY_HOSTILE_PASSED": true,
+			wire.Handshake.MagicCookieKey: true, "PLUGIN_MIN_PORT": true, "PLUGIN_MAX_PORT": true, "PLUGIN_PROTOCOL_VERSIONS": true}
 		var names []string
 		for _, kv := range probe["env"].([]any) {
 			kv := kv.(string)
@@ -112,7 +112,7 @@ func hostileRun(t *testing.T, backend string, confined bool) {
 				t.Errorf("the plugin's %s holds the database password", name)
 			}
 		}
-		if !hasName(names, "AI_MEMORY_HOSTILE_PASSED") || !hasName(names, sdk.EngineSocketEnv) {
+		if !hasName(names, "AI_MEMORY_HOSTILE_PASSED") || !hasName(names, wire.EngineSocketEnv) {
 			t.Errorf("the plugin lacks what it should have: %v", names)
 		}
 	})

@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/sdk/procstat"
 )
 
@@ -110,9 +110,9 @@ type mcpClient struct {
 func startMCPClient(b *testing.B, name, command string, env []string, dir string, args ...string) *mcpClient {
 	b.Helper()
 	var started *exec.Cmd
-	for _, k := range []string{sdk.ProfileDirEnv, sdk.ProfileSecondsEnv, sdk.ProfileAfterEnv} {
+	for _, k := range []string{proctune.ProfileDirEnv, proctune.ProfileSecondsEnv, proctune.ProfileAfterEnv} {
 		if v := os.Getenv(k); v != "" {
-			env = append(env, k+"="+v) // profile the processes (see sdk/profile.go)
+			env = append(env, k+"="+v) // profile the processes (see internal/proctune/profile.go)
 		}
 	}
 	for _, k := range []string{"GOMAXPROCS", "GOGC"} {

@@ -116,18 +116,7 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 
 	// examples/notes as a plugin author has it: its go.mod as committed, no workspace.
 	notes := filepath.Join(tmp, "notes")
-	if err := os.Mkdir(notes, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
-		raw, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "notes", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(notes, f), raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyNotes(t, notes, nil)
 	// As docs/plugins.md says: go get the SDK (its go.sum lines), then build.
 	run(notes, goBin, "get", "github.com/ai-memory/ai-memory/sdk@"+tag, "github.com/ai-memory/ai-memory/proto@"+tag)
 	run(notes, goBin, "build", "-o", "ai-memory-notes", ".")

@@ -1,24 +1,13 @@
 package sdk
 
-import (
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
-)
-
-// Caller is the session identity the host resolved, or "anonymous".
-func Caller(cc *aimemoryv1.CallContext) string {
-	if id := cc.GetAgentId(); id != "" {
-		return id
-	}
-	return "anonymous"
-}
+import "github.com/ai-memory/ai-memory/sdk/record"
 
 // StampAuthor sets meta["agent_id"] to who wrote a record: the agent_id
 // argument, else metadata.agent_id, else the session identity. It is
 // provenance only and never changes what the session may do. The value is
 // validated and the error names the field it came from.
-func StampAuthor(a *Args, meta map[string]any, cc *aimemoryv1.CallContext) error {
-	agent, field := Caller(cc), "session agent id"
+func StampAuthor(a *Args, meta map[string]any, call Call) error {
+	agent, field := call.Caller(), "session agent id"
 	if v, ok := meta["agent_id"]; ok {
 		id, isStr := v.(string)
 		if !isStr {

@@ -1,113 +1,165 @@
 package sdk
 
 import (
-	"errors"
-	"fmt"
-	"os"
+	"context"
+	"encoding/json"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials/insecure"
-
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
-// Engine is every service of the engine API, as one client: what a family
-// plugin holds to reach memory. *EngineConn implements it.
-type Engine interface {
-	aimemoryv1.EngineClient        // health
-	aimemoryv1.MemoriesClient      // records, keyword search
-	aimemoryv1.CorpusClient        // keyword statistics
-	aimemoryv1.VectorsClient       // embeddings and their endpoint
-	aimemoryv1.ModelsClient        // the chat endpoint
-	aimemoryv1.GraphClient         // links, entities, namespace tree
-	aimemoryv1.AuditClient         // the hash-chained audit log
-	aimemoryv1.EventsClient        // committed writes, as a stream
-	aimemoryv1.GovernanceClient    // standards, pending approvals, agent registry
-	aimemoryv1.ArchiveClient       // forget, promote, restore, archived rows, purge
-	aimemoryv1.SubscriptionsClient // webhook subscriptions
-	aimemoryv1.MessagesClient      // inboxes
-}
+// Engine is a plugin's connection to memory. Main makes one per process
+// and hands it to every family; a handler passes its own ctx to each call,
+// which is how the engine knows who the call is for (docs/plugins.md,
+// Identity). Every error is an answer an agent can act on (EngineError).
+type Engine struct{ w wire.Engine }
 
-// EngineConn is a connection to the data dir's engine, with a client of
-// each of its services on the one connection.
-type EngineConn struct {
-	aimemoryv1.EngineClient
-	aimemoryv1.MemoriesClient
-	aimemoryv1.CorpusClient
-	aimemoryv1.VectorsClient
-	aimemoryv1.ModelsClient
-	aimemoryv1.GraphClient
-	aimemoryv1.AuditClient
-	aimemoryv1.EventsClient
-	aimemoryv1.GovernanceClient
-	aimemoryv1.ArchiveClient
-	aimemoryv1.TransferClient
-	aimemoryv1.SubscriptionsClient
-	aimemoryv1.MessagesClient
-	aimemoryv1.CallsClient
-	conn *grpc.ClientConn
-}
-
-var _ Engine = (*EngineConn)(nil)
-
-// NewEngineConn wraps an open connection to an engine; Close closes it.
-func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
-	return &EngineConn{
-		EngineClient:        aimemoryv1.NewEngineClient(conn),
-		MemoriesClient:      aimemoryv1.NewMemoriesClient(conn),
-		CorpusClient:        aimemoryv1.NewCorpusClient(conn),
-		VectorsClient:       aimemoryv1.NewVectorsClient(conn),
-		ModelsClient:        aimemoryv1.NewModelsClient(conn),
-		GraphClient:         aimemoryv1.NewGraphClient(conn),
-		AuditClient:         aimemoryv1.NewAuditClient(conn),
-		EventsClient:        aimemoryv1.NewEventsClient(conn),
-		GovernanceClient:    aimemoryv1.NewGovernanceClient(conn),
-		ArchiveClient:       aimemoryv1.NewArchiveClient(conn),
-		TransferClient:      aimemoryv1.NewTransferClient(conn),
-		SubscriptionsClient: aimemoryv1.NewSubscriptionsClient(conn),
-		MessagesClient:      aimemoryv1.NewMessagesClient(conn),
-		CallsClient:         aimemoryv1.NewCallsClient(conn),
-		conn:                conn,
-	}
-}
-
-// Close closes the connection.
-func (c *EngineConn) Close() error { return c.conn.Close() }
-
-// DialEngine connects to the engine socket the host handed this plugin
-// (AI_MEMORY_ENGINE_SOCKET). The connection is lazy: a missing engine shows
-// up as an Unavailable error on the first call, not here.
-func DialEngine() (*EngineConn, error) {
-	path := os.Getenv(EngineSocketEnv)
-	if path == "" {
-		return nil, errors.New(EngineSocketEnv + " is not set; plugins are started by the ai-memory host")
-	}
-	return DialEngineAt(path)
-}
-
-// DialEngineAt connects to an engine listening on a unix socket path. Calls
-// forward the caller assertion of the tool call their context came from;
-// opts may add more (a host adds its own credentials).
-func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, error) {
-	opts = append(append(FixedWindowDialOptions(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(forwardAssertion{}),
-		grpc.WithChainUnaryInterceptor(handOffWrites), // cancel.go
-		// The engine may be restarting (its host respawns it): wait for it
-		// within the caller's deadline instead of failing at once, and
-		// retry the socket quickly so a respawn is noticed in milliseconds.
-		// A list of 200 memories of 64 KiB content and metadata exceeds gRPC's 4 MiB default.
-		grpc.WithDefaultCallOptions(grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(record.MaxMessageBytes), grpc.MaxCallSendMsgSize(record.MaxMessageBytes)),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
-			MinConnectTimeout: time.Second,
-		})), opts...)
-	conn, err := grpc.NewClient("unix://"+socketPath, opts...)
+// Connect connects to the engine the host handed this plugin. The
+// connection is lazy: a missing engine shows up on the first call.
+func Connect() (*Engine, error) {
+	c, err := wire.DialEngine()
 	if err != nil {
-		return nil, fmt.Errorf("dial engine at %s: %w", socketPath, err)
+		return nil, err
 	}
-	return NewEngineConn(conn), nil
+	return &Engine{w: c}, nil
+}
+
+// Protocol is the protocol-level client behind the Engine: every Engine
+// API service, in the generated types of proto/. It follows the protocol
+// and is outside the SDK's stability promise; the first-party families,
+// which change with the protocol, use it for what the methods here do not
+// cover.
+func (e *Engine) Protocol() wire.Engine { return e.w }
+
+// Memory is one stored memory.
+type Memory struct {
+	ID        string
+	Title     string
+	Content   string
+	Namespace string
+	Tier      string // short, mid or long; "" stores as mid
+	Tags      []string
+	Priority  int            // 1 to 10; 0 stores the default
+	Metadata  map[string]any // JSON object
+	CreatedBy string         // who stored it (read only)
+	CreatedAt time.Time      // read only
+	UpdatedAt time.Time      // read only
+}
+
+func (m Memory) proto() (*aimemoryv1.Memory, error) {
+	p := &aimemoryv1.Memory{Title: m.Title, Content: m.Content, Namespace: m.Namespace, Tier: m.Tier, Tags: m.Tags, Priority: int32(m.Priority)}
+	if m.Metadata != nil {
+		raw, err := json.Marshal(m.Metadata)
+		if err != nil {
+			return nil, Errorf("metadata: %v", err)
+		}
+		p.MetadataJson = raw
+	}
+	return p, nil
+}
+
+func memoryOf(p *aimemoryv1.Memory) Memory {
+	m := Memory{ID: p.GetId(), Title: p.GetTitle(), Content: p.GetContent(), Namespace: p.GetNamespace(), Tier: p.GetTier(),
+		Tags: p.GetTags(), Priority: int(p.GetPriority()), CreatedBy: p.GetCreatedBy(),
+		CreatedAt: time.Unix(0, p.GetCreatedAt()), UpdatedAt: time.Unix(0, p.GetUpdatedAt())}
+	if raw := p.GetMetadataJson(); len(raw) > 0 {
+		_ = json.Unmarshal(raw, &m.Metadata) // the engine stores JSON objects only
+	}
+	return m
+}
+
+func memoriesOf(ps []*aimemoryv1.Memory) []Memory {
+	out := make([]Memory, len(ps))
+	for i, p := range ps {
+		out[i] = memoryOf(p)
+	}
+	return out
+}
+
+// Store stores a new memory and returns it as stored (with its id). A
+// memory of the same title in the namespace is an error naming the title.
+func (e *Engine) Store(ctx context.Context, m Memory) (Memory, error) {
+	p, err := m.proto()
+	if err != nil {
+		return Memory{}, err
+	}
+	r, err := e.w.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: p, OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
+	if err != nil {
+		return Memory{}, EngineError(err)
+	}
+	return memoryOf(r.GetMemory()), nil
+}
+
+// Get returns the live memories of ids (full ids or the unique short
+// prefixes results show), in the order asked; an id matching none is left
+// out.
+func (e *Engine) Get(ctx context.Context, ids ...string) ([]Memory, error) {
+	r, err := e.w.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids, AllowPrefix: true})
+	if err != nil {
+		return nil, EngineError(err)
+	}
+	return memoriesOf(r.GetMemories()), nil
+}
+
+// Filter selects the memories List returns. Empty fields select all.
+type Filter struct {
+	Namespace string
+	Tag       string
+	Tier      string
+	Limit     int // 0 means 100
+}
+
+// List returns the memories f selects, newest first.
+func (e *Engine) List(ctx context.Context, f Filter) ([]Memory, error) {
+	limit := f.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	r, err := e.w.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: uint32(max(limit, 0)),
+		Filter: &aimemoryv1.Filter{Namespace: f.Namespace, Tag: f.Tag, Tier: f.Tier}})
+	if err != nil {
+		return nil, EngineError(err)
+	}
+	return memoriesOf(r.GetMemories()), nil
+}
+
+// SetTags replaces the tags of memory id and returns it as updated.
+func (e *Engine) SetTags(ctx context.Context, id string, tags ...string) (Memory, error) {
+	r, err := e.w.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: id, SetTags: true, Tags: tags})
+	if err != nil {
+		return Memory{}, EngineError(err)
+	}
+	return memoryOf(r.GetMemory()), nil
+}
+
+// Link is a directed, typed edge between two memories.
+type Link struct {
+	From, To string
+	Relation string // related_to, supersedes, contradicts or derived_from
+	// ObservedBy is who asserted it: the engine records the caller the
+	// host resolved, never a value a plugin sends.
+	ObservedBy string
+}
+
+// Link links memory from to memory to ("" relation is related_to).
+// Linking again what is already linked changes nothing.
+func (e *Engine) Link(ctx context.Context, from, to, relation string) error {
+	if _, err := e.w.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: from, TargetId: to, Relation: relation}); err != nil {
+		return EngineError(err)
+	}
+	return nil
+}
+
+// LinksFrom returns the valid links leaving the memories ids.
+func (e *Engine) LinksFrom(ctx context.Context, ids ...string) ([]Link, error) {
+	r, err := e.w.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT})
+	if err != nil {
+		return nil, EngineError(err)
+	}
+	out := make([]Link, 0, len(r.GetLinks()))
+	for _, l := range r.GetLinks() {
+		out = append(out, Link{From: l.GetSourceId(), To: l.GetTargetId(), Relation: l.GetRelation(), ObservedBy: l.GetObservedBy()})
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // EngineError turns an Engine RPC failure into a message an agent can act
@@ -26,8 +27,8 @@ func EngineError(err error) error {
 		return Errorf("memory engine did not answer in time: %s; retry", st.Message())
 	case codes.Canceled:
 		// A tool call is stopped only before it hands a write to the
-		// engine (cancel.go), so nothing was written.
-		return Errorf("%s", CancelledMessage)
+		// engine (sdk/wire/cancel.go), so nothing was written.
+		return Errorf("%s", wire.CancelledMessage)
 	}
 	return Errorf("memory engine error (%s): %s", st.Code(), st.Message())
 }

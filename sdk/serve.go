@@ -1,51 +1,84 @@
 package sdk
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/internal/bridge"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
-// Serve runs a family plugin binary until its host goes away. It never
-// returns normally. Logs go to stderr, which the host relays.
+// Serve runs a family plugin binary until its host goes away; it never
+// returns normally. Logs go to stderr, which the host relays. It sets no
+// process-wide setting of its own (GOMAXPROCS, gRPC's buffer pool): a
+// plugin's process settings are its author's.
 func Serve(name, version string, families ...Family) {
-	OneProcessor()
-	StartProfiling(name)
-	log := Logger().With("plugin", name)
-	impl, err := NewFamilyServer(name, version, families, log)
+	srv, err := newServer(name, version, families)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
-	go exitWhenOrphaned(os.Getppid())
-	// A signal sent to the host's whole process group (Ctrl-C at a
-	// terminal, a service manager stopping it) is the host's to act on: it
-	// stops its plugins itself, and a plugin that died of the signal first
-	// would be reported as a crash. The plugin still ends with its host.
-	signal.Ignore(syscall.SIGTERM, os.Interrupt)
-	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         PluginSet(impl),
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, GRPCServerOptions()...)...)
-		},
-		Logger: hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Warn}),
-	})
+	wire.Serve(name, srv)
 }
 
-// exitWhenOrphaned ends the plugin once its host is gone. The host also asks
-// the kernel for a parent-death signal, but that follows the spawning thread;
-// this check holds whatever happened to it.
-func exitWhenOrphaned(parent int) {
-	for range time.Tick(500 * time.Millisecond) {
-		if os.Getppid() != parent {
-			os.Exit(0)
-		}
+// Main is Serve for families that reach memory: it connects to the engine
+// once (the connection is lazy: a missing engine shows up on the first
+// call), builds each family on that one Engine, and serves them all.
+//
+//	func main() { sdk.Main("ai-memory-notes", "0.1.0", notes.Families) }
+func Main(name, version string, build ...func(*Engine) []Family) {
+	eng, err := Connect()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
 	}
+	var families []Family
+	for _, b := range build {
+		families = append(families, b(eng)...)
+	}
+	Serve(name, version, families...)
+}
+
+// newServer is the Family server of families: each tool's schema is read
+// once here, for Call.Args.
+func newServer(name, version string, families []Family) (aimemoryv1.FamilyServer, error) {
+	wf := make([]wire.Family, 0, len(families))
+	for _, f := range families {
+		w := wire.Family{Name: f.Name}
+		for _, t := range f.Tools {
+			w.Tools = append(w.Tools, wire.Tool{Definition: t.definition(), Run: t.run(ArgNames(string(t.Schema)))})
+		}
+		wf = append(wf, w)
+	}
+	return wire.NewFamilyServer(name, version, wf, Logger().With("plugin", name))
+}
+
+// run adapts the tool's Handler to the protocol: its value goes out as
+// compact JSON (a Text as it is), its error as the isError text.
+func (t Tool) run(argNames []string) func(context.Context, json.RawMessage, *aimemoryv1.CallContext) ([]byte, error) {
+	return func(ctx context.Context, args json.RawMessage, cc *aimemoryv1.CallContext) ([]byte, error) {
+		out, err := t.Handler(ctx, Call{Tool: t.Name, Arguments: args, AgentID: cc.GetAgentId(), SessionID: cc.GetSessionId(),
+			ClientName: cc.GetClientName(), defaultNamespace: cc.GetDefaultNamespace(), argNames: argNames})
+		if err != nil {
+			return nil, err
+		}
+		if text, ok := out.(Text); ok {
+			return []byte(text), nil
+		}
+		text, err := MarshalCompact(out)
+		if err != nil {
+			return nil, fmt.Errorf("could not encode result: %w", err)
+		}
+		return text, nil
+	}
+}
+
+func init() {
+	bridge.Server = func(name, version string, families any) (aimemoryv1.FamilyServer, error) {
+		return newServer(name, version, families.([]Family))
+	}
+	bridge.Engine = func(w wire.Engine) any { return &Engine{w: w} }
 }

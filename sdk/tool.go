@@ -10,13 +10,32 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Call is one tool invocation as a handler sees it.
+// Call is one tool invocation as a handler sees it. Who it is for was
+// resolved by the host; arguments can never widen it.
 type Call struct {
 	Tool      string
 	Arguments json.RawMessage
-	// Context was resolved by the host; arguments can never widen it.
-	Context *aimemoryv1.CallContext
+	// AgentID is the session identity the host resolved ("" when it has
+	// none; Caller says "anonymous" then). SessionID and ClientName name
+	// the MCP session and its client.
+	AgentID, SessionID, ClientName string
+
+	defaultNamespace string
+	argNames         []string // the tool schema's properties, parsed once
 }
+
+// Caller is the session identity the host resolved, or "anonymous".
+func (c Call) Caller() string {
+	if c.AgentID != "" {
+		return c.AgentID
+	}
+	return "anonymous"
+}
+
+// Args decodes the arguments strictly against the tool's schema: a name
+// the schema does not declare is refused (ParseArgs). The schema's names
+// were read once, when the plugin started.
+func (c Call) Args() (*Args, error) { return ParseArgs(c.Arguments, c.argNames) }
 
 // Handler runs a tool. It returns a value marshalled as the tool's compact
 // JSON result (a Text is sent as it is), or an error: a *ToolError (or any
@@ -96,7 +115,7 @@ func (t Tool) definition() *aimemoryv1.ToolDefinition {
 // DefaultNamespace is where a memory goes when the call names no namespace:
 // what the host resolved (the project's, or a configured one), else global.
 func (c Call) DefaultNamespace() string {
-	if ns := c.Context.GetDefaultNamespace(); ns != "" {
+	if ns := c.defaultNamespace; ns != "" {
 		return ns
 	}
 	return record.DefaultNamespace

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/tokens"
 )
 
 // Seen is what one request body carries of ai-memory.
@@ -35,13 +35,13 @@ func (s Seen) DefBytes() (n int) {
 
 func (s Seen) DefTokens() (n int) {
 	for _, d := range s.Defs {
-		n += sdk.CountTokens(string(d))
+		n += tokens.Count(string(d))
 	}
 	return n
 }
 
 // InstructionTokens is the cl100k size of the server's instructions.
-func InstructionTokens() int { return sdk.CountTokens(catalog.Instructions) }
+func InstructionTokens() int { return tokens.Count(catalog.Instructions) }
 
 // Offers reports whether the request offers tool (memory_x) in full.
 func (s Seen) Offers(tool string) bool { return contains(s.Tools, tool) }

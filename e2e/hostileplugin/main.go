@@ -28,6 +28,7 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 var probeSchema = `{"type":"object","properties":{
@@ -50,7 +51,7 @@ func main() {
 var (
 	mu      sync.Mutex
 	kept    []keptCall
-	engines *sdk.EngineConn
+	engines *wire.EngineConn
 )
 
 type keptCall struct {
@@ -59,12 +60,12 @@ type keptCall struct {
 	watch     aimemoryv1.Events_WatchEventsClient
 }
 
-func engine() (*sdk.EngineConn, error) {
+func engine() (*wire.EngineConn, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if engines == nil {
 		var err error
-		if engines, err = sdk.DialEngine(); err != nil {
+		if engines, err = wire.DialEngine(); err != nil {
 			return nil, err
 		}
 	}
@@ -98,8 +99,8 @@ func probe(ctx context.Context, c sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	token := sdk.CallAssertion(ctx)
-	out := map[string]any{"pid": os.Getpid(), "principal": c.Context.GetAgentId(), "env": os.Environ()}
+	token := wire.CallAssertion(ctx)
+	out := map[string]any{"pid": os.Getpid(), "principal": c.AgentID, "env": os.Environ()}
 
 	files := map[string]string{}
 	for _, f := range args.Files {
@@ -150,7 +151,7 @@ func probe(ctx context.Context, c sdk.Call) (any, error) {
 		return nil, err
 	}
 	mu.Lock()
-	kept = append(kept, keptCall{Principal: c.Context.GetAgentId(), Token: token, watch: watch})
+	kept = append(kept, keptCall{Principal: c.AgentID, Token: token, watch: watch})
 	mu.Unlock()
 	return out, nil
 }
@@ -183,7 +184,7 @@ func replay(ctx context.Context, c sdk.Call) (any, error) {
 	for _, k := range earlier {
 		_, listErr := eng.ListMemories(as(k.Token), &aimemoryv1.ListMemoriesRequest{Limit: 10})
 		_, storeErr := eng.StoreMemory(as(k.Token), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
-			Title: "replayed by " + c.Context.GetAgentId(), Content: "written with " + k.Principal + "'s kept assertion", Namespace: args.Namespace, Tier: "long"}})
+			Title: "replayed by " + c.AgentID, Content: "written with " + k.Principal + "'s kept assertion", Namespace: args.Namespace, Tier: "long"}})
 		watch, watchErr := eng.WatchEvents(as(k.Token), &aimemoryv1.WatchEventsRequest{})
 		attempts = append(attempts, map[string]string{
 			"principal":  k.Principal,
@@ -194,7 +195,7 @@ func replay(ctx context.Context, c sdk.Call) (any, error) {
 		})
 	}
 	_, err = eng.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 1})
-	return map[string]any{"principal": c.Context.GetAgentId(), "pid": os.Getpid(), "own_call": code(err), "replays": attempts}, nil
+	return map[string]any{"principal": c.AgentID, "pid": os.Getpid(), "own_call": code(err), "replays": attempts}, nil
 }
 
 // keptWatch says what became of a watch opened in an earlier call: ended

@@ -37,6 +37,8 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/sdktest"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 var variant = ""
@@ -57,8 +59,8 @@ func echo(_ context.Context, c sdk.Call) (any, error) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	return map[string]any{"args": args, "agent_id": c.Context.GetAgentId(), "client": c.Context.GetClientName(),
-		"session": c.Context.GetSessionId(), "tool": c.Tool, "pid": os.Getpid()}, nil
+	return map[string]any{"args": args, "agent_id": c.AgentID, "client": c.ClientName,
+		"session": c.SessionID, "tool": c.Tool, "pid": os.Getpid()}, nil
 }
 
 // engineProbe tries what a plugin must not be able to do: call the engine
@@ -66,7 +68,7 @@ func echo(_ context.Context, c sdk.Call) (any, error) {
 // name another principal, and append to the audit log; and, for contrast,
 // one ordinary read with the handler's context.
 func engineProbe(ctx context.Context, _ sdk.Call) (any, error) {
-	eng, err := sdk.DialEngine()
+	eng, err := wire.DialEngine()
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +79,7 @@ func engineProbe(ctx context.Context, _ sdk.Call) (any, error) {
 		return err
 	}
 
-	token := sdk.CallAssertion(ctx)
+	token := wire.CallAssertion(ctx)
 	payload, mac, _ := strings.Cut(token, ".")
 	claims, _ := base64.RawURLEncoding.DecodeString(payload)
 	forged := strings.Replace(string(claims), principalClaim(claims), `"p":"ai:someone-else"`, 1)
@@ -107,7 +109,7 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 	if err := json.Unmarshal(c.Arguments, &a); err != nil {
 		return nil, sdk.Errorf("arguments: %v", err)
 	}
-	eng, err := sdk.DialEngine()
+	eng, err := wire.DialEngine()
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +127,7 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 	case "delete":
 		_, err = eng.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.ID}})
 	case "link":
-		_, err = eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", ObservedBy: c.Context.GetAgentId()})
+		_, err = eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to"})
 	case "restore":
 		_, err = eng.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: a.ID})
 	case "archived": // the archive row's reason and the links kept with it
@@ -144,7 +146,7 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 		out["links"] = ls
 		return out, nil
 	case "unlink":
-		_, err = eng.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to", InvalidatedBy: c.Context.GetAgentId()})
+		_, err = eng.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.ID, TargetId: a.Target, Relation: "related_to"})
 	default:
 		return nil, sdk.Errorf("op: must be update, delete, link, unlink, restore or archived")
 	}
@@ -233,21 +235,21 @@ func main() {
 // SDK would: the next major in go-plugin's handshake, or the next minor in
 // Describe.
 func serveOtherVersion(name string) {
-	impl, err := sdk.NewFamilyServer(name, "test", families(), sdk.Logger())
+	impl, err := sdktest.Server(name, "test", families())
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		os.Exit(1)
 	}
-	handshake := sdk.Handshake
+	handshake := wire.Handshake
 	switch variant {
 	case "next-major":
-		handshake.ProtocolVersion = sdk.ProtocolVersion + 1
+		handshake.ProtocolVersion = wire.ProtocolVersion + 1
 	case "unary-only":
 		impl = unaryOnly{impl}
 	default:
 		impl = nextMinor{impl}
 	}
-	plugin.Serve(&plugin.ServeConfig{HandshakeConfig: handshake, Plugins: sdk.PluginSet(impl),
+	plugin.Serve(&plugin.ServeConfig{HandshakeConfig: handshake, Plugins: wire.PluginSet(impl),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server { return grpc.NewServer(opts...) }})
 }
 
@@ -256,7 +258,7 @@ type nextMinor struct{ aimemoryv1.FamilyServer }
 func (n nextMinor) Describe(ctx context.Context, req *aimemoryv1.DescribeRequest) (*aimemoryv1.DescribeResponse, error) {
 	d, err := n.FamilyServer.Describe(ctx, req)
 	if err == nil {
-		d.ProtocolMinor = sdk.ProtocolMinor + 1
+		d.ProtocolMinor = wire.ProtocolMinor + 1
 	}
 	return d, err
 }

@@ -1,33 +1,41 @@
 // Command ai-memory-notes is an example third-party family, "notes": task
 // items kept in the family's own keyspace and linked to the memories they
-// are about. It imports the SDK and the protocol only, as any plugin would.
+// are about. It imports the SDK only, as any plugin would, and follows the
+// first-party plugins' habits: one engine connection for the process
+// (sdk.Main makes it), schemas read once (Call.Args uses the names read
+// when the plugin started).
 package main
 
 import (
 	"context"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
 const family = "notes"
 
-var todoSchema = `{"type":"object","properties":{
+const todoSchema = `{"type":"object","properties":{
  "text":{"type":"string","description":"The task. Omit to list the open tasks."},
  "memory_id":{"type":"string","description":"Id of the memory the task is about (linked)."}}}`
 
-var doneSchema = `{"type":"object","required":["id"],"properties":{
+const doneSchema = `{"type":"object","required":["id"],"properties":{
  "id":{"type":"string","description":"Id of the task to close."}}}`
 
-// Notes is the family this binary serves.
-var Notes = sdk.Family{Name: family, Tools: []sdk.Tool{
-	{Name: "memory_note_todo", Description: "Add a task (optionally about a memory) and list the open tasks.",
-		Schema: sdk.Schema(todoSchema), Handler: todo},
-	{Name: "memory_note_done", Description: "Close a task and list the open tasks.",
-		Schema: sdk.Schema(doneSchema), Hints: sdk.Hints{Idempotent: sdk.Bool(true)}, Handler: done},
-}}
+// notes holds what the tools share: the plugin's one engine connection.
+type notes struct{ eng *sdk.Engine }
 
-func main() { sdk.Serve("ai-memory-notes", "0.1.0", Notes) }
+// Families declares the family on eng; sdk.Main calls it once.
+func Families(eng *sdk.Engine) []sdk.Family {
+	n := notes{eng}
+	return []sdk.Family{{Name: family, Tools: []sdk.Tool{
+		{Name: "memory_note_todo", Description: "Add a task (optionally about a memory) and list the open tasks.",
+			Schema: sdk.Schema(todoSchema), Handler: n.todo},
+		{Name: "memory_note_done", Description: "Close a task and list the open tasks.",
+			Schema: sdk.Schema(doneSchema), Hints: sdk.Hints{Idempotent: sdk.Bool(true)}, Handler: n.done},
+	}}}
+}
+
+func main() { sdk.Main("ai-memory-notes", "0.1.0", Families) }
 
 // task is one open task as results show it.
 type task struct {
@@ -36,12 +44,12 @@ type task struct {
 	Memory string `json:"memory,omitempty"`
 }
 
-func todo(ctx context.Context, c sdk.Call) (any, error) {
-	a, err := sdk.ParseArgs(c.Arguments, sdk.ArgNames(todoSchema))
+func (n notes) todo(ctx context.Context, c sdk.Call) (any, error) {
+	a, err := c.Args() // unknown names are refused
 	if err != nil {
 		return nil, err
 	}
-	text, err := a.Str("text", "")
+	text, err := a.Str("text", "") // a wrong type is an error naming the field
 	if err != nil {
 		return nil, err
 	}
@@ -49,28 +57,22 @@ func todo(ctx context.Context, c sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := sdk.DialEngine()
-	if err != nil {
-		return nil, err
-	}
-	defer eng.Close()
 	if text != "" {
-		m := &aimemoryv1.Memory{Title: text, Content: text, Namespace: sdk.Keyspace(family), Tier: "long", Tags: []string{"open"}}
-		r, err := eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m, OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
+		m, err := n.eng.Store(ctx, sdk.Memory{Title: text, Content: text, Namespace: sdk.Keyspace(family), Tier: "long", Tags: []string{"open"}})
 		if err != nil {
-			return nil, sdk.EngineError(err)
+			return nil, err // the engine's message, as an agent can act on it
 		}
 		if about != "" {
-			if _, err := eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: r.GetMemory().GetId(), TargetId: about, ObservedBy: sdk.Caller(c.Context)}); err != nil {
-				return nil, sdk.EngineError(err)
+			if err := n.eng.Link(ctx, m.ID, about, ""); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return open(ctx, eng)
+	return n.open(ctx)
 }
 
-func done(ctx context.Context, c sdk.Call) (any, error) {
-	a, err := sdk.ParseArgs(c.Arguments, sdk.ArgNames(doneSchema))
+func (n notes) done(ctx context.Context, c sdk.Call) (any, error) {
+	a, err := c.Args()
 	if err != nil {
 		return nil, err
 	}
@@ -78,45 +80,39 @@ func done(ctx context.Context, c sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := sdk.DialEngine()
+	got, err := n.eng.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	defer eng.Close()
-	got, err := eng.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
-	if err != nil {
-		return nil, sdk.EngineError(err)
-	}
-	if len(got.GetMemories()) != 1 || got.GetMemories()[0].GetNamespace() != sdk.Keyspace(family) {
+	if len(got) != 1 || got[0].Namespace != sdk.Keyspace(family) {
 		return nil, sdk.Errorf("id: no task %s", sdk.Quote(id))
 	}
-	if _, err := eng.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: got.GetMemories()[0].GetId(), SetTags: true, Tags: []string{"done"}}); err != nil {
-		return nil, sdk.EngineError(err)
+	if _, err := n.eng.SetTags(ctx, got[0].ID, "done"); err != nil {
+		return nil, err
 	}
-	return open(ctx, eng)
+	return n.open(ctx)
 }
 
 // open lists the open tasks, each with the memory it is linked to.
-func open(ctx context.Context, eng *sdk.EngineConn) (any, error) {
-	l, err := eng.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 100,
-		Filter: &aimemoryv1.Filter{Namespace: sdk.Keyspace(family), Tag: "open"}})
+func (n notes) open(ctx context.Context) (any, error) {
+	open, err := n.eng.List(ctx, sdk.Filter{Namespace: sdk.Keyspace(family), Tag: "open", Limit: 100})
 	if err != nil {
-		return nil, sdk.EngineError(err)
+		return nil, err
 	}
 	tasks := []task{}
 	var ids []string
-	for _, m := range l.GetMemories() {
-		tasks = append(tasks, task{ID: m.GetId(), Text: m.GetContent()})
-		ids = append(ids, m.GetId())
+	for _, m := range open {
+		tasks = append(tasks, task{ID: m.ID, Text: m.Content})
+		ids = append(ids, m.ID)
 	}
 	if len(ids) > 0 {
-		links, err := eng.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT})
+		links, err := n.eng.LinksFrom(ctx, ids...)
 		if err != nil {
-			return nil, sdk.EngineError(err)
+			return nil, err
 		}
 		about := map[string]string{}
-		for _, k := range links.GetLinks() {
-			about[k.GetSourceId()] = k.GetTargetId()
+		for _, l := range links {
+			about[l.From] = l.To
 		}
 		for i := range tasks {
 			tasks[i].Memory = about[tasks[i].ID]

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
 )
@@ -19,17 +18,15 @@ type result struct {
 
 func TestTodoAndDone(t *testing.T) {
 	eng := sdktest.StartEngine(t) // a real engine process on a fresh data dir
-	t.Setenv(sdk.EngineSocketEnv, eng.Socket)
-	notes := sdktest.NewFamily(t, "ai-memory-notes", []sdk.Family{Notes}).WithEngine(eng)
+	notes := sdktest.NewFamily(t, "ai-memory-notes", Families(eng.SDK())).WithEngine(eng)
 	notes.Tools("notes") // every tool is described well enough for clients
 
-	m, err := eng.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
-		Title: "Deploy", Content: "runs on Fridays", Tier: "long"}})
+	m, err := eng.SDK().Store(context.Background(), sdk.Memory{Title: "Deploy", Content: "runs on Fridays", Tier: "long"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var r result
-	notes.OK("memory_note_todo", `{"text":"move deploy to Monday","memory_id":"`+m.Memory.Id+`"}`, &r)
+	notes.OK("memory_note_todo", `{"text":"move deploy to Monday","memory_id":"`+m.ID+`"}`, &r)
 	notes.OK("memory_note_todo", `{"text":"write the runbook"}`, &r)
 	if len(r.Open) != 2 {
 		t.Fatalf("open = %v, want 2 tasks", r.Open)
@@ -38,8 +35,8 @@ func TestTodoAndDone(t *testing.T) {
 	if first.Text != "move deploy to Monday" {
 		first = r.Open[1]
 	}
-	if first.Memory != m.Memory.Id {
-		t.Errorf("task %v is not linked to memory %s", first, m.Memory.Id)
+	if first.Memory != m.ID {
+		t.Errorf("task %v is not linked to memory %s", first, m.ID)
 	}
 	notes.OK("memory_note_done", `{"id":"`+first.ID+`"}`, &r)
 	if len(r.Open) != 1 || r.Open[0].Text != "write the runbook" {
@@ -47,20 +44,15 @@ func TestTodoAndDone(t *testing.T) {
 	}
 
 	notes.Fails("memory_note_done", `{}`, "id")
-	notes.Fails("memory_note_done", `{"id":"`+m.Memory.Id+`"}`, "no task") // a memory, not a task
+	notes.Fails("memory_note_done", `{"id":"`+m.ID+`"}`, "no task") // a memory, not a task
 	notes.Fails("memory_note_todo", `{"text":7}`, "text")
 
 	// The tasks live in the family's keyspace: another family cannot see them.
 	other := sdktest.NewFamily(t, "other", []sdk.Family{{Name: "other", Tools: []sdk.Tool{{
 		Name: "peek", Description: "List the notes keyspace.", Schema: sdk.Schema(`{"type":"object","properties":{}}`),
 		Handler: func(ctx context.Context, _ sdk.Call) (any, error) {
-			eng, err := sdk.DialEngine()
-			if err != nil {
-				return nil, err
-			}
-			defer eng.Close()
-			l, err := eng.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 10, Filter: &aimemoryv1.Filter{Namespace: sdk.Keyspace("notes")}})
-			return len(l.GetMemories()), err
+			l, err := eng.SDK().List(ctx, sdk.Filter{Namespace: sdk.Keyspace("notes"), Limit: 10})
+			return len(l), err
 		}}}}}).WithEngine(eng)
 	if got := other.OK("peek", `{}`, nil); strings.TrimSpace(got) != "0" {
 		t.Errorf("another family sees %s tasks", got)

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // HostCredentials attaches a host assertion to every engine call a host
@@ -25,7 +25,7 @@ type hostCreds struct {
 // a tool call whose own assertion the sdk forwards (one client serving both,
 // as in sdktest): the tool call's caller is the one the engine must see.
 func (h hostCreds) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]string, error) {
-	if sdk.CallAssertion(ctx) != "" {
+	if wire.CallAssertion(ctx) != "" {
 		return nil, nil
 	}
 	return map[string]string{MetadataKey: string(h.s.Mint(h.c))}, nil

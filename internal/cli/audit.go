@@ -20,8 +20,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 type auditCmd struct {
@@ -42,7 +42,7 @@ type auditVerifyCmd struct {
 // engineClient connects to the data dir's engine, starting it if needed.
 // A data dir without a memory database is an error: reading its audit log
 // would create an empty one and report a fresh chain as if it were intact.
-func engineClient(root *rootCmd, principal string) (*sdk.EngineConn, error) {
+func engineClient(root *rootCmd, principal string) (*wire.EngineConn, error) {
 	dataDir := config.DataDir(root.DataDir)
 	if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no data dir at %s (check --data-dir or AI_MEMORY_DATA_DIR)", dataDir)
@@ -75,7 +75,7 @@ func hasStore(dataDir string) error {
 
 // engineFor connects to the data dir's engine as principal, starting it
 // (and so creating its database) if needed.
-func engineFor(root *rootCmd, principal string) (*sdk.EngineConn, error) {
+func engineFor(root *rootCmd, principal string) (*wire.EngineConn, error) {
 	dataDir := config.DataDir(root.DataDir)
 	if err := root.reconcile(dataDir, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func engineFor(root *rootCmd, principal string) (*sdk.EngineConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sdk.DialEngineAt(socket, creds)
+	return wire.DialEngineAt(socket, creds)
 }
 
 func (c *auditListCmd) Run(root *rootCmd) error {

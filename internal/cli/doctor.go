@@ -18,7 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/supervisor"
 	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 type doctorCmd struct {
@@ -161,7 +161,7 @@ func embedderHealth(socket string) (status, detail string) {
 	if err != nil {
 		return "fail", err.Error()
 	}
-	conn, err := sdk.DialEngineAt(socket, creds)
+	conn, err := wire.DialEngineAt(socket, creds)
 	if err != nil {
 		return "fail", err.Error()
 	}
@@ -196,7 +196,7 @@ func engineHealth(socket string) (string, *aimemoryv1.HealthResponse, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	conn, err := sdk.DialEngineAt(socket, creds)
+	conn, err := wire.DialEngineAt(socket, creds)
 	if err != nil {
 		return "", nil, err
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // maxRecordsNamed is how many rule-breaking records doctor names.
@@ -34,7 +34,7 @@ func recordsCheck(dataDir string) check {
 	if err != nil {
 		return failed("records", err)
 	}
-	conn, err := sdk.DialEngineAt(engine.SocketPath(dataDir), creds)
+	conn, err := wire.DialEngineAt(engine.SocketPath(dataDir), creds)
 	if err != nil {
 		return failed("records", err)
 	}

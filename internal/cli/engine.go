@@ -11,7 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/internal/proctune"
 )
 
 type engineCmd struct {
@@ -19,7 +19,7 @@ type engineCmd struct {
 }
 
 func (c *engineCmd) Run(root *rootCmd) error {
-	sdk.StartProfiling("engine")
+	proctune.StartProfiling("engine")
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("proc", "engine", "pid", os.Getpid())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

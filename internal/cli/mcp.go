@@ -22,10 +22,11 @@ import (
 	"github.com/ai-memory/ai-memory/internal/identity"
 	"github.com/ai-memory/ai-memory/internal/keeper"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 type mcpCmd struct {
@@ -37,8 +38,8 @@ type mcpCmd struct {
 }
 
 func (c *mcpCmd) Run(root *rootCmd) error {
-	sdk.OneProcessor() // not for serve: an HTTP host runs many calls at once
-	sdk.StartProfiling("host")
+	proctune.OneProcessor() // not for serve: an HTTP host runs many calls at once
+	proctune.StartProfiling("host")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rt, err := startRuntime(ctx, root, "mcp", c.Profile, c.AgentID, c.Namespace, c.EngineIdle, nil)
@@ -76,7 +77,7 @@ type runtime struct {
 	nsSource   string // where it came from
 	sup        *supervisor.Supervisor
 	engine     *keeper.Keeper
-	engineConn *sdk.EngineConn
+	engineConn *wire.EngineConn
 }
 
 func (rt *runtime) close() {
@@ -199,7 +200,7 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 		return fail(badConfig(err))
 	}
 	rt.engine = keeper.Start(ctx, selfPath(), dataDir, engineIdle, log, calls, hostCreds)
-	if rt.engineConn, err = sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCreds); err != nil {
+	if rt.engineConn, err = wire.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCreds); err != nil {
 		return fail(err)
 	}
 	return rt, nil

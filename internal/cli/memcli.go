@@ -19,8 +19,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // The commands for people (store, recall, search, list, get) speak MCP to
@@ -41,7 +41,7 @@ type operatorID struct {
 
 // engine connects to the data dir's engine as the operator (starting it if
 // needed; a data dir with no database is an error, see engineClient).
-func (o *operatorID) engine(root *rootCmd) (string, *sdk.EngineConn, error) {
+func (o *operatorID) engine(root *rootCmd) (string, *wire.EngineConn, error) {
 	id, err := o.identity()
 	if err != nil {
 		return "", nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/metrics"
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -64,7 +65,7 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run(root *rootCmd) error {
-	sdk.StartProfiling("host")
+	proctune.StartProfiling("host")
 	refuse := func(format string, a ...any) error {
 		return &exitError{code: 2, msg: "ai-memory serve: " + fmt.Sprintf(format, a...)}
 	}

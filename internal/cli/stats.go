@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 type statsCmd struct {
@@ -51,7 +51,7 @@ func runningStats(dataDir string) (*aimemoryv1.StatsResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := sdk.DialEngineAt(engine.SocketPath(dataDir), creds)
+	conn, err := wire.DialEngineAt(engine.SocketPath(dataDir), creds)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
@@ -23,7 +24,6 @@ import (
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/keyfile"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // The export format is JSON Lines: a header, then one record per line,
@@ -319,7 +319,7 @@ func progress(total int64, what string) *progressbar.ProgressBar {
 
 // audit records an operator action; a failure is reported, not fatal (the
 // records are written).
-func audit(conn *sdk.EngineConn, agent, event, reason string) {
+func audit(conn *wire.EngineConn, agent, event, reason string) {
 	_, err := conn.AppendAudit(context.Background(), &aimemoryv1.AppendAuditRequest{Record: &aimemoryv1.AuditRecord{
 		AgentId: agent, Event: event, Granted: true, Reason: reason,
 	}})

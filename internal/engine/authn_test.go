@@ -14,7 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // staticCreds sends a fixed token, as a plugin replaying or forging one would.
@@ -35,7 +35,7 @@ func openCalls(t *testing.T, dir string) *assertion.Tracker {
 	}
 	signer, _ := assertion.NewSigner(key, nil)
 	tracker := assertion.NewTracker(signer)
-	conn, err := sdk.DialEngineAt(SocketPath(dir), signer.HostCredentials("test-host", ""))
+	conn, err := wire.DialEngineAt(SocketPath(dir), signer.HostCredentials("test-host", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 		"issued to another pid":  {[]grpc.DialOption{grpc.WithPerRPCCredentials(staticCreds(otherPID))}, "another process"},
 	}
 	for name, tc := range refused {
-		conn, err := sdk.DialEngineAt(SocketPath(dir), tc.opts...)
+		conn, err := wire.DialEngineAt(SocketPath(dir), tc.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	// what only hosts do (the audit log, export, backup) is refused.
 	live, endLive := begin(t, calls, c, os.Getpid())
 	defer endLive()
-	conn, err := sdk.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(live)))
+	conn, err := wire.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(live)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 		}
 	}
 	// The assertion also travels on a tool call's context, as the sdk forwards it.
-	plain, err := sdk.DialEngineAt(SocketPath(dir))
+	plain, err := wire.DialEngineAt(SocketPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

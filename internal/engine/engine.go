@@ -36,8 +36,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/internal/metrics"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // Files in the data dir.
@@ -231,7 +231,7 @@ func Serve(ctx context.Context, opts Options) error {
 	serverOpts = append(serverOpts, refusals.NoteCaller()...)
 	serverOpts = append(serverOpts, gate.HostOnly()...)
 	serverOpts = append(serverOpts, peerCredentials())
-	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
+	serverOpts = append(serverOpts, wire.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
 		serverOpts = append(serverOpts, noteSeen(seen))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // childEnv makes the test binary act as an engine process (see TestMain),
@@ -59,13 +59,13 @@ func serveAsync(ctx context.Context, opts Options) <-chan error {
 }
 
 // dial connects to dir's engine and waits until it answers Health.
-func dial(t testing.TB, dir string) *sdk.EngineConn {
+func dial(t testing.TB, dir string) *wire.EngineConn {
 	t.Helper()
 	creds, err := assertion.HostDial(dir, "test", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := sdk.DialEngineAt(SocketPath(dir), creds)
+	c, err := wire.DialEngineAt(SocketPath(dir), creds)
 	if err != nil {
 		t.Fatal(err)
 	}

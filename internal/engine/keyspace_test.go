@@ -11,7 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // A family keeps state in its own keyspace (_family/<name>) through the
@@ -24,9 +24,9 @@ func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done })
 	dial(t, dir)
 	calls := openCalls(t, dir)
-	as := func(family string) *sdk.EngineConn {
+	as := func(family string) *wire.EngineConn {
 		tok, _ := begin(t, calls, caller.Caller{Principal: "ai:a", Session: "s", Family: family}, os.Getpid()) // in flight for the whole test
-		c, err := sdk.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(tok)))
+		c, err := wire.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(tok)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 		t.Fatalf("family linking its state to a memory: %v", err)
 	}
 
-	for name, c := range map[string]*sdk.EngineConn{"other": other, "core": core} {
+	for name, c := range map[string]*wire.EngineConn{"other": other, "core": core} {
 		got, err := c.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
 		if err == nil && len(got.GetMemories()) != 0 {
 			t.Errorf("%s read notes' state: %v", name, got)

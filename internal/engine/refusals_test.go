@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // TestEngineAuditsItsRefusals: a write the engine refuses is audited with
@@ -38,7 +38,7 @@ func TestEngineAuditsItsRefusals(t *testing.T) {
 		t.Fatalf("a host appending %s: %v", audit.EventKeyed, err)
 	}
 
-	plain, err := sdk.DialEngineAt(SocketPath(dir))
+	plain, err := wire.DialEngineAt(SocketPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

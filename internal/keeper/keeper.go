@@ -22,7 +22,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // Keeper watches one engine.
@@ -79,7 +79,7 @@ func (k *Keeper) run(ctx context.Context, exe, dataDir string, idle time.Duratio
 
 // watch holds the call session open until it breaks.
 func watch(ctx context.Context, socket string, k *Keeper, calls *assertion.Tracker, dial []grpc.DialOption) error {
-	conn, err := sdk.DialEngineAt(socket, dial...)
+	conn, err := wire.DialEngineAt(socket, dial...)
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,8 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/ai-memory/ai-memory/sdk/wire"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // A call of a registered family tool is the host's hot path, and it is
@@ -55,8 +54,8 @@ func (h *Host) direct(ctx context.Context, env *envelope) (mcp.JSONRPCMessage, b
 }
 
 // errCancelled answers a call cancelled before the host sent it to its
-// plugin; once sent, the plugin's answer says what happened (sdk/cancel.go).
-var errCancelled = errors.New(sdk.CancelledMessage)
+// plugin; once sent, the plugin's answer says what happened (sdk/wire/cancel.go).
+var errCancelled = errors.New(wire.CancelledMessage)
 
 // cancelDirect cancels the direct call a notifications/cancelled names.
 func (h *Host) cancelDirect(env *envelope) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // fakeProc stands for a plugin process.
@@ -121,7 +121,7 @@ func (f *fakePlugins) proc(i int) *fakeProc {
 }
 
 func describeOf(plugin string, families map[string][]string) *aimemoryv1.DescribeResponse {
-	d := &aimemoryv1.DescribeResponse{PluginName: plugin, ProtocolVersion: sdk.ProtocolVersion}
+	d := &aimemoryv1.DescribeResponse{PluginName: plugin, ProtocolVersion: wire.ProtocolVersion}
 	for f, tools := range families {
 		fd := &aimemoryv1.FamilyDescription{Name: f}
 		for _, t := range tools {
@@ -238,7 +238,7 @@ func TestHungPluginIsReplacedAfterTheCallTimeout(t *testing.T) {
 }
 
 // A call the caller cancels is not torn down: a streaming plugin is told
-// and answers (sdk/cancel.go: it stops only before its first write), a
+// and answers (sdk/wire/cancel.go: it stops only before its first write), a
 // unary one runs to its end, and either way the caller gets the answer,
 // which says what happened. The plugin is not blamed.
 func TestCallerCancelWaitsForTheAnswer(t *testing.T) {
@@ -249,7 +249,7 @@ func TestCallerCancelWaitsForTheAnswer(t *testing.T) {
 			close(started)
 			select {
 			case <-ctx.Done():
-				return &aimemoryv1.CallResponse{IsError: true, Text: []byte(sdk.CancelledMessage)}, nil
+				return &aimemoryv1.CallResponse{IsError: true, Text: []byte(wire.CancelledMessage)}, nil
 			case <-finish:
 				return &aimemoryv1.CallResponse{Text: []byte("written")}, nil
 			}
@@ -263,7 +263,7 @@ func TestCallerCancelWaitsForTheAnswer(t *testing.T) {
 				close(finish) // a unary call is not told: it ends as it would have
 			}
 		}()
-		want := map[bool]string{false: "written", true: sdk.CancelledMessage}[describes["echo"].GetCallStream()]
+		want := map[bool]string{false: "written", true: wire.CancelledMessage}[describes["echo"].GetCallStream()]
 		if resp, err := s.Call(ctx, echo, "ok", nil, nil); err != nil || string(resp.GetText()) != want {
 			t.Fatalf("cancelled call: %q, %v; want the plugin's answer %q", resp.GetText(), err, want)
 		}

@@ -4,7 +4,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/internal/proctune"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // Sandbox is what plugin processes get beyond the defaults: more of the
@@ -22,7 +23,7 @@ type Sandbox struct {
 // HOME and TZ. Model keys, AI_MEMORY_POSTGRES_DSN and everything else stay
 // with the host.
 var inherited = []string{"PATH", "HOME", "TZ", "LANG", "LANGUAGE", "GOMAXPROCS",
-	sdk.ProfileDirEnv, sdk.ProfileSecondsEnv, sdk.ProfileAfterEnv}
+	proctune.ProfileDirEnv, proctune.ProfileSecondsEnv, proctune.ProfileAfterEnv}
 
 // pluginEnv is a plugin process's environment, from the host's: the
 // allow-list, LC_* locale variables, the operator's extra names, the
@@ -32,10 +33,10 @@ func pluginEnv(host []string, socket, tmp string, extra []string) []string {
 	for _, n := range append(append([]string{}, inherited...), extra...) {
 		allowed[n] = true
 	}
-	env := []string{sdk.EngineSocketEnv + "=" + socket, "TMPDIR=" + tmp}
+	env := []string{wire.EngineSocketEnv + "=" + socket, "TMPDIR=" + tmp}
 	for _, kv := range host {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == sdk.EngineSocketEnv || name == "TMPDIR" {
+		if name == wire.EngineSocketEnv || name == "TMPDIR" {
 			continue // the plugin's own, set above
 		}
 		if allowed[name] || strings.HasPrefix(name, "LC_") {
@@ -46,4 +47,4 @@ func pluginEnv(host []string, socket, tmp string, extra []string) []string {
 }
 
 // profileDir is where the sdk's profiling writes, if the host asks for it.
-func profileDir() string { return os.Getenv(sdk.ProfileDirEnv) }
+func profileDir() string { return os.Getenv(proctune.ProfileDirEnv) }

@@ -4,7 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/internal/proctune"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // A plugin gets what the sdk and a runtime need, and what the operator
@@ -12,10 +13,10 @@ import (
 func TestPluginEnvIsAllowListed(t *testing.T) {
 	host := []string{"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_TIME=de_DE", "TZ=UTC",
 		"OPENAI_API_KEY=sk-x", "AI_MEMORY_POSTGRES_DSN=postgres://u:pw@db/m", "AWS_SECRET_ACCESS_KEY=x",
-		"HTTPS_PROXY=http://proxy", "TMPDIR=/tmp/host", sdk.EngineSocketEnv + "=/elsewhere", sdk.ProfileDirEnv + "=/tmp/prof"}
+		"HTTPS_PROXY=http://proxy", "TMPDIR=/tmp/host", wire.EngineSocketEnv + "=/elsewhere", proctune.ProfileDirEnv + "=/tmp/prof"}
 	got := pluginEnv(host, "/d/engine.sock", "/tmp/plugin-1", []string{"HTTPS_PROXY"})
-	want := []string{sdk.EngineSocketEnv + "=/d/engine.sock", "TMPDIR=/tmp/plugin-1", "PATH=/usr/bin", "HOME=/home/u",
-		"LANG=C.UTF-8", "LC_TIME=de_DE", "TZ=UTC", "HTTPS_PROXY=http://proxy", sdk.ProfileDirEnv + "=/tmp/prof"}
+	want := []string{wire.EngineSocketEnv + "=/d/engine.sock", "TMPDIR=/tmp/plugin-1", "PATH=/usr/bin", "HOME=/home/u",
+		"LANG=C.UTF-8", "LC_TIME=de_DE", "TZ=UTC", "HTTPS_PROXY=http://proxy", proctune.ProfileDirEnv + "=/tmp/prof"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("pluginEnv =\n%v\nwant\n%v", got, want)
 	}

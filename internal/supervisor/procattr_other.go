@@ -5,5 +5,5 @@ package supervisor
 import "os/exec"
 
 // dieWithParent has no kernel support here; the plugin's parent watch
-// (sdk.Serve) ends it once the host is gone.
+// (wire.Serve) ends it once the host is gone.
 func dieWithParent(*exec.Cmd) {}

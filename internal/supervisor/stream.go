@@ -35,7 +35,7 @@ type callStream struct {
 // travels in the request; when it ends, the stream is cancelled and never
 // reused. A cancel of caller (the client's) is told to the plugin on the
 // stream instead, and the call waits for its answer: a plugin stops a call
-// only before it hands a write to the engine (sdk/cancel.go), so the
+// only before it hands a write to the engine (sdk/wire/cancel.go), so the
 // answer says what happened. A stream that carried a cancel is not reused.
 func (p *callStreams) call(ctx, caller context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
 	if d, ok := ctx.Deadline(); ok {

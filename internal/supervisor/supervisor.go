@@ -32,7 +32,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // DefaultCallTimeout is how long a plugin may take to answer one call
@@ -271,7 +271,7 @@ func (s *Supervisor) Call(ctx context.Context, who caller.Caller, tool string, a
 		return nil, err
 	}
 	// A cancel of ctx does not tear the call down: its answer must say
-	// what happened, a write that committed included (sdk/cancel.go). A
+	// what happened, a write that committed included (sdk/wire/cancel.go). A
 	// streaming plugin is told of the cancel; a unary one runs to its end.
 	deadline := time.Now().Add(s.opts.CallTimeout)
 	callCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
@@ -388,12 +388,12 @@ func (s *Supervisor) launch(b Binary) (*instance, error) {
 	cmd.Env = pluginEnv(os.Environ(), s.opts.EngineSocket, tmp, s.opts.Sandbox.Env)
 	dieWithParent(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		Plugins:          sdk.PluginSet(nil),
+		HandshakeConfig:  wire.Handshake,
+		Plugins:          wire.PluginSet(nil),
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  sdk.GRPCDialOptions(),
+		GRPCDialOptions:  wire.GRPCDialOptions(),
 		SecureConfig:     secure,
 		AutoMTLS:         s.opts.AutoMTLS,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: b.Name, Output: os.Stderr, Level: hclog.Warn}),
@@ -413,11 +413,11 @@ func (s *Supervisor) launch(b Binary) (*instance, error) {
 		}
 		if major, ok := otherMajor(err); ok {
 			return nil, fmt.Errorf("plugin %s was built for plugin protocol %s; this host speaks protocol %d: rebuild it against an SDK of major version %d (github.com/ai-memory/ai-memory/sdk)",
-				b.Name, major, sdk.ProtocolVersion, sdk.ProtocolVersion)
+				b.Name, major, wire.ProtocolVersion, wire.ProtocolVersion)
 		}
 		return nil, fmt.Errorf("start plugin %s: %w", b.Name, err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginKey)
+	raw, err := rpc.Dispense(wire.PluginKey)
 	if err != nil {
 		proc.Kill()
 		return nil, fmt.Errorf("plugin %s: %w", b.Name, err)
@@ -474,9 +474,9 @@ func (s *Supervisor) describe(m *managed) (*aimemoryv1.DescribeResponse, error) 
 	}
 	// The major version must match (go-plugin's handshake already checked
 	// it); a newer minor only adds what this host ignores.
-	if d.GetProtocolVersion() != sdk.ProtocolVersion {
+	if d.GetProtocolVersion() != wire.ProtocolVersion {
 		return nil, fmt.Errorf("plugin %s was built for plugin protocol %d; this host speaks protocol %d: rebuild it against an SDK of major version %d",
-			m.bin.Name, d.GetProtocolVersion(), sdk.ProtocolVersion, sdk.ProtocolVersion)
+			m.bin.Name, d.GetProtocolVersion(), wire.ProtocolVersion, wire.ProtocolVersion)
 	}
 	if raw, err := proto.Marshal(d); err == nil {
 		if err := writeFileAtomic(path, raw); err != nil {

@@ -3,7 +3,7 @@
 // The counter is the SDK's, so a family measures what doctor reports.
 package tokencost
 
-import "github.com/ai-memory/ai-memory/sdk"
+import "github.com/ai-memory/ai-memory/sdk/tokens"
 
 // Count returns the cl100k_base token count of s.
-func Count(s string) int { return sdk.CountTokens(s) }
+func Count(s string) int { return tokens.Count(s) }

@@ -3,19 +3,13 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/internal/version"
 	"github.com/ai-memory/ai-memory/plugins/admin/adminfamily"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
 func main() {
-	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "admin:", err)
-		os.Exit(1)
-	}
-	sdk.Serve("admin", version.String(), adminfamily.Families(eng)...)
+	proctune.Plugin("admin")
+	sdk.Main("admin", version.String(), func(e *sdk.Engine) []sdk.Family { return adminfamily.Families(e.Protocol()) })
 }

@@ -3,19 +3,13 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/internal/version"
 	"github.com/ai-memory/ai-memory/plugins/archive/archivefamily"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
 func main() {
-	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "archive:", err)
-		os.Exit(1)
-	}
-	sdk.Serve("archive", version.String(), archivefamily.Families(eng)...)
+	proctune.Plugin("archive")
+	sdk.Main("archive", version.String(), func(e *sdk.Engine) []sdk.Family { return archivefamily.Families(e.Protocol()) })
 }

@@ -1,11 +1,9 @@
-// Command core is the plugin binary of the core family. The ai-memory host
-// starts it; run by hand it only explains that.
+// Command core is the plugin binary of the core and meta families. The
+// ai-memory host starts it; run by hand it only explains that.
 package main
 
 import (
-	"fmt"
-	"os"
-
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/internal/version"
 	"github.com/ai-memory/ai-memory/plugins/core/corefamily"
 	"github.com/ai-memory/ai-memory/plugins/core/metafamily"
@@ -13,12 +11,11 @@ import (
 )
 
 func main() {
-	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "core:", err)
-		os.Exit(1)
-	}
+	proctune.Plugin("core")
 	// meta is served here beside core (DESIGN: plugins/core serves core, meta).
-	families := append(corefamily.Families(eng), metafamily.Families(eng, metafamily.Sources{Standards: metafamily.EngineStandards{Eng: eng}, Inbox: metafamily.EngineInbox{Eng: eng}})...)
-	sdk.Serve("core", version.String(), families...)
+	sdk.Main("core", version.String(), func(e *sdk.Engine) []sdk.Family {
+		eng := e.Protocol()
+		return append(corefamily.Families(eng), metafamily.Families(eng, metafamily.Sources{
+			Standards: metafamily.EngineStandards{Eng: eng}, Inbox: metafamily.EngineInbox{Eng: eng}})...)
+	})
 }

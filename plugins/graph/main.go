@@ -3,19 +3,13 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
+	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/internal/version"
 	"github.com/ai-memory/ai-memory/plugins/graph/graphfamily"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
 func main() {
-	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "graph:", err)
-		os.Exit(1)
-	}
-	sdk.Serve("graph", version.String(), graphfamily.Families(eng)...)
+	proctune.Plugin("graph")
+	sdk.Main("graph", version.String(), func(e *sdk.Engine) []sdk.Family { return graphfamily.Families(e.Protocol()) })
 }

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // claims are an assertion's, in the engine's format (base64url(claims) "."
@@ -56,7 +56,7 @@ type creds struct {
 // forwards when a handler uses this same client: that caller is the one
 // the engine must see.
 func (c creds) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]string, error) {
-	if sdk.CallAssertion(ctx) != "" {
+	if wire.CallAssertion(ctx) != "" {
 		return nil, nil
 	}
 	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, claims{Principal: c.principal, Session: c.session, Family: "host"}, 0))}, nil
@@ -74,7 +74,7 @@ type calls struct {
 	next    uint64
 }
 
-func openCalls(ctx context.Context, conn *sdk.EngineConn) (*calls, error) {
+func openCalls(ctx context.Context, conn *wire.EngineConn) (*calls, error) {
 	stream, err := conn.Track(ctx)
 	if err != nil {
 		return nil, err

@@ -3,13 +3,13 @@ package sdktest
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/internal/bridge"
+	"github.com/ai-memory/ai-memory/sdk/tokens"
 )
 
 // Family calls a plugin's tools the way the host does: through its Family
@@ -27,7 +27,7 @@ type Family struct {
 // NewFamily serves families in-process (no go-plugin process).
 func NewFamily(t testing.TB, name string, families []sdk.Family) *Family {
 	t.Helper()
-	srv, err := sdk.NewFamilyServer(name, "test", families, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := Server(name, "test", families)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +36,12 @@ func NewFamily(t testing.TB, name string, families []sdk.Family) *Family {
 		f.family = families[0].Name
 	}
 	return f
+}
+
+// Server is the Family server sdk.Serve runs for families, in-process: for
+// tests, and for test plugins that serve it with other protocol settings.
+func Server(name, version string, families []sdk.Family) (aimemoryv1.FamilyServer, error) {
+	return bridge.Server(name, version, families)
 }
 
 // WithEngine makes the calls' assertions valid for eng; it returns f.
@@ -161,7 +167,7 @@ func WireCost(t testing.TB, defs []*aimemoryv1.ToolDefinition) (total int, each 
 		if err != nil {
 			t.Fatal(err)
 		}
-		return sdk.CountTokens(string(raw))
+		return tokens.Count(string(raw))
 	}
 	each = map[string]int{}
 	var all []any

@@ -4,10 +4,10 @@
 // nothing of the host's: the binary is found through AI_MEMORY_TEST_BIN (a
 // directory holding ai-memory, as `make build` leaves bin/) or on PATH.
 //
-//	func TestRecall(t *testing.T) {
+//	func TestTodo(t *testing.T) {
 //		eng := sdktest.StartEngine(t)
-//		resp, err := eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{...})
-//		...
+//		notes := sdktest.NewFamily(t, "notes", Families(eng.SDK())).WithEngine(eng)
+//		notes.OK("memory_note_todo", `{"text":"ship it"}`, nil)
 //	}
 package sdktest
 
@@ -23,18 +23,25 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/internal/bridge"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // Engine is a client of a test engine. Its own calls are made as a host
 // would make them (family "host", principal DirectPrincipal); Assert mints
 // the assertion a host would hand a plugin for one tool call.
 type Engine struct {
-	*sdk.EngineConn
+	*wire.EngineConn
 	DataDir string
-	Socket  string // the engine's unix socket: what sdk.DialEngine reads from sdk.EngineSocketEnv
+	Socket  string // the engine's unix socket: what sdk.Connect reads from wire.EngineSocketEnv
 	key     []byte
 	calls   *calls
 }
+
+// SDK is the engine as a handler's sdk.Engine: what sdk.Main would hand
+// a family's constructor. A tool call's engine calls made through it carry
+// that call's identity, as in production.
+func (e *Engine) SDK() *sdk.Engine { return bridge.Engine(e.EngineConn).(*sdk.Engine) }
 
 // DirectPrincipal is who the Engine's own calls are made for.
 const DirectPrincipal = "sdktest"
@@ -116,7 +123,7 @@ func StartEngine(t testing.TB) *Engine {
 		t.Fatalf("sdktest: engine did not start: %v", err)
 	}
 	socket := filepath.Join(dataDir, "engine.sock")
-	conn, err := sdk.DialEngineAt(socket, hostCredentials(key, DirectPrincipal, "s1"))
+	conn, err := wire.DialEngineAt(socket, hostCredentials(key, DirectPrincipal, "s1"))
 	if err != nil {
 		stop()
 		t.Fatalf("sdktest: %v", err)
@@ -162,7 +169,7 @@ func waitKey(dataDir string, exited <-chan error) ([]byte, error) {
 }
 
 // waitHealthy polls Health until the engine answers, it exits, or 10 s pass.
-func waitHealthy(conn *sdk.EngineConn, exited <-chan error) error {
+func waitHealthy(conn *wire.EngineConn, exited <-chan error) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -11,6 +11,7 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 func TestStartEngine(t *testing.T) {
@@ -60,25 +61,20 @@ func TestEnginesAreIsolated(t *testing.T) {
 // is refused once Family.Call has ended the call.
 func TestCallAssertionEndsWithTheCall(t *testing.T) {
 	eng := StartEngine(t)
-	t.Setenv(sdk.EngineSocketEnv, eng.Socket)
+	t.Setenv(wire.EngineSocketEnv, eng.Socket)
 	var kept string
 	f := NewFamily(t, "keeper", []sdk.Family{{Name: "keeper", Tools: []sdk.Tool{{
 		Name: "keeper_list", Description: "List one memory and keep the call's assertion.",
 		Schema: sdk.Schema(`{"type":"object","properties":{"x":{"type":"string","description":"unused"}}}`),
 		Handler: func(ctx context.Context, _ sdk.Call) (any, error) {
-			kept = sdk.CallAssertion(ctx)
-			conn, err := sdk.DialEngine()
-			if err != nil {
-				return nil, err
-			}
-			defer conn.Close()
-			_, err = conn.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 1})
+			kept = wire.CallAssertion(ctx)
+			_, err := eng.SDK().Protocol().ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 1})
 			return status.Code(err).String(), nil
 		}}}}}).WithEngine(eng)
 	if got := f.OK("keeper_list", `{}`, nil); got != `"OK"` {
 		t.Fatalf("during the call: %s", got)
 	}
-	plain, err := sdk.DialEngineAt(eng.Socket) // as the plugin's own client
+	plain, err := wire.DialEngineAt(eng.Socket) // as the plugin's own client
 	if err != nil {
 		t.Fatal(err)
 	}

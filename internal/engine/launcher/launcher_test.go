@@ -17,7 +17,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // TestMain lets the test binary stand in for `ai-memory engine`.
@@ -70,7 +70,7 @@ func waitStopped(t *testing.T, dir string, within time.Duration) {
 
 func pid(t *testing.T, sock string) int64 {
 	t.Helper()
-	c, err := sdk.DialEngineAt(sock, hostCreds(t, filepath.Dir(sock)))
+	c, err := wire.DialEngineAt(sock, hostCreds(t, filepath.Dir(sock)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 type denyNS string
@@ -40,7 +40,7 @@ func (d denyNS) CheckWrite(_ context.Context, w storage.Write) storage.Verdict {
 }
 
 // serve runs the services of cfg on an in-memory listener and returns a client.
-func serve(t testing.TB, cfg Config) *sdk.EngineConn {
+func serve(t testing.TB, cfg Config) *wire.EngineConn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	// Calls arrive as from a host, as the engine's assertion check would
@@ -59,10 +59,10 @@ func serve(t testing.TB, cfg Config) *sdk.EngineConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return sdk.NewEngineConn(conn)
+	return wire.NewEngineConn(conn)
 }
 
-func newServer(t testing.TB) (*sdk.EngineConn, *events.Broadcaster) {
+func newServer(t testing.TB) (*wire.EngineConn, *events.Broadcaster) {
 	t.Helper()
 	ev := &events.Broadcaster{}
 	st, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})

@@ -17,12 +17,12 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // serveAs runs the services with every call (unary and streaming) made
 // by family.
-func serveAs(t *testing.T, family string) *sdk.EngineConn {
+func serveAs(t *testing.T, family string) *wire.EngineConn {
 	t.Helper()
 	st, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
 	if err != nil {
@@ -48,7 +48,7 @@ func serveAs(t *testing.T, family string) *sdk.EngineConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return sdk.NewEngineConn(conn)
+	return wire.NewEngineConn(conn)
 }
 
 type ctxStream struct {

@@ -10,16 +10,17 @@ import (
 	"log/slog"
 
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // service is what the handlers share.
 type service struct {
-	eng sdk.Engine
+	eng wire.Engine
 	log *slog.Logger
 }
 
 // Families returns the families this plugin serves.
-func Families(eng sdk.Engine) []sdk.Family {
+func Families(eng wire.Engine) []sdk.Family {
 	s := &service{eng: eng, log: sdk.Logger().With("plugin", "admin")}
 	all := []sdk.Family{
 		{Name: "lifecycle", Tools: s.lifecycleTools()},

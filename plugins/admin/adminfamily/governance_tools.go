@@ -10,6 +10,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // The governance family's approval and standards tools. Every decision is
@@ -96,7 +97,7 @@ func callerArg(a *sdk.Args, call sdk.Call) error {
 	if err != nil || id == "" {
 		return err
 	}
-	if self := call.Context.GetAgentId(); id != self {
+	if self := call.AgentID; id != self {
 		return sdk.Errorf("agent_id: decisions are made as the session identity %s; agent_id cannot name %s", sdk.Quote(self), sdk.Quote(id))
 	}
 	return nil
@@ -298,9 +299,9 @@ func (s *service) setStandard(ctx context.Context, call sdk.Call) (any, error) {
 		}
 	}
 	// A short id, which results show, names the same memory as its full id.
-	ids, err := sdk.ResolveIDs(ctx, s.eng, req.Id)
+	ids, err := wire.ResolveIDs(ctx, s.eng, req.Id)
 	if err != nil {
-		return nil, err
+		return nil, sdk.EngineError(err)
 	}
 	req.Id = ids[0]
 	resp, err := s.eng.SetStandard(ctx, req)

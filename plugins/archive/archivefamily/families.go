@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // service is what the handlers share.
 type service struct {
-	eng sdk.Engine
+	eng wire.Engine
 	now func() time.Time // purge's older_than_days counts back from it
 }
 
 // Families returns the families this plugin serves.
-func Families(eng sdk.Engine) []sdk.Family {
+func Families(eng wire.Engine) []sdk.Family {
 	s := &service{eng: eng, now: time.Now}
 	return []sdk.Family{{Name: "archive", Tools: []sdk.Tool{
 		{Name: "memory_archive_list", Description: listDesc, Schema: sdk.Schema(listSchema), Hints: sdk.ReadOnly, Handler: s.list},

@@ -13,7 +13,7 @@ import (
 // and the validation tables exercise.
 var parsers = map[string]func(raw []byte) error{
 	"memory_store": func(raw []byte) error {
-		_, _, err := storeRequest(sdk.Call{Arguments: raw, Context: &aimemoryv1.CallContext{AgentId: "ai:test"}})
+		_, _, err := storeRequest(sdk.Call{Arguments: raw, AgentID: "ai:test"})
 		return err
 	},
 	"memory_recall": func(raw []byte) error { _, err := parseRecall(raw); return err },
@@ -181,7 +181,7 @@ func TestStoreIdentity(t *testing.T) {
 			if tc.args != "" {
 				args += "," + tc.args
 			}
-			req, _, err := storeRequest(sdk.Call{Arguments: []byte(args + "}"), Context: &aimemoryv1.CallContext{AgentId: tc.session}})
+			req, _, err := storeRequest(sdk.Call{Arguments: []byte(args + "}"), AgentID: tc.session})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestStoreIdentity(t *testing.T) {
 		})
 	}
 
-	req, _, err := storeRequest(sdk.Call{Arguments: []byte(`{"title":"t","content":"c"}`), Context: &aimemoryv1.CallContext{}})
+	req, _, err := storeRequest(sdk.Call{Arguments: []byte(`{"title":"t","content":"c"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestStoreIdentity(t *testing.T) {
 func BenchmarkStoreRequest(b *testing.B) {
 	call := sdk.Call{
 		Arguments: []byte(`{"title":"note 100017 on release","content":"release deploy socket note 100017 about token and engine"}`),
-		Context:   &aimemoryv1.CallContext{AgentId: "ai:bench"},
+		AgentID:   "ai:bench",
 	}
 	b.ReportAllocs()
 	for b.Loop() {

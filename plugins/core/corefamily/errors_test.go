@@ -3,8 +3,6 @@ package corefamily
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +13,8 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/sdktest"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 func TestEngineError(t *testing.T) {
@@ -42,12 +42,12 @@ func TestEngineError(t *testing.T) {
 // TestEngineDown: with no engine behind the socket a call answers with an
 // error the agent can act on, not a hang or a crash.
 func TestEngineDown(t *testing.T) {
-	eng, err := sdk.DialEngineAt(filepath.Join(t.TempDir(), "missing.sock"))
+	eng, err := wire.DialEngineAt(filepath.Join(t.TempDir(), "missing.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	srv, err := sdk.NewFamilyServer("core", "test", Families(eng), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := sdktest.Server("core", "test", Families(eng))
 	if err != nil {
 		t.Fatal(err)
 	}

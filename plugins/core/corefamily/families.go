@@ -7,19 +7,20 @@ import (
 	"log/slog"
 
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // service is what the handlers share: the engine, the token counter and a
 // stderr log (which the host relays) for what must not fail a call.
 type service struct {
-	eng    sdk.Engine
+	eng    wire.Engine
 	tokens *tokenCounter
 	log    *slog.Logger
 }
 
 // Families returns the families this plugin serves: core, whose five tools
 // every profile shows (AlwaysLoad asks deferring clients to load them).
-func Families(eng sdk.Engine) []sdk.Family {
+func Families(eng wire.Engine) []sdk.Family {
 	s := &service{eng: eng, tokens: &tokenCounter{}, log: sdk.Logger().With("family", "core")}
 	// readOnly and idempotent default to false in MCP; destructive defaults
 	// to true, so only that needs saying for the tools that write.

@@ -87,7 +87,7 @@ func (s *service) get(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		shorts = render.ShortIDsOf(ctx, s.eng, ends...)
 	}
-	card := render.Card{Memory: m, Namespace: call.DefaultNamespace(), Caller: sdk.Caller(call.Context), Blocks: linksTOON(links, shorts, false)}
+	card := render.Card{Memory: m, Namespace: call.DefaultNamespace(), Caller: call.Caller(), Blocks: linksTOON(links, shorts, false)}
 	return sdk.Text(card.Compact()), nil
 }
 

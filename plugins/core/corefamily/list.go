@@ -61,7 +61,7 @@ func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		mems, shorts = resp.GetMemories(), resp.GetShortIds()
 	}
-	l := render.Listing{Meta: []render.Pair{{Key: "count", Val: len(mems)}}, Key: "memories", Memories: mems, Namespace: q.req.Filter.Namespace, Caller: sdk.Caller(call.Context)}
+	l := render.Listing{Meta: []render.Pair{{Key: "count", Val: len(mems)}}, Key: "memories", Memories: mems, Namespace: q.req.Filter.Namespace, Caller: call.Caller()}
 	l.WithShortIDs(shorts)
 	return l.Render(q.format)
 }

@@ -140,7 +140,7 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 		}
 	}
 	l := render.Listing{Meta: meta, Key: "memories", Scores: []float64{}, Namespace: q.filter.Namespace,
-		Caller: sdk.Caller(call.Context), Budgeted: q.hasBudget, Standards: std}
+		Caller: call.Caller(), Budgeted: q.hasBudget, Standards: std}
 	shorts := make([]string, len(hits))
 	for i, h := range hits {
 		l.Memories = append(l.Memories, h.mem)

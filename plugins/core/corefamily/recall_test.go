@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 type recallJSON struct {
@@ -275,7 +275,7 @@ func TestRecallPromotes(t *testing.T) {
 }
 
 // fullDisk is an engine whose writes fail as they do when the disk is full.
-type fullDisk struct{ sdk.Engine }
+type fullDisk struct{ wire.Engine }
 
 var errNoSpace = status.Error(codes.Internal, "write memory.db: no space left on device")
 

@@ -74,7 +74,7 @@ func (s *service) search(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		shorts = resp.GetShortIds()
 	}
-	l := render.Listing{Meta: []render.Pair{{Key: "count", Val: len(mems)}}, Key: "results", Memories: mems, Namespace: q.req.GetFilter().GetNamespace(), Caller: sdk.Caller(call.Context)}
+	l := render.Listing{Meta: []render.Pair{{Key: "count", Val: len(mems)}}, Key: "results", Memories: mems, Namespace: q.req.GetFilter().GetNamespace(), Caller: call.Caller()}
 	l.WithShortIDs(shorts)
 	return l.Render(q.format)
 }

@@ -79,7 +79,7 @@ func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
 	if out.Tier != req.GetMemory().GetTier() {
 		answer.Tier = out.Tier
 	}
-	if out.AgentID != sdk.Caller(call.Context) {
+	if out.AgentID != call.Caller() {
 		answer.AgentID = out.AgentID
 	}
 	for _, id := range out.PotentialContradictions {
@@ -148,7 +148,7 @@ func storeRequest(call sdk.Call) (_ *aimemoryv1.StoreMemoryRequest, format strin
 	if err := record.ValidateConfidence(confidence); err != nil {
 		return nil, "", err
 	}
-	metadata, err := storeMetadata(a, call.Context)
+	metadata, err := storeMetadata(a, call)
 	if err != nil {
 		return nil, "", err
 	}
@@ -172,7 +172,7 @@ func storeRequest(call sdk.Call) (_ *aimemoryv1.StoreMemoryRequest, format strin
 // storeMetadata builds the metadata object: the caller's, stamped with the
 // author (agent_id argument > metadata.agent_id > session identity >
 // anonymous) and the validated scope (argument > metadata.scope).
-func storeMetadata(a *sdk.Args, cc *aimemoryv1.CallContext) ([]byte, error) {
+func storeMetadata(a *sdk.Args, call sdk.Call) ([]byte, error) {
 	meta, err := a.Object("metadata")
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func storeMetadata(a *sdk.Args, cc *aimemoryv1.CallContext) ([]byte, error) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	if err := sdk.StampAuthor(a, meta, cc); err != nil {
+	if err := sdk.StampAuthor(a, meta, call); err != nil {
 		return nil, err
 	}
 

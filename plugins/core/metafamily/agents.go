@@ -94,7 +94,7 @@ func (s *service) agentRegister(ctx context.Context, call sdk.Call) (any, error)
 	m := resp.GetAgent()
 	who := req.AgentId
 	if who == "" {
-		who = call.Context.GetAgentId()
+		who = call.AgentID
 	}
 	if format != render.JSON {
 		return registerAnswer{Registered: true, AgentID: who, Created: resp.GetCreated()}, nil

@@ -7,11 +7,12 @@ package metafamily
 
 import (
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // service is what the handlers share.
 type service struct {
-	eng       sdk.Engine
+	eng       wire.Engine
 	standards StandardsSource
 	inbox     InboxSource
 }
@@ -24,7 +25,7 @@ type Sources struct {
 }
 
 // Families returns the meta family.
-func Families(eng sdk.Engine, src Sources) []sdk.Family {
+func Families(eng wire.Engine, src Sources) []sdk.Family {
 	s := &service{eng: eng, standards: src.Standards, inbox: src.Inbox}
 	if s.standards == nil {
 		s.standards = noStandards{}

@@ -8,6 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/render"
+	"github.com/ai-memory/ai-memory/sdk/tokens"
 )
 
 // format is accepted but not advertised, as on memory_store and
@@ -110,7 +111,7 @@ func (s *service) sessionStart(ctx context.Context, call sdk.Call) (any, error) 
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
-	r := &session{q: q, caller: sdk.Caller(call.Context)}
+	r := &session{q: q, caller: call.Caller()}
 	if n, known, err := s.inbox.Unread(ctx); err != nil {
 		return nil, sdk.EngineError(err)
 	} else if known {
@@ -231,13 +232,13 @@ func (r *session) cost(id, namespace, title, content string) int {
 		if err != nil {
 			return r.q.budget + 1
 		}
-		return sdk.CountTokens(string(raw)) + 25 // tier, priority, updated_at, why
+		return tokens.Count(string(raw)) + 25 // tier, priority, updated_at, why
 	}
 	row := render.Short(r.shorts, id) + "|" + render.EscapeTOON(title) + "|" + render.EscapeTOON(content)
 	if namespace != "" {
 		row = render.EscapeTOON(namespace) + "|" + row
 	}
-	return sdk.CountTokens(row) + 3
+	return tokens.Count(row) + 3
 }
 
 // fitter grows an answer within budget. A part's cost is an estimate
@@ -293,5 +294,5 @@ func (f *fitter) render() (int, sdk.Text) {
 	if err != nil {
 		return f.budget + 1, ""
 	}
-	return sdk.CountTokens(string(text)), text
+	return tokens.Count(string(text)), text
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func testCall(raw []byte) sdk.Call {
-	return sdk.Call{Arguments: raw, Context: &aimemoryv1.CallContext{AgentId: "ai:test"}}
+	return sdk.Call{Arguments: raw, AgentID: "ai:test"}
 }
 
 // parsers decodes each tool's arguments without an engine: what the fuzz
@@ -130,12 +130,8 @@ func TestArgumentDefaults(t *testing.T) {
 		t.Fatalf("null and blank mean absent: %+v", q)
 	}
 	l, err := parseLink(testCall([]byte(`{"source_id":"aaaaaaaa","target_id":"bbbbbbbb"}`)))
-	if err != nil || l.Relation != "related_to" || l.ObservedBy != "ai:test" {
+	if err != nil || l.Relation != "related_to" || l.ObservedBy != "" { // the engine records who observed it
 		t.Fatalf("link defaults = %v, %v", l, err)
-	}
-	l, _ = parseLink(sdk.Call{Arguments: []byte(`{"source_id":"aaaaaaaa","target_id":"bbbbbbbb"}`), Context: &aimemoryv1.CallContext{}})
-	if l.ObservedBy != "anonymous" {
-		t.Fatalf("no session identity: observed_by = %q", l.ObservedBy)
 	}
 	tx, err := parseTaxonomy([]byte(`{"namespace_prefix":"a/b"}`))
 	if err != nil || tx.prefix != "a/b" || tx.depth != 8 || tx.limit != 1000 {
@@ -146,11 +142,11 @@ func TestArgumentDefaults(t *testing.T) {
 		t.Fatalf("timeline = %v, %v", tl, err)
 	}
 	r, err := parseRegister(testCall([]byte(`{"canonical_name":" X ","namespace":"n","aliases":[" y "],"metadata":{"k":1}}`)))
-	if err != nil || r.CanonicalName != "X" || r.Namespace != "n" || r.Aliases[0] != "y" || string(r.MetadataJson) != `{"agent_id":"ai:test","k":1}` || r.RegisteredBy != "ai:test" {
+	if err != nil || r.CanonicalName != "X" || r.Namespace != "n" || r.Aliases[0] != "y" || string(r.MetadataJson) != `{"agent_id":"ai:test","k":1}` || r.RegisteredBy != "" {
 		t.Fatalf("register = %v, %v", r, err)
 	}
 	r, _ = parseRegister(testCall([]byte(`{"canonical_name":"X","namespace":"n","agent_id":"ai:author"}`)))
-	if string(r.MetadataJson) != `{"agent_id":"ai:author"}` || r.RegisteredBy != "ai:test" {
+	if string(r.MetadataJson) != `{"agent_id":"ai:author"}` {
 		t.Fatalf("agent_id is provenance only: %v", r)
 	}
 }

@@ -3,8 +3,6 @@ package graphfamily
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -12,9 +10,9 @@ import (
 	"time"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // The benchmarks run the tools as the host calls them (the Family server)
@@ -36,11 +34,11 @@ type benchGraph struct {
 }
 
 // seed writes the graph with a few concurrent writers.
-func seed(eng sdk.Engine) (*benchGraph, error) {
+func seed(eng wire.Engine) (*benchGraph, error) {
 	ctx := context.Background()
 	g := &benchGraph{ids: make([]string, benchMemories)}
 	var err error
-	if g.srv, err = sdk.NewFamilyServer("graph", "bench", Families(eng), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if g.srv, err = sdktest.Server("graph", "bench", Families(eng)); err != nil {
 		return nil, err
 	}
 	parallel := func(n int, f func(i int) error) error {

@@ -66,13 +66,8 @@ func parseRegister(call sdk.Call) (*aimemoryv1.RegisterEntityRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	by := sdk.Caller(call.Context)
-	if err := record.ValidateAgentID("session agent id", by); err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.RegisterEntityRequest{
-		CanonicalName: name, Namespace: ns, Aliases: aliases, MetadataJson: meta, RegisteredBy: by,
-	}, nil
+	// registered_by is the engine's to record, from the verified caller.
+	return &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: ns, Aliases: aliases, MetadataJson: meta}, nil
 }
 
 // entityMetadata is the metadata of a new entity: the caller's object
@@ -86,7 +81,7 @@ func entityMetadata(a *sdk.Args, call sdk.Call) ([]byte, error) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	if err := sdk.StampAuthor(a, meta, call.Context); err != nil {
+	if err := sdk.StampAuthor(a, meta, call); err != nil {
 		return nil, err
 	}
 	if v, ok := meta["scope"]; ok {

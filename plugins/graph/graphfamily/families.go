@@ -7,15 +7,16 @@ package graphfamily
 
 import (
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // service is what the handlers share.
 type service struct {
-	eng sdk.Engine
+	eng wire.Engine
 }
 
 // Families returns the families this plugin serves: graph.
-func Families(eng sdk.Engine) []sdk.Family {
+func Families(eng wire.Engine) []sdk.Family {
 	s := &service{eng: eng}
 	// MCP's defaults say a tool may be destructive; the writers here only
 	// add or close links and add entities, so they say otherwise. Readers

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // harness calls the graph tools the way the host does (sdktest.Family),
@@ -15,7 +15,7 @@ import (
 type harness struct {
 	*sdktest.Family
 	t   *testing.T
-	eng sdk.Engine
+	eng wire.Engine
 }
 
 func newHarness(t *testing.T) *harness {

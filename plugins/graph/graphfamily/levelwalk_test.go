@@ -12,6 +12,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // The walk before the engine's Traverse: one GetLinks call per level, the
@@ -52,7 +53,7 @@ func refBoolCmp(a, b bool) int {
 // it is first reached (so cycles end the walk there), with the hop that
 // reached it; a level is ordered by that hop's validity, then creation,
 // then node id, and the limit cuts the result (and the walk) there.
-func levelWalk(ctx context.Context, eng sdk.Engine, p *queryParams) (*queryResult, error) {
+func levelWalk(ctx context.Context, eng wire.Engine, p *queryParams) (*queryResult, error) {
 	out := &queryResult{}
 	visited := map[string]bool{p.source: true}
 	via := map[string][]string{p.source: nil}

@@ -10,6 +10,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 var (
@@ -47,11 +48,8 @@ func parseLink(call sdk.Call) (*aimemoryv1.PutLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	by := sdk.Caller(call.Context)
-	if err := record.ValidateAgentID("session agent id", by); err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel, ObservedBy: by}, nil
+	// Who observed it is the engine's to record, from the verified caller.
+	return &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel}, nil
 }
 
 func (s *service) link(ctx context.Context, call sdk.Call) (any, error) {
@@ -107,10 +105,7 @@ func parseInvalidate(call sdk.Call) (*aimemoryv1.InvalidateLinkRequest, error) {
 	if err := record.ValidateLink(src, dst, rel); err != nil {
 		return nil, err
 	}
-	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel, InvalidatedBy: sdk.Caller(call.Context)}
-	if err := record.ValidateAgentID("session agent id", req.InvalidatedBy); err != nil {
-		return nil, err
-	}
+	req := &aimemoryv1.InvalidateLinkRequest{SourceId: src, TargetId: dst, Relation: rel} // invalidated_by: the engine's, as above
 	until, ok, err := timeArg(a, "valid_until", false)
 	if err != nil {
 		return nil, err
@@ -192,18 +187,18 @@ func (s *service) getLinks(ctx context.Context, call sdk.Call) (any, error) {
 
 // resolve turns a short id (a unique prefix) into the full id.
 func (s *service) resolve(ctx context.Context, id string) (string, error) {
-	ids, err := sdk.ResolveIDs(ctx, s.eng, id)
+	ids, err := wire.ResolveIDs(ctx, s.eng, id)
 	if err != nil {
-		return "", err
+		return "", sdk.EngineError(err)
 	}
 	return ids[0], nil
 }
 
 // resolvePair resolves a link's two ends in one engine read.
 func (s *service) resolvePair(ctx context.Context, src, dst string) (string, string, error) {
-	ids, err := sdk.ResolveIDs(ctx, s.eng, src, dst)
+	ids, err := wire.ResolveIDs(ctx, s.eng, src, dst)
 	if err != nil {
-		return "", "", err
+		return "", "", sdk.EngineError(err)
 	}
 	return ids[0], ids[1], nil
 }

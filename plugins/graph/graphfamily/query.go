@@ -10,6 +10,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // kg_query limits (family-graph §4, with issue 3's changes).
@@ -130,7 +131,7 @@ var errSourceNotFound = errors.New("source_id: memory not found")
 // node once, at the depth it is first reached, with the hop that reached
 // it; the limit cuts the walk there), rendered as rows; via is rebuilt
 // from each node's parent.
-func traverse(ctx context.Context, eng sdk.Engine, p *queryParams) (*queryResult, error) {
+func traverse(ctx context.Context, eng wire.Engine, p *queryParams) (*queryResult, error) {
 	resp, err := eng.Traverse(ctx, &aimemoryv1.TraverseRequest{
 		SourceId: p.source, MaxDepth: int32(p.maxDepth), Direction: p.direction, Relation: p.relation,
 		ValidAt: p.validAt, ObservedBy: p.observers, Limit: int32(p.limit),

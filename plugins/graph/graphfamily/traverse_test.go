@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // The reference traversal: deliberately simple and separate from the code
@@ -388,7 +388,7 @@ func TestPointInTimeAcrossInvalidationAndRevival(t *testing.T) {
 // GetLinks, which a query no longer needs), and the id resolutions
 // (GetMemories).
 type countingEngine struct {
-	sdk.Engine
+	wire.Engine
 	calls, traversals, resolves int
 }
 

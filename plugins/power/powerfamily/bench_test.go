@@ -3,8 +3,6 @@ package powerfamily
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
 )
 
@@ -61,7 +58,7 @@ func (p *prose) words(n int) []string {
 
 func benchDuplicate(b *testing.B, n int) {
 	eng := sdktest.StartEngine(b)
-	srv, err := sdk.NewFamilyServer("power", "bench", Families(eng), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := sdktest.Server("power", "bench", Families(eng))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +133,7 @@ func benchDuplicate(b *testing.B, n int) {
 // (no model). Only the consolidate call is timed.
 func BenchmarkConsolidate(b *testing.B) {
 	eng := sdktest.StartEngine(b)
-	srv, err := sdk.NewFamilyServer("power", "bench", Families(eng), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := sdktest.Server("power", "bench", Families(eng))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 var consolidateArgs = argNames(consolidateSchema)
@@ -86,8 +87,8 @@ func (s *service) consolidate(ctx context.Context, call sdk.Call) (any, error) {
 	}
 
 	// Short ids, which results show, name the same memories as full ids.
-	if ids, err = sdk.ResolveIDs(ctx, s.eng, ids...); err != nil {
-		return nil, err
+	if ids, err = wire.ResolveIDs(ctx, s.eng, ids...); err != nil {
+		return nil, sdk.EngineError(err)
 	}
 	for i, id := range ids {
 		if j := slices.Index(ids, id); j < i {

@@ -10,15 +10,16 @@ package powerfamily
 
 import (
 	"github.com/ai-memory/ai-memory/sdk"
+	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
 // service is what the handlers share.
 type service struct {
-	eng sdk.Engine
+	eng wire.Engine
 }
 
 // Families returns the families this plugin serves: power.
-func Families(eng sdk.Engine) []sdk.Family {
+func Families(eng wire.Engine) []sdk.Family {
 	s := &service{eng: eng}
 	return []sdk.Family{{
 		Name: "power",

@@ -46,7 +46,7 @@ func (s *service) inbox(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	if _, ok := a.Value("agent_id"); ok {
-		return nil, sdk.Errorf("agent_id: an inbox is read as the session identity (%s); it takes no agent_id", record.Quote(call.Context.GetAgentId()))
+		return nil, sdk.Errorf("agent_id: an inbox is read as the session identity (%s); it takes no agent_id", record.Quote(call.AgentID))
 	}
 	unread, err := a.Bool("unread_only", false)
 	if err != nil {

@@ -1,8 +1,8 @@
-package sdk
+package wire
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -41,8 +41,8 @@ func TestCancelStopsACallOnlyBeforeItsFirstWrite(t *testing.T) {
 	if err := handOffWrites(before.ctx, read, nil, nil, nil, invoke); err != nil || sent[read] != 1 {
 		t.Errorf("a read after the cancel: %v, sent %d times", err, sent[read])
 	}
-	if got := EngineError(err).Error(); got != CancelledMessage {
-		t.Errorf("EngineError of the refusal = %q", got)
+	if st, _ := status.FromError(err); st.Code() != codes.Canceled || st.Message() != CancelledMessage {
+		t.Errorf("the refusal = %v", err)
 	}
 
 	after := newInFlight(parent, time.Hour)
@@ -74,11 +74,11 @@ func TestCancelStopsACallOnlyBeforeItsFirstWrite(t *testing.T) {
 func TestCallStreamCancelRequest(t *testing.T) {
 	blocked := make(chan struct{})
 	srv, err := NewFamilyServer("t", "test", []Family{{Name: "t", Tools: []Tool{
-		{Name: "block", Schema: json.RawMessage(`{"type":"object"}`), Handler: func(ctx context.Context, c Call) (any, error) {
+		testTool("block", func(ctx context.Context) ([]byte, error) {
 			close(blocked)
 			<-ctx.Done()
-			return nil, EngineError(status.FromContextError(ctx.Err()).Err())
-		}},
+			return nil, errors.New(CancelledMessage) // what sdk.EngineError makes of it
+		}),
 	}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

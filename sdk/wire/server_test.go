@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"context"
@@ -24,16 +24,16 @@ func TestCallStream(t *testing.T) {
 	blocked := make(chan struct{})
 	ended := make(chan error, 1)
 	srv, err := NewFamilyServer("t", "test", []Family{{Name: "t", Tools: []Tool{
-		{Name: "deadline", Schema: json.RawMessage(`{"type":"object"}`), Handler: func(ctx context.Context, c Call) (any, error) {
+		testTool("deadline", func(ctx context.Context) ([]byte, error) {
 			d, ok := ctx.Deadline()
-			return Text(fmt.Sprint(ok && time.Until(d) > 50*time.Second && time.Until(d) <= time.Minute)), nil
-		}},
-		{Name: "block", Schema: json.RawMessage(`{"type":"object"}`), Handler: func(ctx context.Context, c Call) (any, error) {
+			return fmt.Append(nil, ok && time.Until(d) > 50*time.Second && time.Until(d) <= time.Minute), nil
+		}),
+		testTool("block", func(ctx context.Context) ([]byte, error) {
 			close(blocked)
 			<-ctx.Done()
 			ended <- ctx.Err()
 			return nil, ctx.Err()
-		}},
+		}),
 	}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -89,4 +89,12 @@ func TestCallStream(t *testing.T) {
 	if _, err := st.Recv(); err == nil {
 		t.Fatal("a cancelled stream answered")
 	}
+}
+
+// testTool is a tool of an object schema answering with run.
+func testTool(name string, run func(ctx context.Context) ([]byte, error)) Tool {
+	return Tool{Definition: &aimemoryv1.ToolDefinition{Name: name, InputSchemaJson: []byte(`{"type":"object"}`)},
+		Run: func(ctx context.Context, _ json.RawMessage, _ *aimemoryv1.CallContext) ([]byte, error) {
+			return run(ctx)
+		}}
 }

@@ -1,11 +1,9 @@
-package sdk
+package wire
 
 import (
 	"runtime"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/experimental"
-	"google.golang.org/grpc/mem"
 
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -36,22 +34,6 @@ func GRPCServerOptions() []grpc.ServerOption {
 // data with pings and window updates: an extra write and wake-up on both
 // sides of a call, on a unix socket where there is no bandwidth to probe.
 const flowWindow = 4 << 20
-
-// The buffers gRPC reads and encodes messages into, in every ai-memory
-// process (host, plugins, engine: all import sdk). gRPC's default pool has
-// no size between 32 KiB and 1 MiB and clears a buffer's whole capacity on
-// every reuse, so each message of 32 KiB to 1 MiB (a graph result, a
-// traversal level) cost a 1 MiB clear on each side of its hop: 4 to 14%
-// of each process's CPU in kg_query's profile. Powers of two in between
-// keep the clear near the message's size. Only a default pool reaches the
-// proto codec, hence init.
-func init() {
-	p, err := mem.NewBinaryTieredBufferPool(8, 12, 14, 15, 16, 17, 18, 19, 20)
-	if err != nil {
-		panic(err)
-	}
-	experimental.SetDefaultBufferPool(p)
-}
 
 // FixedWindowDialOptions are the client half of flowWindow.
 func FixedWindowDialOptions() []grpc.DialOption {

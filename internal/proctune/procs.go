@@ -1,4 +1,7 @@
-package sdk
+// Package proctune holds the process settings of the ai-memory processes
+// (host, engine, first-party plugins), each applied from main with the
+// benchmark that justifies it. The SDK imposes none of them on a plugin.
+package proctune
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const ProtocolVersion = 1
 //	1.1  DescribeResponse.protocol_minor; family keyspaces (Keyspace)
 //	1.2  WatchEventsRequest.liveness_only
 //	1.3  Family.CallStream (DescribeResponse.call_stream, CallRequest.timeout_micros)
-//	1.4  CallRequest.cancel on a call stream (sdk/cancel.go)
+//	1.4  CallRequest.cancel on a call stream (sdk/wire/cancel.go)
 //	1.5  Calls.Track (hosts only): a tool call's assertion is accepted only
 //	     while the call runs, from the plugin process it was sent to
 const ProtocolMinor = 5

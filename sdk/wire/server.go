@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"bytes"
@@ -11,6 +11,20 @@ import (
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
+
+// Tool is one tool as the protocol carries it: its definition, and Run,
+// which answers a call with the result text or an error whose message is
+// the isError text. The sdk package builds these from its own Tool.
+type Tool struct {
+	Definition *aimemoryv1.ToolDefinition
+	Run        func(ctx context.Context, args json.RawMessage, cc *aimemoryv1.CallContext) ([]byte, error)
+}
+
+// Family is a named group of Tools.
+type Family struct {
+	Name  string
+	Tools []Tool
+}
 
 // familyServer implements aimemoryv1.FamilyServer over declared families.
 type familyServer struct {
@@ -28,13 +42,14 @@ func NewFamilyServer(name, version string, families []Family, log *slog.Logger) 
 	s := &familyServer{name: name, version: version, families: families, tools: map[string]Tool{}, log: log}
 	for _, f := range families {
 		for _, t := range f.Tools {
-			if _, dup := s.tools[t.Name]; dup {
-				return nil, fmt.Errorf("tool %q declared twice", t.Name)
+			name := t.Definition.GetName()
+			if _, dup := s.tools[name]; dup {
+				return nil, fmt.Errorf("tool %q declared twice", name)
 			}
-			if !json.Valid(t.Schema) {
-				return nil, fmt.Errorf("tool %q: schema is not valid JSON", t.Name)
+			if !json.Valid(t.Definition.GetInputSchemaJson()) {
+				return nil, fmt.Errorf("tool %q: schema is not valid JSON", name)
 			}
-			s.tools[t.Name] = t
+			s.tools[name] = t
 		}
 	}
 	return s, nil
@@ -45,7 +60,7 @@ func (s *familyServer) Describe(context.Context, *aimemoryv1.DescribeRequest) (*
 	for _, f := range s.families {
 		fd := &aimemoryv1.FamilyDescription{Name: f.Name}
 		for _, t := range f.Tools {
-			fd.Tools = append(fd.Tools, t.definition())
+			fd.Tools = append(fd.Tools, t.Definition)
 		}
 		resp.Families = append(resp.Families, fd)
 	}
@@ -82,16 +97,9 @@ func (s *familyServer) run(ctx context.Context, req *aimemoryv1.CallRequest) (re
 		cc = &aimemoryv1.CallContext{}
 	}
 	ctx = withAssertion(ctx, cc.GetAssertion())
-	out, herr := t.Handler(ctx, Call{Tool: t.Name, Arguments: args, Context: cc})
-	if herr != nil {
-		return &aimemoryv1.CallResponse{IsError: true, Text: []byte(herr.Error())}
-	}
-	if t, ok := out.(Text); ok {
-		return &aimemoryv1.CallResponse{Text: []byte(t)}
-	}
-	text, merr := MarshalCompact(out)
-	if merr != nil {
-		return &aimemoryv1.CallResponse{IsError: true, Text: []byte("could not encode result: " + merr.Error())}
+	text, err := t.Run(ctx, args, cc)
+	if err != nil {
+		return &aimemoryv1.CallResponse{IsError: true, Text: []byte(err.Error())}
 	}
 	return &aimemoryv1.CallResponse{Text: text}
 }
@@ -139,16 +147,4 @@ func (s *familyServer) CallStream(stream aimemoryv1.Family_CallStreamServer) err
 		}
 	}
 	return nil
-}
-
-// MarshalCompact encodes v as compact JSON without HTML escaping, which
-// would cost tokens and mangle text such as <name>.
-func MarshalCompact(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"context"
@@ -16,11 +16,12 @@ type memoryReader interface {
 // ResolveIDs turns memory ids or unique id prefixes (the short ids results
 // show) into full ids, in one engine read. An id matching no live memory
 // is returned as it is, so the caller's own not-found answer applies; a
-// prefix matching several is an error listing the candidates.
+// prefix matching several is the engine's error listing the candidates
+// (sdk.EngineError makes it an answer).
 func ResolveIDs(ctx context.Context, eng memoryReader, ids ...string) ([]string, error) {
 	resp, err := eng.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids, AllowPrefix: true})
 	if err != nil {
-		return nil, EngineError(err)
+		return nil, err
 	}
 	missing := make(map[string]bool, len(resp.GetNotFound()))
 	for _, id := range resp.GetNotFound() {
