@@ -22,7 +22,7 @@ DIST    := dist
 # GOOS/GOARCH pairs make release builds (windows is not supported: the engine serves a unix socket).
 RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: build run test bench proto lint clean install uninstall release release-docs
+.PHONY: build run test bench harness-bench proto lint clean install uninstall release release-docs
 
 build: ## Host at $(BIN)/ai-memory, plugins beside it, and their SHA-256 manifest.
 	@mkdir -p $(BIN)
@@ -56,7 +56,18 @@ $(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies 
 	@if command -v npm >/dev/null; then npm ci --prefix sdk/typescript --no-audit --no-fund --silent; \
 	else echo "npm not found: the TypeScript SDK test will be skipped" >&2; fi
 
-test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-to-end test, in every module.
+HARNESSES := e2e/harness/node_modules/.installed
+
+# --ignore-scripts skips the harnesses' native builds (keytar, node-pty), which
+# the suite needs not; Claude Code's own postinstall (it copies the platform's
+# binary in place) is run by name.
+$(HARNESSES): e2e/harness/package-lock.json ## The real harnesses of the real-harness suite (Claude Code, Codex, Gemini CLI).
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix e2e/harness --ignore-scripts --no-audit --no-fund --silent && \
+		node e2e/harness/node_modules/@anthropic-ai/claude-code/install.cjs && touch $@; \
+	else echo "npm not found: the real-harness suite will be skipped" >&2; fi
+
+test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) $(HARNESSES) ## Vet, then every unit and end-to-end test, in every module.
 	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && go vet ./...) || exit 1; done
 	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 30m ./...) || exit 1; done
 	@echo "go test (the families' e2e tests again, every data dir on PostgreSQL)"
@@ -68,6 +79,9 @@ test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-
 # that open the bbolt file itself have PostgreSQL twins in
 # e2e/postgres_test.go and pgstore.
 PG_FAMILY_TESTS := ^(TestArchive|TestArchivedNodes|TestLifecycle|TestGovernance|TestGraph|TestWebhook|TestSubscri|TestExportImport|TestPowerInbox|TestNotify|TestMeta|TestPower|TestStoreGetList|TestStoreConflict|TestValidationErrors|TestRanking|TestRetrieval|TestScenario)
+
+harness-bench: build $(HARNESSES) ## First-try expansions out of 20 in the real harnesses, at 0 and 2 s of model latency.
+	go run ./e2e/harness/cmd/harness-bench --bin $(BIN) --runs 20 --latency 0s,2s
 
 bench: build ## Benchmarks: engine, plugin and host latency, RSS.
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -run '^$$' -bench . -benchmem -timeout 30m ./...

@@ -214,7 +214,7 @@ var behaviourDefaults = map[string]string{
 // validArgs are values that pass validation, to fill a tool's other
 // required arguments while one is probed.
 var validArgs = map[string]any{
-	"relation": "related_to", "ids": []string{"x1", "x2"}, "url": "https://93.184.216.34/hook",
+	"relation": "related_to", "ids": []string{placeholderID, "00000000-0000-4000-8000-000000000002"}, "url": "https://93.184.216.34/hook",
 	"target_agent_id": "ai:someone", "agent_type": "human", "namespace": "proj", "tier": "mid",
 }
 
@@ -311,8 +311,12 @@ func validArg(name string) any {
 	if v, ok := validArgs[name]; ok {
 		return v
 	}
-	return "x1"
+	return placeholderID
 }
+
+// placeholderID passes the id rule of destructive tools (a full id), so a
+// probe reaches the argument it is probing.
+const placeholderID = "00000000-0000-4000-8000-000000000001"
 
 // hasWord reports whether s holds w not inside a longer identifier.
 func hasWord(s, w string) bool {

@@ -47,6 +47,7 @@ type EngineConn struct {
 	aimemoryv1.TransferClient
 	aimemoryv1.SubscriptionsClient
 	aimemoryv1.MessagesClient
+	aimemoryv1.CallsClient
 	conn *grpc.ClientConn
 }
 
@@ -68,6 +69,7 @@ func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 		TransferClient:      aimemoryv1.NewTransferClient(conn),
 		SubscriptionsClient: aimemoryv1.NewSubscriptionsClient(conn),
 		MessagesClient:      aimemoryv1.NewMessagesClient(conn),
+		CallsClient:         aimemoryv1.NewCallsClient(conn),
 		conn:                conn,
 	}
 }

@@ -45,7 +45,7 @@ func (c *archiveListCmd) Run(root *rootCmd) error {
 		}
 		archiveTable(archived, "archived", true)
 		if len(versions) > 0 {
-			archiveTable(versions, "version (--at)", false)
+			archiveTable(versions, "version (--version)", false)
 		}
 		if total, _ := v["total"].(float64); int(total) > len(archived) {
 			fmt.Printf("%d of %d archived memories; --offset %d shows the next\n", len(archived), int(total), c.Offset+len(archived))
@@ -56,7 +56,7 @@ func (c *archiveListCmd) Run(root *rootCmd) error {
 
 // archiveTable prints archived rows (or superseded versions): full ids,
 // since restore takes an exact one; times to the minute when short (a
-// version's is its name for restore --at, so it stays whole).
+// version's is its name for restore --version, so it stays whole).
 func archiveTable(rows []any, what string, short bool) {
 	t := table.NewWriter()
 	t.SetOutputMirror(os.Stdout)
@@ -75,9 +75,8 @@ func archiveTable(rows []any, what string, short bool) {
 }
 
 type archiveRestoreCmd struct {
-	ID string `arg:"" help:"The archived memory's exact id (ai-memory archive list)."`
-	// Not --version: that is the root's flag, and kong refuses a name twice.
-	Version string `name:"at" help:"Restore the superseded version archived at this time instead (its archived_at, from archive list ID)."`
+	ID      string `arg:"" help:"The archived memory's exact id (ai-memory archive list)."`
+	Version string `name:"archived-at" help:"Restore this superseded version instead (its archived_at, from archive list ID)."`
 	Merge   bool   `help:"When a live memory now holds its title, merge into it instead of failing."`
 	operator
 }

@@ -33,6 +33,7 @@ type rootCmd struct {
 	UI      uiCmd      `cmd:"" name:"ui" help:"Open the web console on this machine (docs/console.md)."`
 	Token   tokenCmd   `cmd:"" help:"Manage the API keys of serve --auth token."`
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
+	Launch  launchCmd  `cmd:"" hidden:"" name:"plugin-exec" help:"Start a plugin confined (started by hosts)."`
 	Doctor  doctorCmd  `cmd:"" help:"Check the installation: config, data dir, engine, plugins."`
 	Plugin  pluginCmd  `cmd:"" help:"Add, list and remove third-party family plugins (pinned by SHA-256 in config.toml)."`
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`

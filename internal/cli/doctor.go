@@ -16,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
+	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -133,6 +134,11 @@ func doctorChecks(root *rootCmd, records bool) []check {
 	add("plugins", err, fmt.Sprintf("%d found in %s", len(bins), dir))
 	for _, b := range bins {
 		add("plugin "+b.Name, supervisor.Verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
+	}
+	if active, detail := sandbox.Status(); active {
+		note("confinement", "active", true, detail)
+	} else {
+		note("confinement", "off", false, detail)
 	}
 
 	return checks

@@ -113,7 +113,7 @@ func (c *serveCmd) Run(root *rootCmd) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.Namespace, c.EngineIdle)
+	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.Namespace, c.EngineIdle, []string{c.TLSKey})
 	if err != nil {
 		return err
 	}

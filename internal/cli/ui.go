@@ -56,7 +56,7 @@ func (c *uiCmd) Run(root *rootCmd) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := startRuntime(ctx, root, "ui", "full", id, "", c.EngineIdle)
+	rt, err := startRuntime(ctx, root, "ui", "full", id, "", c.EngineIdle, nil)
 	if err != nil {
 		return err
 	}

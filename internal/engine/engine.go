@@ -35,6 +35,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/internal/metrics"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -224,9 +225,11 @@ func Serve(ctx context.Context, opts Options) error {
 	// is an error. Refusals are audited around the caller check, so its own
 	// count too, with the caller it verified when it did.
 	refusals := server.NewRefusals(auditLog, log)
+	gate := assertion.NewGate(signer)
 	serverOpts := append(server.Recover(log), refusals.Record()...)
-	serverOpts = append(serverOpts, signer.ServerOptions()...)
+	serverOpts = append(serverOpts, gate.ServerOptions()...)
 	serverOpts = append(serverOpts, refusals.NoteCaller()...)
+	serverOpts = append(serverOpts, peerCredentials())
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
@@ -251,6 +254,7 @@ func Serve(ctx context.Context, opts Options) error {
 	addGauges(m, st, emb)
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
 		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Audit: auditLog, Metrics: m})
+	aimemoryv1.RegisterCallsServer(g, gate) // the hosts' call sessions
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes

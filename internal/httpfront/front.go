@@ -383,7 +383,14 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request, p Principal, t *ten
 		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	// A tools/list answer is reported once written, so an expansion
+	// waiting for this client's new list answers after it (mcphost/relist.go).
+	listing := mcphost.IsToolsList(body)
+	version := t.host.ToolsVersion()
 	t.handler.ServeHTTP(w, r)
+	if listing && rc.Flush() == nil {
+		t.host.ListAnswered(r.Header.Get(server.HeaderKeySessionID), version)
+	}
 	if sid := w.Header().Get(server.HeaderKeySessionID); sid != "" {
 		t.sessions.named(sid, initializeClient(body))
 	}

@@ -231,7 +231,9 @@ func Make(o Options) (*Plan, error) {
 			if h.remote == nil {
 				return nil, fmt.Errorf("%s has no remote form that reads a token from the environment: %s", h.Title, h.noRemote)
 			}
-			entry = h.remote(o.Name, *o.Remote)
+			r := *o.Remote
+			r.profile = p.Profile
+			entry = h.remote(o.Name, r)
 		} else {
 			cmd, notes, err := o.command()
 			if err != nil {
@@ -370,7 +372,7 @@ func owned(e map[string]any) bool {
 		switch k {
 		case "url", "httpUrl", "serverUrl":
 			hasURL = true
-		case "type", "headers", "bearer_token_env_var", "name":
+		case "type", "headers", "bearer_token_env_var", "name", "alwaysLoad":
 		default:
 			return false
 		}

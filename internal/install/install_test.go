@@ -501,3 +501,16 @@ func TestGrokTargetsWriteTheirOwnFormats(t *testing.T) {
 		t.Errorf("grok-cli without --project: %v", err)
 	}
 }
+
+// alwaysLoad is written for core only: a larger profile keeps Claude Code's
+// tool search deferring the tools it does not mark always-load itself.
+func TestClaudeCodeAlwaysLoadOnlyOnCore(t *testing.T) {
+	for profile, want := range map[string]bool{"core": true, "full": false, "core,graph": false} {
+		o := testOptions(t, "claude-code")
+		o.Profile = profile
+		p := plan(t, o)
+		if got := bytes.Contains(p.After, []byte(`"alwaysLoad": true`)); got != want {
+			t.Errorf("profile %s: alwaysLoad written = %v, want %v\n%s", profile, got, want, p.After)
+		}
+	}
+}

@@ -141,6 +141,13 @@ func (h *Host) AnswerCall(ctx context.Context, raw []byte) (msg mcp.JSONRPCMessa
 	return h.direct(ctx, &env)
 }
 
+// IsToolsList reports whether a message is a tools/list request (the HTTP
+// front reports their answers to the host, see ListAnswered).
+func IsToolsList(raw []byte) bool {
+	env, err := decodeEnvelope(raw)
+	return err == nil && env.Method == string(mcp.MethodToolsList) && env.isRequest()
+}
+
 func (h *Host) handle(ctx context.Context, env *envelope, raw json.RawMessage) mcp.JSONRPCMessage {
 	if env.Method == string(mcp.MethodToolsCall) && env.isRequest() && env.Params.Name != "" {
 		name := env.Params.Name

@@ -152,13 +152,18 @@ func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 	}
 	after := f.barrier
 	var done chan struct{}
+	callCtx := ctx
 	if f.h.ordersAfter(&env, line) {
 		done = make(chan struct{})
 		f.barrier = done
+		// An expansion releases what follows once its tools are registered,
+		// before it waits for the client's new tool list (relist.go).
+		callCtx = withRelease(ctx, sync.OnceFunc(func() { close(done) }))
 	}
+	listing := env.Method == string(mcp.MethodToolsList)
 	return f.spawn(ctx, env.ID, func() {
 		if done != nil {
-			defer close(done)
+			defer releaseOrder(callCtx)
 		}
 		if after != nil {
 			select {
@@ -167,8 +172,15 @@ func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 				return
 			}
 		}
-		if resp := f.h.handle(ctx, &env, line); resp != nil {
+		var version uint64
+		if listing {
+			version = f.h.ToolsVersion()
+		}
+		if resp := f.h.handle(callCtx, &env, line); resp != nil {
 			f.w.send(resp)
+			if listing {
+				f.h.ListAnswered(stdioSessionID, version)
+			}
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -142,6 +143,9 @@ func newFake(t *testing.T, timeout time.Duration, f *fakePlugins, bins ...Binary
 
 var echoBin = Binary{Name: "echo", Checksum: strings.Repeat("e", 64)}
 
+// echo is who the tests' calls are for: a call of the echo family.
+var echo = caller.Caller{Principal: "ai:test", Family: "echo"}
+
 func echoDescribes() map[string]*aimemoryv1.DescribeResponse {
 	return map[string]*aimemoryv1.DescribeResponse{"echo": describeOf("echo", map[string][]string{"echo": {"ok", "fail"}})}
 }
@@ -178,7 +182,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 		errs := map[string]chan error{"a": make(chan error, 1), "b": make(chan error, 1)}
 		for _, name := range []string{"a", "b"} {
 			go func() {
-				_, err := s.Call(context.Background(), "echo", "fail", []byte(name), nil)
+				_, err := s.Call(context.Background(), echo, "fail", []byte(name), nil)
 				errs[name] <- err
 			}()
 		}
@@ -191,7 +195,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 			t.Fatalf("first failing call: %v", err)
 		}
 		// A call after the first failure starts instance 3.
-		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil {
+		if _, err := s.Call(context.Background(), echo, "ok", []byte("{}"), nil); err != nil {
 			t.Fatal(err)
 		}
 		if f.launches() != 3 {
@@ -203,7 +207,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 		if f.proc(3).Exited() {
 			t.Fatal("a late failure of the old instance stopped its replacement")
 		}
-		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
+		if _, err := s.Call(context.Background(), echo, "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
 			t.Fatalf("after the late failure: err=%v launches=%d, want instance 3 still serving", err, f.launches())
 		}
 	})
@@ -220,14 +224,14 @@ func TestHungPluginIsReplacedAfterTheCallTimeout(t *testing.T) {
 			return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 		}
 		s := newFake(t, 20*time.Millisecond, f, echoBin)
-		_, err := s.Call(context.Background(), "echo", "fail", nil, nil)
+		_, err := s.Call(context.Background(), echo, "fail", nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "did not answer fail within 20ms") {
 			t.Fatalf("hung call: %v", err)
 		}
 		if !f.proc(2).Exited() {
 			t.Fatal("the hung instance was not stopped")
 		}
-		if _, err := s.Call(context.Background(), "echo", "ok", nil, nil); err != nil || f.launches() != 3 {
+		if _, err := s.Call(context.Background(), echo, "ok", nil, nil); err != nil || f.launches() != 3 {
 			t.Fatalf("next call: err=%v launches=%d, want a fresh instance 3", err, f.launches())
 		}
 	})
@@ -260,7 +264,7 @@ func TestCallerCancelWaitsForTheAnswer(t *testing.T) {
 			}
 		}()
 		want := map[bool]string{false: "written", true: sdk.CancelledMessage}[describes["echo"].GetCallStream()]
-		if resp, err := s.Call(ctx, "echo", "ok", nil, nil); err != nil || string(resp.GetText()) != want {
+		if resp, err := s.Call(ctx, echo, "ok", nil, nil); err != nil || string(resp.GetText()) != want {
 			t.Fatalf("cancelled call: %q, %v; want the plugin's answer %q", resp.GetText(), err, want)
 		}
 		if f.proc(2).Exited() {
