@@ -71,7 +71,7 @@ func (e *env) ui(id string) *consoleUI {
 }
 
 // browser is an HTTP client with cookies that does not follow redirects.
-func browser(t *testing.T) *http.Client {
+func browser(t testing.TB) *http.Client {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func browser(t *testing.T) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-func get(t *testing.T, c *http.Client, u string) (int, string, http.Header) {
+func get(t testing.TB, c *http.Client, u string) (int, string, http.Header) {
 	t.Helper()
 	resp, err := c.Get(u)
 	if err != nil {
@@ -91,7 +91,7 @@ func get(t *testing.T, c *http.Client, u string) (int, string, http.Header) {
 	return resp.StatusCode, string(b), resp.Header
 }
 
-func post(t *testing.T, c *http.Client, u string, form url.Values, header ...string) (int, string) {
+func post(t testing.TB, c *http.Client, u string, form url.Values, header ...string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -110,7 +110,7 @@ func post(t *testing.T, c *http.Client, u string, form url.Values, header ...str
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // formToken is the CSRF token a page's forms carry.
-func formToken(t *testing.T, page string) string {
+func formToken(t testing.TB, page string) string {
 	t.Helper()
 	m := csrfField.FindStringSubmatch(page)
 	if m == nil {
@@ -364,5 +364,42 @@ func consoleBrowserChecks(t *testing.T, e *env, u *consoleUI, serveBase, keyA, k
 	}
 	if list := h.ok("memory_pending_list", map[string]any{"status": "approved"}); list["count"] != float64(2) {
 		t.Errorf("approved actions: %v, want bob's store and the console's edit", list)
+	}
+}
+
+// TestMakeBuildWithoutNode: the console's assets are hand-written and
+// embedded, so `make build` needs no Node toolchain. node and npm on PATH
+// are stand-ins that fail and leave a mark: the build must not call them.
+func TestMakeBuildWithoutNode(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("needs make")
+	}
+	tmp := t.TempDir()
+	shims, mark := filepath.Join(tmp, "shims"), filepath.Join(tmp, "called")
+	if err := os.Mkdir(shims, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"node", "npm", "npx"} {
+		script := "#!/bin/sh\necho " + name + " >> " + mark + "\nexit 1\n"
+		if err := os.WriteFile(filepath.Join(shims, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("make", "build", "BIN="+filepath.Join(tmp, "bin"))
+	cmd.Dir = repoRoot()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MAKELEVEL" && k != "MFLAGS" && k != "PATH" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PATH="+shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build with node off PATH: %v\n%s", err, out)
+	}
+	if called, err := os.ReadFile(mark); err == nil {
+		t.Fatalf("make build called %s", called)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "bin", "ai-memory")); err != nil {
+		t.Fatal(err)
 	}
 }

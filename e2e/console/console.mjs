@@ -199,18 +199,25 @@ async function keyboardReach(page, name) {
   const n = await page.evaluate(() => {
     const sel = 'a[href], button, input:not([type="hidden"]), select, textarea, summary, [tabindex]:not([tabindex="-1"])';
     const visible = (el) => el.getClientRects().length > 0 && !el.closest("details:not([open]) > :not(summary)") && !el.disabled;
+    // A radio group is one Tab stop (its checked radio; arrows move within it).
+    const radio = (el) => el.type === "radio" && el.name &&
+      (document.querySelector(`input[type="radio"][name="${el.name}"]:checked`) ?? document.querySelector(`input[type="radio"][name="${el.name}"]`)) !== el;
     let i = 0;
-    for (const el of document.querySelectorAll(sel)) if (visible(el)) el.setAttribute("data-kb", String(i++));
+    for (const el of document.querySelectorAll(sel)) if (visible(el) && !radio(el)) el.setAttribute("data-kb", String(i++));
     return i;
   });
   const seen = new Set();
   await page.evaluate(() => document.activeElement?.blur());
-  for (let i = 0; i < n + 5 && seen.size < n; i++) {
+  // A date field is three Tab stops (day, month, year): room for those.
+  for (let i = 0; i < 3 * n + 10 && seen.size < n; i++) {
     await page.keyboard.press("Tab");
     const k = await page.evaluate(() => document.activeElement?.getAttribute("data-kb"));
     if (k !== null && k !== undefined) seen.add(k);
   }
-  check(seen.size === n, `${name}: ${n - seen.size} of ${n} controls are not reachable by Tab`);
+  const missed = await page.evaluate((seen) => [...document.querySelectorAll("[data-kb]")]
+    .filter((el) => !seen.includes(el.getAttribute("data-kb")))
+    .map((el) => el.outerHTML.slice(0, 120)), [...seen]);
+  check(missed.length === 0, `${name}: ${missed.length} of ${n} controls are not reachable by Tab: ${missed.join(" | ")}`);
 }
 
 const axeSource = axe.source;
@@ -239,9 +246,9 @@ for (const [w0, h0] of [[1280, 800], [390, 844]]) {
           .filter((v) => v.impact === "serious" || v.impact === "critical")
           .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
       check(violations.length === 0, `${where}: accessibility: ${violations.join("; ")}`);
-      if (scheme === "light") await keyboardReach(sweep, where);
       await sweep.screenshot({ path: path.join(cfg.shots, `${name}-${w0}-${scheme}.png`), fullPage: true });
       result.screenshots++;
+      if (scheme === "light") await keyboardReach(sweep, where); // after the picture: it leaves a focus ring
     }
   }
 }
@@ -252,9 +259,9 @@ for (const [name, u] of [["signin-team", cfg.serve + "/ui/login"], ["signin-loca
   await p.evaluate(axeSource);
   const violations = await p.evaluate(async () => (await window.axe.run(document)).violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id));
   check(violations.length === 0, `${name}: accessibility: ${violations.join(", ")}`);
-  await keyboardReach(p, name);
   await p.screenshot({ path: path.join(cfg.shots, `${name}-1280-light.png`) });
   result.screenshots++;
+  await keyboardReach(p, name);
   await p.context().close();
 }
 
