@@ -387,12 +387,7 @@ func TestMakeBuildWithoutNode(t *testing.T) {
 	}
 	cmd := exec.Command("make", "build", "BIN="+filepath.Join(tmp, "bin"))
 	cmd.Dir = repoRoot()
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MAKELEVEL" && k != "MFLAGS" && k != "PATH" {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "PATH="+shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(shellEnv(func(k string) bool { return k == "PATH" }), "PATH="+shims+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make build with node off PATH: %v\n%s", err, out)
 	}

@@ -56,7 +56,7 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		remoteChecks(c.URL, c.TokenEnv, add, note)
 		return report(checks, c.JSON)
 	}
-	return report(doctorChecks(root, true), c.JSON)
+	return report(doctorChecks(root, true, supervisor.Verify), c.JSON)
 }
 
 // collect returns the two ways a report adds a check to checks: add (ok,
@@ -79,7 +79,8 @@ func collect(checks *[]check) (add func(name string, err error, detail string), 
 // changing anything: it does not start an engine, only looks for a
 // running one. records reads every record (one export stream, the
 // report's slowest check): the console's health page leaves it out.
-func doctorChecks(root *rootCmd, records bool) []check {
+// verify checks a plugin binary against its pin.
+func doctorChecks(root *rootCmd, records bool, verify func(supervisor.Binary) error) []check {
 	var checks []check
 	add, note := collect(&checks)
 	cfgPath := config.Path(root.Config)
@@ -133,7 +134,7 @@ func doctorChecks(root *rootCmd, records bool) []check {
 	}
 	add("plugins", err, fmt.Sprintf("%d found in %s", len(bins), dir))
 	for _, b := range bins {
-		add("plugin "+b.Name, supervisor.Verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
+		add("plugin "+b.Name, verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
 	}
 	if active, detail := sandbox.Status(); active {
 		note("confinement", "active", true, detail)

@@ -21,6 +21,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/console"
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/supervisor"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -111,6 +112,7 @@ func (rt *runtime) consoleFront(root *rootCmd, mode consoleMode, opts httpfront.
 	var front *httpfront.Front
 	// The surface cost changes only with the plugins, fixed for this process.
 	cost := sync.OnceValues(func() (*console.Cost, error) { return costReport(root) })
+	pins := &pinCache{seen: map[string]pinResult{}}
 	copts := console.Options{
 		Prefix:   ConsolePrefix,
 		LinkBase: mode.base, PrintLink: mode.print,
@@ -123,7 +125,7 @@ func (rt *runtime) consoleFront(root *rootCmd, mode consoleMode, opts httpfront.
 		Operator: console.Operator{
 			Health: func(context.Context) []console.Check {
 				var out []console.Check
-				for _, c := range doctorChecks(root, false) {
+				for _, c := range doctorChecks(root, false, pins.verify) {
 					out = append(out, console.Check{Name: c.Name, Status: c.Status, Detail: c.Detail})
 				}
 				return out
@@ -146,6 +148,37 @@ func (rt *runtime) consoleFront(root *rootCmd, mode consoleMode, opts httpfront.
 	opts.UI, opts.UIPrefix = con, ConsolePrefix
 	front = httpfront.New(opts)
 	return front, con, nil
+}
+
+// pinCache checks plugin binaries against their pins once per version of
+// each file (its size and modification time): the health page would
+// otherwise hash every plugin (about 90 MB) on each load. The supervisor
+// still checks each binary when it starts it.
+type pinCache struct {
+	mu   sync.Mutex
+	seen map[string]pinResult
+}
+
+type pinResult struct {
+	size     int64
+	modified time.Time
+	pin      string
+	err      error
+}
+
+func (c *pinCache) verify(b supervisor.Binary) error {
+	fi, err := os.Stat(b.Path)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.seen[b.Path]; ok && r.size == fi.Size() && r.modified.Equal(fi.ModTime()) && r.pin == b.Checksum {
+		return r.err
+	}
+	err = supervisor.Verify(b)
+	c.seen[b.Path] = pinResult{size: fi.Size(), modified: fi.ModTime(), pin: b.Checksum, err: err}
+	return err
 }
 
 // costReport is `doctor --tokens` for every named profile: the families

@@ -41,9 +41,14 @@ func (m memory) MetadataText() string {
 	if len(m.Metadata) == 0 || string(m.Metadata) == "null" {
 		return ""
 	}
+	return indentJSON(m.Metadata)
+}
+
+// indentJSON is raw as indented JSON text (as it is, when it is not JSON).
+func indentJSON(raw json.RawMessage) string {
 	var v any
-	if json.Unmarshal(m.Metadata, &v) != nil {
-		return string(m.Metadata)
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
 	}
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)

@@ -50,14 +50,7 @@ type pendingRow struct {
 }
 
 // PayloadText is what the action would write, as indented JSON text.
-func (p pendingRow) PayloadText() string {
-	var v any
-	if json.Unmarshal(p.Payload, &v) != nil {
-		return string(p.Payload)
-	}
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
-}
+func (p pendingRow) PayloadText() string { return indentJSON(p.Payload) }
 
 type expiringRow struct {
 	memory
