@@ -303,6 +303,32 @@ func consoleHTTPChecks(t *testing.T, e *env, u *consoleUI, serveBase, keyA, keyB
 			t.Errorf("team-b (no operator grant) at %s: %d", path, code)
 		}
 	}
+
+	// A revoked key ends its sessions at once.
+	keyC := e.token("team-c", "--namespace", "team-c")
+	c := browser(t)
+	_, login, _ = get(t, c, serveBase+"/ui/login")
+	if code, _ := post(t, c, serveBase+"/ui/login", url.Values{"key": {keyC}, "csrf": {formToken(t, login)}}); code != http.StatusSeeOther {
+		t.Fatalf("team-c's sign-in: %d", code)
+	}
+	if code, _, _ := get(t, c, serveBase+"/ui/memories"); code != http.StatusOK {
+		t.Fatalf("team-c's memories: %d", code)
+	}
+	out, _ = e.cli("token", "list", "--json")
+	var keys []struct{ ID, Principal string }
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatalf("token list: %v\n%s", err, out)
+	}
+	for _, k := range keys {
+		if k.Principal == "team-c" {
+			if out, code := e.cli("token", "revoke", k.ID); code != 0 {
+				t.Fatalf("revoke: %s", out)
+			}
+		}
+	}
+	if code, _, h := get(t, c, serveBase+"/ui/memories"); code != http.StatusSeeOther || !strings.HasSuffix(h.Get("Location"), "/ui/login") {
+		t.Errorf("team-c's session after its key was revoked: %d to %q", code, h.Get("Location"))
+	}
 }
 
 // consoleBrowserChecks runs e2e/console/console.mjs in headless Chromium,
