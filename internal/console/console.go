@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
@@ -86,6 +87,11 @@ type Server struct {
 	static   map[string]staticFile
 	// staticVersion changes with the assets, so they can be cached for long.
 	staticVersion string
+	// linkPrinted limits how often the sign-in page may print a new link.
+	linkPrinted struct {
+		sync.Mutex
+		at time.Time
+	}
 }
 
 // New builds the console.

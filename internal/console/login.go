@@ -3,7 +3,6 @@ package console
 import (
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -18,12 +17,6 @@ type loginPage struct {
 }
 
 func (loginPage) title() string { return "Sign in" }
-
-// linkPrinted limits how often the sign-in page may print a new link.
-var linkPrinted struct {
-	sync.Mutex
-	at time.Time
-}
 
 func (s *Server) setSession(w http.ResponseWriter, r *http.Request, ses *session) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: ses.id, Path: s.opts.Prefix, HttpOnly: true,
@@ -109,12 +102,12 @@ func (s *Server) newLoginLink(w http.ResponseWriter, r *http.Request) {
 			Error: "This request was refused: it did not come from this page's form."})
 		return
 	}
-	linkPrinted.Lock()
-	wait := linkPrinted.at.Add(5*time.Second).Sub(now()) > 0
+	s.linkPrinted.Lock()
+	wait := s.linkPrinted.at.Add(5*time.Second).Sub(now()) > 0
 	if !wait {
-		linkPrinted.at = now()
+		s.linkPrinted.at = now()
 	}
-	linkPrinted.Unlock()
+	s.linkPrinted.Unlock()
 	info := "A new login link is on the terminal where ai-memory ui runs."
 	if wait {
 		info = "A link was printed a moment ago: look at the terminal where ai-memory ui runs."
