@@ -304,15 +304,21 @@ func consoleHTTPChecks(t *testing.T, e *env, u *consoleUI, serveBase, keyA, keyB
 		}
 	}
 
-	// A revoked key ends its sessions at once.
-	keyC := e.token("team-c", "--namespace", "team-c")
+	// A key for the core family alone: the graph and the edit are hidden,
+	// their pages not found. Then, revoked, it ends its sessions at once.
+	keyC := e.token("team-c", "--namespace", "team-c", "--families", "core")
 	c := browser(t)
 	_, login, _ = get(t, c, serveBase+"/ui/login")
 	if code, _ := post(t, c, serveBase+"/ui/login", url.Values{"key": {keyC}, "csrf": {formToken(t, login)}}); code != http.StatusSeeOther {
 		t.Fatalf("team-c's sign-in: %d", code)
 	}
-	if code, _, _ := get(t, c, serveBase+"/ui/memories"); code != http.StatusOK {
-		t.Fatalf("team-c's memories: %d", code)
+	if code, body, _ := get(t, c, serveBase+"/ui/memories"); code != http.StatusOK || strings.Contains(body, `href="/ui/graph"`) || !strings.Contains(body, `href="/ui/activity"`) {
+		t.Errorf("team-c's (core only) memories: %d, the graph hidden %v\n%.3000s", code, !strings.Contains(body, `href="/ui/graph"`), body)
+	}
+	for _, path := range []string{"/ui/graph?q=" + w.Secret, "/ui/memory/" + w.Secret + "/edit"} {
+		if code, _, _ := get(t, c, serveBase+path); code != http.StatusNotFound {
+			t.Errorf("team-c (core only) at %s: %d", path, code)
+		}
 	}
 	out, _ = e.cli("token", "list", "--json")
 	var keys []struct{ ID, Principal string }

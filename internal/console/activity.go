@@ -79,7 +79,7 @@ func (activityPage) title() string { return "Activity" }
 
 func (s *Server) activityPage(q *request) (string, any, error) {
 	var p activityPage
-	p.CanSubs = q.has("other")
+	p.CanSubs = q.can("memory_list_subscriptions")
 	var lists [4][]event
 	var errs [5]error
 	jobs := []func(){
@@ -97,7 +97,7 @@ func (s *Server) activityPage(q *request) (string, any, error) {
 			}
 		},
 	}
-	if q.has("archive") {
+	if q.can("memory_archive_list") {
 		jobs = append(jobs, func() {
 			var out struct {
 				Archived []archived `json:"archived"`
@@ -108,7 +108,7 @@ func (s *Server) activityPage(q *request) (string, any, error) {
 			}
 		})
 	}
-	if q.has("governance") {
+	if q.can("memory_pending_list") {
 		jobs = append(jobs, func() {
 			var out struct {
 				Pending []pendingRow `json:"pending"`

@@ -42,9 +42,9 @@ func operator(p Principal) bool { return slices.Equal(p.Namespaces, []string{api
 type Host interface {
 	// Call runs a tool through the host's tool-call path.
 	Call(ctx context.Context, tool string, args json.RawMessage) ([]byte, bool)
-	// LoadedFamilies is what the principal may use: pages of other
-	// families are hidden.
-	LoadedFamilies() []string
+	// Callable reports whether the principal may run tool: what a page
+	// cannot run is hidden.
+	Callable(tool string) bool
 }
 
 // Operator holds the operator views: the CLI's reports (nil: not shown).
@@ -130,17 +130,17 @@ func (s *Server) routes() {
 	m.HandleFunc("POST "+p+"login/link", s.newLoginLink)
 	m.HandleFunc("POST "+p+"logout", s.change(s.logout))
 
-	m.HandleFunc("GET "+p+"memories", s.page("core", s.memoriesPage))
-	m.HandleFunc("GET "+p+"memory/{id}", s.page("core", s.memoryPage))
-	m.HandleFunc("GET "+p+"memory/{id}/edit", s.page("lifecycle", s.editPage))
+	m.HandleFunc("GET "+p+"memories", s.page("memory_list", s.memoriesPage))
+	m.HandleFunc("GET "+p+"memory/{id}", s.page("memory_get", s.memoryPage))
+	m.HandleFunc("GET "+p+"memory/{id}/edit", s.page("memory_update", s.editPage))
 	m.HandleFunc("POST "+p+"memory/{id}/edit", s.change(s.edit))
 	m.HandleFunc("POST "+p+"memory/{id}/promote", s.change(s.promote))
 	m.HandleFunc("POST "+p+"memory/{id}/forget", s.change(s.forget))
 	m.HandleFunc("POST "+p+"memory/{id}/restore", s.change(s.restore))
-	m.HandleFunc("GET "+p+"graph", s.page("graph", s.graphPage))
+	m.HandleFunc("GET "+p+"graph", s.page("memory_kg_query", s.graphPage))
 	m.HandleFunc("GET "+p+"review", s.page("", s.reviewPage))
 	m.HandleFunc("POST "+p+"pending/{id}/{decision}", s.change(s.decide))
-	m.HandleFunc("GET "+p+"activity", s.page("core", s.activityPage))
+	m.HandleFunc("GET "+p+"activity", s.page("memory_list", s.activityPage))
 	m.HandleFunc("GET "+p+"cost", s.operatorPage(s.costPage))
 	m.HandleFunc("GET "+p+"health", s.operatorPage(s.healthPage))
 	s.mux = m

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -57,10 +56,8 @@ func (q *request) call(tool string, args map[string]any, out any) error {
 	return nil
 }
 
-// has reports whether the principal may use family.
-func (q *request) has(family string) bool {
-	return slices.Contains(q.ses.entry.host.LoadedFamilies(), family)
-}
+// can reports whether the principal may run tool.
+func (q *request) can(tool string) bool { return q.ses.entry.host.Callable(tool) }
 
 // parallel runs fns at most four at a time and waits for them all: the
 // review's per-memory checks are independent tool calls.
@@ -96,10 +93,10 @@ func (s *Server) signedIn(r *http.Request) *session {
 	return ses
 }
 
-// page serves a GET page that needs family ("" = none in particular): a
-// visitor without a session is sent to sign in, a principal without the
-// family gets not found (its pages are hidden).
-func (s *Server) page(family string, fn func(*request) (string, any, error)) http.HandlerFunc {
+// page serves a GET page that needs tool ("" = none in particular): a
+// visitor without a session is sent to sign in, a principal who may not
+// run it gets not found (its pages are hidden).
+func (s *Server) page(tool string, fn func(*request) (string, any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ses := s.signedIn(r)
 		if ses == nil {
@@ -107,8 +104,8 @@ func (s *Server) page(family string, fn func(*request) (string, any, error)) htt
 			return
 		}
 		q := &request{w: w, r: r, ses: ses}
-		if family != "" && !q.has(family) {
-			s.renderError(q, http.StatusNotFound, fmt.Sprintf("This page needs the %s family, which your credential does not grant.", family))
+		if tool != "" && !q.can(tool) {
+			s.renderError(q, http.StatusNotFound, fmt.Sprintf("This page needs %s, which your credential does not grant.", tool))
 			return
 		}
 		name, data, err := fn(q)
@@ -214,7 +211,7 @@ type view struct {
 	Data     any
 }
 
-// nav is the pages the principal may open: a family's pages only with it.
+// nav is the pages the principal may open: those whose tools it may run.
 func (s *Server) nav(q *request, current string) []navItem {
 	var items []navItem
 	add := func(name, path string, ok bool) {
@@ -222,10 +219,10 @@ func (s *Server) nav(q *request, current string) []navItem {
 			items = append(items, navItem{Name: name, Path: path, Current: path == current})
 		}
 	}
-	add("Memories", "memories", q.has("core"))
-	add("Graph", "graph", q.has("graph"))
-	add("Review", "review", q.has("power") || q.has("governance") || q.has("core"))
-	add("Activity", "activity", q.has("core"))
+	add("Memories", "memories", q.can("memory_list"))
+	add("Graph", "graph", q.can("memory_kg_query"))
+	add("Review", "review", q.can("memory_check_duplicate") || q.can("memory_pending_list") || q.can("memory_list"))
+	add("Activity", "activity", q.can("memory_list"))
 	add("Cost", "cost", operator(q.ses.p) && s.opts.Operator.Cost != nil)
 	add("Health", "health", operator(q.ses.p) && s.opts.Operator.Health != nil)
 	return items

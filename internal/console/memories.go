@@ -199,7 +199,7 @@ func (s *Server) memoriesPage(q *request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if q.has("graph") {
+	if q.can("memory_get_taxonomy") {
 		var tax struct {
 			Tree      taxNode `json:"tree"`
 			Total     int     `json:"total_count"`
@@ -240,7 +240,7 @@ type memoryPage struct {
 	Archived *archived // when it is not live: its archived copy, or nil
 	Out, In  []linkRow
 	Versions []archived
-	Can      struct{ Edit, Promote, Forget, Restore, Graph, History bool }
+	Can      struct{ Edit, Promote, Forget, Restore, History, Links, Graph bool }
 }
 
 func (p memoryPage) title() string {
@@ -258,8 +258,9 @@ func (p memoryPage) title() string {
 func (s *Server) memoryPage(q *request) (string, any, error) {
 	id := q.r.PathValue("id")
 	var p memoryPage
-	p.Can.Edit, p.Can.Promote, p.Can.Forget = q.has("lifecycle"), q.has("lifecycle"), q.has("lifecycle")
-	p.Can.Restore, p.Can.History, p.Can.Graph = q.has("archive"), q.has("archive"), q.has("graph")
+	p.Can.Edit, p.Can.Promote, p.Can.Forget = q.can("memory_update"), q.can("memory_promote"), q.can("memory_delete")
+	p.Can.Restore, p.Can.History = q.can("memory_archive_restore"), q.can("memory_archive_list")
+	p.Can.Links, p.Can.Graph = q.can("memory_get_links"), q.can("memory_kg_query")
 	var m memory
 	err := q.call("memory_get", map[string]any{"id": id, "format": "json"}, &m)
 	var te *toolError
@@ -285,7 +286,7 @@ func (s *Server) memoryPage(q *request) (string, any, error) {
 	if p.M == nil && p.Archived == nil {
 		return "", nil, err // not found live or archived: the tool's own words
 	}
-	if p.M != nil && p.Can.Graph {
+	if p.M != nil && p.Can.Links {
 		var links struct {
 			Out []linkRow `json:"out"`
 			In  []linkRow `json:"in"`

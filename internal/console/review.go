@@ -59,7 +59,7 @@ type expiringRow struct {
 
 type reviewPage struct {
 	NS             string
-	Can            struct{ Power, Governance, Core bool }
+	Can            struct{ Duplicates, Pending, List bool }
 	Scanned        int
 	Methods        []string
 	Duplicates     []pairRow
@@ -74,7 +74,8 @@ func (reviewPage) title() string { return "Review" }
 
 func (s *Server) reviewPage(q *request) (string, any, error) {
 	p := reviewPage{NS: strings.TrimSpace(q.r.URL.Query().Get("ns"))}
-	p.Can.Power, p.Can.Governance, p.Can.Core = q.has("power"), q.has("governance"), q.has("core")
+	p.Can.Duplicates = q.can("memory_list") && q.can("memory_check_duplicate") && q.can("memory_detect_contradiction")
+	p.Can.Pending, p.Can.List = q.can("memory_pending_list"), q.can("memory_list")
 	var mu sync.Mutex
 	fail := func(err error) {
 		mu.Lock()
@@ -82,13 +83,13 @@ func (s *Server) reviewPage(q *request) (string, any, error) {
 		p.Errors = append(p.Errors, err.Error())
 	}
 	var jobs []func()
-	if p.Can.Core && p.Can.Power {
+	if p.Can.Duplicates {
 		jobs = append(jobs, func() { s.reviewPairs(q, &p, &mu, fail) })
 	}
-	if p.Can.Core {
+	if p.Can.List {
 		jobs = append(jobs, func() { s.reviewExpiring(q, &p, fail) })
 	}
-	if p.Can.Governance {
+	if p.Can.Pending {
 		jobs = append(jobs, func() {
 			var out struct {
 				Pending []pendingRow `json:"pending"`

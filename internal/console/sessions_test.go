@@ -10,7 +10,7 @@ import (
 type nopHost struct{}
 
 func (nopHost) Call(context.Context, string, json.RawMessage) ([]byte, bool) { return nil, false }
-func (nopHost) LoadedFamilies() []string                                     { return nil }
+func (nopHost) Callable(string) bool                                         { return false }
 
 // useClock sets the pages' clock to *t for the test.
 func useClock(t *testing.T, at *time.Time) {

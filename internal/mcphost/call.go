@@ -3,6 +3,7 @@ package mcphost
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -22,4 +23,12 @@ func (h *Host) Call(ctx context.Context, tool string, args json.RawMessage) ([]b
 		}
 	}
 	return []byte(text.String()), res.IsError
+}
+
+// Callable reports whether Call may run tool for this identity now: its
+// family is loaded or granted in this session and declares it. The web
+// console hides what is not callable.
+func (h *Host) Callable(tool string) bool {
+	f := h.set.FamilyOf(tool)
+	return f != "" && h.isGranted(f) && slices.Contains(h.set.ToolsOf(f), tool)
 }

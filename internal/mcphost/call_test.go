@@ -25,6 +25,9 @@ func TestCall(t *testing.T) {
 	if text, isErr = h.Call(context.Background(), "nope", nil); !isErr || !strings.Contains(string(text), `unknown tool "nope"`) {
 		t.Errorf("unknown tool: %s (error %v)", text, isErr)
 	}
+	if !h.Callable("memory_get") || h.Callable("test_echo") || h.Callable("nope") {
+		t.Errorf("callable: memory_get %v, test_echo %v, nope %v", h.Callable("memory_get"), h.Callable("test_echo"), h.Callable("nope"))
+	}
 	if len(p.calls) != 1 {
 		t.Errorf("plugin calls: %v, want memory_get alone", p.calls)
 	}
