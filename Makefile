@@ -56,6 +56,14 @@ $(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies 
 	@if command -v npm >/dev/null; then npm ci --prefix sdk/typescript --no-audit --no-fund --silent; \
 	else echo "npm not found: the TypeScript SDK test will be skipped" >&2; fi
 
+CONSOLE := e2e/console/node_modules/.package-lock.json
+
+# playwright-core drives the system's Chromium (no browser download: no
+# install scripts); axe-core checks accessibility.
+$(CONSOLE): e2e/console/package-lock.json ## The web console's browser test (playwright-core, axe-core).
+	@if command -v npm >/dev/null; then npm ci --prefix e2e/console --ignore-scripts --no-audit --no-fund --silent; \
+	else echo "npm not found: the console's browser test will be skipped" >&2; fi
+
 HARNESSES := e2e/harness/node_modules/.installed
 
 # --ignore-scripts skips the harnesses' native builds (keytar, node-pty), which
@@ -67,7 +75,7 @@ $(HARNESSES): e2e/harness/package-lock.json ## The real harnesses of the real-ha
 		node e2e/harness/node_modules/@anthropic-ai/claude-code/install.cjs && touch $@; \
 	else echo "npm not found: the real-harness suite will be skipped" >&2; fi
 
-test: build proto-check $(TSCLIENT) $(CONFORMANCE) $(TSSDK) $(HARNESSES) ## Vet, then every unit and end-to-end test, in every module.
+test: build proto-check $(TSCLIENT) $(CONFORMANCE) $(TSSDK) $(CONSOLE) $(HARNESSES) ## Vet, then every unit and end-to-end test, in every module.
 	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && go vet ./...) || exit 1; done
 	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 30m ./...) || exit 1; done
 	@echo "go test (the families' e2e tests again, every data dir on PostgreSQL)"

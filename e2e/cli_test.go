@@ -81,6 +81,18 @@ func TestAuditVerifyNeedsADataDir(t *testing.T) {
 	}
 }
 
+// shellEnv is this process's environment as a shell's, for running make:
+// not a sub-make's (MAKEFLAGS and its kin), without the variables drop names.
+func shellEnv(drop func(k string) bool) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MAKELEVEL" && k != "MFLAGS" && !drop(k) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // TestMakeRunPrintsOnlyMCP: `make run` is what a newcomer points a client
 // at, so its stdout must carry MCP and nothing else (the build reports on
 // stderr).
@@ -93,11 +105,7 @@ func TestMakeRunPrintsOnlyMCP(t *testing.T) {
 	cmd.Dir = repoRoot()
 	// As typed at a shell: not a sub-make of `make test` (which would print
 	// "Entering directory"), with the Go caches of this test run.
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MAKELEVEL" && k != "MFLAGS" && !strings.HasPrefix(k, "AI_MEMORY_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = shellEnv(func(k string) bool { return strings.HasPrefix(k, "AI_MEMORY_") })
 	cmd.Env = append(cmd.Env, "AI_MEMORY_DATA_DIR="+e.dataDir, "AI_MEMORY_CONFIG="+e.config, "AI_MEMORY_ENGINE_IDLE_TIMEOUT=3s")
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"make-run","version":"1"}}}` + "\n")
 	var stderr bytes.Buffer

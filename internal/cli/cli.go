@@ -30,6 +30,7 @@ type rootCmd struct {
 
 	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP on stdio."`
 	Serve   serveCmd   `cmd:"" help:"Serve MCP over Streamable HTTP (loopback by default; see docs/deploy.md)."`
+	UI      uiCmd      `cmd:"" name:"ui" help:"Open the web console on this machine (docs/console.md)."`
 	Token   tokenCmd   `cmd:"" help:"Manage the API keys of serve --auth token."`
 	Engine  engineCmd  `cmd:"" hidden:"" help:"Run the storage engine for a data dir (started by hosts)."`
 	Launch  launchCmd  `cmd:"" hidden:"" name:"plugin-exec" help:"Start a plugin confined (started by hosts)."`

@@ -40,8 +40,7 @@ type check struct {
 	Detail string `json:"detail"`
 }
 
-// Run reports on the installation without changing anything: it does not
-// start an engine, only looks for a running one.
+// Run reports on the installation (doctorChecks), or on a running serve.
 func (c *doctorCmd) Run(root *rootCmd) error {
 	if c.Tokens || c.RawTable {
 		r, err := tokensReport(root, c.Profile)
@@ -51,22 +50,39 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		printTokens(r, c.JSON, c.RawTable)
 		return nil
 	}
-	var checks []check
-	add := func(name string, err error, detail string) {
+	if c.URL != "" {
+		var checks []check
+		add, note := collect(&checks)
+		remoteChecks(c.URL, c.TokenEnv, add, note)
+		return report(checks, c.JSON)
+	}
+	return report(doctorChecks(root, true, supervisor.Verify), c.JSON)
+}
+
+// collect returns the two ways a report adds a check to checks: add (ok,
+// or fail with err's words) and note (a status of its own).
+func collect(checks *[]check) (add func(name string, err error, detail string), note func(name, status string, ok bool, detail string)) {
+	add = func(name string, err error, detail string) {
 		status := "ok"
 		if err != nil {
 			status, detail = "fail", err.Error()
 		}
-		checks = append(checks, check{Name: name, OK: err == nil, Status: status, Detail: detail})
+		*checks = append(*checks, check{Name: name, OK: err == nil, Status: status, Detail: detail})
 	}
-	note := func(name, status string, ok bool, detail string) {
-		checks = append(checks, check{Name: name, OK: ok, Status: status, Detail: detail})
+	note = func(name, status string, ok bool, detail string) {
+		*checks = append(*checks, check{Name: name, OK: ok, Status: status, Detail: detail})
 	}
+	return add, note
+}
 
-	if c.URL != "" {
-		remoteChecks(c.URL, c.TokenEnv, add, note)
-		return report(checks, c.JSON)
-	}
+// doctorChecks is doctor's report on the local installation, without
+// changing anything: it does not start an engine, only looks for a
+// running one. records reads every record (one export stream, the
+// report's slowest check): the console's health page leaves it out.
+// verify checks a plugin binary against its pin.
+func doctorChecks(root *rootCmd, records bool, verify func(supervisor.Binary) error) []check {
+	var checks []check
+	add, note := collect(&checks)
 	cfgPath := config.Path(root.Config)
 	cfg, err := config.Load(cfgPath)
 	if _, serr := os.Stat(cfgPath); err == nil && errors.Is(serr, fs.ErrNotExist) {
@@ -106,7 +122,9 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		} else {
 			checks = append(checks, healthChecks(st)...)
 		}
-		checks = append(checks, recordsCheck(dataDir))
+		if records {
+			checks = append(checks, recordsCheck(dataDir))
+		}
 	}
 
 	dir := pluginDir()
@@ -116,7 +134,7 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 	}
 	add("plugins", err, fmt.Sprintf("%d found in %s", len(bins), dir))
 	for _, b := range bins {
-		add("plugin "+b.Name, supervisor.Verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
+		add("plugin "+b.Name, verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
 	}
 	if active, detail := sandbox.Status(); active {
 		note("confinement", "active", true, detail)
@@ -124,7 +142,7 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		note("confinement", "off", false, detail)
 	}
 
-	return report(checks, c.JSON)
+	return checks
 }
 
 // report prints the checks; an error if any failed.

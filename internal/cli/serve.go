@@ -21,6 +21,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/apitoken"
 	"github.com/ai-memory/ai-memory/internal/auditlog"
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/console"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
@@ -61,6 +62,7 @@ type serveCmd struct {
 	AgentID        string        `help:"--auth none: the identity of every client (default: ai:<client name>)." env:"AI_MEMORY_AGENT_ID"`
 	Namespace      string        `help:"Default namespace of memories a call does not place (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project it starts in, else global)."`
 	EngineIdle     time.Duration `help:"How long a spawned engine waits without clients before it exits." default:"30s" env:"AI_MEMORY_ENGINE_IDLE_TIMEOUT"`
+	UI             bool          `help:"Also serve the web console at /ui/: people sign in with an API key and see what it may see (docs/console.md); with --auth none, a one-time login link is logged." name:"ui"`
 	MetricsListen  string        `help:"Serve Prometheus metrics at http://ADDR/metrics (off unless given; a port alone, :9464, listens on loopback). No metric holds memory content, a title or a principal (docs/deploy.md)." name:"metrics-listen" env:"AI_MEMORY_METRICS_LISTEN"`
 }
 
@@ -84,6 +86,9 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	}
 	if c.RequireCert && c.ClientCA == "" {
 		return refuse("--require-client-cert needs --client-ca")
+	}
+	if c.UI && c.Auth == "oauth" {
+		return refuse("--ui signs people in with API keys (--auth token) or, on loopback, a login link (--auth none); OAuth sign-in to the console is not built")
 	}
 	for _, bound := range []struct {
 		flag string
@@ -158,8 +163,11 @@ func (c *serveCmd) Run(root *rootCmd) error {
 			opts.Auth = m
 		}
 	}
-	opts.NewHost = func(p httpfront.Principal) *mcphost.Host {
+	// A principal's host, for MCP (the serve profile) and the console (every
+	// family its credential and the allowlist grant).
+	hostFor := func(p httpfront.Principal, profile catalog.Profile) *mcphost.Host {
 		o := rt.hostOptions(c.AgentID, uuid.NewString(), false)
+		o.Profile = profile
 		if p.ID != "" {
 			o.AgentID = p.ID
 		}
@@ -169,11 +177,7 @@ func (c *serveCmd) Run(root *rootCmd) error {
 		o.Metrics = opts.Metrics
 		return mcphost.New(o)
 	}
-	front := httpfront.New(opts)
-	if metricsListener != nil {
-		serveMetrics(ctx, metricsListener, opts.Metrics, front, rt)
-	}
-
+	opts.NewHost = func(p httpfront.Principal) *mcphost.Host { return hostFor(p, rt.profile) }
 	l, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return refuse("%v", err)
@@ -182,8 +186,39 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	if opts.TLS != nil {
 		scheme = "https"
 	}
-	rt.log.Info("ai-memory serve ready", "url", scheme+"://"+l.Addr().String()+"/mcp", "auth", c.Auth,
-		"mtls", c.ClientCA != "", "profile", rt.profile.Label(), "data_dir", rt.dataDir)
+	var front *httpfront.Front
+	if !c.UI {
+		front = httpfront.New(opts)
+	} else {
+		mode := consoleMode{base: scheme + "://" + l.Addr().String(), host: hostFor}
+		if c.Auth == "none" { // loopback: the local user, as with ai-memory ui
+			id, err := (&operatorID{}).identity()
+			if err != nil {
+				return err
+			}
+			mode.local = &httpfront.Principal{ID: id, Namespaces: []string{apitoken.AllNamespaces}}
+			mode.print = func(link string) { rt.log.Info("console login link (works once, for 10 minutes)", "url", link) }
+		} else {
+			mode.keys = &httpfront.TokenAuth{Store: apitoken.Open(rt.dataDir, nil)}
+		}
+		var con *console.Server
+		if front, con, err = rt.consoleFront(root, mode, opts); err != nil {
+			return err
+		}
+		if mode.print != nil {
+			mode.print(con.LoginLink())
+		}
+	}
+	if metricsListener != nil {
+		serveMetrics(ctx, metricsListener, opts.Metrics, front, rt)
+	}
+
+	ready := []any{"url", scheme + "://" + l.Addr().String() + "/mcp", "auth", c.Auth,
+		"mtls", c.ClientCA != "", "profile", rt.profile.Label(), "data_dir", rt.dataDir}
+	if c.UI {
+		ready = append(ready, "console", scheme+"://"+l.Addr().String()+ConsolePrefix)
+	}
+	rt.log.Info("ai-memory serve ready", ready...)
 	err = front.Serve(ctx, l, c.ShutdownGrace)
 	if ctx.Err() != nil {
 		rt.log.Info("ai-memory serve stopped on signal")

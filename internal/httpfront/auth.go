@@ -44,6 +44,12 @@ func (a TokenAuth) Authenticate(r *http.Request) (Principal, error) {
 		return Principal{}, &AuthError{Status: http.StatusUnauthorized, Challenge: tokenChallenge,
 			Msg: "authentication required: send Authorization: Bearer <API key> (ai-memory token create)"}
 	}
+	return a.Principal(key)
+}
+
+// Principal is the principal an API key stands for, or an *AuthError (the
+// console's sign-in asks this of the key a person typed).
+func (a TokenAuth) Principal(key string) (Principal, error) {
 	t, err := a.Store.Lookup(key)
 	if err != nil {
 		return Principal{}, &AuthError{Status: http.StatusUnauthorized, Challenge: tokenChallenge + `, error="invalid_token"`, Msg: err.Error()}

@@ -53,8 +53,8 @@ type Principal struct {
 	Attestation string // "" (none), token, oauth, mtls
 }
 
-// key tells apart principals with different grants: each gets its own host.
-func (p Principal) key() string {
+// Key tells apart principals with different grants: each gets its own host.
+func (p Principal) Key() string {
 	return p.ID + "\x00" + strings.Join(p.Families, ",") + "\x00" + strings.Join(p.Namespaces, " ") + "\x00" + p.Attestation
 }
 
@@ -119,7 +119,14 @@ type Options struct {
 	// Extra serves other paths (the OAuth protected-resource metadata)
 	// before authentication; the Host and Origin checks still apply.
 	Extra map[string]http.Handler
-	// Path is the MCP endpoint.
+	// UI serves the web console at "/" and every path under UIPrefix
+	// ("/ui/"), after the same framing, Host and Origin checks and under
+	// the same connection bound and deadlines; it authenticates its own
+	// sessions (internal/console). Nil serves none.
+	UI       http.Handler
+	UIPrefix string
+	// Path is the MCP endpoint; with NewHost nil (a front for the console
+	// alone) it is not served.
 	Path   string
 	TLS    *tls.Config
 	Logger *slog.Logger
@@ -237,6 +244,10 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// discarded by the server under it too, then the connection closes.
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(f.opts.ReadTimeout))
+	// Nothing this server answers may be framed or sniffed as another type;
+	// the console's pages set a policy of their own.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if c := connOf(r.Context()); c != nil && c.bad.Load() {
 		f.refuse(w, r, Principal{}, http.StatusBadRequest, "framing", "a request with both Content-Length and Transfer-Encoding is refused (its length is ambiguous); send one of them")
 		return
@@ -249,11 +260,18 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuse(w, r, Principal{}, http.StatusForbidden, "origin", fmt.Sprintf("Origin %s is not allowed (serve --allowed-origin)", quote(o)))
 		return
 	}
+	if f.opts.UI != nil && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, f.opts.UIPrefix)) {
+		if f.opts.WriteTimeout > 0 {
+			rc.SetWriteDeadline(time.Now().Add(f.opts.WriteTimeout))
+		}
+		f.opts.UI.ServeHTTP(w, r)
+		return
+	}
 	if h, ok := f.opts.Extra[r.URL.Path]; ok {
 		h.ServeHTTP(w, r)
 		return
 	}
-	if r.URL.Path != f.opts.Path {
+	if r.URL.Path != f.opts.Path || f.opts.NewHost == nil {
 		http.NotFound(w, r)
 		return
 	}
@@ -417,7 +435,7 @@ func (f *Front) acquire(ctx context.Context, t *tenant) bool {
 // enter returns the principal's tenant, building it on first use, with
 // one more request counted as being served (so it is not dropped meanwhile).
 func (f *Front) enter(p Principal) *tenant {
-	k := p.key()
+	k := p.Key()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.tenants[k]
@@ -569,6 +587,21 @@ func (f *Front) tooLarge(w http.ResponseWriter, r *http.Request, p Principal, si
 	f.refuseWith(w, r, p, http.StatusRequestEntityTooLarge, "too_large", msg, data)
 }
 
+// RecordRefusal logs and audits (rate-limited, as the front's own) a
+// request that a handler behind the front turned away: the console's
+// refused sign-ins and changes without their CSRF token.
+func (f *Front) RecordRefusal(r *http.Request, principal string, status int, kind, msg string) {
+	f.record(r, Principal{ID: principal}, status, kind, msg)
+}
+
+func (f *Front) record(r *http.Request, p Principal, status int, kind, msg string) {
+	addr, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		addr = r.RemoteAddr
+	}
+	f.refusals.record(refusal{status: status, kind: kind, principal: p, addr: addr, msg: msg})
+}
+
 // refuse answers a transport-level refusal as a JSON-RPC error body, which
 // MCP clients show, with the HTTP status that says what happened; it logs
 // and audits it (rate-limited) and closes the connection.
@@ -577,11 +610,7 @@ func (f *Front) refuse(w http.ResponseWriter, r *http.Request, p Principal, stat
 }
 
 func (f *Front) refuseWith(w http.ResponseWriter, r *http.Request, p Principal, status int, kind, msg string, data any) {
-	addr, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		addr = r.RemoteAddr
-	}
-	f.refusals.record(refusal{status: status, kind: kind, principal: p, addr: addr, msg: msg})
+	f.record(r, p, status, kind, msg)
 	w.Header().Set("Connection", "close")
 	writeJSON(w, status, mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION,
 		Error: mcp.JSONRPCErrorDetails{Code: mcp.INVALID_REQUEST, Message: msg, Data: data}})

@@ -29,7 +29,7 @@ const (
 // refusal is one request the front turned away.
 type refusal struct {
 	status    int
-	kind      string // host, origin, auth, framing, body, too_large, busy, streams, query_token
+	kind      string // host, origin, auth, framing, body, too_large, busy, streams, query_token; the console's sign_in, csrf
 	principal Principal
 	addr      string // the client's IP
 	msg       string // built by the front, values quoted (so bounded)

@@ -33,7 +33,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"memory_list", `[1]`, "arguments: must be a JSON object (got array)"},
 		{"memory_list", `"x"`, "arguments: must be a JSON object (got string)"},
 		{"memory_list", `{"limit":`, "arguments: invalid JSON"},
-		{"memory_list", `{"namspace":"x"}`, `unknown argument "namspace"; valid: agent_id, format, limit, namespace, tier`},
+		{"memory_list", `{"namspace":"x"}`, `unknown argument "namspace"; valid: agent_id, format, limit, namespace, order, since, tags, tier, until`},
 		{"memory_recall", `{"context":"x","agent_id":"a"}`, `unknown argument "agent_id"`},
 		{"memory_store", `{` + st + `,"kind":"fact"}`, `unknown argument "kind"`},
 

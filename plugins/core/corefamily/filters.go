@@ -1,6 +1,7 @@
 package corefamily
 
 import (
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -38,4 +39,26 @@ func agentArg(a *sdk.Args) (string, error) {
 func limitArg(a *sdk.Args, def, maxLimit int64) (uint32, error) {
 	n, err := a.Integer("limit", def, 0, maxLimit)
 	return uint32(n), err
+}
+
+// Filters list and search accept without advertising them: recall's tag
+// and creation-time bounds. The web console filters by them; agents have
+// recall's, so listing them would cost every request tokens for nothing.
+var hiddenFilters = []string{"tags", "since", "until"}
+
+// hiddenFilterArgs reads those filters into f.
+func hiddenFilterArgs(a *sdk.Args, f *aimemoryv1.Filter) (err error) {
+	if f.Tag, err = tagArg(a); err != nil {
+		return err
+	}
+	if f.CreatedSince, err = timeArg(a, "since"); err != nil {
+		return err
+	}
+	if f.CreatedUntil, err = timeArg(a, "until"); err != nil {
+		return err
+	}
+	if f.CreatedSince != 0 && f.CreatedUntil != 0 && f.CreatedSince > f.CreatedUntil {
+		return sdk.Errorf("since: must not be after until")
+	}
+	return nil
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
-var listArgs = argNames(listSchema, "format")
+// format, order ("recent": most recently updated first) and the hidden
+// filters are accepted but not advertised (see hiddenFilters).
+var listArgs = argNames(listSchema, append([]string{"format", "order"}, hiddenFilters...)...)
 
 const (
 	listDefaultLimit = 20
@@ -19,6 +21,7 @@ const (
 type listQuery struct {
 	req    aimemoryv1.ListMemoriesRequest
 	format string
+	recent bool // updated_at desc instead of priority desc
 }
 
 func parseList(raw []byte) (*listQuery, error) {
@@ -40,6 +43,14 @@ func parseList(raw []byte) (*listQuery, error) {
 	if f.AgentId, err = agentArg(a); err != nil {
 		return nil, err
 	}
+	if err := hiddenFilterArgs(a, f); err != nil {
+		return nil, err
+	}
+	order, err := a.OneOf("order", "priority", "priority", "recent")
+	if err != nil {
+		return nil, err
+	}
+	q.recent = order == "recent"
 	if q.format, err = render.FormatArg(a); err != nil {
 		return nil, err
 	}
@@ -55,13 +66,24 @@ func (s *service) list(ctx context.Context, call sdk.Call) (any, error) {
 	var shorts []string
 	if q.req.Limit > 0 { // 0 asks for nothing; on the wire it could read as "no limit"
 		q.req.ShortIdLength = render.ShortIDLength(q.format)
+		q.req.WithRecent = q.recent
 		resp, err := s.eng.ListMemories(ctx, &q.req)
 		if err != nil {
 			return nil, sdk.EngineError(err)
 		}
 		mems, shorts = resp.GetMemories(), resp.GetShortIds()
+		if q.recent {
+			mems, shorts = resp.GetRecent(), nil // the short ids answered are the priority list's
+		}
 	}
 	l := render.Listing{Meta: []render.Pair{{Key: "count", Val: len(mems)}}, Key: "memories", Memories: mems, Namespace: q.req.Filter.Namespace, Caller: call.Caller()}
 	l.WithShortIDs(shorts)
+	if q.recent && q.req.ShortIdLength > 0 {
+		ids := make([]string, len(mems))
+		for i, m := range mems {
+			ids[i] = m.GetId()
+		}
+		l.ShortIDs = render.ShortIDsOf(ctx, s.eng, ids...)
+	}
 	return l.Render(q.format)
 }

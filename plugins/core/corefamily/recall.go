@@ -53,17 +53,8 @@ func parseRecall(raw []byte) (*recallQuery, error) {
 	if q.limit, err = limitArg(a, recallDefaultLimit, recallMaxLimit); err != nil {
 		return nil, err
 	}
-	if f.Tag, err = tagArg(a); err != nil {
+	if err := hiddenFilterArgs(a, f); err != nil { // advertised by recall
 		return nil, err
-	}
-	if f.CreatedSince, err = timeArg(a, "since"); err != nil {
-		return nil, err
-	}
-	if f.CreatedUntil, err = timeArg(a, "until"); err != nil {
-		return nil, err
-	}
-	if f.CreatedSince != 0 && f.CreatedUntil != 0 && f.CreatedSince > f.CreatedUntil {
-		return nil, sdk.Errorf("since: must not be after until")
 	}
 	if f.AsAgent, err = namespaceArg(a, "as_agent"); err != nil {
 		return nil, err

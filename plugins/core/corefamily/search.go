@@ -8,7 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
-var searchArgs = argNames(searchSchema, "format")
+var searchArgs = argNames(searchSchema, append([]string{"format"}, hiddenFilters...)...) // see hiddenFilters
 
 const (
 	searchDefaultLimit = 20
@@ -45,6 +45,9 @@ func parseSearch(raw []byte) (*searchQuery, error) {
 		return nil, err
 	}
 	if f.AgentId, err = agentArg(a); err != nil {
+		return nil, err
+	}
+	if err := hiddenFilterArgs(a, f); err != nil {
 		return nil, err
 	}
 	if f.AsAgent, err = namespaceArg(a, "as_agent"); err != nil {

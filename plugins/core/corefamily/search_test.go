@@ -13,7 +13,7 @@ type searchJSON struct {
 
 func TestSearch(t *testing.T) {
 	h := newHarness(t)
-	both := h.store("Postgres replication", "streaming replicas lag", `{"namespace":"db"}`)
+	both := h.store("Postgres replication", "streaming replicas lag", `{"namespace":"db","tags":["ha"]}`)
 	one := h.store("Postgres backup", "nightly dumps", `{"namespace":"db","tier":"short"}`)
 	h.AgentID = "bob"
 	h.store("Redis replication", "replicas", `{"namespace":"cache"}`)
@@ -28,6 +28,10 @@ func TestSearch(t *testing.T) {
 		{`{"query":"replication","format":"json","agent_id":"ai:test"}`, []string{both}},
 		{`{"query":"postgres","format":"json","limit":0}`, nil},
 		{`{"query":"mongodb","format":"json"}`, nil},
+		// Not advertised (the console's filters): tags, since, until.
+		{`{"query":"postgres","format":"json","tags":"ha"}`, []string{both}},
+		{`{"query":"postgres","format":"json","since":"2000-01-01T00:00:00Z"}`, []string{both, one}},
+		{`{"query":"postgres","format":"json","until":"2000-01-01T00:00:00Z"}`, nil},
 	}
 	for _, tc := range tests {
 		var res searchJSON

@@ -11,7 +11,10 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-var duplicateArgs = argNames(duplicateSchema)
+// id (a stored memory, compared with the others) is accepted but not
+// advertised: the web console's review of what is already stored uses it;
+// agents check before storing.
+var duplicateArgs = argNames(duplicateSchema, "id")
 
 // Duplicate detection, with no model: exact Jaccard similarity of word
 // 3-shingle sets over title + " " + content, against candidates the
@@ -28,6 +31,7 @@ const (
 )
 
 type duplicateReq struct {
+	id        string // a stored memory to compare with the others ("" = title and content)
 	text      string
 	namespace string
 	threshold float64
@@ -57,19 +61,35 @@ func parseDuplicate(raw []byte) (*duplicateReq, error) {
 	if err != nil {
 		return nil, err
 	}
-	title, err := a.Required("title")
-	if err != nil {
+	req := &duplicateReq{}
+	if req.id, err = a.Str("id", ""); err != nil {
 		return nil, err
 	}
-	if err := record.ValidateTitle(title); err != nil {
-		return nil, err
-	}
-	content, err := a.Required("content")
-	if err != nil {
-		return nil, err
-	}
-	if err := record.ValidateContent(content); err != nil {
-		return nil, err
+	if req.id != "" {
+		if err := record.ValidateID("id", req.id); err != nil {
+			return nil, err
+		}
+		for _, k := range []string{"title", "content"} {
+			if _, set := a.Value(k); set {
+				return nil, sdk.Errorf("%s: give either id (a stored memory) or title and content, not both", k)
+			}
+		}
+	} else {
+		title, err := a.Required("title")
+		if err != nil {
+			return nil, err
+		}
+		if err := record.ValidateTitle(title); err != nil {
+			return nil, err
+		}
+		content, err := a.Required("content")
+		if err != nil {
+			return nil, err
+		}
+		if err := record.ValidateContent(content); err != nil {
+			return nil, err
+		}
+		req.text = title + " " + content
 	}
 	ns, err := a.NamespaceFilter("namespace")
 	if err != nil {
@@ -82,14 +102,22 @@ func parseDuplicate(raw []byte) (*duplicateReq, error) {
 	if th < 0 || th > 1 {
 		return nil, sdk.Errorf("threshold: must be between 0 and 1 (got %g)", th)
 	}
-	_, set := a.Value("threshold")
-	return &duplicateReq{text: title + " " + content, namespace: ns, threshold: th, explicit: set}, nil
+	_, req.explicit = a.Value("threshold")
+	req.namespace, req.threshold = ns, th
+	return req, nil
 }
 
 func (s *service) checkDuplicate(ctx context.Context, call sdk.Call) (any, error) {
 	req, err := parseDuplicate(call.Arguments)
 	if err != nil {
 		return nil, err
+	}
+	if req.id != "" {
+		m, err := s.memoryByID(ctx, "id", req.id)
+		if err != nil {
+			return nil, err
+		}
+		req.id, req.text = m.GetId(), m.GetTitle()+" "+m.GetContent()
 	}
 	res, err := s.duplicateByEmbedding(ctx, req)
 	if err != nil || res.Method != "" {
@@ -105,7 +133,7 @@ func (s *service) checkDuplicate(ctx context.Context, call sdk.Call) (any, error
 	}
 	found, err := s.eng.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{
 		Query: query, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL,
-		Filter: &aimemoryv1.Filter{Namespace: req.namespace}, Limit: duplicatePool,
+		Filter: &aimemoryv1.Filter{Namespace: req.namespace}, Limit: duplicatePool + 1, // one more: req.id's own
 	})
 	if err != nil {
 		return nil, sdk.EngineError(err)
@@ -114,6 +142,9 @@ func (s *service) checkDuplicate(ctx context.Context, call sdk.Call) (any, error
 	best := -1.0
 	for _, r := range found.GetResults() {
 		m := r.GetMemory() // the filter's namespace is exact: no descendants
+		if m.GetId() == req.id || res.CandidatesScanned == duplicatePool {
+			continue
+		}
 		res.CandidatesScanned++
 		sim := jaccard(mine, shingles(m.GetTitle()+" "+m.GetContent()))
 		if sim > best { // ties: the better keyword match, seen first, wins
@@ -132,19 +163,20 @@ func (s *service) checkDuplicate(ctx context.Context, call sdk.Call) (any, error
 // result with no method yet, carrying the reason when one applies.
 func (s *service) duplicateByEmbedding(ctx context.Context, req *duplicateReq) (*duplicateResult, error) {
 	near, err := s.eng.NearestByText(ctx, &aimemoryv1.NearestByTextRequest{
-		Text: req.text, Filter: &aimemoryv1.Filter{Namespace: req.namespace}, Limit: 1,
+		Text: req.text, Filter: &aimemoryv1.Filter{Namespace: req.namespace}, Limit: 2, // two: one may be req.id's own
 	})
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
-	if !near.GetConfigured() || len(near.GetResults()) == 0 {
+	results := slices.DeleteFunc(near.GetResults(), func(r *aimemoryv1.ScoredMemory) bool { return r.GetMemory().GetId() == req.id })
+	if !near.GetConfigured() || len(results) == 0 {
 		return &duplicateResult{Reason: near.GetReason()}, nil
 	}
 	th := near.GetDuplicateThreshold()
 	if req.explicit {
 		th = req.threshold
 	}
-	m, sim := near.GetResults()[0].GetMemory(), near.GetResults()[0].GetScore()
+	m, sim := results[0].GetMemory(), results[0].GetScore()
 	res := &duplicateResult{Method: methodEmbedding, Threshold: th,
 		Nearest: &nearestView{ID: m.GetId(), Title: m.GetTitle(), Namespace: m.GetNamespace(), Similarity: math.Round(sim*1000) / 1000}}
 	if sim >= th {

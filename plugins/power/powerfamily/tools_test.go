@@ -34,6 +34,21 @@ func TestCheckDuplicate(t *testing.T) {
 		t.Fatalf("namespace is exact: %+v", got)
 	}
 
+	// A stored memory against the others (id, not advertised: the console's review).
+	copyID := h.memory("Deploy freeze (copy)", "Never deploy the billing service on a Friday afternoon: the on-call team is thin and rollbacks take hours!")
+	got = duplicateResult{}
+	h.OK("memory_check_duplicate", jsonArgs("id", copyID), &got)
+	if !got.IsDuplicate || got.Nearest == nil || got.Nearest.ID != orig {
+		t.Fatalf("a stored copy against the others: %+v", got)
+	}
+	got = duplicateResult{}
+	h.OK("memory_check_duplicate", jsonArgs("id", copyID[:8], "namespace", "other"), &got)
+	if got.Nearest != nil {
+		t.Fatalf("a stored memory is never its own duplicate: %+v", got)
+	}
+	h.Fails("memory_check_duplicate", jsonArgs("id", copyID, "title", "x"), "title: give either id (a stored memory) or title and content, not both")
+	h.Fails("memory_check_duplicate", jsonArgs("id", "ffffffff-0000-0000-0000-000000000000"), "id: memory not found")
+
 	h.Fails("memory_check_duplicate", jsonArgs("content", "x"), "title")
 	h.Fails("memory_check_duplicate", jsonArgs("title", "x"), "content")
 	h.Fails("memory_check_duplicate", jsonArgs("title", "x", "content", "y", "threshold", 1.5), "threshold: must be between 0 and 1")
