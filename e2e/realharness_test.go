@@ -143,10 +143,18 @@ func testHarness(t *testing.T, setup harness.Setup, m harness.Mode) map[string]d
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%s full (%s): %s", m.Name, o.Elapsed.Round(time.Millisecond), harness.Describe(o.Requests))
 	full := record(t, m.Name, "full", o.Requests)
 	// The budget (claudeCodeBudget) holds where Claude Code sends every
 	// schema: its tool search off, over stdio and over HTTP.
-	if m.Harness == "claude" && !slices.Contains(m.Env, "ENABLE_TOOL_SEARCH=true") {
+	if harness.SendsUntypedSchemas(m) {
+		// Claude Code calls a tool it was sent without "properties", and
+		// its model's "1" for a limit it was sent without a type is taken.
+		for i, s := range harness.UntypedSteps {
+			if r, ok := step(t, o.Requests, i+1).ResultOf(s.Tool); !ok || r.IsError {
+				t.Errorf("%s %v under full: %+v (found %v)", s.Tool, s.Args, r, ok)
+			}
+		}
 		instr := 0
 		if core.Instructions {
 			instr = harness.InstructionTokens()

@@ -48,7 +48,10 @@ func expansionSteps(ids [2]string) []Step {
 // SessionScripts are the suite's scripts: "work" stores a memory, runs a
 // graph tool through the bridge, then (where the harness re-lists)
 // expands the graph family and calls its tool directly; "recall", in a
-// later process, recalls the stored memory; "hello" only answers.
+// later process, recalls the stored memory; "hello" (under the full
+// profile) only answers, except where Claude Code sends every schema: it
+// is sent them untyped, so there it first calls a tool whose schema has no
+// properties and a tool with a number given as a string, as its model may.
 func SessionScripts(m Mode, ids [2]string, mark string) map[string][]Step {
 	work := []Step{
 		Call("memory_store", map[string]any{"title": "Staging database", "content": "The staging database is pg-staging-7 on port 6432 (marker " + mark + ").", "tags": []string{"infra"}}),
@@ -59,11 +62,25 @@ func SessionScripts(m Mode, ids [2]string, mark string) map[string][]Step {
 	} else {
 		work = append(work, Say("done"))
 	}
+	hello := []Step{Say("hello")}
+	if SendsUntypedSchemas(m) {
+		hello = append(UntypedSteps, hello...)
+	}
 	return map[string][]Step{
 		"work":   work,
 		"recall": {Call("memory_recall", map[string]any{"context": "staging database port"}), Say("recalled")},
-		"hello":  {Say("hello")},
+		"hello":  hello,
 	}
+}
+
+// UntypedSteps are the calls "hello" makes where SendsUntypedSchemas.
+var UntypedSteps = []Step{Call("memory_stats", map[string]any{}), Call("memory_list", map[string]any{"limit": "1"})}
+
+// SendsUntypedSchemas reports whether a mode's harness sends the model
+// every schema up front as the host shapes them for Claude Code (its tool
+// search off).
+func SendsUntypedSchemas(m Mode) bool {
+	return m.Harness == "claude" && !slices.Contains(m.Env, "ENABLE_TOOL_SEARCH=true")
 }
 
 // ReLists reports whether a mode's harness acts on tools/list_changed

@@ -38,8 +38,9 @@ var AlwaysOn = []string{"memory_capabilities"}
 
 // Instructions is the server's MCP instructions text, which harnesses put
 // in every request: the tool names and the family list are in the tool
-// definitions already, so it says only when to use them.
-const Instructions = "Persistent memory across sessions. Recall before work; store decisions, facts and preferences. More tools: memory_capabilities."
+// definitions already, so it says only when to use them, and once the
+// format every timestamp argument takes.
+const Instructions = "Persistent memory across sessions. Recall before work; store decisions, facts and preferences. Times are RFC 3339. More tools: memory_capabilities."
 
 // FirstParty returns the contract's family names in canonical order.
 func FirstParty() []string {

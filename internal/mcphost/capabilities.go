@@ -71,6 +71,15 @@ func (h *Host) expands(a capabilitiesArgs) bool {
 	return f != "" && !h.isGranted(f)
 }
 
+// capabilitiesArgs decodes memory_capabilities' arguments as the client of
+// ctx sent them (see typedArguments).
+func (h *Host) capabilitiesArgs(ctx context.Context, raw []byte) (capabilitiesArgs, error) {
+	if h.untyped(ctx) {
+		raw = typedArguments(scalarProperties(h.capabilitiesTool().RawInputSchema), raw)
+	}
+	return decodeCapabilitiesArgs(raw, h.set)
+}
+
 func decodeCapabilitiesArgs(raw []byte, set *catalog.Set) (capabilitiesArgs, error) {
 	families := strings.Join(set.Families(), ", ")
 	var a capabilitiesArgs
@@ -134,7 +143,7 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	args, err := decodeCapabilitiesArgs(raw, h.set)
+	args, err := h.capabilitiesArgs(ctx, raw)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}

@@ -4,49 +4,64 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
-// untypedStringClients are the clients (clientInfo.name) that pass a tool's
-// input schema to the model as given and check no argument's type against
-// it: Claude Code. For them a string property's "type":"string" (about 4
-// tokens in every request) and an array's "items":{"type":"string"} (7)
-// tell the model nothing its description does not, so tools/list leaves
-// them out; a number's or a boolean's type stays (the tools refuse "5" and
-// "true"). Every other client gets the schema in full: Gemini CLI and Codex
-// validate arguments against it.
-var untypedStringClients = map[string]bool{"claude-code": true}
+// untypedClients are the clients (clientInfo.name) that pass a tool's input
+// schema to the model as given and check no argument's type against it:
+// Claude Code. For them a property's scalar type ("type":"string",
+// "integer", "number" or "boolean", 3 to 5 tokens in every request) and an
+// array's "items":{"type":"string"} (7) tell the model little its
+// description does not, so tools/list leaves them out, and the host takes
+// the numbers and booleans such a model may then send as strings
+// (typedArguments). Every other client gets the schema in full and its
+// arguments as sent: Gemini CLI and Codex validate arguments against it.
+var untypedClients = map[string]bool{"claude-code": true}
+
+// untyped reports whether the client of ctx is sent schemas without types.
+func (h *Host) untyped(ctx context.Context) bool { return untypedClients[h.clientNameOf(ctx)] }
 
 // shapeList fits a tools/list answer to the client it goes to.
 func (h *Host) shapeList(ctx context.Context, res *mcp.ListToolsResult) {
-	if res == nil || !untypedStringClients[h.clientNameOf(ctx)] {
+	if res == nil || !h.untyped(ctx) {
 		return
 	}
 	for i := range res.Tools {
 		if s := res.Tools[i].RawInputSchema; s != nil {
-			res.Tools[i].RawInputSchema = withoutStringTypes(s)
+			res.Tools[i].RawInputSchema = untypedSchema(s)
 		}
 	}
 }
 
-// withoutStringTypes returns schema with "type":"string" and
-// "items":{"type":"string"} removed from each of its top-level properties,
+// scalarTypes are the property types an untyped client is not sent.
+var scalarTypes = map[string]bool{`"string"`: true, `"integer"`: true, `"number"`: true, `"boolean"`: true}
+
+// untypedSchema returns schema with each top-level property's scalar
+// "type" and "items":{"type":"string"} removed, and an empty "properties"
+// (Claude Code calls a tool without it all the same: TestRealHarnesses),
 // every other key in its place; a schema it cannot read is returned as is.
-func withoutStringTypes(schema json.RawMessage) json.RawMessage {
+func untypedSchema(schema json.RawMessage) json.RawMessage {
 	keys, vals, ok := members(schema)
 	if !ok {
 		return schema
 	}
-	for i, k := range keys {
-		if k != "properties" {
+	for i := 0; i < len(keys); i++ {
+		if keys[i] != "properties" {
 			continue
 		}
 		names, props, ok := members(vals[i])
 		if !ok {
 			return schema
+		}
+		if len(names) == 0 {
+			keys, vals = slices.Delete(keys, i, i+1), slices.Delete(vals, i, i+1)
+			i--
+			continue
 		}
 		for j, p := range props {
 			pk, pv, ok := members(p)
@@ -56,7 +71,7 @@ func withoutStringTypes(schema json.RawMessage) json.RawMessage {
 			var keep []string
 			var kept []json.RawMessage
 			for n := range pk {
-				if pk[n] == "type" && string(pv[n]) == `"string"` || pk[n] == "items" && string(pv[n]) == `{"type":"string"}` {
+				if pk[n] == "type" && scalarTypes[string(pv[n])] || pk[n] == "items" && string(pv[n]) == `{"type":"string"}` {
 					continue
 				}
 				keep, kept = append(keep, pk[n]), append(kept, pv[n])
@@ -66,6 +81,131 @@ func withoutStringTypes(schema json.RawMessage) json.RawMessage {
 		vals[i] = object(names, props)
 	}
 	return object(keys, vals)
+}
+
+// typedArguments returns args with each string that types (a tool's
+// scalarProperties) says is an integer, number or boolean, and that is
+// exactly one ("5", "0.6", "true"), written as that value: what a model
+// sends for a property whose type it was not shown. Anything else stays as
+// sent, for the tool to accept or refuse naming the field; args are
+// returned unchanged if nothing was converted or they cannot be read.
+func typedArguments(types map[string]string, args json.RawMessage) json.RawMessage {
+	if !mentionsAny(args, types) {
+		return args // the usual call: none of them given as a string
+	}
+	names, vals, ok := members(args)
+	if !ok {
+		return args
+	}
+	converted := false
+	for i, v := range vals {
+		typ, ok := types[names[i]]
+		if !ok || len(v) == 0 || v[0] != '"' {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			continue
+		}
+		if typed, ok := scalarOf(typ, s); ok {
+			vals[i], converted = typed, true
+		}
+	}
+	if !converted {
+		return args
+	}
+	return object(names, vals)
+}
+
+// mentionsAny reports whether args may give one of the properties named
+// a string: the name in quotes, then a colon and a quote (found inside a
+// string value too, which costs only the full reading). A name written
+// with escapes is not seen, and its value is passed on as sent.
+func mentionsAny(args json.RawMessage, types map[string]string) bool {
+	for name := range types {
+		key := []byte(name)
+		for rest := []byte(args); ; {
+			i := bytes.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			quoted := i > 0 && rest[i-1] == '"'
+			rest = rest[i+len(key):]
+			if quoted && len(rest) > 0 && rest[0] == '"' && colonQuote(rest[1:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// colonQuote reports whether b starts with a colon and a quote, with
+// JSON's whitespace around the colon.
+func colonQuote(b []byte) bool {
+	const space = " \t\r\n"
+	if b = bytes.TrimLeft(b, space); len(b) == 0 || b[0] != ':' {
+		return false
+	}
+	b = bytes.TrimLeft(b[1:], space)
+	return len(b) > 0 && b[0] == '"'
+}
+
+// scalarProperties maps each top-level property of schema typed integer,
+// number or boolean to that type (nil for a schema it cannot read).
+func scalarProperties(schema json.RawMessage) map[string]string {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var types map[string]string
+	for name, p := range s.Properties {
+		if t, _ := p.Type.(string); t == "integer" || t == "number" || t == "boolean" {
+			if types == nil {
+				types = map[string]string{}
+			}
+			types[name] = t
+		}
+	}
+	return types
+}
+
+// scalarPropertiesOf is scalarProperties of tool's input schema, read once
+// per tool (a plugin's definitions do not change while it is installed).
+func (h *Host) scalarPropertiesOf(family, tool string) map[string]string {
+	if v, ok := h.scalars.Load(tool); ok {
+		return v.(map[string]string)
+	}
+	types := scalarProperties(h.inputSchema(family, tool))
+	h.scalars.Store(tool, types)
+	return types
+}
+
+// scalarOf is s as a JSON value of type typ, if s is exactly one: a JSON
+// number (integer: without fraction or exponent) or true or false.
+func scalarOf(typ, s string) (json.RawMessage, bool) {
+	switch typ {
+	case "boolean":
+		return json.RawMessage(s), s == "true" || s == "false"
+	case "integer":
+		return json.RawMessage(s), isJSONNumber(s) && !strings.ContainsAny(s, ".eE")
+	case "number":
+		return json.RawMessage(s), isJSONNumber(s)
+	}
+	return nil, false
+}
+
+// isJSONNumber reports whether s is a JSON number literal and nothing else
+// (no sign but a leading minus, no space, no leading zero).
+func isJSONNumber(s string) bool {
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') || s[len(s)-1] < '0' || s[len(s)-1] > '9' {
+		return false
+	}
+	var n json.Number
+	return json.Unmarshal([]byte(s), &n) == nil
 }
 
 // members splits a JSON object into its keys and raw values, in order.

@@ -35,6 +35,9 @@ var testSet = func() *catalog.Set {
 	return set
 }()
 
+// testSchema is every test tool's input schema.
+var testSchema = []byte(`{"type":"object","properties":{"limit":{"type":"integer","description":"How many"},"title":{"type":"string","description":"Title"}}}`)
+
 // fakePlugins serves testFamilies; every call echoes its tool, arguments and
 // context. start, when set, runs inside Start (tests block it to order events).
 type fakePlugins struct {
@@ -49,7 +52,7 @@ func (p *fakePlugins) Catalog() *catalog.Set { return testSet }
 func (p *fakePlugins) Tools(family string) []*aimemoryv1.ToolDefinition {
 	var out []*aimemoryv1.ToolDefinition
 	for _, t := range testFamilies[family] {
-		out = append(out, &aimemoryv1.ToolDefinition{Name: t, Description: "test tool", InputSchemaJson: []byte(`{"type":"object"}`)})
+		out = append(out, &aimemoryv1.ToolDefinition{Name: t, Description: "test tool", InputSchemaJson: testSchema})
 	}
 	return out
 }

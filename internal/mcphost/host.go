@@ -108,6 +108,8 @@ type Host struct {
 	inflight sync.Map
 
 	suggest suggestions
+
+	scalars sync.Map // tool → its scalar properties, for untyped clients (clientschema.go)
 }
 
 // New builds the MCP server with the profile's families registered.
@@ -225,6 +227,16 @@ func (h *Host) load(family string, requested bool) (err error) {
 	return nil
 }
 
+// inputSchema is the input schema tool of family declares (nil if none).
+func (h *Host) inputSchema(family, tool string) json.RawMessage {
+	for _, d := range h.opts.Plugins.Tools(family) {
+		if d.GetName() == tool {
+			return d.GetInputSchemaJson()
+		}
+	}
+	return nil
+}
+
 // unload removes a family's tools from this session (clients are notified).
 func (h *Host) unload(family string) {
 	h.reg.Lock()
@@ -323,6 +335,9 @@ func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer
 	}()
 	if err := h.permitCall(ctx, family, tool); err != nil {
 		return failed(err)
+	}
+	if h.untyped(ctx) {
+		args = typedArguments(h.scalarPropertiesOf(family, tool), args)
 	}
 	h.observeCall(tool, args)
 	outcome = metrics.Unavailable

@@ -193,7 +193,7 @@ func bounded(msg mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 // (a stdio pipe) must wait for this one to finish: initialize (it decides
 // the identity and with it the families) and every message that may grant a
 // family. Calls otherwise run concurrently.
-func (h *Host) ordersAfter(env *envelope, raw []byte) bool {
+func (h *Host) ordersAfter(ctx context.Context, env *envelope, raw []byte) bool {
 	switch {
 	case env.Method == string(mcp.MethodInitialize):
 		return true
@@ -208,6 +208,6 @@ func (h *Host) ordersAfter(env *envelope, raw []byte) bool {
 	if json.Unmarshal(raw, &msg) != nil || len(msg.Params.Arguments) == 0 {
 		return false
 	}
-	a, err := decodeCapabilitiesArgs(msg.Params.Arguments, h.set)
+	a, err := h.capabilitiesArgs(ctx, msg.Params.Arguments)
 	return err == nil && h.expands(a)
 }

@@ -153,7 +153,7 @@ func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 	after := f.barrier
 	var done chan struct{}
 	callCtx := ctx
-	if f.h.ordersAfter(&env, line) {
+	if f.h.ordersAfter(ctx, &env, line) {
 		done = make(chan struct{})
 		f.barrier = done
 		// An expansion releases what follows once its tools are registered,

@@ -26,7 +26,7 @@ const updateSchema = `{"type":"object","properties":{
 "tags":{"type":"array","items":{"type":"string"},"description":"Replace all"},
 "priority":{"type":"integer","description":"1-10"},
 "confidence":{"type":"number","description":"0-1"},
-"expires_at":{"type":"string","description":"RFC 3339; empty clears"},
+"expires_at":{"type":"string","description":"Empty clears"},
 "metadata":{"type":"object","description":"Replaces; keeps agent_id"}
 },"required":["id"]}`
 

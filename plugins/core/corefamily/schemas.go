@@ -47,8 +47,8 @@ const recallSchema = `{"type":"object","properties":{
 "namespace":{"type":"string","description":"Exact, plus ancestors"},
 "limit":{"type":"integer","description":"Default 10"},
 "tags":{"type":"string","description":"One tag"},
-"since":{"type":"string","description":"Min created_at, RFC 3339"},
-"until":{"type":"string","description":"Max created_at, RFC 3339"},
+"since":{"type":"string","description":"Min created_at"},
+"until":{"type":"string","description":"Max created_at"},
 ` + asAgentProp + `,
 "budget_tokens":{"type":"integer","description":"Max content tokens"}
 },"required":["context"]}`

@@ -21,8 +21,8 @@ const (
 )
 
 // endsProps are a link's two ends, as link and invalidate take them.
-const endsProps = `"source_id":{"type":"string","description":"From memory id"},
-"target_id":{"type":"string","description":"To memory id"},`
+const endsProps = `"source_id":{"type":"string","description":"From id"},
+"target_id":{"type":"string","description":"To id"},`
 
 const linkSchema = `{"type":"object","properties":{
 ` + endsProps + `
@@ -38,22 +38,22 @@ const querySchema = `{"type":"object","properties":{
 "max_depth":{"type":"integer","description":"Hops, default 1"},
 "direction":{"type":"string","description":"out (default), in or both"},
 "relation":{"type":"string","description":"related_to, supersedes, contradicts or derived_from"},
-"valid_at":{"type":"string","description":"RFC 3339; only links valid then"},
+"valid_at":{"type":"string","description":"Only links valid then"},
 "allowed_agents":{"type":"array","items":{"type":"string"},"description":"Only links these agents observed"},
 "limit":{"type":"integer","description":"Default 200"}
 },"required":["source_id"]}`
 
 const timelineSchema = `{"type":"object","properties":{
 "source_id":{"type":"string","description":"Memory id"},
-"since":{"type":"string","description":"Min valid_from, RFC 3339"},
-"until":{"type":"string","description":"Max valid_from, RFC 3339"},
+"since":{"type":"string","description":"Min valid_from"},
+"until":{"type":"string","description":"Max valid_from"},
 "limit":{"type":"integer","description":"Default 200"}
 },"required":["source_id"]}`
 
 const invalidateSchema = `{"type":"object","properties":{
 ` + endsProps + `
 "relation":{"type":"string","description":"related_to, supersedes, contradicts or derived_from"},
-"valid_until":{"type":"string","description":"RFC 3339, default now"}
+"valid_until":{"type":"string","description":"Default now"}
 },"required":["source_id","target_id","relation"]}`
 
 const registerSchema = `{"type":"object","properties":{
