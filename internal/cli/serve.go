@@ -122,7 +122,9 @@ func (c *serveCmd) Run(root *rootCmd) error {
 			o.AgentID = p.ID
 		}
 		o.Allowlist = rt.allow.Within(p.Families).Attested(attest, p.Attestation)
-		o.Scope = p.Namespaces
+		if c.Auth != "none" { // --auth none: the local user's loopback sessions keep every namespace
+			o.Scope = p.Namespaces
+		}
 		o.Attestation = p.Attestation
 		return mcphost.New(o)
 	}

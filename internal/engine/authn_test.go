@@ -14,6 +14,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -28,7 +29,7 @@ func (staticCreds) RequireTransportSecurity() bool { return false }
 
 func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	dir := shortDir(t)
-	ctx0, stop := context.WithCancel(context.Background())
+	ctx0, stop := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
 	t.Cleanup(func() { stop(); <-done })
 	dial(t, dir) // waits until it serves
@@ -41,7 +42,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	past := time.Now().Add(-time.Hour)
 	stale, _ := assertion.NewSigner(key, func() time.Time { return past })
 	otherKey, _ := assertion.NewSigner(make([]byte, 32), nil)
-	c := caller.Caller{Principal: "ai:a", Session: "s", Family: "core"}
+	c := caller.Caller{Principal: "ai:a", Session: "s", Family: "core", Scope: caller.AllNamespaces}
 
 	refused := map[string][]grpc.DialOption{
 		"none":      nil,
@@ -54,7 +55,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(storagetest.Operator(), 5*time.Second)
 		_, err = conn.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "c", Tier: "long"}})
 		cancel()
 		conn.Close()
@@ -70,7 +71,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	if _, err := conn.Health(ctx, &aimemoryv1.HealthRequest{}); err != nil {
 		t.Fatalf("valid plugin assertion refused: %v", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
@@ -212,11 +213,18 @@ func Serve(ctx context.Context, opts Options) error {
 	conns := newConnTracker(opts.IdleTimeout)
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
+	// Authorization follows the caller's verification, before any service.
+	serverOpts = append(serverOpts, server.Authorize()...)
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
 		serverOpts = append(serverOpts, noteSeen(seen))
 	}
+	grants := webhook.NewGrants(st, log.With("component", "webhook"))
+	if err := grants.Load(ctx); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	serverOpts = append(serverOpts, noteGrants(grants))
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
@@ -224,7 +232,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	embCtx, stopEmb := context.WithCancel(ctx)
+	embCtx, stopEmb := context.WithCancel(authz.System(ctx)) // it embeds every namespace's memories
 	defer stopEmb()
 	go emb.Run(embCtx, ev)
 	chat, err := chatFromSettings(dir, log)
@@ -234,7 +242,7 @@ func Serve(ctx context.Context, opts Options) error {
 	guard, backoff, timeout := webhookConfig(set.Webhooks)
 	guard.Resolver = opts.WebhookResolver
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
-		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}})
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer, Grants: grants}})
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
@@ -250,6 +258,7 @@ func Serve(ctx context.Context, opts Options) error {
 	var background sync.WaitGroup
 	defer background.Wait() // before the store closes (deferred earlier)
 	defer stopBg()
+	background.Go(func() { grants.KeepLoaded(bg, grantsReload) })
 	if opts.ArchiveMaxAge > 0 {
 		interval := cmp.Or(opts.PurgeInterval, DefaultPurgeInterval)
 		p := &archivePurger{st: st, maxAge: opts.ArchiveMaxAge, now: opts.Now, hold: conns.Hold, log: log}

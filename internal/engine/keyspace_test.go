@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -19,7 +20,7 @@ import (
 // so no other family can read, find, list, overwrite or link into it.
 func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 	dir := shortDir(t)
-	ctx0, stop := context.WithCancel(context.Background())
+	ctx0, stop := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
 	t.Cleanup(func() { stop(); <-done })
 	dial(t, dir)
@@ -29,7 +30,7 @@ func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 	}
 	signer, _ := assertion.NewSigner(key, nil)
 	as := func(family string) *sdk.EngineConn {
-		tok := signer.Mint(caller.Caller{Principal: "ai:a", Session: "s", Family: family})
+		tok := signer.Mint(caller.Caller{Principal: "ai:a", Session: "s", Family: family, Scope: caller.AllNamespaces})
 		c, err := sdk.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(tok)))
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +39,7 @@ func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 		return c
 	}
 	notes, other, core := as("notes"), as("other"), as("core")
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 
 	own, err := notes.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 		Title: "todo: ship kiwi", Content: "open kiwi", Namespace: "_family/notes", Tier: "long"}})

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 )
 
 // seenFlushInterval is how often last-seen times reach the registry's
@@ -44,4 +45,20 @@ func flushSeenEvery(ctx context.Context, st seenRecorder, every time.Duration, l
 			}
 		}
 	}
+}
+
+// grantsReload is how often the engine rereads who has subscriptions (for
+// those other engines of a shared database made).
+const grantsReload = time.Minute
+
+// noteGrants hands every verified plugin call's caller to grants, which
+// records a subscriber's changed grant (webhook.Grants). Host calls carry
+// the host's own grant, not a principal's credential.
+func noteGrants(g *webhook.Grants) grpc.ServerOption {
+	return grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if c, ok := caller.FromContext(ctx); ok && !c.IsHost() {
+			g.Note(ctx, c)
+		}
+		return h(ctx, req)
+	})
 }

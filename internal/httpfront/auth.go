@@ -58,7 +58,7 @@ func namespaces(granted []string, principal string) []string {
 	case len(granted) == 0:
 		return []string{strings.TrimPrefix(principal, "spiffe://")}
 	case len(granted) == 1 && granted[0] == "*":
-		return nil
+		return []string{"*"} // the explicit grant of every namespace (caller.AllNamespaces)
 	}
 	return granted
 }

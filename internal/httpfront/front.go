@@ -36,7 +36,7 @@ import (
 type Principal struct {
 	ID          string   // the session identity; "" = unauthenticated loopback
 	Families    []string // families the credential grants; nil = the allowlist decides
-	Namespaces  []string // namespace prefixes it may use; nil = every namespace
+	Namespaces  []string // namespace prefixes it may use; ["*"] = every namespace, none = none
 	Attestation string   // "" (none), token, oauth, mtls
 }
 

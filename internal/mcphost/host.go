@@ -64,10 +64,12 @@ type Options struct {
 	// then refuses the plugin's engine calls).
 	Assertions Minter
 
-	// For an HTTP principal: the namespace prefixes its credential grants
-	// (nil = every namespace), signed into every call's assertion so the
-	// engine enforces them, and how it was identified (token, oauth, mtls),
-	// which audit records carry. Stdio leaves both empty.
+	// The namespace prefixes the session may use, signed into every call's
+	// assertion so the engine enforces them (internal/engine/authz):
+	// ["*"] (caller.AllNamespaces) is every namespace, which the CLI
+	// grants stdio sessions explicitly; nil is none. For an HTTP principal
+	// they are its credential's, and Attestation is how it was identified
+	// (token, oauth, mtls), which audit records carry.
 	Scope       []string
 	Attestation string
 }

@@ -17,14 +17,16 @@ import (
 // mint signs the per-call assertion a host hands a plugin, in the engine's
 // format (base64url(claims) "." base64url(HMAC-SHA256)), with the data
 // dir's key. The host's internal/assertion owns the format; a test in the
-// main module checks the two agree.
+// main module checks the two agree. Like a stdio host, it grants every
+// namespace ("*"): an engine grants none to an assertion without a scope.
 func mint(key []byte, principal, session, family string) []byte {
 	payload, _ := json.Marshal(struct {
 		Principal string `json:"p"`
 		Session   string `json:"s,omitempty"`
 		Family    string `json:"f"`
+		Scope     string `json:"n"`
 		Expires   int64  `json:"e"`
-	}{principal, session, family, time.Now().Add(time.Hour).UnixNano()})
+	}{principal, session, family, "*", time.Now().Add(time.Hour).UnixNano()})
 	m := hmac.New(sha256.New, key)
 	m.Write(payload)
 	enc := base64.RawURLEncoding

@@ -13,31 +13,42 @@ import (
 // (audit appends, the keeper's event stream, doctor).
 const HostFamily = "host"
 
+// AllNamespaces is the Scope that grants every namespace: held only by
+// what the host grants it explicitly (stdio sessions, operator commands,
+// a token or certificate issued for "*"). An empty Scope grants none.
+const AllNamespaces = "*"
+
 // Caller is who an engine call is made for.
 type Caller struct {
 	Principal string // the resolved identity, e.g. "ai:claude-code"
 	Session   string // the host session the call belongs to
 	Family    string // the family whose tool is running, or HostFamily
 	// Scope is the namespace prefixes the principal may read and write,
-	// separated by spaces (a namespace never holds one); "" = every
-	// namespace. An HTTP principal's token or claims set it.
+	// separated by spaces (a namespace never holds one); AllNamespaces
+	// grants every namespace and "" none (fail closed). An HTTP
+	// principal's token or claims set it; the host grants stdio sessions
+	// and its own commands AllNamespaces. internal/engine/authz applies it.
 	Scope string
 }
 
-// InScope reports whether the caller may touch namespace ns: no scope, or
-// ns equals a prefix of it or lies below one ("team-a" covers "team-a" and
-// "team-a/x", not "team-ab").
+// InScope reports whether the caller's scope covers namespace ns: the
+// grant of every namespace, or ns equals a prefix of it or lies below one
+// ("team-a" covers "team-a" and "team-a/x", not "team-ab"). An empty
+// scope covers nothing.
 func (c Caller) InScope(ns string) bool {
-	if c.Scope == "" {
+	if c.Scope == AllNamespaces {
 		return true
 	}
 	for p := range strings.SplitSeq(c.Scope, " ") {
-		if ns == p || (strings.HasPrefix(ns, p) && (strings.HasSuffix(p, "/") || ns[len(p)] == '/')) {
+		if p != "" && p != AllNamespaces && (ns == p || (strings.HasPrefix(ns, p) && (strings.HasSuffix(p, "/") || ns[len(p)] == '/'))) {
 			return true
 		}
 	}
 	return false
 }
+
+// AllScope reports whether the caller holds the grant of every namespace.
+func (c Caller) AllScope() bool { return c.Scope == AllNamespaces }
 
 // IsHost reports whether the call comes from a host itself rather than a plugin.
 func (c Caller) IsHost() bool { return c.Family == HostFamily }

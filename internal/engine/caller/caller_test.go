@@ -11,7 +11,13 @@ func TestInScope(t *testing.T) {
 			t.Errorf("InScope(%q) = %v, want %v", ns, got, want)
 		}
 	}
-	if !(Caller{}).InScope("anything") {
-		t.Error("an empty scope must allow every namespace")
+	if (Caller{}).InScope("anything") || (Caller{Scope: " "}).InScope("") {
+		t.Error("an empty scope must allow no namespace")
+	}
+	if !(Caller{Scope: AllNamespaces}).InScope("anything") {
+		t.Error("the grant of every namespace must allow any")
+	}
+	if (Caller{Scope: "team-a *"}).InScope("other") {
+		t.Error("a * among prefixes must not widen them")
 	}
 }

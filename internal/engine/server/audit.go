@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -37,7 +38,19 @@ func (s *Audit) AppendAudit(ctx context.Context, req *aimemoryv1.AppendAuditRequ
 	return &aimemoryv1.AppendAuditResponse{Record: r}, nil
 }
 
+// everyPrincipal refuses a caller without the grant of every namespace:
+// the audit log records every tenant's principals and decisions.
+func everyPrincipal(ctx context.Context) error {
+	if !authz.Of(ctx).Everything() {
+		return status.Error(codes.PermissionDenied, "the audit log names every principal: reading it needs the grant of every namespace (ai-memory audit)")
+	}
+	return nil
+}
+
 func (s *Audit) ListAudit(ctx context.Context, req *aimemoryv1.ListAuditRequest) (*aimemoryv1.ListAuditResponse, error) {
+	if err := everyPrincipal(ctx); err != nil {
+		return nil, err
+	}
 	limit := int(req.GetLimit())
 	if limit <= 0 || limit > maxAuditList {
 		return nil, status.Errorf(codes.InvalidArgument, "limit: must be from 1 to %d", maxAuditList)
@@ -50,6 +63,9 @@ func (s *Audit) ListAudit(ctx context.Context, req *aimemoryv1.ListAuditRequest)
 }
 
 func (s *Audit) VerifyAudit(ctx context.Context, _ *aimemoryv1.VerifyAuditRequest) (*aimemoryv1.VerifyAuditResponse, error) {
+	if err := everyPrincipal(ctx); err != nil {
+		return nil, err
+	}
 	v, err := s.st.VerifyAudit(ctx)
 	return v, s.status(err)
 }

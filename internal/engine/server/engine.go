@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
@@ -74,15 +75,19 @@ type Engine struct {
 	cfg Config
 }
 
-// Health reports the engine's identity and size; hosts poll it after
-// starting an engine.
+// Health reports the engine's identity and size (the store's count only to
+// a grant of every namespace); hosts poll it after starting an engine.
 func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aimemoryv1.HealthResponse, error) {
+	count := uint64(0)
+	if authz.Of(ctx).Everything() {
+		count = uint64(s.cfg.Backend.Count())
+	}
 	return &aimemoryv1.HealthResponse{
 		Version:       s.cfg.Version,
 		SchemaVersion: s.cfg.Backend.SchemaVersion(),
 		DataDir:       s.cfg.DataDir,
 		Pid:           int64(os.Getpid()),
-		MemoryCount:   uint64(s.cfg.Backend.Count()),
+		MemoryCount:   count,
 		Backend:       s.cfg.BackendName,
 		Location:      s.cfg.Location,
 		Capabilities:  capabilities(s.cfg.Backend),

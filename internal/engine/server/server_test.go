@@ -22,6 +22,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -45,10 +46,14 @@ func serve(t testing.TB, cfg Config) *sdk.EngineConn {
 	lis := bufconn.Listen(1 << 20)
 	// Calls arrive as from a host, as the engine's assertion check would
 	// have verified them (that check is tested in package assertion).
+	host := caller.Caller{Principal: "test", Family: caller.HostFamily, Scope: caller.AllNamespaces}
 	asHost := grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		return h(caller.NewContext(ctx, caller.Caller{Principal: "test", Family: caller.HostFamily}), req)
+		return h(caller.NewContext(ctx, host), req)
 	})
-	g := grpc.NewServer(append(Recover(nil), asHost)...)
+	asHostStream := grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		return h(srv, &callerStream{ServerStream: ss, ctx: caller.NewContext(ss.Context(), host)})
+	})
+	g := grpc.NewServer(append(append(Recover(nil), asHost, asHostStream), Authorize()...)...)
 	Register(g, cfg)
 	go g.Serve(lis)
 	t.Cleanup(g.Stop)
@@ -62,10 +67,18 @@ func serve(t testing.TB, cfg Config) *sdk.EngineConn {
 	return sdk.NewEngineConn(conn)
 }
 
+// callerStream is a server stream whose context carries a caller.
+type callerStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (c *callerStream) Context() context.Context { return c.ctx }
+
 func newServer(t testing.TB) (*sdk.EngineConn, *events.Broadcaster) {
 	t.Helper()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +87,7 @@ func newServer(t testing.TB) (*sdk.EngineConn, *events.Broadcaster) {
 }
 
 func TestStatusCodes(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	c, _ := newServer(t)
 	m := func(title string) *aimemoryv1.Memory {
 		return &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}
@@ -149,18 +162,18 @@ func TestStatusCodes(t *testing.T) {
 
 func TestPanicIsInternal(t *testing.T) {
 	c := serve(t, Config{Version: "test"}) // no backend: every call panics
-	_, err := c.ListMemories(context.Background(), &aimemoryv1.ListMemoriesRequest{Limit: 1})
+	_, err := c.ListMemories(storagetest.Operator(), &aimemoryv1.ListMemoriesRequest{Limit: 1})
 	if status.Code(err) != codes.Internal {
 		t.Errorf("panic surfaced as %v", err)
 	}
-	if _, err := c.Health(context.Background(), &aimemoryv1.HealthRequest{}); status.Code(err) != codes.Internal {
+	if _, err := c.Health(storagetest.Operator(), &aimemoryv1.HealthRequest{}); status.Code(err) != codes.Internal {
 		t.Errorf("second call: %v", err)
 	}
 }
 
 func TestWatchEvents(t *testing.T) {
 	c, ev := newServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 5*time.Second)
 	defer cancel()
 	stream, err := c.WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{})
 	if err != nil {
@@ -184,7 +197,7 @@ func TestWatchEvents(t *testing.T) {
 // another watcher sees sends it nothing, and it ends when its client goes.
 func TestWatchEventsLivenessOnly(t *testing.T) {
 	c, ev := newServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 5*time.Second)
 	defer cancel()
 	lctx, lcancel := context.WithCancel(ctx)
 	live, err := c.WatchEvents(lctx, &aimemoryv1.WatchEventsRequest{LivenessOnly: true})
@@ -220,7 +233,7 @@ func FuzzStoreRequest(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{})
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -231,13 +244,13 @@ func FuzzStoreRequest(f *testing.F) {
 		if proto.Unmarshal(raw, req) != nil {
 			return
 		}
-		resp, err := srv.StoreMemory(context.Background(), req)
+		resp, err := srv.StoreMemory(storagetest.Operator(), req)
 		if code := status.Code(err); code == codes.Internal || code == codes.Unknown {
 			t.Fatalf("store %v: %v", req, err)
 		}
 		if err == nil {
 			q := &aimemoryv1.SearchMemoriesRequest{Query: resp.Memory.Title, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 5}
-			if _, err := srv.SearchMemories(context.Background(), q); err != nil {
+			if _, err := srv.SearchMemories(storagetest.Operator(), q); err != nil {
 				t.Fatalf("search %q: %v", q.Query, err)
 			}
 		}
@@ -248,7 +261,7 @@ func FuzzStoreRequest(f *testing.F) {
 // memory in order, as ShortIds would answer.
 func TestShortIDsRideAlong(t *testing.T) {
 	c, _ := newServer(t)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	for _, title := range []string{"alpha note", "beta note", "gamma note"} {
 		if _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "a note", Tier: "long", Confidence: 1}}); err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -24,12 +25,12 @@ import (
 // by family.
 func serveAs(t *testing.T, family string) *sdk.EngineConn {
 	t.Helper()
-	st, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	as := caller.Caller{Principal: "ai:test", Family: family}
+	as := caller.Caller{Principal: "ai:test", Family: family, Scope: caller.AllNamespaces}
 	g := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			return h(caller.NewContext(ctx, as), req)
@@ -59,7 +60,7 @@ type ctxStream struct {
 func (s *ctxStream) Context() context.Context { return s.ctx }
 
 func TestBackupExportImportAreForHostsOnly(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	plugin := serveAs(t, "core")
 	b, _ := plugin.Backup(ctx, &aimemoryv1.BackupRequest{})
 	e, _ := plugin.Export(ctx, &aimemoryv1.ExportRequest{})

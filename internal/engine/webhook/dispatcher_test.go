@@ -18,6 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -120,7 +121,7 @@ func newRig(t *testing.T, guard webhook.Guard, dial webhook.DialFunc) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func newRig(t *testing.T, guard webhook.Guard, dial webhook.DialFunc) *rig {
 }
 
 func (r *rig) start(guard webhook.Guard, dial webhook.DialFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	r.cancel, r.done = cancel, make(chan struct{})
 	d := webhook.New(webhook.Config{Store: r.rec, Events: r.ev, Guard: guard, Dial: dial, Sealer: r.sealer,
 		Backoff: backoff, Timeout: 5 * time.Second, Clock: r.clock, Rand: func() float64 { return 0.5 }})
@@ -153,14 +154,14 @@ func (r *rig) stop() {
 
 func (r *rig) subscribe(url, secret string) *storage.Subscription {
 	r.t.Helper()
-	sub := &storage.Subscription{ID: "sub-" + secret, URL: url, Events: []string{"*"}, CreatedBy: "ai:owner", CreatedAt: 1}
+	sub := &storage.Subscription{ID: "sub-" + secret, URL: url, Events: []string{"*"}, CreatedBy: "ai:owner", Scope: "*", CreatedAt: 1}
 	if secret != "" {
 		var err error
 		if sub.SealedSecret, err = r.sealer.Seal(sub.ID, []byte(secret)); err != nil {
 			r.t.Fatal(err)
 		}
 	}
-	if err := r.st.PutSubscription(context.Background(), sub); err != nil {
+	if err := r.st.PutSubscription(storagetest.Operator(), sub); err != nil {
 		r.t.Fatal(err)
 	}
 	return sub
@@ -168,7 +169,7 @@ func (r *rig) subscribe(url, secret string) *storage.Subscription {
 
 func (r *rig) store(title string) *aimemoryv1.Memory {
 	r.t.Helper()
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer"})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer", Scope: caller.AllNamespaces})
 	resp, err := r.st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "secret content " + title}})
 	if err != nil {
 		r.t.Fatal(err)
@@ -272,12 +273,12 @@ func TestFailsTwiceThenDeliveredOnce(t *testing.T) {
 	if recv.ids[0] != sub.ID+":1" {
 		t.Errorf("delivery id %q, want %s:1", recv.ids[0], sub.ID)
 	}
-	st, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	st, err := r.st.DeliveryState(storagetest.Operator(), sub.ID, 10)
 	pending, dead := st.Pending, st.Dead
 	if err != nil || pending != 0 || len(dead) != 0 {
 		t.Fatalf("after delivery: pending %d, dead %v, %v", pending, dead, err)
 	}
-	subs, _ := r.st.ListSubscriptions(context.Background())
+	subs, _ := r.st.ListSubscriptions(storagetest.Operator())
 	if subs[0].Dispatched != 1 || subs[0].Failed != 2 {
 		t.Fatalf("counters dispatched %d failed %d, want 1 and 2", subs[0].Dispatched, subs[0].Failed)
 	}
@@ -303,7 +304,7 @@ func TestDownForGoodIsDeadLettered(t *testing.T) {
 			r.clock.Advance(time.Minute)
 		}
 	}
-	st, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	st, err := r.st.DeliveryState(storagetest.Operator(), sub.ID, 10)
 	pending, dead, count := st.Pending, st.Dead, st.DeadCount
 	if err != nil || pending != 0 || count != 1 || len(dead) != 1 {
 		t.Fatalf("pending %d dead %v count %d err %v", pending, dead, count, err)
@@ -395,7 +396,7 @@ func TestDialerChecksEveryResolvedAddress(t *testing.T) {
 	} {
 		tc.guard.Resolver = fakeResolver{"public.example.com": "93.184.216.34", "intranet.example.com": "10.1.2.3", "metadata.example.com": "169.254.169.254"}
 		dialled = ""
-		_, err := tc.guard.Dialer(dial)(context.Background(), "tcp", tc.host)
+		_, err := tc.guard.Dialer(dial)(storagetest.Operator(), "tcp", tc.host)
 		var refused *webhook.RefusedError
 		if errors.As(err, &refused) != tc.refused || (tc.refused && dialled != "") {
 			t.Errorf("%+v %s: err %v dialled %q", tc.guard, tc.host, err, dialled)
@@ -541,7 +542,7 @@ func TestSharedStoreWakeUpsAndBackstop(t *testing.T) {
 	r := newRig(t, loopbackOnly, nil)
 	r.stop()
 	st := wakingStore{r.rec, make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	done := make(chan struct{})
 	d := webhook.New(webhook.Config{Store: st, Guard: loopbackOnly, Backoff: backoff, Clock: r.clock})
 	go func() { defer close(done); d.Run(ctx) }()

@@ -1,17 +1,17 @@
 package boltstore
 
 import (
-	"context"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 func TestAuditChain(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	for i, agent := range []string{"alice", "bob", "alice"} {
 		r, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: agent, Event: "capability_expansion", Family: "graph", Granted: i != 1})

@@ -8,7 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -155,16 +155,13 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 	}
 	source := q.Source
 	resp := &aimemoryv1.LinkTimelineResponse{}
-	c, _ := caller.FromContext(ctx)
+	readable := authz.Of(ctx).Reader()
 	err = s.db.View(func(tx *bolt.Tx) error {
 		mems := tx.Bucket(bucketMemories)
-		// A caller with a namespace scope sees nothing outside it.
+		// What the caller may not read is not there.
 		outside := func(id string) (bool, error) {
-			if c.Scope == "" {
-				return false, nil
-			}
 			n, err := nodeSummary(mems, id)
-			return err == nil && !c.InScope(n.Namespace), err
+			return err == nil && !readable(n.Namespace), err
 		}
 		if mems.Get([]byte(source)) == nil {
 			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)

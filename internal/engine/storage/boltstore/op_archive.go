@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -146,7 +147,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 					if err != nil {
 						return err
 					}
-					if storage.Readable(ctx, va.Memory.GetNamespace()) {
+					if authz.Of(ctx).Reads(va.Memory.GetNamespace()) {
 						resp.Versions = append(resp.Versions, archivedMessage(va))
 					}
 				}
@@ -155,7 +156,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
-			if !storage.Readable(ctx, a.Memory.GetNamespace()) {
+			if !authz.Of(ctx).Reads(a.Memory.GetNamespace()) {
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}

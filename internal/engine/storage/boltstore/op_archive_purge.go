@@ -8,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -78,7 +79,7 @@ func (p *purgeSelection) apply(tx *bolt.Tx) error {
 // selectPurge finds what req purges and the answer reporting it.
 func selectPurge(ctx context.Context, tx *bolt.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, *purgeSelection, error) {
 	resp, sel := &aimemoryv1.PurgeArchiveResponse{}, &purgeSelection{}
-	readable := func(a *storage.Archived) bool { return storage.ReadableArchive(ctx, a.Memory.GetNamespace()) }
+	readable := func(a *storage.Archived) bool { return authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
 	var purged []*storage.Archived
 	if before := req.GetBefore(); before > 0 {
 		err := tx.Bucket(bucketArchive).ForEach(func(k, v []byte) error {

@@ -5,7 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -23,7 +23,7 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 				return err
 			}
 			ns := a.Memory.GetNamespace()
-			if !storage.ReadableArchive(ctx, ns) {
+			if !authz.Of(ctx).Reads(ns) {
 				return nil
 			}
 			resp.Total++

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 
@@ -44,7 +45,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 					return err
 				}
 			}
-			if m == nil || !storage.Readable(ctx, m.Namespace) {
+			if m == nil || !authz.Of(ctx).Reads(m.Namespace) {
 				resp.NotFound = append(resp.NotFound, id) // another's inbox is not there for the caller
 				continue
 			}
@@ -81,7 +82,7 @@ func byPrefix(ctx context.Context, b *bolt.Bucket, prefix string) ([]byte, error
 	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
 		if n, err := nodeSummary(b, string(k)); err != nil {
 			return nil, err
-		} else if !storage.Readable(ctx, n.Namespace) {
+		} else if !authz.Of(ctx).Reads(n.Namespace) {
 			continue
 		}
 		count++

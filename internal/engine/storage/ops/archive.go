@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -105,7 +106,7 @@ func ForgetAnswer(mems []*aimemoryv1.Memory) *aimemoryv1.ForgetResponse {
 // it was made.
 func ApprovedForget(tx Tx, p *aimemoryv1.PendingForget, query func(string) []string,
 	matches func(*rules.Forget) ([]*aimemoryv1.Memory, error)) ([]string, error) {
-	crit, err := rules.NewForget(p.GetRequest(), query)
+	crit, err := rules.NewForget(p.GetRequest(), query, authz.Of(tx.Context()).Reads)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +363,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 	} else if row != nil && live != nil {
 		return nil, fmt.Errorf("%w: memory %s is live; nothing to restore", storage.ErrConflict, id)
 	}
-	if snap == nil || !storage.Readable(ctx, snap.Memory.GetNamespace()) {
+	if snap == nil || !authz.Of(ctx).Reads(snap.Memory.GetNamespace()) {
 		return nil, fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
 	}
 	m := rules.Clone(snap.Memory)
@@ -487,7 +488,7 @@ func ArchiveListLimit(req *aimemoryv1.ListArchivedRequest) (int, error) {
 func ListedArchive(ctx context.Context, req *aimemoryv1.ListArchivedRequest, a *storage.Archived) bool {
 	ns := a.Memory.GetNamespace()
 	return (req.GetNamespace() == "" || ns == req.GetNamespace()) &&
-		(req.GetReason() == "" || a.Reason == req.GetReason()) && storage.ReadableArchive(ctx, ns)
+		(req.GetReason() == "" || a.Reason == req.GetReason()) && authz.Of(ctx).Reads(ns)
 }
 
 // SortArchived orders archive rows newest first, then by id (ListArchived).

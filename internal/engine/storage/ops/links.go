@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -244,18 +243,23 @@ type LinkReads interface {
 
 // LinksAnswer is GetLinks' answer over r, for a request validated by
 // ValidateGetLinks (its filter f): the links of the asked memories, each
-// once, then, on request, the far ends' summaries. A caller with a
-// namespace scope sees no memory outside it: not as a start, not as the
+// once, then, on request, the far ends' summaries. A memory the caller
+// may not read (readable: authz) is not there: not as a start, not as the
 // far end of a link, not as a node.
-func LinksAnswer(c caller.Caller, req *aimemoryv1.GetLinksRequest, f *rules.LinkFilter, r LinkReads) (*aimemoryv1.GetLinksResponse, error) {
+func LinksAnswer(readable func(ns string) bool, req *aimemoryv1.GetLinksRequest, f *rules.LinkFilter, r LinkReads) (*aimemoryv1.GetLinksResponse, error) {
 	resp := &aimemoryv1.GetLinksResponse{}
 	dir, archived := req.GetDirection(), req.GetIncludeArchived()
+	hidden := map[string]bool{} // an id's answer, asked once per call
 	outside := func(id string) (bool, error) {
-		if c.Scope == "" {
-			return false, nil
+		if h, ok := hidden[id]; ok {
+			return h, nil
 		}
 		n, err := r.Node(id)
-		return err == nil && !c.InScope(n.Namespace), err
+		if err != nil {
+			return false, err
+		}
+		hidden[id] = !readable(n.Namespace)
+		return hidden[id], nil
 	}
 	// One direction of distinct ids cannot meet a link twice.
 	var seen map[string]bool
@@ -295,7 +299,7 @@ func LinksAnswer(c caller.Caller, req *aimemoryv1.GetLinksRequest, f *rules.Link
 			}
 		}
 	}
-	if c.Scope != "" {
+	if len(resp.Links) > 0 {
 		kept := resp.Links[:0]
 		for _, l := range resp.Links {
 			hs, err := outside(l.SourceId)

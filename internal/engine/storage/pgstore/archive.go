@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -174,7 +175,7 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 			if err != nil {
 				return err
 			}
-			if !storage.ReadableArchive(ctx, m.GetNamespace()) {
+			if !authz.Of(ctx).Reads(m.GetNamespace()) {
 				continue
 			}
 			resp.Total++
@@ -265,7 +266,7 @@ func (p *purgeSelection) apply(w *writeTx) error {
 // selectPurge finds what req purges and the answer reporting it.
 func selectPurge(ctx context.Context, tx pgx.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, *purgeSelection, error) {
 	resp, sel := &aimemoryv1.PurgeArchiveResponse{}, &purgeSelection{}
-	readable := func(a *storage.Archived) bool { return storage.ReadableArchive(ctx, a.Memory.GetNamespace()) }
+	readable := func(a *storage.Archived) bool { return authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
 	var purged []*storage.Archived
 	addVersions := func(vs []*storage.Archived) bool {
 		found := false

@@ -1,12 +1,12 @@
 package pgstore
 
 import (
-	"context"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -15,7 +15,7 @@ import (
 // back makes the chain whole again. (The chain itself is the conformance
 // suite's AuditChain.)
 func TestAuditTampering(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s := open(t, storage.Options{})
 	for i, agent := range []string{"alice", "bob", "alice"} {
 		if _, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: agent, Event: "capability_expansion", Family: "graph", Granted: i != 1}); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -101,7 +102,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 					rows.Close()
 					return nil, err
 				}
-				if storage.Readable(ctx, v.Memory.GetNamespace()) {
+				if authz.Of(ctx).Reads(v.Memory.GetNamespace()) {
 					resp.Versions = append(resp.Versions, v)
 				}
 			}
@@ -124,7 +125,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		if a.Memory, err = decodeMemory(raw); err != nil {
 			return nil, err
 		}
-		if !storage.Readable(ctx, a.Memory.GetNamespace()) {
+		if !authz.Of(ctx).Reads(a.Memory.GetNamespace()) {
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}

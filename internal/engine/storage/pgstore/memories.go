@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -65,7 +66,11 @@ func (w *writeTx) storeMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictP
 // opsTx is this backend's transaction as the shared write steps see it.
 type opsTx struct{ w *writeTx }
 
-func (t opsTx) Get(id string) (*aimemoryv1.Memory, error)   { return t.w.get(id) }
+func (t opsTx) Context() context.Context { return t.w.ctx }
+func (t opsTx) Get(id string) (*aimemoryv1.Memory, error) {
+	m, err := t.w.get(id)
+	return ops.Visible(t.w.ctx, m), err
+}
 func (t opsTx) TitleOwner(ns, title string) (string, error) { return t.w.titleOwner(ns, title) }
 func (t opsTx) Authorize(write storage.Write) error         { return t.w.authorize(write) }
 func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
@@ -108,7 +113,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 				return nil, err
 			}
 		}
-		if m == nil || !storage.Readable(ctx, m.Namespace) {
+		if m == nil || !authz.Of(ctx).Reads(m.Namespace) {
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}
@@ -155,7 +160,7 @@ func byPrefix(ctx context.Context, tx pgx.Tx, prefix string) ([]byte, error) {
 		if !strings.HasPrefix(id, prefix) {
 			break
 		}
-		if !storage.Readable(ctx, ns) {
+		if !authz.Of(ctx).Reads(ns) {
 			continue
 		}
 		count++
@@ -382,13 +387,15 @@ func (s *Store) HasExpired(ctx context.Context) (bool, error) {
 	return found, err
 }
 
-// CollectGarbage removes every expired memory, through the archive (reason
-// ttl_expired) when req.archive, else for good, in one transaction.
+// CollectGarbage removes every expired memory the caller may read, through
+// the archive (reason ttl_expired) when req.archive, else for good, in one
+// transaction; nothing is written when none of them has expired.
 func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error) {
 	resp := &aimemoryv1.CollectGarbageResponse{}
 	if expired, err := s.HasExpired(ctx); err != nil || !expired {
 		return resp, err
 	}
+	readable := authz.Of(ctx).Reader()
 	collect := func(q pgx.Tx, now int64, remove func(*aimemoryv1.Memory) error) error {
 		rows, err := q.Query(ctx, `SELECT record FROM memories WHERE expires_at <> 0 AND expires_at <= $1 ORDER BY expires_at, id`, now)
 		if err != nil {
@@ -406,7 +413,9 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 				rows.Close()
 				return err
 			}
-			mems = append(mems, m)
+			if readable(m.Namespace) {
+				mems = append(mems, m)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -421,15 +430,17 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 		}
 		return nil
 	}
-	if req.GetDryRun() {
-		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-		if err != nil {
-			return nil, err
-		}
-		defer tx.Rollback(context.WithoutCancel(ctx))
-		return resp, collect(tx, s.nowNanos(), func(*aimemoryv1.Memory) error { return nil })
+	// Read first: another's expired memories are no reason for a commit.
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
 	}
-	err := s.write(ctx, func(w *writeTx) error {
+	err = collect(tx, s.nowNanos(), func(*aimemoryv1.Memory) error { return nil })
+	tx.Rollback(context.WithoutCancel(ctx))
+	if err != nil || req.GetDryRun() || len(resp.Collected) == 0 {
+		return resp, err
+	}
+	err = s.write(ctx, func(w *writeTx) error {
 		resp = &aimemoryv1.CollectGarbageResponse{}
 		return collect(w.tx, w.now, func(m *aimemoryv1.Memory) error {
 			if req.GetArchive() {
@@ -451,8 +462,8 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
 	}
-	resp, scoped := ops.IndexStats(ctx, s.idx, s.nowNanos())
-	if scoped {
+	resp, wide := ops.IndexStats(ctx, s.idx, s.nowNanos())
+	if !wide { // store-wide counts are only for a grant of every namespace
 		return resp, nil
 	}
 	// Sizes are of this backend's own rows (the archive's: its records).

@@ -116,7 +116,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 			return err
 		}
 		if sub.CreatedBy != owner {
-			return &storage.DeniedError{Reason: "subscription " + id + " belongs to another identity"}
+			return nil // another identity's: as if there were none
 		}
 		if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
 			return err
@@ -128,6 +128,52 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 		return nil
 	})
 	return removed, err
+}
+
+// SetGrant records scope as the grant of principal's subscriptions; the
+// lock row is updated as by PutSubscription, so a write that matched
+// events against the old grant is retried.
+func (s *Store) SetGrant(ctx context.Context, principal, scope string) (int, error) {
+	n := 0
+	err := s.write(ctx, func(w *writeTx) error {
+		n = 0
+		rows, err := w.tx.Query(w.ctx, `SELECT record FROM subscriptions`)
+		if err != nil {
+			return err
+		}
+		subs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storage.Subscription, error) {
+			var raw []byte
+			if err := row.Scan(&raw); err != nil {
+				return nil, err
+			}
+			sub := &storage.Subscription{}
+			return sub, json.Unmarshal(raw, sub)
+		})
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			if sub.CreatedBy != principal || sub.Scope == scope {
+				continue
+			}
+			if n == 0 {
+				if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
+					return err
+				}
+			}
+			sub.Scope = scope
+			raw, err := json.Marshal(sub)
+			if err != nil {
+				return err
+			}
+			if _, err := w.tx.Exec(w.ctx, `UPDATE subscriptions SET record = $2 WHERE id = $1`, sub.ID, raw); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 // ListSubscriptions lists every subscription with its counters, newest first.
@@ -327,6 +373,9 @@ func (s *Store) SettleDelivery(ctx context.Context, queuedAt int64, d *storage.D
 	}
 	if tag.RowsAffected() == 0 {
 		return nil // gone with its subscription, or another store's now
+	}
+	if o == storage.Dropped {
+		return tx.Commit(ctx)
 	}
 	counter := "failed"
 	switch o {

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
@@ -13,7 +12,7 @@ import (
 // newest first per agent, and an intact chain verifies with its head.
 // (Tampering is backend-specific: see each backend's own tests.)
 func testAuditChain(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	if v, err := s.VerifyAudit(ctx); err != nil || !v.GetOk() || v.GetCount() != 0 {
 		t.Fatalf("verify empty = %v, %v", v, err)
