@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
@@ -55,7 +56,8 @@ func TestArchivePurgerSchedule(t *testing.T) {
 	defer st.Close()
 
 	old := archiveOne(t, ctx, st, "work", "old")
-	inbox := archiveOne(t, authz.AsOwner(ctx, authz.GuardMessages), st, "_messages/bob", "note")
+	bob := caller.NewContext(ctx, caller.Caller{Principal: "bob", Scope: caller.AllNamespaces}) // reads its own inbox
+	inbox := archiveOne(t, authz.AsOwner(bob, authz.GuardMessages), st, "_messages/bob", "note")
 	clock.Add(20 * 24 * time.Hour)
 	young := archiveOne(t, ctx, st, "work", "young")
 

@@ -55,6 +55,15 @@ func liveSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 	return summarize(id, raw)
 }
 
+// archivedSummary is nodeSummary of memory id's archive row.
+func archivedSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
+	_, rec, err := splitArchived(row)
+	if err != nil {
+		return nil, fmt.Errorf("archive row %s: %w", id, err)
+	}
+	return summarize(id, rec)
+}
+
 // summarize is nodeSummary of memory id's record raw.
 func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 	n := &aimemoryv1.NodeSummary{Id: id}
@@ -103,14 +112,26 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	// A link valid with no end needs no write (nor the fsync of an empty
 	// commit): answer from a read transaction.
 	var current *aimemoryv1.Link
+	unchanged := false
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		current, err = readLink(tx, req.GetSourceId(), req.GetTargetId(), rel)
-		return err
+		if current, err = readLink(tx, req.GetSourceId(), req.GetTargetId(), rel); err != nil || current == nil {
+			return err
+		}
+		src, err := nodeSummary(tx.Bucket(bucketMemories), current.SourceId)
+		if err != nil {
+			return err
+		}
+		dst, err := nodeSummary(tx.Bucket(bucketMemories), current.TargetId)
+		if err != nil {
+			return err
+		}
+		unchanged = ops.Unchanged(ctx, current, src.Namespace, dst.Namespace)
+		return nil
 	}); err != nil {
 		return nil, err
 	}
-	if ops.OpenEnded(current) {
+	if unchanged {
 		return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 	}
 	var resp *aimemoryv1.PutLinkResponse

@@ -210,9 +210,5 @@ func anyNodeSummary(mems, arch *bolt.Bucket, id string) (*aimemoryv1.NodeSummary
 	if raw == nil {
 		return nil, fmt.Errorf("link names missing memory %s", id)
 	}
-	a, err := decodeArchived(raw)
-	if err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.NodeSummary{Id: id, Title: a.Memory.GetTitle(), Namespace: a.Memory.GetNamespace()}, nil
+	return archivedSummary(id, raw)
 }

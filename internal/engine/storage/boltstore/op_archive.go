@@ -132,6 +132,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		return nil, err
 	}
 	resp := &aimemoryv1.GetArchivedResponse{}
+	readable := authz.Of(ctx).Reader()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		seen := map[string]bool{}
 		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
@@ -147,7 +148,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 					if err != nil {
 						return err
 					}
-					if authz.Of(ctx).Reads(va.Memory.GetNamespace()) {
+					if readable(va.Memory.GetNamespace()) {
 						resp.Versions = append(resp.Versions, archivedMessage(va))
 					}
 				}
@@ -156,7 +157,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
-			if !authz.Of(ctx).Reads(a.Memory.GetNamespace()) {
+			if !readable(a.Memory.GetNamespace()) {
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
@@ -166,7 +167,12 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				return err
 			}
 		}
-		return nil
+		var err error
+		resp.Links, err = ops.ReadableLinks(resp.Links, readable, func(id string) (string, error) {
+			n, err := anyNodeSummary(tx.Bucket(bucketMemories), tx.Bucket(bucketArchive), id)
+			return n.GetNamespace(), err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 
 	"bytes"
@@ -27,6 +28,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 		return nil, err
 	}
 	resp := &aimemoryv1.GetMemoriesResponse{}
+	readable := authz.Of(ctx).Reader()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketMemories)
 		seen := map[string]bool{}
@@ -45,7 +47,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 					return err
 				}
 			}
-			if m == nil || !authz.Of(ctx).Reads(m.Namespace) {
+			if m == nil || !readable(m.Namespace) {
 				resp.NotFound = append(resp.NotFound, id) // another's inbox is not there for the caller
 				continue
 			}
@@ -60,7 +62,12 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 				return err
 			}
 		}
-		return nil
+		var err error
+		resp.Links, err = ops.ReadableLinks(resp.Links, readable, func(id string) (string, error) {
+			n, err := nodeSummary(b, id)
+			return n.GetNamespace(), err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -174,6 +174,9 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		return nil, err
 	}
 
+	if err := writable(tx, storage.OpPromote, to); err != nil {
+		return nil, err
+	}
 	copy := rules.Clone(src)
 	copy.Namespace, copy.AccessCount, copy.LastAccessedAt = to, 0, 0
 	resp := &aimemoryv1.PromoteMemoryResponse{}
@@ -264,6 +267,9 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 	}
 	m, err := rules.Consolidated(req, srcs, cmp.Or(req.GetAgentId(), tx.Principal()))
 	if err != nil {
+		return nil, err
+	}
+	if err := writable(tx, storage.OpConsolidate, m.Namespace); err != nil {
 		return nil, err
 	}
 	owner, err := tx.TitleOwner(m.Namespace, m.Title)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -148,8 +147,8 @@ func RegisterEntity(tx EntityTx, in *EntityRequest, resp *aimemoryv1.RegisterEnt
 	// A run may be repeated (group commit, a retried transaction): change
 	// a copy, answer afresh.
 	m := rules.Clone(in.Memory)
-	if err := authz.Of(tx.Context()).CheckWrite("entity registration", in.Namespace); err != nil {
-		return err // before any lookup there: a taken alias names its entity
+	if err := writable(tx, storage.OpAlias, in.Namespace); err != nil {
+		return err // a taken alias would name its entity
 	}
 	id, err := tx.TitleOwner(in.Namespace, in.Name)
 	if err != nil {

@@ -60,9 +60,16 @@ func ValidStandardNamespace(field, ns string) error {
 	return nil
 }
 
-// MayGovern checks that who may set or clear ns's standard: an operator,
-// its owner, or anyone while it has none (the first setter becomes it).
-func MayGovern(gov *governance.Config, ns string, row *aimemoryv1.Standard, who, verb string) error {
+// MayGovern checks that the caller (grant, who) may set or clear ns's
+// standard: first its scope must cover ns (authz; "*", the global level,
+// only a grant of every namespace), so nobody claims or changes another
+// tenant's namespace, [governance] operators included; then it must be an
+// operator, the owner, or anyone while there is none (the first setter
+// becomes it).
+func MayGovern(gov *governance.Config, grant authz.Grant, ns string, row *aimemoryv1.Standard, who, verb string) error {
+	if err := grant.CheckWrite(verb, ns); err != nil {
+		return err
+	}
 	if who == "" {
 		return &storage.DeniedError{Reason: verb + " refused: it needs a caller identity"}
 	}
@@ -119,8 +126,12 @@ func SetStandard(t GovTx, req *aimemoryv1.SetStandardRequest, policy string) (*a
 		return nil, err
 	}
 	who := t.Principal()
-	if err := MayGovern(gov, ns, row, who, "set_standard"); err != nil {
+	grant := authz.Of(t.Context())
+	if err := MayGovern(gov, grant, ns, row, who, "set_standard"); err != nil {
 		return nil, err
+	}
+	if err := grant.CheckWrite("set_standard", req.GetParent()); err != nil {
+		return nil, err // a parent is a namespace whose policy would govern the caller's
 	}
 	m, err := t.Get(id)
 	if err != nil {
@@ -188,9 +199,9 @@ func pin(t GovTx, m *aimemoryv1.Memory) error {
 // clear, which is allowed and clears nothing).
 func MayClearStandard(t GovTx, ns string, row *aimemoryv1.Standard) error {
 	if row == nil {
-		return nil
+		return authz.Of(t.Context()).CheckWrite("clear_standard", ns) // nothing there: still not another's to ask about
 	}
-	return MayGovern(t.View().Governance(), ns, row, t.Principal(), "clear_standard")
+	return MayGovern(t.View().Governance(), authz.Of(t.Context()), ns, row, t.Principal(), "clear_standard")
 }
 
 // Effective shows a pending action past its expiry as expired.

@@ -2,9 +2,11 @@ package ops
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -63,6 +65,14 @@ func ValidateInvalidateLink(req *aimemoryv1.InvalidateLinkRequest) (string, erro
 // leaves it as it is (and needs no write).
 func OpenEnded(l *aimemoryv1.Link) bool {
 	return l != nil && l.ValidUntil == 0 && l.ValidFrom != 0
+}
+
+// Unchanged reports whether PutLink may answer "unchanged" from a read,
+// with no write: l is open-ended and the caller may write both ends'
+// namespaces (authz), so the read tells it nothing it could not learn by
+// linking; anything else goes through the write, which says why not.
+func Unchanged(ctx context.Context, l *aimemoryv1.Link, sourceNS, targetNS string) bool {
+	return OpenEnded(l) && authz.Of(ctx).CheckWrite(string(storage.OpLink), sourceNS, targetNS) == nil
 }
 
 // Endpoints reads both memories of a link; a missing one is
@@ -239,6 +249,40 @@ type LinkReads interface {
 	// in the backend's key order, skipping those in seen (adding the rest;
 	// a nil seen keeps all) and those f rejects, as f sees them.
 	Links(id string, archived bool, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error)
+}
+
+// ReadableLinks keeps the links both of whose ends the caller may read
+// (readable: authz), reading each far end's namespace once (ns); what
+// GetMemories' include_links answers.
+func ReadableLinks(links []*aimemoryv1.Link, readable func(string) bool, ns func(id string) (string, error)) ([]*aimemoryv1.Link, error) {
+	ok := map[string]bool{}
+	visible := func(id string) (bool, error) {
+		v, seen := ok[id]
+		if !seen {
+			n, err := ns(id)
+			if err != nil {
+				return false, err
+			}
+			v = readable(n)
+			ok[id] = v
+		}
+		return v, nil
+	}
+	kept := links[:0]
+	for _, l := range links {
+		s, err := visible(l.SourceId)
+		if err != nil {
+			return nil, err
+		}
+		t, err := visible(l.TargetId)
+		if err != nil {
+			return nil, err
+		}
+		if s && t {
+			kept = append(kept, l)
+		}
+	}
+	return kept, nil
 }
 
 // LinksAnswer is GetLinks' answer over r, for a request validated by

@@ -49,6 +49,13 @@ func Visible(ctx context.Context, m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	return m
 }
 
+// writable refuses op into ns unless the caller may write there
+// (authz): asked before anything is looked up in ns, so that no conflict
+// names a memory of a namespace that is not the caller's.
+func writable(tx Tx, op storage.Op, ns string) error {
+	return authz.Of(tx.Context()).CheckWrite(string(op), ns)
+}
+
 // Store is StoreMemory inside tx, on a validated record (rules.New) that it
 // does not change: a new memory, or by conflict policy an error, a
 // versioned title, or the one merge rule into the memory holding the title
@@ -57,9 +64,7 @@ func Store(tx Tx, in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp 
 	// A run may be repeated (group commit, a retried transaction): change
 	// a copy, answer afresh.
 	m := rules.Clone(in)
-	// Nothing is looked up in a namespace the caller may not write: a
-	// conflict would name a memory that is not its to see.
-	if err := authz.Of(tx.Context()).CheckWrite(string(storage.OpStore), m.Namespace); err != nil {
+	if err := writable(tx, storage.OpStore, m.Namespace); err != nil {
 		return err
 	}
 	existing, err := tx.TitleOwner(m.Namespace, m.Title)

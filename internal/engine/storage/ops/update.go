@@ -29,8 +29,8 @@ func Update(tx Tx, req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateM
 		return err
 	}
 	if m.Namespace != old.Namespace || m.Title != old.Title {
-		if err := authz.Of(tx.Context()).CheckWrite(string(storage.OpUpdate), m.Namespace); err != nil {
-			return err // before any lookup there (Store)
+		if err := writable(tx, storage.OpUpdate, m.Namespace); err != nil {
+			return err
 		}
 		owner, err := tx.TitleOwner(m.Namespace, m.Title)
 		if err != nil {

@@ -335,9 +335,15 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	var raw []byte
-	err = s.pool.QueryRow(ctx, `SELECT record FROM links WHERE source_id = $1 AND target_id = $2 AND relation = $3`,
-		req.GetSourceId(), req.GetTargetId(), rel).Scan(&raw)
+	var (
+		raw              []byte
+		sourceNS, target string
+	)
+	// A live link's ends are live (the foreign keys).
+	err = s.pool.QueryRow(ctx, `SELECT l.record, s.namespace, t.namespace FROM links l
+		JOIN memories s ON s.id = l.source_id JOIN memories t ON t.id = l.target_id
+		WHERE l.source_id = $1 AND l.target_id = $2 AND l.relation = $3`,
+		req.GetSourceId(), req.GetTargetId(), rel).Scan(&raw, &sourceNS, &target)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, err
 	}
@@ -346,7 +352,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 		if err != nil {
 			return nil, err
 		}
-		if ops.OpenEnded(current) {
+		if ops.Unchanged(ctx, current, sourceNS, target) {
 			return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 		}
 	}

@@ -134,6 +134,14 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 	for _, id := range ids {
 		resp.Links = a.collect(id, nil, seen, resp.Links)
 	}
+	// A live link's ends are live (the foreign keys).
+	resp.Links, err = ops.ReadableLinks(resp.Links, authz.Of(ctx).Reader(), func(id string) (ns string, err error) {
+		err = tx.QueryRow(ctx, `SELECT namespace FROM memories WHERE id = $1`, id).Scan(&ns)
+		return ns, err
+	})
+	if err != nil {
+		return nil, err
+	}
 	return resp, nil
 }
 
@@ -191,24 +199,111 @@ func (s *Store) ShortIDs(ctx context.Context, req *aimemoryv1.ShortIdsRequest) (
 	if n := req.GetMinLength(); n > record.MaxIDBytes {
 		return nil, &record.FieldError{Field: "min_length", Rule: fmt.Sprintf("must be at most %d (got %d)", record.MaxIDBytes, n)}
 	}
+	readable := authz.Of(ctx).Reader()
 	resp := &aimemoryv1.ShortIdsResponse{Prefixes: make([]string, len(req.GetIds()))}
 	for i, id := range req.GetIds() {
-		var neighbours []string
-		err := s.pool.QueryRow(ctx, `SELECT array_remove(ARRAY[
-			(SELECT id FROM memories WHERE id > $1 ORDER BY id LIMIT 1),
-			(SELECT id FROM memories WHERE id < $1 ORDER BY id DESC LIMIT 1),
-			(SELECT id FROM archived WHERE id > $1 ORDER BY id LIMIT 1),
-			(SELECT id FROM archived WHERE id < $1 ORDER BY id DESC LIMIT 1)], NULL)`, id).Scan(&neighbours)
+		// The nearest id each way, live and archived, in one round trip;
+		// a direction whose nearest the caller may not read walks on.
+		rows, err := s.pool.Query(ctx, `
+			(SELECT 0, id, namespace, NULL::bytea FROM memories WHERE id > $1 ORDER BY id LIMIT 1) UNION ALL
+			(SELECT 1, id, namespace, NULL FROM memories WHERE id < $1 ORDER BY id DESC LIMIT 1) UNION ALL
+			(SELECT 2, id, NULL, record FROM archived WHERE id > $1 ORDER BY id LIMIT 1) UNION ALL
+			(SELECT 3, id, NULL, record FROM archived WHERE id < $1 ORDER BY id DESC LIMIT 1)`, id)
 		if err != nil {
 			return nil, err
 		}
+		type near struct{ id, ns string }
+		nearest := map[int]near{}
+		for rows.Next() {
+			var (
+				dir int
+				n   near
+				ns  *string
+				raw []byte
+			)
+			if err := rows.Scan(&dir, &n.id, &ns, &raw); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if n.ns, err = rowNamespace(ns, raw); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			nearest[dir] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 		shared := 0
-		for _, n := range neighbours {
-			shared = max(shared, commonPrefix(n, id))
+		for dir, n := range nearest {
+			if !readable(n.ns) {
+				if n.id, err = nearestReadable(ctx, s.pool, neighbourQueries[dir], n.id, readable); err != nil {
+					return nil, err
+				}
+			}
+			if n.id != "" {
+				shared = max(shared, commonPrefix(n.id, id))
+			}
 		}
 		resp.Prefixes[i] = id[:min(len(id), max(int(req.GetMinLength()), shared+1))]
 	}
 	return resp, nil
+}
+
+// rowNamespace is a row's namespace: its column, else its record's.
+func rowNamespace(col *string, record []byte) (string, error) {
+	if col != nil {
+		return *col, nil
+	}
+	m, err := decodeMemory(record)
+	return m.GetNamespace(), err
+}
+
+// neighbourQueries read a page of the ids next to a cursor id in one
+// direction, live or archived (in ShortIDs' order of directions), each
+// with its namespace.
+var neighbourQueries = []string{
+	`SELECT id, namespace, NULL::bytea FROM memories WHERE id > $1 ORDER BY id LIMIT $2`,
+	`SELECT id, namespace, NULL::bytea FROM memories WHERE id < $1 ORDER BY id DESC LIMIT $2`,
+	`SELECT id, NULL::text, record FROM archived WHERE id > $1 ORDER BY id LIMIT $2`,
+	`SELECT id, NULL::text, record FROM archived WHERE id < $1 ORDER BY id DESC LIMIT $2`,
+}
+
+// nearestReadable is the nearest id query reads past the cursor id whose
+// namespace the caller may read; "" when there is none.
+func nearestReadable(ctx context.Context, q rowsQuerier, query, cursor string, readable func(string) bool) (string, error) {
+	const page = 16
+	for {
+		rows, err := q.Query(ctx, query, cursor, page)
+		if err != nil {
+			return "", err
+		}
+		n, found := 0, ""
+		for found == "" && rows.Next() {
+			var (
+				ns  *string
+				raw []byte
+			)
+			if err := rows.Scan(&cursor, &ns, &raw); err != nil {
+				rows.Close()
+				return "", err
+			}
+			n++
+			name, err := rowNamespace(ns, raw)
+			if err != nil {
+				rows.Close()
+				return "", err
+			}
+			if readable(name) {
+				found = cursor
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || found != "" || n < page {
+			return found, err
+		}
+	}
 }
 
 func commonPrefix(a, b string) int {

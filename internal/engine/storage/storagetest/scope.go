@@ -16,8 +16,9 @@ import (
 
 // testScopeLimitsReadsAndWrites: a caller with a namespace scope (an HTTP
 // principal's grant) writes only inside it, and list, search, recall, get
-// and namespace counts show it nothing outside; a caller without one sees
-// everything.
+// and namespace counts show it nothing outside; a caller granted every
+// namespace (Operator) sees everything, one without a scope nothing
+// (testTenantSeesNothingOfAnother).
 func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	alice := caller.NewContext(context.Background(), caller.Caller{Principal: "alice", Session: "s", Family: "core", Scope: "team-a shared/"})
@@ -76,8 +77,8 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	if err != nil || c.Total != 3 {
 		t.Errorf("namespace counts = %v, %v", c, err)
 	}
-	// Links: an unscoped caller links across; alice cannot, and does not
-	// see the far end.
+	// Links: an operator links across; alice cannot (the far end is not
+	// found), and does not see it.
 	putLinkOK(t, s, inA.Id, other.Id, "related_to", "ops")
 	putLinkOK(t, s, inA.Id, below.Id, "related_to", "ops")
 	if _, err := s.PutLink(alice, &aimemoryv1.PutLinkRequest{SourceId: inA.Id, TargetId: other.Id, Relation: "supersedes", ObservedBy: "alice"}); !errors.Is(err, storage.ErrNotFound) {
@@ -121,9 +122,9 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 		t.Errorf("alice's stats: total %d, links %d, size %d", st.Total, st.Links, st.DbSizeBytes)
 	}
 	if gl, _ := s.GetLinks(Operator(), &aimemoryv1.GetLinksRequest{Ids: []string{inA.Id}}); len(gl.Links) != 2 {
-		t.Errorf("an unscoped caller sees %d links, want 2", len(gl.Links))
+		t.Errorf("an operator sees %d links, want 2", len(gl.Links))
 	}
 	if l, _ := s.ListMemories(Operator(), &aimemoryv1.ListMemoriesRequest{Limit: 100}); len(l.Memories) != 5 {
-		t.Errorf("an unscoped caller sees %d memories, want 5 (4 and the entity)", len(l.Memories))
+		t.Errorf("an operator sees %d memories, want 5 (4 and the entity)", len(l.Memories))
 	}
 }

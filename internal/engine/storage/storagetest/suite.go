@@ -123,6 +123,7 @@ var conformanceTests = []conformanceTest{
 	{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
 	{"FamilyKeyspaceIsTheFamilysOwn", testFamilyKeyspaceIsTheFamilysOwn},
 	{"ScopeLimitsReadsAndWrites", testScopeLimitsReadsAndWrites},
+	{"TenantSeesNothingOfAnother", testTenantSeesNothingOfAnother},
 	// governance: policy on every write path, approvals, standards
 	{"GovernanceBypassMatrix", testGovernanceBypassMatrix},
 	{"GovernanceApproval", testGovernanceApproval},
