@@ -393,8 +393,12 @@ func TestDialerChecksEveryResolvedAddress(t *testing.T) {
 		{webhook.Guard{AllowLoopback: true}, "intranet.example.com:443", true},
 		{webhook.Guard{AllowPrivate: true}, "intranet.example.com:443", false},
 		{webhook.Guard{AllowPrivate: true, AllowLoopback: true}, "0.0.0.0:80", true},
+		{webhook.Guard{}, "nat64.example.com:443", true},
+		{webhook.Guard{AllowPrivate: true}, "nat64.example.com:443", false},
+		{webhook.Guard{}, "[2002:7f00:1::]:80", true},
 	} {
-		tc.guard.Resolver = fakeResolver{"public.example.com": "93.184.216.34", "intranet.example.com": "10.1.2.3", "metadata.example.com": "169.254.169.254"}
+		tc.guard.Resolver = fakeResolver{"public.example.com": "93.184.216.34", "intranet.example.com": "10.1.2.3", "metadata.example.com": "169.254.169.254",
+			"nat64.example.com": "64:ff9b::a9fe:a9fe"}
 		dialled = ""
 		_, err := tc.guard.Dialer(dial)(storagetest.Operator(), "tcp", tc.host)
 		var refused *webhook.RefusedError
@@ -431,6 +435,23 @@ func TestCheckURL(t *testing.T) {
 		{webhook.Guard{AllowPrivate: true}, "http://10.0.0.1/x", ""},
 		{webhook.Guard{AllowPrivate: true, AllowLoopback: true}, "https://0.0.0.0/x", "unspecified"},
 		{webhook.Guard{}, "https://224.0.0.1/x", "multicast"},
+		// IPv6 transition addresses are classed by the IPv4 address they carry.
+		{webhook.Guard{}, "https://[64:ff9b::7f00:1]/x", "loopback"},
+		{webhook.Guard{}, "https://[64:ff9b::a9fe:a9fe]/latest", "private or link-local"},
+		{webhook.Guard{}, "https://[64:ff9b::5db8:d822]/x", ""},
+		{webhook.Guard{}, "https://[64:ff9b:1::a00:1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[64:ff9b:1:ff00::5db8:d822]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[::a00:1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[::7f00:1]/x", "loopback"},
+		{webhook.Guard{}, "https://[::2]/x", "unspecified"},
+		{webhook.Guard{}, "https://[::ffff:0:7f00:1]/x", "loopback"},
+		{webhook.Guard{}, "https://[::ffff:127.0.0.1]/x", "loopback"},
+		{webhook.Guard{}, "https://[2002:a00:1::1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[2002:7f00:1::]/x", "loopback"},
+		{webhook.Guard{}, "https://[2002:5db8:d822::1]/x", ""},
+		{webhook.Guard{}, "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x", "private or link-local"}, // Teredo client 10.0.0.1
+		{webhook.Guard{}, "https://[fec0::1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[2606:4700::1111]/x", ""},
 		{webhook.Guard{}, "https://" + strings.Repeat("a", 2100), "at most 2048 bytes"},
 	} {
 		_, err := tc.guard.CheckURL(tc.url)
@@ -561,5 +582,83 @@ func TestSharedStoreWakeUpsAndBackstop(t *testing.T) {
 	r.clock.Advance(30 * time.Second)
 	if s := r.next(); s.o != storage.Delivered || s.d.Event.GetTitle() != "its wake-up lost" {
 		t.Fatalf("after the backstop look: %v %v", s.o, s.d.Event)
+	}
+}
+
+// A subscription delivers what its creator's grant reads now: a grant
+// narrowed by the creator's next call (webhook.Grants) stops matching, and
+// a delivery already queued when it narrowed is dropped uncounted, never
+// posted.
+func TestNarrowedGrantStopsDelivery(t *testing.T) {
+	clock := newClock()
+	recv := &receiver{t: t, secret: "s", clock: clock}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	r := newRig(t, loopbackOnly, nil)
+	r.clock = clock
+	r.stop()
+	r.start(loopbackOnly, nil)
+	sub := &storage.Subscription{ID: "sub-a", URL: srv.URL + "/hook", Events: []string{"*"}, CreatedBy: "ai:owner", Scope: "team-a", IncludeContent: true, CreatedAt: 1}
+	var err error
+	if sub.SealedSecret, err = r.sealer.Seal(sub.ID, []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.st.PutSubscription(storagetest.Operator(), sub); err != nil {
+		t.Fatal(err)
+	}
+	grants := webhook.NewGrants(r.st, nil)
+	if err := grants.Load(storagetest.Operator()); err != nil {
+		t.Fatal(err)
+	}
+	writer := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer", Scope: caller.AllNamespaces})
+	storeIn := func(ns, title string) {
+		t.Helper()
+		if _, err := r.st.StoreMemory(writer, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "content of " + title, Namespace: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending := func() uint64 {
+		t.Helper()
+		st, err := r.st.DeliveryState(storagetest.Operator(), sub.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Pending
+	}
+
+	storeIn("team-b", "outside") // never matched: not the creator's
+	if n := pending(); n != 0 {
+		t.Fatalf("a store outside the grant queued %d deliveries", n)
+	}
+	storeIn("team-a", "inside")
+	if s := r.next(); s.o != storage.Delivered {
+		t.Fatalf("inside the grant: outcome %v", s.o)
+	}
+
+	// Its creator now calls with a narrower grant.
+	grants.Note(storagetest.Operator(), caller.Caller{Principal: "ai:owner", Family: "core", Scope: "team-b"})
+	storeIn("team-a", "after narrowing")
+	if n := pending(); n != 0 {
+		t.Fatalf("a store outside the narrowed grant queued %d deliveries", n)
+	}
+
+	// A delivery queued under the old grant is dropped at its attempt.
+	r.stop()
+	grants.Note(storagetest.Operator(), caller.Caller{Principal: "ai:owner", Scope: "team-a"})
+	storeIn("team-a", "queued before narrowing")
+	grants.Note(storagetest.Operator(), caller.Caller{Principal: "ai:owner", Scope: "team-b"})
+	r.start(loopbackOnly, nil)
+	if s := r.next(); s.o != storage.Dropped {
+		t.Fatalf("a queued delivery the grant no longer reads: outcome %v, want dropped", s.o)
+	}
+	recv.mu.Lock()
+	bodies := strings.Join(recv.bodies, "\n")
+	recv.mu.Unlock()
+	if len(recv.bodies) != 1 || strings.Contains(bodies, "narrowing") || strings.Contains(bodies, "outside") || !strings.Contains(bodies, "content of inside") {
+		t.Errorf("posted: %s", bodies)
+	}
+	subs, _ := r.st.ListSubscriptions(storagetest.Operator())
+	if subs[0].Dispatched != 1 || subs[0].Failed != 0 || subs[0].Scope != "team-b" {
+		t.Errorf("after the drop: dispatched %d failed %d scope %q", subs[0].Dispatched, subs[0].Failed, subs[0].Scope)
 	}
 }

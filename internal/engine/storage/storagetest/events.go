@@ -106,7 +106,7 @@ func testDeliveriesQueuedWithTheWrite(t *testing.T, o Opener) {
 
 // testDeliveryOutcomes: a retry is due again at its new time with its
 // attempts and error; a dead letter is listed newest first; a delivered
-// one is gone; the counters count them; only the owner deletes the
+// or dropped one is gone; the counters count them; only the owner deletes the
 // subscription, which takes its queue and dead letters with it.
 func testDeliveryOutcomes(t *testing.T, o Opener) {
 	ctx := Operator()
@@ -114,14 +114,19 @@ func testDeliveryOutcomes(t *testing.T, o Opener) {
 	if err := s.PutSubscription(ctx, &storage.Subscription{ID: "s1", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice", Scope: "*", CreatedAt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 4 {
+	for i := range 5 {
 		Store(t, s, Mem(fmt.Sprintf("note %d", i), "x"))
 	}
 	now := clk.Now().UnixNano()
 	due, next, err := s.DueDeliveries(ctx, now, 10, nil, nil)
-	if err != nil || len(due) != 4 || next != 0 {
+	if err != nil || len(due) != 5 || next != 0 {
 		t.Fatalf("due %d, next %d, %v", len(due), next, err)
 	}
+	// A dropped one (its creator's grant no longer reads it) is gone, counted nowhere.
+	if err := s.SettleDelivery(ctx, due[4].NextAt, due[4], storage.Dropped); err != nil {
+		t.Fatal(err)
+	}
+	due = due[:4]
 	// queued is the NextAt a delivery was queued under; d its new state.
 	settle := func(queued int64, d *storage.Delivery, o storage.Outcome) {
 		t.Helper()
