@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -18,9 +19,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
@@ -125,6 +128,9 @@ func (c *serveCmd) Run(root *rootCmd) error {
 		if c.Auth != "none" { // --auth none: the local user's loopback sessions keep every namespace
 			o.Scope = p.Namespaces
 		}
+		if !slices.Equal(o.Scope, []string{caller.AllNamespaces}) {
+			o.Vectors = withoutCounts(o.Vectors) // the host's own call sees the whole store
+		}
 		o.Attestation = p.Attestation
 		return mcphost.New(o)
 	}
@@ -204,4 +210,17 @@ func (c *serveCmd) oauth(rt *runtime) (httpfront.Authenticator, map[string]http.
 	}
 	return httpfront.OAuthAuth{Keyfunc: kf.Keyfunc, Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, Scopes: c.OAuthScopes,
 		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta, Cache: &httpfront.VerifiedCache{}}, extra, nil
+}
+
+// withoutCounts is a vector status reader whose store-wide counts are
+// left out: what memory_capabilities shows a principal without the grant
+// of every namespace.
+func withoutCounts(read func(context.Context) (*aimemoryv1.VectorStatusResponse, error)) func(context.Context) (*aimemoryv1.VectorStatusResponse, error) {
+	return func(ctx context.Context) (*aimemoryv1.VectorStatusResponse, error) {
+		st, err := read(ctx)
+		if st != nil {
+			st.Memories, st.WithVector, st.OtherModel, st.Queued, st.Withheld = 0, 0, 0, 0, 0
+		}
+		return st, err
+	}
 }

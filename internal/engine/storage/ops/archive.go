@@ -358,18 +358,19 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 	if err != nil {
 		return nil, err
 	}
+	readable := func(a *storage.Archived) bool { return a != nil && authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
 	snap := row
 	if at := req.GetVersionAt(); at != 0 {
 		if snap, err = tx.Version(id, at); err != nil {
 			return nil, err
 		}
-		if snap == nil {
+		if !readable(snap) { // another tenant's version is missing, as one that never was
 			return nil, fmt.Errorf("%w in archive: version %s of %s", storage.ErrNotFound, record.FormatTime(at), id)
 		}
 	} else if row != nil && live != nil {
 		return nil, fmt.Errorf("%w: memory %s is live; nothing to restore", storage.ErrConflict, id)
 	}
-	if snap == nil || !authz.Of(ctx).Reads(snap.Memory.GetNamespace()) {
+	if !readable(snap) {
 		return nil, fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
 	}
 	m := rules.Clone(snap.Memory)
