@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
@@ -46,12 +47,11 @@ func serve(t testing.TB, cfg Config) *sdk.EngineConn {
 	lis := bufconn.Listen(1 << 20)
 	// Calls arrive as from a host, as the engine's assertion check would
 	// have verified them (that check is tested in package assertion).
-	host := caller.Caller{Principal: "test", Family: caller.HostFamily, Scope: caller.AllNamespaces}
 	asHost := grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		return h(caller.NewContext(ctx, host), req)
+		return h(withTestCaller(ctx), req)
 	})
 	asHostStream := grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-		return h(srv, &callerStream{ServerStream: ss, ctx: caller.NewContext(ss.Context(), host)})
+		return h(srv, &callerStream{ServerStream: ss, ctx: withTestCaller(ss.Context())})
 	})
 	g := grpc.NewServer(append(append(Recover(nil), asHost, asHostStream), Authorize()...)...)
 	Register(g, cfg)
@@ -65,6 +65,32 @@ func serve(t testing.TB, cfg Config) *sdk.EngineConn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return sdk.NewEngineConn(conn)
+}
+
+// testCallerKey is metadata naming the caller a test call is made for
+// (principal, family, scope, space separated); "none" makes one without
+// a caller. Without it a call is a host's with every namespace.
+const testCallerKey = "test-caller"
+
+func withTestCaller(ctx context.Context) context.Context {
+	c := caller.Caller{Principal: "test", Family: caller.HostFamily, Scope: caller.AllNamespaces}
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(testCallerKey)) == 1 {
+		v := md.Get(testCallerKey)[0]
+		if v == "none" {
+			return ctx
+		}
+		f := strings.SplitN(v, " ", 3)
+		c = caller.Caller{Principal: f[0], Family: f[1]}
+		if len(f) == 3 {
+			c.Scope = f[2]
+		}
+	}
+	return caller.NewContext(ctx, c)
+}
+
+// callAs is ctx making its calls for principal of family with scope.
+func callAs(ctx context.Context, principal, family, scope string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, testCallerKey, principal+" "+family+" "+scope)
 }
 
 // callerStream is a server stream whose context carries a caller.
@@ -190,6 +216,58 @@ func TestWatchEvents(t *testing.T) {
 	e, err := stream.Recv()
 	if err != nil || e.Type != "memory_store" || e.MemoryId != r.Memory.Id {
 		t.Errorf("event = %v, %v", e, err)
+	}
+}
+
+// The event stream fails closed: a caller with no scope is sent nothing,
+// replayed or live, but its own inbox's events; no family's keyspace but
+// its own, no other inbox. A call with no caller is refused.
+func TestWatchEventsFailsClosed(t *testing.T) {
+	c, _ := newServer(t)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 10*time.Second)
+	defer cancel()
+	if _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "team note", Content: "x", Namespace: "team-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	notes := callAs(ctx, "ai:notes-user", "notes", caller.AllNamespaces)
+	if _, err := c.StoreMemory(notes, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "notes state", Content: "x", Namespace: "_family/notes"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{"ai:other", "ai:probe"} {
+		if _, err := c.SendMessage(ctx, &aimemoryv1.SendMessageRequest{To: to, Title: "for " + to, Payload: "p"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stream := func(ctx context.Context) (aimemoryv1.Events_WatchEventsClient, error) {
+		return c.WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{Resume: true})
+	}
+	first := func(ctx context.Context) (*aimemoryv1.Event, error) {
+		s, err := stream(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.Recv()
+	}
+	// The first event an unscoped plugin caller sees is its own inbox's,
+	// the last written: all before it were withheld.
+	if e, err := first(callAs(ctx, "ai:probe", "probe", "")); err != nil || e.GetNamespace() != "_messages/ai:probe" {
+		t.Errorf("an unscoped caller's first event: %v, %v", e, err)
+	}
+	// The notes family sees its keyspace, never another's inbox.
+	s, err := stream(callAs(ctx, "ai:probe", "notes", caller.AllNamespaces))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"team note", "notes state", "for ai:probe"} {
+		if e, err := s.Recv(); err != nil || e.GetTitle() != want {
+			t.Errorf("the notes family's events: %v, %v; want %q", e, err, want)
+		}
+	}
+	if _, err := first(metadata.AppendToOutgoingContext(ctx, testCallerKey, "none")); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a stream without a caller: %v", err)
+	}
+	if _, err := c.Stats(metadata.AppendToOutgoingContext(ctx, testCallerKey, "none"), &aimemoryv1.StatsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a call without a caller: %v", err)
 	}
 }
 
