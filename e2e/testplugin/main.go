@@ -107,8 +107,16 @@ func principalClaim(claims []byte) string {
 // writerCall makes one engine write with the handler's context (the
 // session's assertion) and reports the gRPC code, message and any pending id.
 func writerCall(ctx context.Context, c sdk.Call) (any, error) {
-	var a struct{ Op, ID, Target, Content, Namespace string }
-	if err := json.Unmarshal(c.Arguments, &a); err != nil {
+	var a writeArgs
+	return withEngine(c, &a, func(eng sdk.Engine) (any, error) { return write(ctx, c, eng, a) })
+}
+
+// writeArgs are writer_call's arguments.
+type writeArgs struct{ Op, ID, Target, Content, Namespace string }
+
+// withEngine decodes c's arguments into args and runs do with an engine client.
+func withEngine(c sdk.Call, args any, do func(sdk.Engine) (any, error)) (any, error) {
+	if err := json.Unmarshal(c.Arguments, args); err != nil {
 		return nil, sdk.Errorf("arguments: %v", err)
 	}
 	eng, err := sdk.DialEngine()
@@ -116,6 +124,12 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 		return nil, err
 	}
 	defer eng.Close()
+	return do(eng)
+}
+
+// write is writer_call's engine call.
+func write(ctx context.Context, c sdk.Call, eng sdk.Engine, a writeArgs) (any, error) {
+	var err error
 	switch a.Op {
 	case "update":
 		req := &aimemoryv1.UpdateMemoryRequest{Id: a.ID}
@@ -169,15 +183,7 @@ func keeper(family string) sdk.Family {
 	ns := sdk.Keyspace(family)
 	run := func(ctx context.Context, c sdk.Call, do func(sdk.Engine, map[string]string) (any, error)) (any, error) {
 		var a map[string]string
-		if err := json.Unmarshal(c.Arguments, &a); err != nil {
-			return nil, sdk.Errorf("arguments: %v", err)
-		}
-		eng, err := sdk.DialEngine()
-		if err != nil {
-			return nil, err
-		}
-		defer eng.Close()
-		return do(eng, a)
+		return withEngine(c, &a, func(eng sdk.Engine) (any, error) { return do(eng, a) })
 	}
 	fail := func(err error) (any, error) {
 		return map[string]any{"code": status.Code(err).String(), "message": status.Convert(err).Message()}, nil

@@ -258,7 +258,13 @@ func Serve(ctx context.Context, opts Options) error {
 	var background sync.WaitGroup
 	defer background.Wait() // before the store closes (deferred earlier)
 	defer stopBg()
-	background.Go(func() { grants.KeepLoaded(bg, grantsReload) })
+	background.Go(func() {
+		every(bg, grantsReload, func() {
+			if err := grants.Load(bg); err != nil && bg.Err() == nil {
+				log.Warn("webhook grants: reload", "err", err)
+			}
+		})
+	})
 	if opts.ArchiveMaxAge > 0 {
 		interval := cmp.Or(opts.PurgeInterval, DefaultPurgeInterval)
 		p := &archivePurger{st: st, maxAge: opts.ArchiveMaxAge, now: opts.Now, hold: conns.Hold, log: log}

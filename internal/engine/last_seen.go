@@ -32,17 +32,24 @@ func noteSeen(st seenRecorder) grpc.ServerOption {
 
 // flushSeenEvery writes the noted last-seen times into the registry on a
 // schedule until ctx ends.
-func flushSeenEvery(ctx context.Context, st seenRecorder, every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
+func flushSeenEvery(ctx context.Context, st seenRecorder, interval time.Duration, log *slog.Logger) {
+	every(ctx, interval, func() {
+		if _, err := st.FlushSeen(ctx); err != nil {
+			log.Warn("registry last-seen flush failed", "err", err)
+		}
+	})
+}
+
+// every runs do every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, do func()) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := st.FlushSeen(ctx); err != nil {
-				log.Warn("registry last-seen flush failed", "err", err)
-			}
+			do()
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -43,8 +42,8 @@ func NewGrants(st grantStore, log *slog.Logger) *Grants {
 }
 
 // Load reads who has subscriptions, with the grant recorded: at start and
-// then every so often (KeepLoaded), for subscriptions other engines of a
-// shared database made.
+// then every so often, for subscriptions other engines of a shared
+// database made.
 func (g *Grants) Load(ctx context.Context) error {
 	subs, err := g.st.ListSubscriptions(ctx)
 	if err != nil {
@@ -58,22 +57,6 @@ func (g *Grants) Load(ctx context.Context) error {
 	g.scopes = scopes
 	g.mu.Unlock()
 	return nil
-}
-
-// KeepLoaded reloads every interval until ctx ends.
-func (g *Grants) KeepLoaded(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := g.Load(ctx); err != nil && ctx.Err() == nil {
-				g.log.Warn("webhook grants: reload", "err", err)
-			}
-		}
-	}
 }
 
 // Subscribed notes a subscription just made by principal with scope.

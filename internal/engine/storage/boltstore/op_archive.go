@@ -168,10 +168,10 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 			}
 		}
 		var err error
-		resp.Links, err = ops.ReadableLinks(resp.Links, readable, func(id string) (string, error) {
+		resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(readable, func(id string) (string, error) {
 			n, err := anyNodeSummary(tx.Bucket(bucketMemories), tx.Bucket(bucketArchive), id)
 			return n.GetNamespace(), err
-		})
+		}))
 		return err
 	})
 	if err != nil {

@@ -63,10 +63,10 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 			}
 		}
 		var err error
-		resp.Links, err = ops.ReadableLinks(resp.Links, readable, func(id string) (string, error) {
+		resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(readable, func(id string) (string, error) {
 			n, err := nodeSummary(b, id)
 			return n.GetNamespace(), err
-		})
+		}))
 		return err
 	})
 	if err != nil {

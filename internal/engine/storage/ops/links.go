@@ -251,23 +251,26 @@ type LinkReads interface {
 	Links(id string, archived bool, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error)
 }
 
-// ReadableLinks keeps the links both of whose ends the caller may read
-// (readable: authz), reading each far end's namespace once (ns); what
-// GetMemories' include_links answers.
-func ReadableLinks(links []*aimemoryv1.Link, readable func(string) bool, ns func(id string) (string, error)) ([]*aimemoryv1.Link, error) {
-	ok := map[string]bool{}
-	visible := func(id string) (bool, error) {
-		v, seen := ok[id]
-		if !seen {
-			n, err := ns(id)
-			if err != nil {
-				return false, err
-			}
-			v = readable(n)
-			ok[id] = v
+// ReadableIDs is whether the caller may read memory id (readable: authz),
+// by its namespace (ns), each id's asked once.
+func ReadableIDs(readable func(string) bool, ns func(id string) (string, error)) func(id string) (bool, error) {
+	known := map[string]bool{}
+	return func(id string) (bool, error) {
+		if v, ok := known[id]; ok {
+			return v, nil
 		}
-		return v, nil
+		n, err := ns(id)
+		if err != nil {
+			return false, err
+		}
+		known[id] = readable(n)
+		return known[id], nil
 	}
+}
+
+// ReadableLinks keeps the links both of whose ends the caller may read
+// (visible: ReadableIDs).
+func ReadableLinks(links []*aimemoryv1.Link, visible func(id string) (bool, error)) ([]*aimemoryv1.Link, error) {
 	kept := links[:0]
 	for _, l := range links {
 		s, err := visible(l.SourceId)
@@ -293,18 +296,10 @@ func ReadableLinks(links []*aimemoryv1.Link, readable func(string) bool, ns func
 func LinksAnswer(readable func(ns string) bool, req *aimemoryv1.GetLinksRequest, f *rules.LinkFilter, r LinkReads) (*aimemoryv1.GetLinksResponse, error) {
 	resp := &aimemoryv1.GetLinksResponse{}
 	dir, archived := req.GetDirection(), req.GetIncludeArchived()
-	hidden := map[string]bool{} // an id's answer, asked once per call
-	outside := func(id string) (bool, error) {
-		if h, ok := hidden[id]; ok {
-			return h, nil
-		}
+	visible := ReadableIDs(readable, func(id string) (string, error) {
 		n, err := r.Node(id)
-		if err != nil {
-			return false, err
-		}
-		hidden[id] = !readable(n.Namespace)
-		return hidden[id], nil
-	}
+		return n.GetNamespace(), err
+	})
 	// One direction of distinct ids cannot meet a link twice.
 	var seen map[string]bool
 	if dir == aimemoryv1.Direction_DIRECTION_BOTH || dir == aimemoryv1.Direction_DIRECTION_UNSPECIFIED || archived {
@@ -324,9 +319,9 @@ func LinksAnswer(readable func(ns string) bool, req *aimemoryv1.GetLinksRequest,
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}
-		if hidden, err := outside(id); err != nil {
+		if ok, err := visible(id); err != nil {
 			return nil, err
-		} else if hidden {
+		} else if !ok {
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}
@@ -343,22 +338,9 @@ func LinksAnswer(readable func(ns string) bool, req *aimemoryv1.GetLinksRequest,
 			}
 		}
 	}
-	if len(resp.Links) > 0 {
-		kept := resp.Links[:0]
-		for _, l := range resp.Links {
-			hs, err := outside(l.SourceId)
-			if err != nil {
-				return nil, err
-			}
-			ht, err := outside(l.TargetId)
-			if err != nil {
-				return nil, err
-			}
-			if !hs && !ht {
-				kept = append(kept, l)
-			}
-		}
-		resp.Links = kept
+	var err error
+	if resp.Links, err = ReadableLinks(resp.Links, visible); err != nil {
+		return nil, err
 	}
 	if !req.GetIncludeNodes() {
 		return resp, nil

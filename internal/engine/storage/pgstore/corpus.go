@@ -138,7 +138,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		}
 		resp.Links = links.collect(id, nil, seen, resp.Links)
 	}
-	if resp.Links, err = ops.ReadableLinks(resp.Links, readable, func(id string) (string, error) { return anyNamespace(ctx, tx, id) }); err != nil {
+	if resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(readable, func(id string) (string, error) { return anyNamespace(ctx, tx, id) })); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -135,10 +135,10 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 		resp.Links = a.collect(id, nil, seen, resp.Links)
 	}
 	// A live link's ends are live (the foreign keys).
-	resp.Links, err = ops.ReadableLinks(resp.Links, authz.Of(ctx).Reader(), func(id string) (ns string, err error) {
+	resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(authz.Of(ctx).Reader(), func(id string) (ns string, err error) {
 		err = tx.QueryRow(ctx, `SELECT namespace FROM memories WHERE id = $1`, id).Scan(&ns)
 		return ns, err
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

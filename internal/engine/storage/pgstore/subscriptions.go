@@ -137,18 +137,7 @@ func (s *Store) SetGrant(ctx context.Context, principal, scope string) (int, err
 	n := 0
 	err := s.write(ctx, func(w *writeTx) error {
 		n = 0
-		rows, err := w.tx.Query(w.ctx, `SELECT record FROM subscriptions`)
-		if err != nil {
-			return err
-		}
-		subs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storage.Subscription, error) {
-			var raw []byte
-			if err := row.Scan(&raw); err != nil {
-				return nil, err
-			}
-			sub := &storage.Subscription{}
-			return sub, json.Unmarshal(raw, sub)
-		})
+		subs, err := loadSubs(w.ctx, w.tx)
 		if err != nil {
 			return err
 		}
