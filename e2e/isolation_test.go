@@ -154,6 +154,7 @@ func isoMatrix() []isoPath {
 		// other
 		{"memory_list_subscriptions", "all", m(), true},
 		{"memory_notify", "A's inbox", m("target_agent_id", "{principalA}", "title", "bee note {route}", "payload", "from bee"), false},
+		{"memory_notify", "a title A's inbox holds", m("target_agent_id", "{principalA}", "title", "{inboxTitle}", "payload", "from bee"), false},
 		// a third-party family's keyspace, and the event stream (test plugin keeper)
 		{"keep_list", "keyspace", m(), true},
 		{"keep_put", "keyspace", m("title", "{keepTitle}", "content", "x"), false},
@@ -307,10 +308,10 @@ func TestIsolationMatrix(t *testing.T) {
 	refs := isoRefs{
 		real: map[string]string{"nsA": "team-a", "principalA": "team-a", "b1": b1, "b2": b2, "hookB": hookB.srv.URL + "/b",
 			"wordA": "zqaxylo", "tagA": "zqatag", "titleA": "zqatitle one", "contentA": "zqaxylo zqahunter secret",
-			"entityA": "Zqavault", "aliasA": "zqavlt", "keepTitle": "zqakeep title"},
+			"entityA": "Zqavault", "aliasA": "zqavlt", "keepTitle": "zqakeep title", "inboxTitle": "zqainbox title"},
 		twin: map[string]string{"nsA": "team-q", "principalA": "team-q", "b1": b1, "b2": b2, "hookB": hookB.srv.URL + "/b",
 			"wordA": "zqbxylo", "tagA": "zqbtag", "titleA": "zqbtitle one", "contentA": "zqbxylo zqbhunter secret",
-			"entityA": "Zqbvault", "aliasA": "zqbvlt", "keepTitle": "zqbkeep title"},
+			"entityA": "Zqbvault", "aliasA": "zqbvlt", "keepTitle": "zqbkeep title", "inboxTitle": "zqbinbox title"},
 	}
 	// B's view before A wrote anything.
 	run := func(route string, p isoPath, twin bool) (string, map[string]any) {

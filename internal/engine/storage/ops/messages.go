@@ -75,6 +75,15 @@ func MessageStore(ctx context.Context, req *aimemoryv1.SendMessageRequest) (cont
 	}, nil
 }
 
+// Sent is SendMessage's answer: the message as stored, with the title as
+// sent. The stored one may carry a version suffix ("t (2)"), which would
+// tell the sender what the recipient's inbox, not its to read, holds.
+func Sent(req *aimemoryv1.SendMessageRequest, stored *aimemoryv1.StoreMemoryResponse) *aimemoryv1.SendMessageResponse {
+	m := stored.GetMemory()
+	m.Title = req.GetTitle()
+	return &aimemoryv1.SendMessageResponse{Message: m}
+}
+
 // InboxOf is the caller's own inbox namespace and the request's limit.
 func InboxOf(ctx context.Context, req *aimemoryv1.ListInboxRequest) (inbox string, limit int, err error) {
 	who := storage.Principal(ctx)
