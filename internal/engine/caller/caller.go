@@ -6,6 +6,7 @@ package caller
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -45,6 +46,35 @@ func (c Caller) InScope(ns string) bool {
 		}
 	}
 	return false
+}
+
+// Intersect is the scope that covers what both scopes a and b cover
+// (Scope syntax): how a grant recorded earlier is narrowed by a later one,
+// and never widened. Disjoint scopes give "", which covers nothing.
+func Intersect(a, b string) string {
+	switch {
+	case a == AllNamespaces:
+		return b
+	case b == AllNamespaces:
+		return a
+	}
+	var out []string
+	add := func(p string) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for p := range strings.FieldsSeq(a) {
+		for q := range strings.FieldsSeq(b) {
+			switch {
+			case (Caller{Scope: p}).InScope(q): // p covers q
+				add(q)
+			case (Caller{Scope: q}).InScope(p):
+				add(p)
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // AllScope reports whether the caller holds the grant of every namespace.

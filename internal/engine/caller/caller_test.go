@@ -21,3 +21,22 @@ func TestInScope(t *testing.T) {
 		t.Error("a * among prefixes must not widen them")
 	}
 }
+
+func TestIntersect(t *testing.T) {
+	for _, tc := range []struct{ a, b, want string }{
+		{AllNamespaces, AllNamespaces, AllNamespaces},
+		{AllNamespaces, "team-a", "team-a"},
+		{"team-a shared/", AllNamespaces, "team-a shared/"},
+		{"team-a", "team-a/x", "team-a/x"},
+		{"team-a/x", "team-a", "team-a/x"},
+		{"team-a", "team-b", ""},
+		{"team-a", "team-ab", ""},
+		{"team-a shared/", "shared/x team-a/y other", "team-a/y shared/x"},
+		{"", AllNamespaces, ""},
+		{"team-a", "", ""},
+	} {
+		if got := Intersect(tc.a, tc.b); got != tc.want {
+			t.Errorf("Intersect(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -43,10 +43,10 @@ type Subscription struct {
 	CreatedBy       string   `json:"created_by"`
 	CreatedAt       int64    `json:"created_at"`
 	// The creator's grant: the family whose tool subscribed and the scope
-	// its principal holds, recorded at creation and replaced whenever the
-	// principal calls with another (RefreshGrants). Matching and delivery
-	// read with it; "" grants nothing (a subscription from before grants
-	// were recorded delivers once its creator has called again).
+	// its principal held, recorded at creation and narrowed (never
+	// widened) by its later calls with a narrower one (NarrowGrants).
+	// Matching and delivery read with it; "" grants nothing (a subscription
+	// made before grants were recorded delivers nothing: make it again).
 	Family string `json:"family,omitempty"`
 	Scope  string `json:"scope,omitempty"`
 	// FromSeq: the log's last seq when it was created; it receives only later events.
@@ -105,10 +105,10 @@ type Subscriptions interface {
 	// letters if owner created it; false when there is no such id, and
 	// exactly the same when another identity created it.
 	DeleteSubscription(ctx context.Context, id, owner string) (bool, error)
-	// SetGrant records scope as the grant (Subscription.Scope) of every
-	// subscription principal created that holds another; it returns how
-	// many it changed.
-	SetGrant(ctx context.Context, principal, scope string) (int, error)
+	// NarrowGrants narrows the grant (Subscription.Scope) of every
+	// subscription principal created to what presented also covers
+	// (caller.Intersect); it returns how many changed.
+	NarrowGrants(ctx context.Context, principal, presented string) (int, error)
 	// ListSubscriptions lists all subscriptions, newest first.
 	ListSubscriptions(ctx context.Context) ([]*Subscription, error)
 	// DeliveryState is one subscription's delivery state, read at one
@@ -137,6 +137,15 @@ type Messages interface {
 // dispatcher reads a delivered memory as.
 func (s *Subscription) Creator() caller.Caller {
 	return caller.Caller{Principal: s.CreatedBy, Family: s.Family, Scope: s.Scope}
+}
+
+// Narrow narrows s's grant to what presented also covers; it reports
+// whether that changed it.
+func (s *Subscription) Narrow(presented string) bool {
+	next := caller.Intersect(s.Scope, presented)
+	changed := next != s.Scope
+	s.Scope = next
+	return changed
 }
 
 // Matches reports whether s receives e: logged after s was made, of a type

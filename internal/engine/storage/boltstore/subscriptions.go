@@ -62,8 +62,8 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 	return removed, err
 }
 
-// SetGrant records scope as the grant of principal's subscriptions.
-func (s *Store) SetGrant(ctx context.Context, principal, scope string) (int, error) {
+// NarrowGrants narrows principal's subscriptions' grants to what presented covers.
+func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (int, error) {
 	n := 0
 	err := s.write(ctx, func(w *writeTx) error {
 		n = 0
@@ -71,8 +71,7 @@ func (s *Store) SetGrant(ctx context.Context, principal, scope string) (int, err
 		var changed []*storage.Subscription
 		err := subs.ForEach(func(_, v []byte) error {
 			sub, err := decodeSub(v)
-			if err == nil && sub.CreatedBy == principal && sub.Scope != scope {
-				sub.Scope = scope
+			if err == nil && sub.CreatedBy == principal && sub.Narrow(presented) {
 				changed = append(changed, sub)
 			}
 			return err

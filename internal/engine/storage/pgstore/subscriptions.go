@@ -130,10 +130,10 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 	return removed, err
 }
 
-// SetGrant records scope as the grant of principal's subscriptions; the
-// lock row is updated as by PutSubscription, so a write that matched
-// events against the old grant is retried.
-func (s *Store) SetGrant(ctx context.Context, principal, scope string) (int, error) {
+// NarrowGrants narrows principal's subscriptions' grants to what presented
+// covers; the lock row is updated as by PutSubscription, so a write that
+// matched events against the old grant is retried.
+func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (int, error) {
 	n := 0
 	err := s.write(ctx, func(w *writeTx) error {
 		n = 0
@@ -142,7 +142,7 @@ func (s *Store) SetGrant(ctx context.Context, principal, scope string) (int, err
 			return err
 		}
 		for _, sub := range subs {
-			if sub.CreatedBy != principal || sub.Scope == scope {
+			if sub.CreatedBy != principal || !sub.Narrow(presented) {
 				continue
 			}
 			if n == 0 {
@@ -150,7 +150,6 @@ func (s *Store) SetGrant(ctx context.Context, principal, scope string) (int, err
 					return err
 				}
 			}
-			sub.Scope = scope
 			raw, err := json.Marshal(sub)
 			if err != nil {
 				return err
