@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +256,56 @@ func testInbox(t *testing.T, o Opener) {
 		t.Fatalf("refused calls changed bob's inbox: %s", got)
 	}
 	check(t, s)
+}
+
+// testNarrowGrants: a principal's later, narrower grant narrows the grant
+// its subscriptions record; a wider one changes nothing; another
+// principal's subscriptions are untouched; and matching follows it.
+func testNarrowGrants(t *testing.T, o Opener) {
+	ctx := Operator()
+	s, _ := o.open(t, storage.Options{})
+	for _, sub := range []*storage.Subscription{
+		{ID: "a1", URL: "https://a.example/1", Events: []string{"*"}, CreatedBy: "ai:alice", Family: "core", Scope: "team-a team-c"},
+		{ID: "a2", URL: "https://a.example/2", Events: []string{"*"}, CreatedBy: "ai:alice", Family: "core", Scope: "team-c/x"},
+		{ID: "b1", URL: "https://b.example/1", Events: []string{"*"}, CreatedBy: "ai:bob", Family: "core", Scope: "team-a"},
+	} {
+		if err := s.PutSubscription(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scopes := func() string {
+		t.Helper()
+		subs, err := s.ListSubscriptions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, sub := range subs {
+			out = append(out, sub.ID+"="+sub.Scope)
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		presented string
+		changed   int
+		want      string
+	}{
+		{"*", 0, "a1=team-a team-c,a2=team-c/x,b1=team-a"},
+		{"team-c", 1, "a1=team-c,a2=team-c/x,b1=team-a"},
+		{"team-c", 0, "a1=team-c,a2=team-c/x,b1=team-a"},
+		{"team-a", 2, "a1=,a2=,b1=team-a"},
+	} {
+		if n, err := s.NarrowGrants(ctx, "ai:alice", tc.presented); err != nil || n != tc.changed {
+			t.Errorf("narrow to %q: %d changed, %v; want %d", tc.presented, n, err, tc.changed)
+		}
+		if got := scopes(); got != tc.want {
+			t.Errorf("after %q: %s, want %s", tc.presented, got, tc.want)
+		}
+	}
+	Store(t, s, Mem("in a", "x", InNS("team-a")))
+	due, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)
+	if err != nil || len(due) != 1 || due[0].SubscriptionID != "b1" {
+		t.Errorf("after narrowing, deliveries %v, %v: want b1's alone", due, err)
+	}
 }

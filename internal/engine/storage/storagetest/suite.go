@@ -98,6 +98,7 @@ var conformanceTests = []conformanceTest{
 	{"EventLogResumeCursor", testEventLogResumeCursor},
 	{"DeliveriesQueuedWithTheWrite", testDeliveriesQueuedWithTheWrite},
 	{"DeliveryOutcomes", testDeliveryOutcomes},
+	{"NarrowGrants", testNarrowGrants},
 	{"Inbox", testInbox},
 	// links, timeline, entities, namespaces
 	{"LinksCascadeOnDelete", testLinksCascadeOnDelete},
