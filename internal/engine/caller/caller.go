@@ -34,18 +34,35 @@ type Caller struct {
 
 // InScope reports whether the caller's scope covers namespace ns: the
 // grant of every namespace, or ns equals a prefix of it or lies below one
-// ("team-a" covers "team-a" and "team-a/x", not "team-ab"). An empty
-// scope covers nothing.
+// ("team-a" covers "team-a" and "team-a/x", not "team-ab"; "=team-a"
+// covers "team-a" alone). An empty scope covers nothing.
 func (c Caller) InScope(ns string) bool {
 	if c.Scope == AllNamespaces {
 		return true
 	}
 	for p := range strings.SplitSeq(c.Scope, " ") {
-		if p != "" && p != AllNamespaces && (ns == p || (strings.HasPrefix(ns, p) && (strings.HasSuffix(p, "/") || ns[len(p)] == '/'))) {
+		if covers(p, ns) {
 			return true
 		}
 	}
 	return false
+}
+
+// covers reports whether scope element p ("a", "a/" or "=a") covers
+// namespace ns.
+func covers(p, ns string) bool {
+	if exact, ok := strings.CutPrefix(p, "="); ok {
+		return exact != "" && ns == exact
+	}
+	return p != "" && p != AllNamespaces && (ns == p || (strings.HasPrefix(ns, p) && (strings.HasSuffix(p, "/") || ns[len(p)] == '/')))
+}
+
+// within reports whether scope element p covers all that element q does.
+func within(q, p string) bool {
+	if exact, ok := strings.CutPrefix(q, "="); ok {
+		return covers(p, exact)
+	}
+	return !strings.HasPrefix(p, "=") && covers(p, strings.TrimSuffix(q, "/"))
 }
 
 // Intersect is the scope that covers what both scopes a and b cover
@@ -67,9 +84,9 @@ func Intersect(a, b string) string {
 	for p := range strings.FieldsSeq(a) {
 		for q := range strings.FieldsSeq(b) {
 			switch {
-			case (Caller{Scope: p}).InScope(q): // p covers q
+			case within(q, p):
 				add(q)
-			case (Caller{Scope: q}).InScope(p):
+			case within(p, q):
 				add(p)
 			}
 		}

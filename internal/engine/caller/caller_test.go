@@ -3,9 +3,10 @@ package caller
 import "testing"
 
 func TestInScope(t *testing.T) {
-	c := Caller{Principal: "alice", Scope: "team-a shared/"}
+	c := Caller{Principal: "alice", Scope: "team-a shared/ =solo"}
 	for ns, want := range map[string]bool{
 		"team-a": true, "team-a/x": true, "team-ab": false, "shared/x": true, "shared": false, "other": false,
+		"solo": true, "solo/x": false,
 	} {
 		if got := c.InScope(ns); got != want {
 			t.Errorf("InScope(%q) = %v, want %v", ns, got, want)
@@ -34,6 +35,10 @@ func TestIntersect(t *testing.T) {
 		{"team-a shared/", "shared/x team-a/y other", "team-a/y shared/x"},
 		{"", AllNamespaces, ""},
 		{"team-a", "", ""},
+		{"team-a", "=team-a", "=team-a"},
+		{"=team-a", "team-a/x", ""},
+		{"=team-a", "=team-a shared/", "=team-a"},
+		{"shared/", "shared", "shared/"},
 	} {
 		if got := Intersect(tc.a, tc.b); got != tc.want {
 			t.Errorf("Intersect(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
