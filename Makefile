@@ -60,7 +60,7 @@ test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-
 # rerun on PostgreSQL: the same answers over MCP on both backends. Tests
 # that open the bbolt file itself have PostgreSQL twins in
 # e2e/postgres_test.go and pgstore.
-PG_FAMILY_TESTS := ^(TestIsolation|TestArchive|TestArchivedNodes|TestLifecycle|TestGovernance|TestGraph|TestWebhook|TestSubscri|TestExportImport|TestPowerInbox|TestNotify|TestMeta|TestPower|TestStoreGetList|TestStoreConflict|TestValidationErrors|TestRanking|TestRetrieval|TestScenario)
+PG_FAMILY_TESTS := ^(TestIsolation|TestNarrowedAndRevoked|TestArchive|TestArchivedNodes|TestLifecycle|TestGovernance|TestGraph|TestWebhook|TestSubscri|TestExportImport|TestPowerInbox|TestNotify|TestMeta|TestPower|TestStoreGetList|TestStoreConflict|TestValidationErrors|TestRanking|TestRetrieval|TestScenario)
 
 bench: build ## Benchmarks: engine, plugin and host latency, RSS.
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -run '^$$' -bench . -benchmem -timeout 30m ./...

@@ -529,3 +529,42 @@ func firstField(t *testing.T, out map[string]any, field string) string {
 	t.Fatalf("no %s in %v", field, out)
 	return ""
 }
+
+// A key narrowed or revoked narrows or ends its webhooks: the operator
+// gives team-b a narrower key and revokes the wide one; team-b's next
+// call narrows its subscription, which then matches nothing outside the
+// new grant; revoking its last key removes the subscription.
+func TestNarrowedAndRevokedKeysWebhooks(t *testing.T) {
+	e := newEnv(t)
+	e.writeConfig(hookConfig)
+	wide := e.token("team-b", "--namespace", "team-b")
+	s := e.serve("--profile", "core,governance,other")
+	hook := newReceiver(t, "")
+	s.connect(wide, nil).ok("memory_subscribe", map[string]any{"url": hook.srv.URL + "/b", "include_content": true})
+	keyID := func(key string) string { return strings.Split(key, "_")[1] }
+
+	narrow := e.token("team-b", "--namespace", "team-b/x")
+	if out, code := e.cli("token", "revoke", keyID(wide)); code != 0 || strings.Contains(out, "removed") {
+		t.Fatalf("revoking one of two keys: %d %s", code, out)
+	}
+	b := s.connect(narrow, nil)
+	b.ok("memory_store", map[string]any{"title": "bee x", "content": "in x", "namespace": "team-b/x"}) // its call narrows the grant
+	ops := e.startHost([]string{"--profile", "core,governance,other"}, "AI_MEMORY_AGENT_ID=team-b") // the operator's session of the same name widens nothing
+	ops.ok("memory_store", map[string]any{"title": "bee top", "content": "outside the narrowed grant", "namespace": "team-b"})
+	ops.ok("memory_store", map[string]any{"title": "bee x2", "content": "inside it", "namespace": "team-b/x"})
+	// Both deliveries settled, and nothing else was ever queued.
+	eventually(t, 30*time.Second, "both deliveries to settle", func() bool {
+		sub := subscriptions(b)[0]
+		return sub["dispatch_count"] == float64(2) && sub["pending"] == nil
+	})
+	if !delivered(hook, "bee x2") || delivered(hook, "bee top") {
+		t.Errorf("after narrowing, delivered: %v", hook.accepted)
+	}
+
+	if out, code := e.cli("token", "revoke", keyID(narrow)); code != 0 {
+		t.Fatalf("revoking the last key: %d %s", code, out)
+	}
+	if subs := subscriptions(ops); len(subs) != 0 {
+		t.Errorf("team-b's subscriptions after its last key was revoked: %v", subs)
+	}
+}

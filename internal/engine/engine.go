@@ -212,19 +212,20 @@ func Serve(ctx context.Context, opts Options) error {
 
 	conns := newConnTracker(opts.IdleTimeout)
 	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
+	grants := webhook.NewGrants(st, log.With("component", "webhook"))
+	if err := grants.Load(ctx); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
-	// Authorization follows the caller's verification, before any service.
+	// Every verified call narrows its principal's webhooks to its grant,
+	// refused or not; then authorization, before any service.
+	serverOpts = append(serverOpts, noteGrants(grants))
 	serverOpts = append(serverOpts, server.Authorize()...)
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
 		serverOpts = append(serverOpts, noteSeen(seen))
 	}
-	grants := webhook.NewGrants(st, log.With("component", "webhook"))
-	if err := grants.Load(ctx); err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	serverOpts = append(serverOpts, noteGrants(grants))
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
