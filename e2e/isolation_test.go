@@ -549,7 +549,7 @@ func TestNarrowedAndRevokedKeysWebhooks(t *testing.T) {
 	}
 	b := s.connect(narrow, nil)
 	b.ok("memory_store", map[string]any{"title": "bee x", "content": "in x", "namespace": "team-b/x"}) // its call narrows the grant
-	ops := e.startHost([]string{"--profile", "core,governance,other"}, "AI_MEMORY_AGENT_ID=team-b") // the operator's session of the same name widens nothing
+	ops := e.startHost([]string{"--profile", "core,governance,other"}, "AI_MEMORY_AGENT_ID=team-b")    // the operator's session of the same name widens nothing
 	ops.ok("memory_store", map[string]any{"title": "bee top", "content": "outside the narrowed grant", "namespace": "team-b"})
 	ops.ok("memory_store", map[string]any{"title": "bee x2", "content": "inside it", "namespace": "team-b/x"})
 	// Both deliveries settled, and nothing else was ever queued.
