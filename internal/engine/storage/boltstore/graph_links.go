@@ -67,7 +67,8 @@ func archivedSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 // summarize is nodeSummary of memory id's record raw.
 func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 	n := &aimemoryv1.NodeSummary{Id: id}
-	for b := raw; len(b) > 0; {
+	found := 0
+	for b := raw; len(b) > 0 && found < 2; { // both come before the content (fields in number order)
 		num, typ, k := protowire.ConsumeTag(b)
 		if k < 0 {
 			return nil, fmt.Errorf("memory %s: %w", id, protowire.ParseError(k))
@@ -83,7 +84,7 @@ func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 			} else {
 				n.Namespace = v
 			}
-			b = b[k:]
+			b, found = b[k:], found+1
 			continue
 		}
 		k = protowire.ConsumeFieldValue(num, typ, b)

@@ -296,8 +296,19 @@ func ReadableLinks(links []*aimemoryv1.Link, visible func(id string) (bool, erro
 func LinksAnswer(readable func(ns string) bool, req *aimemoryv1.GetLinksRequest, f *rules.LinkFilter, r LinkReads) (*aimemoryv1.GetLinksResponse, error) {
 	resp := &aimemoryv1.GetLinksResponse{}
 	dir, archived := req.GetDirection(), req.GetIncludeArchived()
-	visible := ReadableIDs(readable, func(id string) (string, error) {
+	nodes := map[string]*aimemoryv1.NodeSummary{} // each read once: for the rule, then for the answer
+	node := func(id string) (*aimemoryv1.NodeSummary, error) {
+		if n, ok := nodes[id]; ok {
+			return n, nil
+		}
 		n, err := r.Node(id)
+		if err == nil {
+			nodes[id] = n
+		}
+		return n, err
+	}
+	visible := ReadableIDs(readable, func(id string) (string, error) {
+		n, err := node(id)
 		return n.GetNamespace(), err
 	})
 	// One direction of distinct ids cannot meet a link twice.
@@ -351,7 +362,7 @@ func LinksAnswer(readable func(ns string) bool, req *aimemoryv1.GetLinksRequest,
 				continue
 			}
 			asked[id] = true
-			n, err := r.Node(id)
+			n, err := node(id)
 			if err != nil {
 				return nil, err
 			}
