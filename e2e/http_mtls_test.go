@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -94,12 +95,12 @@ func TestHTTPMutualTLSBindsThePrincipal(t *testing.T) {
 
 	// Token only: core works, graph needs an attested identity.
 	carol := s.connect(tokenKey, tokenOnly)
-	carol.ok("memory_store", map[string]any{"title": "c", "content": "carol's", "namespace": "carol"})
+	carol.ok("memory_store", map[string]any{"format": "json", "title": "c", "content": "carol's", "namespace": "carol"})
 	carol.fails("memory_capabilities", map[string]any{"family": "graph", "include_schema": true}, "requires an attested identity (mtls), and this one is token")
 
 	// The certificate: its SPIFFE id is the principal, whatever is claimed.
 	alice := s.connect("", withCert)
-	alice.ok("memory_store", map[string]any{"title": "a", "content": "alice's", "namespace": "example.org/alice", "agent_id": "mallory"})
+	alice.ok("memory_store", map[string]any{"format": "json", "title": "a", "content": "alice's", "namespace": "example.org/alice", "agent_id": "mallory"})
 	alice.fails("memory_store", map[string]any{"title": "m", "content": "x", "namespace": "mallory", "agent_id": "mallory"},
 		"outside the namespaces spiffe://example.org/alice may use")
 	alice.ok("memory_capabilities", map[string]any{"family": "graph", "include_schema": true})
@@ -109,13 +110,54 @@ func TestHTTPMutualTLSBindsThePrincipal(t *testing.T) {
 		t.Errorf("cert + foreign token: %d %s", r.status, r.body)
 	}
 
-	out, _ := e.cli("audit", "list", "--json", "--agent-id", "spiffe://example.org/alice")
+	var out string
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) == 0 || rows[0]["attestation"] != "mtls" || rows[0]["granted"] != true {
-		t.Errorf("alice's grant in the audit log: %v %s", err, out)
+	eventually(t, 20*time.Second, "alice's three audit records", func() bool { // refusals are audited off the request path
+		out, _ = e.cli("audit", "list", "--json", "--agent-id", "spiffe://example.org/alice")
+		return json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 3
+	})
+	// Newest first: the refused foreign token, with the principal the
+	// certificate proved, then the grant, then the engine's refusal of the
+	// store outside alice's namespace.
+	if rows[0]["event_type"] != "http_refused" || rows[1]["event_type"] != "capability_expansion" || rows[1]["attestation"] != "mtls" || rows[1]["granted"] != true ||
+		rows[2]["event_type"] != "access_denied" {
+		t.Errorf("alice's audit records: %s", out)
 	}
 	out, _ = e.cli("audit", "list", "--json", "--agent-id", "carol")
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) == 0 || rows[0]["attestation"] != "token" || rows[0]["granted"] != false {
 		t.Errorf("carol's denial in the audit log: %v %s", err, out)
 	}
+}
+
+// A SPIFFE ID without a path is refused; a certificate's namespace is its
+// own exactly, unless the operator allows the subtree.
+func TestHTTPMutualTLSScope(t *testing.T) {
+	e := newEnv(t)
+	ca := newTestCA(t)
+	_, srvCert, srvKey := ca.issue("server", &x509.Certificate{Subject: pkix.Name{CommonName: "server"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	client := func(name, id string) *http.Client {
+		u, _ := url.Parse(id)
+		cert, _, _ := ca.issue(name, &x509.Certificate{Subject: pkix.Name{CommonName: name}, URIs: []*url.URL{u},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		return tlsClient(&tls.Config{RootCAs: ca.pool, Certificates: []tls.Certificate{cert}})
+	}
+	domainOnly, web := client("domain", "spiffe://example.org"), client("web", "spiffe://example.org/web")
+	serve := func(args ...string) *served {
+		return e.serve(append([]string{"--tls-cert", srvCert, "--tls-key", srvKey, "--client-ca", filepath.Join(ca.dir, "ca.pem")}, args...)...)
+	}
+
+	s := serve()
+	if r := s.post(domainOnly, initBody, nil); r.status != 403 || !strings.Contains(r.body, "is refused: it must be spiffe://") {
+		t.Errorf("a SPIFFE ID without a path: %d %s", r.status, r.body)
+	}
+	c := s.connect("", web)
+	c.ok("memory_store", map[string]any{"title": "w", "content": "web's own", "namespace": "example.org/web"})
+	c.fails("memory_store", map[string]any{"title": "w", "content": "x", "namespace": "example.org/web/canary"}, "outside the namespaces spiffe://example.org/web may use")
+	eventually(t, 20*time.Second, "the refusal in the audit log", func() bool {
+		out, _ := e.cli("audit", "list", "--json")
+		return strings.Contains(out, "403 auth from 127.0.0.1: client certificate SPIFFE ID")
+	})
+	// A second server on the same data dir, where the operator allows the subtree.
+	serve("--client-cert-scope", "subtree").connect("", web).ok("memory_store", map[string]any{"title": "w", "content": "below web's own", "namespace": "example.org/web/canary"})
 }

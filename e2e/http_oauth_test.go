@@ -89,7 +89,7 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 
 	// A valid token works over a real session.
 	c := s.connect(is.mint(t, claims(nil)), nil)
-	c.ok("memory_store", map[string]any{"title": "d", "content": "dana's", "namespace": "dana"})
+	c.ok("memory_store", map[string]any{"format": "json", "title": "d", "content": "dana's", "namespace": "dana"})
 
 	// Another audience, another issuer, expired, badly signed: 401; a
 	// missing scope: 403 insufficient_scope.
@@ -120,7 +120,50 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 		c["ai_memory_families"] = []string{"core"}
 		c["ai_memory_namespaces"] = []string{"team-e"}
 	})), nil)
-	narrow.ok("memory_store", map[string]any{"title": "e", "content": "erin's", "namespace": "team-e/notes"})
+	narrow.ok("memory_store", map[string]any{"format": "json", "title": "e", "content": "erin's", "namespace": "team-e/notes"})
 	narrow.fails("memory_store", map[string]any{"title": "e", "content": "x", "namespace": "dana"}, "outside the namespaces erin may use")
 	narrow.fails("memory_capabilities", map[string]any{"family": "graph", "include_schema": true}, "its credential does not grant it")
+}
+
+// A grant claim that is present but malformed refuses the token (403
+// naming the claim), audited; read loosely it would narrow nothing.
+func TestHTTPOAuthMalformedGrantClaims(t *testing.T) {
+	e := newEnv(t)
+	is := newIssuer(t)
+	s := e.serve("--auth", "oauth", "--oauth-issuer", is.srv.URL, "--oauth-audience", audience, "--oauth-jwks", is.srv.URL+"/jwks")
+	token := func(claim string, value any) string {
+		return is.mint(t, jwt.MapClaims{"iss": is.srv.URL, "aud": audience, "sub": "erin", "exp": time.Now().Add(time.Hour).Unix(), claim: value})
+	}
+	shapes := []struct {
+		claim string
+		value any
+	}{
+		{"ai_memory_families", "core"},
+		{"ai_memory_families", []any{"core", 1}},
+		{"ai_memory_families", map[string]any{"core": true}},
+		{"ai_memory_families", []any{"no-such-family"}},
+		{"ai_memory_namespaces", "team-e"},
+		{"ai_memory_namespaces", []any{"team-e", 1}},
+		{"ai_memory_namespaces", map[string]any{"team-e": true}},
+		{"ai_memory_namespaces", []any{""}},
+		{"ai_memory_namespaces", []any{"x y"}},
+		{"ai_memory_namespaces", []any{"*", "team-e"}},
+		{"ai_memory_namespaces", []any{}},
+	}
+	for _, sh := range shapes {
+		if r := s.post(nil, initBody, bearerHeader(token(sh.claim, sh.value))); r.status != 403 || !strings.Contains(r.body, "claim "+sh.claim) {
+			t.Errorf("%s = %#v: %d %s", sh.claim, sh.value, r.status, r.body)
+		}
+	}
+	// Well formed, the same claims narrow the grant.
+	c := s.connect(is.mint(t, jwt.MapClaims{"iss": is.srv.URL, "aud": audience, "sub": "erin", "exp": time.Now().Add(time.Hour).Unix(),
+		"ai_memory_families": []any{"core"}, "ai_memory_namespaces": []any{"=team-e"}}), nil)
+	c.ok("memory_store", map[string]any{"title": "e", "content": "erin's", "namespace": "team-e"})
+	c.fails("memory_store", map[string]any{"title": "e", "content": "x", "namespace": "team-e/sub"}, "outside the namespaces erin may use")
+
+	// Audited with the principal the token proved.
+	eventually(t, 20*time.Second, "the refusals in the audit log", func() bool {
+		out, _ := e.cli("audit", "list", "--json", "--limit", "100", "--agent-id", "erin")
+		return strings.Count(out, "403 auth from 127.0.0.1: the access token is refused: claim ai_memory_") == len(shapes)
+	})
 }

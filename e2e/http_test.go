@@ -77,6 +77,12 @@ func (e *env) token(principal string, flags ...string) string {
 // harnesses use today) as the holder of key.
 func (s *served) connect(key string, hc *http.Client) *host {
 	s.t.Helper()
+	return s.connectAs(key, "e2e-http", hc)
+}
+
+// connectAs is connect for a client that names itself name.
+func (s *served) connectAs(key, name string, hc *http.Client) *host {
+	s.t.Helper()
 	opts := []transport.StreamableHTTPCOption{}
 	if key != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
@@ -101,7 +107,7 @@ func (s *served) connect(key string, hc *http.Client) *host {
 	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = "2025-06-18"
-	req.Params.ClientInfo = mcp.Implementation{Name: "e2e-http", Version: "1"}
+	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
 	if _, err := h.c.Initialize(ctx, req); err != nil {
 		s.t.Fatalf("initialize over HTTP: %v\nserver stderr:\n%s", err, s.stderr.String())
 	}
@@ -119,9 +125,18 @@ type reply struct {
 // post sends one raw request to the endpoint.
 func (s *served) post(hc *http.Client, body string, headers map[string]string) reply {
 	s.t.Helper()
+	r, err := s.tryPost(hc, body, headers)
+	if err != nil {
+		s.t.Fatalf("POST %s: %v", s.url, err)
+	}
+	return r
+}
+
+// tryPost is post for a goroutine other than the test's.
+func (s *served) tryPost(hc *http.Client, body string, headers map[string]string) (reply, error) {
 	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
 	if err != nil {
-		s.t.Fatal(err)
+		return reply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -137,11 +152,11 @@ func (s *served) post(hc *http.Client, body string, headers map[string]string) r
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		s.t.Fatalf("POST %s: %v", s.url, err)
+		return reply{}, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return reply{status: resp.StatusCode, header: resp.Header, body: string(b)}, nil
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -267,8 +282,8 @@ func TestHTTPTwoPrincipalsAreIsolated(t *testing.T) {
 	bob.fails("memory_capabilities", map[string]any{"family": "graph", "include_schema": true}, "its credential does not grant it")
 
 	// Each stores in its own namespace; neither reads or writes the other's.
-	stored := alice.ok("memory_store", map[string]any{"title": "alice plan", "content": "the zebra migration plan", "namespace": "alice"})
-	bob.ok("memory_store", map[string]any{"title": "bob plan", "content": "the zebra budget", "namespace": "bob"})
+	stored := alice.ok("memory_store", map[string]any{"format": "json", "title": "alice plan", "content": "the zebra migration plan", "namespace": "alice"})
+	bob.ok("memory_store", map[string]any{"format": "json", "title": "bob plan", "content": "the zebra budget", "namespace": "bob"})
 	bob.fails("memory_store", map[string]any{"title": "intrusion", "content": "x", "namespace": "alice"}, "outside the namespaces bob may use")
 	alice.fails("memory_store", map[string]any{"title": "default ns", "content": "x"}, "outside the namespaces alice may use")
 	if text, _ := bob.call("memory_recall", map[string]any{"context": "zebra"}); strings.Contains(text, "alice plan") || !strings.Contains(text, "bob plan") {
@@ -292,7 +307,12 @@ func TestHTTPTwoPrincipalsAreIsolated(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if len(rows) == 0 || rows[0]["agent_id"] != "bob" || rows[0]["family"] != "graph" || rows[0]["granted"] != false || rows[0]["attestation"] != "token" {
+	// Newest first: the engine's refusal of his store into alice's
+	// namespace, then the host's denial of his graph expansion.
+	if len(rows) < 2 || rows[0]["event_type"] != "access_denied" || rows[0]["tool"] != "Memories/StoreMemory" || !strings.Contains(rows[0]["reason"].(string), "outside the namespaces bob may use") {
+		t.Errorf("bob's refused store in the audit log: %v", rows)
+	}
+	if len(rows) < 2 || rows[1]["agent_id"] != "bob" || rows[1]["family"] != "graph" || rows[1]["granted"] != false || rows[1]["attestation"] != "token" {
 		t.Errorf("bob's denial in the audit log: %v", rows)
 	}
 }
@@ -304,7 +324,7 @@ func TestHTTPBothProtocolEras(t *testing.T) {
 	key := e.token("alice")
 	s := e.serve()
 	old := s.connect(key, nil)
-	old.ok("memory_store", map[string]any{"title": "era", "content": "from the old handshake", "namespace": "alice"})
+	old.ok("memory_store", map[string]any{"format": "json", "title": "era", "content": "from the old handshake", "namespace": "alice"})
 
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	hdr := map[string]string{"Authorization": "Bearer " + key, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}

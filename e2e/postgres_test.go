@@ -8,8 +8,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,9 +24,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/keyfile"
 )
 
 // envBackend = "postgres" gives every newEnv a data dir on a fresh database
@@ -37,6 +42,7 @@ func (e *env) usePostgres(dsn string) {
 	e.dsn = dsn
 	e.storage = fmt.Sprintf("[storage]\nbackend = \"postgres\"\ndsn = %q\n", dsn)
 	e.writeConfig("")
+	e.shareAuditKey(dsn)
 }
 
 // usePostgresEnv chooses the backend in config.toml and passes the DSN in
@@ -46,6 +52,42 @@ func (e *env) usePostgresEnv(dsn string) {
 	e.storage = "[storage]\nbackend = \"postgres\"\n"
 	e.extra = append(e.extra, "AI_MEMORY_POSTGRES_DSN="+dsn)
 	e.writeConfig("")
+	e.shareAuditKey(dsn)
+}
+
+// databaseUsers are the envs on each DSN (shareAuditKey).
+var databaseUsers = struct {
+	sync.Mutex
+	m map[string][]*env
+}{m: map[string][]*env{}}
+
+// shareAuditKey gives every env on one database the same audit.key, the
+// operator's step for engines sharing a database (docs/deploy.md): the
+// first env's key if its engine made one already, else a new one for all.
+// One env alone on a database keeps whatever its engine makes.
+func (e *env) shareAuditKey(dsn string) {
+	databaseUsers.Lock()
+	defer databaseUsers.Unlock()
+	others := databaseUsers.m[dsn]
+	databaseUsers.m[dsn] = append(others, e)
+	if len(others) == 0 {
+		return
+	}
+	key, err := os.ReadFile(filepath.Join(others[0].dataDir, audit.KeyFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		key = make([]byte, keyfile.Size)
+		rand.Read(key)
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, x := range append(others, e) {
+		if err := os.MkdirAll(x.dataDir, 0o700); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(x.dataDir, audit.KeyFile), key, 0o600); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 }
 
 // token is a word no other write contains (letters only, so the analyzer
@@ -145,6 +187,7 @@ func storeArgs(name string, w, n int) (map[string]any, string) {
 	return map[string]any{
 		"title":   fmt.Sprintf("peer %s writer %d write %d", name, w, n),
 		"content": "written by host " + name + ", word " + word,
+		"format":  "json", // the full id
 	}, word
 }
 
@@ -369,7 +412,7 @@ func TestPostgresKillNineEngineMidWrite(t *testing.T) {
 	}
 	// Host b finds host a's writes, those before the kill included.
 	for _, x := range a.acked.list[:20] {
-		if got := b.h.ok("memory_get", map[string]any{"id": x.id}); got["id"] != x.id {
+		if got := b.h.ok("memory_get", map[string]any{"id": x.id, "format": "json"}); got["id"] != x.id {
 			t.Fatalf("host b cannot get %s: %v", x.id, got)
 		}
 	}
@@ -453,7 +496,7 @@ func TestPostgresDoctorReportsTheBackend(t *testing.T) {
 	e := newEnv(t)
 	e.usePostgresEnv(pgtest.DSN(t) + " password=s3cretpw")
 	h := e.startHost(nil)
-	h.ok("memory_store", map[string]any{"title": "doctor", "content": "on postgres"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "doctor", "content": "on postgres"})
 	out, code := e.doctor()
 	if code != 0 || !contains(out, "storage", "postgres at postgres@", fmt.Sprintf("schema %d", pgstore.SchemaVersion),
 		"capability shared_store", "capability vector_index") || strings.Contains(out, "s3cretpw") {

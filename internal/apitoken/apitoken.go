@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
 // File is the token file's name in the data dir.
@@ -34,10 +36,39 @@ type Token struct {
 	ID         string     `json:"id"`
 	Principal  string     `json:"principal"`
 	Families   []string   `json:"families,omitempty"`   // nil = what the allowlist allows
-	Namespaces []string   `json:"namespaces,omitempty"` // nil = every namespace
+	Namespaces []string   `json:"namespaces,omitempty"` // nil = the principal's own; see ValidateNamespaces
 	Hash       string     `json:"sha256"`
 	Created    time.Time  `json:"created"`
 	Revoked    *time.Time `json:"revoked,omitempty"`
+}
+
+// AllNamespaces is the grant of every namespace; it stands alone.
+const AllNamespaces = "*"
+
+// ExactMark before a granted namespace limits the grant to that namespace
+// itself: "=team-a" covers team-a, not team-a/x (plain "team-a" covers both).
+const ExactMark = "="
+
+// ValidateNamespaces is the one rule for a grant's namespaces, wherever the
+// grant comes from (token create --namespace, a stored token, an OAuth
+// claim): "*" alone, or one or more namespaces, each valid as a namespace
+// and optionally marked exact ("=ns"). field names the source in errors.
+func ValidateNamespaces(field string, grant []string) error {
+	if len(grant) == 0 {
+		return &record.FieldError{Field: field, Rule: "must list at least one namespace (or \"*\" alone for every namespace)"}
+	}
+	for i, ns := range grant {
+		if ns == AllNamespaces {
+			if len(grant) > 1 {
+				return &record.FieldError{Field: field, Rule: "\"*\" (every namespace) must stand alone"}
+			}
+			continue
+		}
+		if err := record.ValidateNamespace(fmt.Sprintf("%s[%d]", field, i), strings.TrimPrefix(ns, ExactMark)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type file struct {

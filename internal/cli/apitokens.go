@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
 	"github.com/ai-memory/ai-memory/internal/catalog"
@@ -28,7 +26,7 @@ type tokenCmd struct {
 type tokenCreateCmd struct {
 	Principal string   `arg:"" help:"The identity the key stands for (an agent id: letters, digits, _ - : @ . /)."`
 	Families  []string `help:"Families (or profiles) the key may use, intersected with [mcp.allowlist] (default: what the allowlist allows)." sep:","`
-	Namespace []string `help:"Namespace prefixes the key may read and write (default: the principal's own name; \"*\" = every namespace)." sep:","`
+	Namespace []string `help:"Namespaces the key may read and write, each with the namespaces below it, or only itself when written =ns (default: the principal's own name; \"*\" alone = every namespace)." sep:","`
 }
 
 func (c *tokenCreateCmd) Run(root *rootCmd) error {
@@ -40,25 +38,18 @@ func (c *tokenCreateCmd) Run(root *rootCmd) error {
 		// The installed family set, third-party families included (from
 		// the plugins' cached descriptions).
 		set := catalog.Contract()
-		if cfg, err := config.Load(config.Path(root.Config)); err == nil {
-			if bins, err := supervisor.Discover(pluginDir(), cfg.Plugins); err == nil {
-				dataDir := config.DataDir(root.DataDir)
-				sup := supervisor.New(supervisor.Options{Binaries: bins, CacheDir: filepath.Join(dataDir, "plugin-cache"),
-					EngineSocket: filepath.Join(dataDir, "engine.sock"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-				set = sup.Catalog()
-				defer sup.Close()
-			}
+		if bins, err := supervisor.Discover(pluginDir(), root.cfg.Plugins); err == nil {
+			sup := pluginSupervisor(root, bins)
+			set = sup.Catalog()
+			defer sup.Close()
 		}
 		var err error
 		if fams, err = catalog.ExpandNames(c.Families, set); err != nil {
 			return &exitError{code: 2, msg: "ai-memory token create: --families: " + err.Error()}
 		}
 	}
-	for _, ns := range c.Namespace {
-		if ns == "*" && len(c.Namespace) == 1 {
-			break
-		}
-		if err := record.ValidateNamespace("--namespace", ns); err != nil {
+	if len(c.Namespace) > 0 {
+		if err := apitoken.ValidateNamespaces("--namespace", c.Namespace); err != nil {
 			return &exitError{code: 2, msg: "ai-memory token create: " + err.Error()}
 		}
 	}
@@ -96,6 +87,8 @@ func (c *tokenListCmd) Run(root *rootCmd) error {
 		fmt.Println("no tokens (ai-memory token create PRINCIPAL)")
 		return nil
 	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tPRINCIPAL\tFAMILIES\tNAMESPACES\tCREATED\tSTATE")
 	for _, t := range list {
 		state := "live"
 		if t.Revoked != nil {
@@ -108,9 +101,9 @@ func (c *tokenListCmd) Run(root *rootCmd) error {
 		if t.Namespaces != nil {
 			ns = strings.Join(t.Namespaces, ",")
 		}
-		fmt.Printf("%s  %-24s families=%s namespaces=%s created %s  %s\n", t.ID, t.Principal, fams, ns, t.Created.Format("2006-01-02"), state)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Principal, fams, ns, t.Created.Format("2006-01-02"), state)
 	}
-	return nil
+	return w.Flush()
 }
 
 type tokenRevokeCmd struct {

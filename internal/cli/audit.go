@@ -1,18 +1,22 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
+	auditchain "github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -22,7 +26,7 @@ import (
 
 type auditCmd struct {
 	List   auditListCmd   `cmd:"" help:"Show audit records, newest first."`
-	Verify auditVerifyCmd `cmd:"" help:"Recompute the hash chain; report its head hash and record count."`
+	Verify auditVerifyCmd `cmd:"" help:"Recompute the keyed hash chain and hold it to the head this data dir's engine pinned; report what was checked."`
 }
 
 type auditListCmd struct {
@@ -73,6 +77,9 @@ func hasStore(dataDir string) error {
 // (and so creating its database) if needed.
 func engineFor(root *rootCmd, principal string) (*sdk.EngineConn, error) {
 	dataDir := config.DataDir(root.DataDir)
+	if err := root.reconcile(dataDir, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	creds, err := assertion.HostDial(dataDir, principal, "")
@@ -108,6 +115,9 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 			if a := r.GetAttestation(); a != "" {
 				row["attestation"] = a // how an HTTP principal was identified
 			}
+			if n := r.GetSuppressed(); n > 0 {
+				row["suppressed"] = n // refusals the rate limit left unrecorded before this one
+			}
 			rows = append(rows, row)
 		}
 		out, _ := json.MarshalIndent(rows, "", "  ")
@@ -118,8 +128,10 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 		fmt.Println("no audit records")
 		return nil
 	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SEQ\tTIME\tVERDICT\tFAMILY/TOOL\tAGENT\tEVENT\tREASON")
 	for _, r := range resp.GetRecords() {
-		verdict := "DENY "
+		verdict := "DENY"
 		if r.GetGranted() {
 			verdict = "ALLOW"
 		}
@@ -131,9 +143,12 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 		if a := r.GetAttestation(); a != "" {
 			reason += " (" + a + ")"
 		}
-		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), reason)
+		if n := r.GetSuppressed(); n > 0 {
+			reason += fmt.Sprintf(" [+%d more not recorded: rate limit]", n)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, cmp.Or(target, "-"), cmp.Or(r.GetAgentId(), "-"), r.GetEvent(), reason)
 	}
-	return nil
+	return w.Flush()
 }
 
 func (c *auditVerifyCmd) Run(root *rootCmd) error {
@@ -148,15 +163,45 @@ func (c *auditVerifyCmd) Run(root *rootCmd) error {
 	}
 	if c.JSON {
 		out, _ := json.MarshalIndent(map[string]any{"ok": v.GetOk(), "count": v.GetCount(), "head_hash": v.GetHeadHash(),
-			"first_bad_seq": v.GetFirstBadSeq(), "problem": v.GetProblem()}, "", "  ")
+			"first_bad_seq": v.GetFirstBadSeq(), "problem": v.GetProblem(), "unkeyed": v.GetUnkeyed(), "key_fingerprint": v.GetKeyFingerprint(),
+			"pinned_seq": v.GetPinnedSeq(), "pinned_hash": v.GetPinnedHash(), "checked_head_row": v.GetCheckedHeadRow()}, "", "  ")
 		fmt.Println(string(out))
-	} else if v.GetOk() {
-		fmt.Printf("audit chain intact: %d records, head %s\n", v.GetCount(), v.GetHeadHash())
 	} else {
-		fmt.Printf("audit chain BROKEN at record %d: %s (%d records read, head %s)\n", v.GetFirstBadSeq(), v.GetProblem(), v.GetCount(), v.GetHeadHash())
+		if v.GetOk() {
+			fmt.Printf("audit chain intact: %d records, head %s\n", v.GetCount(), v.GetHeadHash())
+		} else {
+			fmt.Printf("audit chain BROKEN at record %d: %s (%d records read, head %s)\n", v.GetFirstBadSeq(), v.GetProblem(), v.GetCount(), v.GetHeadHash())
+		}
+		for _, line := range verifyChecks(v, config.DataDir(root.DataDir)) {
+			fmt.Println("  " + line)
+		}
 	}
 	if !v.GetOk() {
-		return &exitError{code: 1, msg: "ai-memory audit verify: the audit log was altered"}
+		return &exitError{code: 1, msg: "ai-memory audit verify: the audit log was altered (or is checked against another data dir's audit.key or pin)"}
 	}
 	return nil
+}
+
+// verifyChecks says what a verify compared, a line each.
+func verifyChecks(v *aimemoryv1.VerifyAuditResponse, dataDir string) []string {
+	lines := []string{fmt.Sprintf("hashes: HMAC-SHA-256 under %s (fingerprint %s)", filepath.Join(dataDir, auditchain.KeyFile), v.GetKeyFingerprint())}
+	if n := v.GetUnkeyed(); n > 0 {
+		lines = append(lines, fmt.Sprintf("records 1-%d: plain SHA-256, written before the log was keyed; the keyed record after them fixes them", n))
+	}
+	pin := filepath.Join(dataDir, auditchain.PinFile)
+	switch {
+	case v.GetPinnedSeq() == 0:
+		lines = append(lines, fmt.Sprintf("pin: none in %s (the first verify here, or it was removed): a tail cut before now cannot be ruled out", pin))
+	case v.GetOk():
+		lines = append(lines, fmt.Sprintf("pin: the log still holds record %d as pinned in %s", v.GetPinnedSeq(), pin))
+	default:
+		lines = append(lines, fmt.Sprintf("pin: record %d, hash %.16s…, as pinned in %s", v.GetPinnedSeq(), v.GetPinnedHash(), pin))
+	}
+	if v.GetOk() && v.GetCount() > 0 {
+		lines = append(lines, fmt.Sprintf("pinned now: record %d", v.GetCount()))
+	}
+	if v.GetCheckedHeadRow() {
+		lines = append(lines, "head row: the database's audit_head compared with the last record")
+	}
+	return lines
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
+	auditchain "github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/keyfile"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -82,12 +84,14 @@ func (c *backupCmd) Run(root *rootCmd) error {
 }
 
 type restoreCmd struct {
-	File string `arg:"" help:"A file ai-memory backup wrote." type:"existingfile"`
+	File     string `arg:"" help:"A file ai-memory backup wrote." type:"existingfile"`
+	AuditKey string `help:"The audit.key of the data dir the backup came from: its audit log verifies and grows here only under that key." type:"existingfile"`
 }
 
 // Run puts a backup in place as the database of an empty data dir (one
-// without a database: nothing is ever overwritten), then starts its engine
-// to show the copy is served.
+// without a database: nothing is ever overwritten), with the audit key it
+// was keyed under when given, then starts its engine to show the copy is
+// served and its audit log verifies.
 func (c *restoreCmd) Run(root *rootCmd) error {
 	dataDir := config.DataDir(root.DataDir)
 	db := filepath.Join(dataDir, engine.DBFile)
@@ -125,6 +129,11 @@ func (c *restoreCmd) Run(root *rootCmd) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
+	if c.AuditKey != "" {
+		if err := placeAuditKey(c.AuditKey, dataDir); err != nil {
+			return &exitError{code: 1, msg: "ai-memory restore: " + err.Error()}
+		}
+	}
 	// O_EXCL above and Link here: a database that appeared meanwhile wins.
 	if err := os.Link(tmp, db); err != nil {
 		return &exitError{code: 1, msg: "ai-memory restore: " + err.Error()}
@@ -139,5 +148,31 @@ func (c *restoreCmd) Run(root *rootCmd) error {
 		return err
 	}
 	fmt.Printf("restored %s into %s: %d memories (backup said %d), schema %d\n", c.File, dataDir, h.GetMemoryCount(), count, h.GetSchemaVersion())
+	v, err := conn.VerifyAudit(context.Background(), &aimemoryv1.VerifyAuditRequest{})
+	switch {
+	case err != nil:
+		return err
+	case v.GetOk():
+		fmt.Printf("audit log: intact, %d records\n", v.GetCount())
+	default:
+		fmt.Printf("audit log: does not verify here (record %d: %s); if the backup came from another data dir, restore it into an empty one with --audit-key <that data dir>/%s\n",
+			v.GetFirstBadSeq(), v.GetProblem(), auditchain.KeyFile)
+	}
 	return nil
+}
+
+// placeAuditKey copies the audit key at from into dataDir, which must not
+// have one yet.
+func placeAuditKey(from, dataDir string) error {
+	key, err := keyfile.Load(from, "--audit-key")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dataDir, auditchain.KeyFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("--audit-key: %w", err)
+	}
+	_, werr := f.Write(key)
+	serr := f.Sync()
+	return errors.Join(werr, serr, f.Close())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,18 +19,22 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/engine"
+	auditchain "github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// migrateCmd copies the data dir's embedded store into PostgreSQL. It
-// opens the bbolt file itself, so the data dir's engine must not be
-// running (the file's lock says so, and then nothing is done): chosen
-// over going through the engine because the copy must be of one state
-// that no write changes meanwhile, and verified against it. The records
-// are read from one snapshot and left as they are.
+// migrateCmd copies the data dir's embedded store into PostgreSQL, its
+// audit log included. It opens the bbolt file itself, so the data dir's
+// engine must not be running (the file's lock says so, and then nothing
+// is done): chosen over going through the engine because the copy must be
+// of one state that no write changes meanwhile, and verified against it.
+// The records are read from one snapshot and left as they are; an audit
+// log from before logs were keyed is first sealed, as the engine would at
+// its next start, so the copy verifies under the data dir's audit.key.
 type migrateCmd struct {
 	To    string `required:"" enum:"postgres" help:"The backend to copy into: postgres."`
 	DSN   string `arg:"" optional:"" help:"The PostgreSQL database, a libpq DSN or URL (default: $$AI_MEMORY_POSTGRES_DSN)."`
@@ -63,7 +68,11 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return fail("%s has no database (%s) to migrate", dataDir, engine.DBFile)
 	}
-	src, err := boltstore.Open(ctx, path, storage.Options{OpenTimeout: lockWait})
+	chain, err := auditchain.OpenChain(dataDir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	src, err := boltstore.Open(ctx, path, storage.Options{OpenTimeout: lockWait, Audit: chain})
 	if err != nil {
 		if strings.Contains(err.Error(), "holds the database lock") {
 			return fail("%s is in use by its engine: close the hosts using this data dir (its engine exits with them), then run migrate again", dataDir)
@@ -71,7 +80,11 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 		return fail("%v", err)
 	}
 	defer src.Close()
-	dst, err := pgstore.Open(ctx, dsn, storage.Options{})
+	auditLog, err := auditchain.Open(ctx, src, chain, dataDir, slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return fail("%v", err)
+	}
+	dst, err := pgstore.Open(ctx, dsn, storage.Options{Audit: chain})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -84,6 +97,7 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 		Batch:    batch,
 		Started:  func(total int64) { b = bar(total, "migrating") },
 		Progress: func(n int) { b.Add(n) },
+		AuditPin: auditLog.Pin(),
 	})
 	if b != nil {
 		b.Finish()
@@ -106,11 +120,21 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 	for _, r := range rep.Refusals {
 		fmt.Fprintln(out, "refused "+r)
 	}
+	fmt.Fprintln(out, "audit chain on the source: "+describeChain(rep.SourceChain))
+	fmt.Fprintln(out, "audit chain on the target: "+describeChain(rep.TargetChain))
 	if !rep.Verified() {
-		return fail("%s does not hold exactly this data dir's records (see above); the data dir's records are as they were", where)
+		return fail("%s does not hold exactly this data dir's records and a verified audit chain (see above); the data dir's records are as they were", where)
 	}
-	fmt.Fprintf(out, "migrated and verified in %s: every kind the same by count and checksum. Point the data dir's [storage] at postgres to use it.\n", rep.Took.Round(time.Millisecond))
+	fmt.Fprintf(out, "migrated and verified in %s: every kind the same by count and checksum, the audit log included, and its chain verified on the target. Point the data dir's [storage] at postgres to use it.\n", rep.Took.Round(time.Millisecond))
 	return nil
+}
+
+// describeChain is one line on a verified audit chain.
+func describeChain(v *aimemoryv1.VerifyAuditResponse) string {
+	if !v.GetOk() {
+		return fmt.Sprintf("BROKEN at record %d: %s", v.GetFirstBadSeq(), v.GetProblem())
+	}
+	return fmt.Sprintf("intact, %d records, head %.16s…", v.GetCount(), v.GetHeadHash())
 }
 
 // describeDSN names the database without its password.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,10 +20,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
+	"github.com/ai-memory/ai-memory/internal/auditlog"
+	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -39,8 +43,13 @@ type serveCmd struct {
 	TLSKey         string        `help:"TLS private key (PEM)." type:"path" name:"tls-key"`
 	ClientCA       string        `help:"CA bundle (PEM) that signs client certificates: mTLS binds the principal to the certificate (SPIFFE URI SAN, else subject CN)." type:"path" name:"client-ca"`
 	RequireCert    bool          `help:"With --client-ca: refuse connections without a verified client certificate." name:"require-client-cert"`
+	CertScope      string        `help:"With --client-ca, the namespaces of a certificate presented without a token: exact (its own namespace only) or subtree (its own and those below it)." enum:"exact,subtree" default:"exact" name:"client-cert-scope"`
 	MaxConcurrent  int           `help:"Requests one principal may have in flight, and, separately, GET streams it may hold open." default:"32"`
-	ReadTimeout    time.Duration `help:"Bound on reading one request." default:"30s"`
+	MaxConnections int           `help:"Connections open at once, server-wide; more wait until one closes." default:"1024"`
+	MaxSessions    int           `help:"MCP sessions one principal may hold; a new one ends its least recently used idle one." default:"64"`
+	SessionIdle    time.Duration `help:"An MCP session unused this long ends (the client starts a new one)." default:"30m"`
+	HostIdle       time.Duration `help:"A principal with no session and no request for this long has its host dropped (rebuilt on its next request)." default:"10m"`
+	ReadTimeout    time.Duration `help:"Bound on reading one request body, from the end of its headers." default:"30s"`
 	WriteTimeout   time.Duration `help:"Bound on writing one answer (streams aside)." default:"120s"`
 	IdleTimeout    time.Duration `help:"Keep-alive connections idle this long are closed." default:"120s"`
 	ShutdownGrace  time.Duration `help:"On SIGTERM, how long calls in flight may take to finish." default:"20s"`
@@ -53,6 +62,7 @@ type serveCmd struct {
 	AgentID        string        `help:"--auth none: the identity of every client (default: ai:<client name>)." env:"AI_MEMORY_AGENT_ID"`
 	Namespace      string        `help:"Default namespace of memories a call does not place (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project it starts in, else global)."`
 	EngineIdle     time.Duration `help:"How long a spawned engine waits without clients before it exits." default:"30s" env:"AI_MEMORY_ENGINE_IDLE_TIMEOUT"`
+	MetricsListen  string        `help:"Serve Prometheus metrics at http://ADDR/metrics (off unless given; a port alone, :9464, listens on loopback). No metric holds memory content, a title or a principal (docs/deploy.md)." name:"metrics-listen" env:"AI_MEMORY_METRICS_LISTEN"`
 }
 
 func (c *serveCmd) Run(root *rootCmd) error {
@@ -76,10 +86,31 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	if c.RequireCert && c.ClientCA == "" {
 		return refuse("--require-client-cert needs --client-ca")
 	}
+	for _, bound := range []struct {
+		flag string
+		n    int64
+	}{{"--max-concurrent", int64(c.MaxConcurrent)}, {"--max-connections", int64(c.MaxConnections)}, {"--max-sessions", int64(c.MaxSessions)},
+		{"--session-idle", int64(c.SessionIdle)}, {"--host-idle", int64(c.HostIdle)}, {"--read-timeout", int64(c.ReadTimeout)}} {
+		if bound.n <= 0 {
+			return refuse("%s must be positive", bound.flag)
+		}
+	}
+
+	var metricsListener net.Listener
+	if c.MetricsListen != "" {
+		addr, err := metricsAddr(c.MetricsListen)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		if metricsListener, err = net.Listen("tcp", addr); err != nil {
+			return refuse("--metrics-listen: %v", err)
+		}
+		defer metricsListener.Close()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.Namespace, c.EngineIdle)
+	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.Namespace, c.EngineIdle, []string{c.TLSKey})
 	if err != nil {
 		return err
 	}
@@ -90,15 +121,23 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	}
 
 	opts := httpfront.Options{
-		Hosts:         c.AllowedHost,
-		Origins:       c.AllowedOrigin,
-		MaxBodyBytes:  int64(rt.maxMessage),
-		MaxConcurrent: c.MaxConcurrent,
-		ReadTimeout:   c.ReadTimeout,
-		WriteTimeout:  c.WriteTimeout,
-		IdleTimeout:   c.IdleTimeout,
-		Heartbeat:     30 * time.Second,
-		Logger:        rt.log,
+		Hosts:          c.AllowedHost,
+		Origins:        c.AllowedOrigin,
+		MaxBodyBytes:   int64(rt.maxMessage),
+		MaxConcurrent:  c.MaxConcurrent,
+		ReadTimeout:    c.ReadTimeout,
+		WriteTimeout:   c.WriteTimeout,
+		IdleTimeout:    c.IdleTimeout,
+		MaxConnections: c.MaxConnections,
+		MaxSessions:    c.MaxSessions,
+		SessionIdle:    c.SessionIdle,
+		HostIdle:       c.HostIdle,
+		Heartbeat:      30 * time.Second,
+		Audit:          auditlog.Recorder{Engine: rt.engineConn},
+		Logger:         rt.log,
+	}
+	if metricsListener != nil {
+		opts.Metrics = metrics.NewHost()
 	}
 	switch c.Auth {
 	case "token":
@@ -113,10 +152,11 @@ func (c *serveCmd) Run(root *rootCmd) error {
 			return refuse("%v", err)
 		}
 		if c.ClientCA != "" {
-			opts.Auth = httpfront.MTLSAuth{Next: opts.Auth}
+			m := httpfront.MTLSAuth{Next: opts.Auth, Subtree: c.CertScope == "subtree"}
 			if c.RequireCert {
-				opts.Auth = httpfront.MTLSAuth{}
+				m.Next = nil
 			}
+			opts.Auth = m
 		}
 	}
 	opts.NewHost = func(p httpfront.Principal) *mcphost.Host {
@@ -125,14 +165,17 @@ func (c *serveCmd) Run(root *rootCmd) error {
 			o.AgentID = p.ID
 		}
 		o.Allowlist = rt.allow.Within(p.Families).Attested(attest, p.Attestation)
-		if c.Auth != "none" { // --auth none: the local user's loopback sessions keep every namespace
-			o.Scope = p.Namespaces
-		}
+		o.Scope = p.Namespaces // --auth none: the local user's, every namespace
 		if !slices.Equal(o.Scope, []string{caller.AllNamespaces}) {
 			o.Vectors = withoutCounts(o.Vectors) // the host's own call sees the whole store
 		}
 		o.Attestation = p.Attestation
+		o.Metrics = opts.Metrics
 		return mcphost.New(o)
+	}
+	front := httpfront.New(opts)
+	if metricsListener != nil {
+		serveMetrics(ctx, metricsListener, opts.Metrics, front, rt)
 	}
 
 	l, err := net.Listen("tcp", c.Listen)
@@ -145,11 +188,49 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	}
 	rt.log.Info("ai-memory serve ready", "url", scheme+"://"+l.Addr().String()+"/mcp", "auth", c.Auth,
 		"mtls", c.ClientCA != "", "profile", rt.profile.Label(), "data_dir", rt.dataDir)
-	err = httpfront.New(opts).Serve(ctx, l, c.ShutdownGrace)
+	err = front.Serve(ctx, l, c.ShutdownGrace)
 	if ctx.Err() != nil {
 		rt.log.Info("ai-memory serve stopped on signal")
 	}
 	return err
+}
+
+// metricsAddr is --metrics-listen as an address to listen on: a port
+// alone (":9464" or "9464") is on loopback; a host, any host, is as given.
+func metricsAddr(flag string) (string, error) {
+	if !strings.Contains(flag, ":") {
+		flag = ":" + flag
+	}
+	host, port, err := net.SplitHostPort(flag)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("--metrics-listen %s: must be host:port or a port", sdk.Quote(flag))
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// serveMetrics serves /metrics on l until ctx ends: the host's counters,
+// the front's sessions and connections, and the engine's metrics, asked
+// of it at each scrape.
+func serveMetrics(ctx context.Context, l net.Listener, m *metrics.Host, front *httpfront.Front, rt *runtime) {
+	m.Gauge("ai_memory_http_sessions", "Live MCP sessions over HTTP, all principals.", func() float64 { return float64(front.Stats().Sessions) })
+	m.Gauge("ai_memory_http_principals", "Principals with a host now (each with its grant).", func() float64 { return float64(front.Stats().Principals) })
+	m.Gauge("ai_memory_http_connections", "Open HTTP connections.", func() float64 { return float64(front.Stats().Connections) })
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler(func(ctx context.Context) ([][]byte, error) {
+		resp, err := rt.engineConn.Metrics(ctx, &aimemoryv1.MetricsRequest{})
+		return resp.GetFamilies(), err
+	}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(rt.log.Handler(), slog.LevelWarn)}
+	go srv.Serve(l)
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	rt.log.Info("metrics", "url", "http://"+l.Addr().String()+"/metrics")
 }
 
 func isLoopback(host string) bool {
@@ -208,8 +289,9 @@ func (c *serveCmd) oauth(rt *runtime) (httpfront.Authenticator, map[string]http.
 	if path != "" {
 		extra["/.well-known/oauth-protected-resource"+path] = doc
 	}
+	expand := func(names []string) ([]string, error) { return catalog.ExpandNames(names, rt.sup.Catalog()) }
 	return httpfront.OAuthAuth{Keyfunc: kf.Keyfunc, Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, Scopes: c.OAuthScopes,
-		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta, Cache: &httpfront.VerifiedCache{}}, extra, nil
+		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta, ExpandFamilies: expand, Cache: &httpfront.VerifiedCache{}}, extra, nil
 }
 
 // withoutCounts is a vector status reader whose store-wide counts are

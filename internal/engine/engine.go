@@ -25,6 +25,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
@@ -34,6 +35,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/metrics"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -152,7 +155,7 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if opts.TTL == (storage.TTL{}) {
-		opts.TTL = tiersFromSettings(set)
+		opts.TTL = TiersFromSettings(set)
 	}
 	if opts.ArchiveMaxAge == 0 {
 		opts.ArchiveMaxAge = set.ArchiveMaxAge()
@@ -171,9 +174,16 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 
+	chain, err := audit.OpenChain(dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
 	ev := &events.Broadcaster{}
+	m := metrics.NewEngine()
 	opened, err := openBackend(ctx, dir, set, storage.Options{
-		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now,
+		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now, Audit: chain,
+		Committed: m.Committed,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -194,33 +204,42 @@ func Serve(ctx context.Context, opts Options) error {
 		log.Warn("webhook key differs from the database's: this engine serves memory but dispatches no webhook", "err", err)
 	}
 
+	auditLog, err := audit.Open(ctx, st, chain, dir, log)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
 	// Only the lock holder touches the socket: one left by a crashed engine
 	// is stale by now.
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("engine: remove stale socket: %w", err)
 	}
-	lis, err := net.Listen("unix", sock)
+	lis, removeSocket, err := listenOwnSocket(sock)
 	if err != nil {
-		return fmt.Errorf("engine: listen: %w", err)
+		return err
 	}
-	defer os.Remove(sock)
-	if err := os.Chmod(sock, 0o600); err != nil {
-		lis.Close()
-		return fmt.Errorf("engine: %w", err)
-	}
+	defer removeSocket()
 	lis = restrictToOwnUser(lis, log)
 
 	conns := newConnTracker(opts.IdleTimeout)
-	// Recover is outermost, so a panic anywhere, the caller check included, is an error.
+	// Recover is outermost, so a panic anywhere, the caller check included,
+	// is an error. Refusals are audited around the caller check, so its own
+	// count too, with the caller it verified when it did, and so do the
+	// authorizer's.
 	grants := webhook.NewGrants(st, log.With("component", "webhook"))
 	if err := grants.Load(ctx); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	serverOpts := append(server.Recover(log), signer.ServerOptions()...)
+	refusals := server.NewRefusals(auditLog, log)
+	gate := assertion.NewGate(signer)
+	serverOpts := append(server.Recover(log), refusals.Record()...)
+	serverOpts = append(serverOpts, gate.ServerOptions()...)
+	serverOpts = append(serverOpts, refusals.NoteCaller()...)
 	// Every verified call narrows its principal's webhooks to its grant,
 	// refused or not; then authorization, before any service.
 	serverOpts = append(serverOpts, noteGrants(grants))
 	serverOpts = append(serverOpts, server.Authorize()...)
+	serverOpts = append(serverOpts, peerCredentials())
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
@@ -242,8 +261,10 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	guard, backoff, timeout := webhookConfig(set.Webhooks)
 	guard.Resolver = opts.WebhookResolver
+	addGauges(m, st, emb)
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
-		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer, Grants: grants}})
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer, Grants: grants}, Audit: auditLog, Metrics: m})
+	aimemoryv1.RegisterCallsServer(g, gate) // the hosts' call sessions
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
@@ -302,7 +323,8 @@ func Serve(ctx context.Context, opts Options) error {
 				}
 			}
 			d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
-				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
+				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook"),
+				Settled: func(o storage.Outcome) { m.Settled(outcomeName(o)) }})
 			if err := d.Run(ctx); err != nil {
 				log.Error("webhook dispatcher stopped", "err", err)
 			}
@@ -321,6 +343,34 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	stopGracefully(g, 2*time.Second)
 	return nil
+}
+
+// listenOwnSocket listens on the unix socket sock (0600). remove deletes the
+// socket only while the path is still this listener's: a data dir deleted
+// and recreated under a running engine gets a successor engine with a
+// socket of the same name, which the first engine, on its way out, must
+// not take away (every new host then timed out). net's own unlink on
+// Close is turned off for the same reason.
+func listenOwnSocket(sock string) (lis net.Listener, remove func(), err error) {
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: listen: %w", err)
+	}
+	l.SetUnlinkOnClose(false)
+	own, err := os.Lstat(sock)
+	if err == nil {
+		err = os.Chmod(sock, 0o600)
+	}
+	if err != nil {
+		l.Close()
+		os.Remove(sock)
+		return nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	return l, func() {
+		if now, err := os.Lstat(sock); err == nil && os.SameFile(own, now) {
+			os.Remove(sock)
+		}
+	}, nil
 }
 
 // embedderFromSettings is the data dir's embedding endpoint, nil when
@@ -347,8 +397,9 @@ func chatFromSettings(dir string, log *slog.Logger) (*server.Chat, error) {
 	return &server.Chat{Client: models.New(*set.Models.Chat)}, nil
 }
 
-// tiersFromSettings applies the data dir's engine.toml over the default expiry.
-func tiersFromSettings(set settings.Settings) storage.TTL {
+// TiersFromSettings applies the data dir's engine.toml over the default
+// expiry (the CLI says with it how long a stored memory lives).
+func TiersFromSettings(set settings.Settings) storage.TTL {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
 	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}

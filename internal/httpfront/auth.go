@@ -48,20 +48,19 @@ func (a TokenAuth) Authenticate(r *http.Request) (Principal, error) {
 	if err != nil {
 		return Principal{}, &AuthError{Status: http.StatusUnauthorized, Challenge: tokenChallenge + `, error="invalid_token"`, Msg: err.Error()}
 	}
-	return Principal{ID: t.Principal, Families: t.Families, Namespaces: namespaces(t.Namespaces, t.Principal), Attestation: AttestToken}, nil
+	p := Principal{ID: t.Principal, Families: t.Families, Namespaces: t.Namespaces, Attestation: AttestToken}
+	if p.Namespaces == nil {
+		p.Namespaces = []string{ownNamespace(t.Principal)}
+	} else if err := apitoken.ValidateNamespaces("namespaces", t.Namespaces); err != nil {
+		// A grant written by hand or by an older version: refused, never widened.
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: t.Principal, Msg: fmt.Sprintf("API key %s of %s has a malformed grant (%v); create a new one with ai-memory token create", t.ID, quote(t.Principal), err)}
+	}
+	return p, nil
 }
 
-// namespaces is a grant's namespace prefixes: none stored means the
-// principal's own (isolated by default); "*" means every namespace.
-func namespaces(granted []string, principal string) []string {
-	switch {
-	case len(granted) == 0:
-		return []string{strings.TrimPrefix(principal, "spiffe://")}
-	case len(granted) == 1 && granted[0] == "*":
-		return []string{"*"} // the explicit grant of every namespace (caller.AllNamespaces)
-	}
-	return granted
-}
+// ownNamespace is the namespace of a credential that names none: the
+// principal's own (isolated by default).
+func ownNamespace(principal string) string { return strings.TrimPrefix(principal, "spiffe://") }
 
 // MTLSAuth binds the principal to a verified client certificate: its
 // SPIFFE URI SAN if it has one, else its subject common name. A bearer
@@ -71,20 +70,24 @@ func namespaces(granted []string, principal string) []string {
 // refused).
 type MTLSAuth struct {
 	Next Authenticator
-	// Namespaces for a certificate without a token (nil: its own, "*": all).
-	Namespaces []string
+	// Subtree: a certificate without a token may also use the namespaces
+	// below its own (serve --client-cert-scope subtree). By default it has
+	// its own namespace only, so one workload's certificate never covers
+	// another's whose SPIFFE path extends it.
+	Subtree bool
 }
 
 // Authenticate implements Authenticator.
 func (a MTLSAuth) Authenticate(r *http.Request) (Principal, error) {
-	id := certPrincipal(r)
-	if id == "" {
+	cert := clientCert(r)
+	if cert == nil {
 		if a.Next == nil {
 			return Principal{}, &AuthError{Status: http.StatusUnauthorized, Msg: "a verified client certificate is required"}
 		}
 		return a.Next.Authenticate(r)
 	}
-	if err := record.ValidateAgentID("client certificate identity", id); err != nil {
+	id, ns, err := certIdentity(cert)
+	if err != nil {
 		return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: err.Error()}
 	}
 	if _, ok := bearer(r); ok && a.Next != nil {
@@ -93,30 +96,47 @@ func (a MTLSAuth) Authenticate(r *http.Request) (Principal, error) {
 			return Principal{}, err
 		}
 		if p.ID != id {
-			return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: fmt.Sprintf("the token is for %s, the client certificate for %s", quote(p.ID), quote(id))}
+			return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: fmt.Sprintf("the token is for %s, the client certificate for %s", quote(p.ID), quote(id))}
 		}
 		p.Attestation = AttestMTLS
 		return p, nil
 	}
-	return Principal{ID: id, Namespaces: namespaces(a.Namespaces, id), Attestation: AttestMTLS}, nil
+	if !a.Subtree {
+		ns = apitoken.ExactMark + ns
+	}
+	return Principal{ID: id, Namespaces: []string{ns}, Attestation: AttestMTLS}, nil
 }
 
-// certPrincipal is the identity of the request's verified client
-// certificate; "" without one.
-func certPrincipal(r *http.Request) string {
+// clientCert is the request's verified client certificate; nil without one.
+func clientCert(r *http.Request) *x509.Certificate {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-		return ""
+		return nil
 	}
-	return CertIdentity(r.TLS.VerifiedChains[0][0])
+	return r.TLS.VerifiedChains[0][0]
 }
 
-// CertIdentity is a certificate's principal: the first spiffe:// URI SAN,
-// else the subject common name.
-func CertIdentity(c *x509.Certificate) string {
+// certIdentity is a certificate's principal and namespace: the first
+// spiffe:// URI SAN (namespace: trust domain and path, which it must have:
+// a bare trust domain would cover every workload below it), else the
+// subject common name (namespace: itself).
+func certIdentity(c *x509.Certificate) (id, ns string, err error) {
+	id, ns = c.Subject.CommonName, c.Subject.CommonName
 	for _, u := range c.URIs {
-		if u.Scheme == "spiffe" {
-			return u.String()
+		if u.Scheme != "spiffe" {
+			continue
 		}
+		id = u.String()
+		if u.Host == "" || strings.Trim(u.Path, "/") == "" || u.User != nil || u.Port() != "" || u.RawQuery != "" || u.Fragment != "" {
+			return "", "", fmt.Errorf("client certificate SPIFFE ID %s is refused: it must be spiffe://<trust domain>/<path>", quote(id))
+		}
+		ns = u.Host + u.Path
+		break
 	}
-	return c.Subject.CommonName
+	if err := record.ValidateAgentID("client certificate identity", id); err != nil {
+		return "", "", err
+	}
+	if err := record.ValidateNamespace("client certificate namespace", ns); err != nil {
+		return "", "", fmt.Errorf("client certificate %s: %v", quote(id), err)
+	}
+	return id, ns, nil
 }

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/ai-memory/ai-memory/internal/apitoken"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -28,6 +30,10 @@ type OAuthAuth struct {
 	PrincipalClaim string   // "sub" by default
 	MetadataURL    string   // the protected-resource metadata document
 	Now            func() time.Time
+	// ExpandFamilies resolves the families claim's names as token create
+	// does (profiles to families; an unknown name is an error). Nil keeps
+	// the names as they are.
+	ExpandFamilies func([]string) ([]string, error)
 	// Cache, if set, remembers verified tokens, so a client's next request
 	// with the same token costs a map lookup and an expiry check instead
 	// of an RSA verification.
@@ -48,7 +54,8 @@ type verified struct {
 // maxVerified bounds the cache; when full it starts afresh.
 const maxVerified = 4096
 
-// Claims that narrow a principal's grant, both optional.
+// Claims that narrow a principal's grant, both optional; present, each must
+// be a non-empty array of strings, or the token is refused (403).
 const (
 	FamiliesClaim   = "ai_memory_families"
 	NamespacesClaim = "ai_memory_namespaces"
@@ -88,11 +95,78 @@ func (a OAuthAuth) Authenticate(r *http.Request) (Principal, error) {
 	if err := record.ValidateAgentID("token claim "+claim, id); err != nil {
 		return Principal{}, &AuthError{Status: http.StatusForbidden, Msg: err.Error()}
 	}
-	p := Principal{ID: id, Attestation: AttestOAuth}
-	p.Families, _ = stringList(claims[FamiliesClaim])
-	ns, _ := stringList(claims[NamespacesClaim])
-	p.Namespaces = namespaces(ns, id)
+	p := Principal{ID: id, Attestation: AttestOAuth, Namespaces: []string{ownNamespace(id)}}
+	// A grant claim that is present but malformed refuses the token: read
+	// loosely, it would narrow nothing.
+	if p.Families, err = a.families(claims); err != nil {
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: "the access token is refused: " + err.Error()}
+	}
+	if ns, present, err := claimList(claims, NamespacesClaim); err != nil {
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: "the access token is refused: " + err.Error()}
+	} else if present {
+		if err := apitoken.ValidateNamespaces("claim "+NamespacesClaim, ns); err != nil {
+			return Principal{}, &AuthError{Status: http.StatusForbidden, Principal: id, Msg: "the access token is refused: " + err.Error()}
+		}
+		p.Namespaces = ns
+	}
 	return p, nil
+}
+
+// families is the families claim: absent, nil (the allowlist decides);
+// present, family and profile names as for token create --families.
+func (a OAuthAuth) families(claims jwt.MapClaims) ([]string, error) {
+	names, present, err := claimList(claims, FamiliesClaim)
+	if err != nil || !present {
+		return nil, err
+	}
+	for i, n := range names {
+		if n == "" || strings.ContainsFunc(n, unicode.IsSpace) {
+			return nil, fmt.Errorf("claim %s[%d]: must be a family or profile name (got %s)", FamiliesClaim, i, quote(n))
+		}
+	}
+	if a.ExpandFamilies == nil {
+		return names, nil
+	}
+	fams, err := a.ExpandFamilies(names)
+	if err != nil {
+		return nil, fmt.Errorf("claim %s: %v", FamiliesClaim, err)
+	}
+	return fams, nil
+}
+
+// claimList is a grant claim: absent, present false; present, it must be a
+// non-empty array of strings.
+func claimList(claims jwt.MapClaims, name string) (list []string, present bool, err error) {
+	v, present := claims[name]
+	if !present {
+		return nil, false, nil
+	}
+	l, ok := stringList(v)
+	if !ok || len(l) == 0 {
+		return nil, true, fmt.Errorf("claim %s: must be a non-empty array of strings (got %s)", name, jsonKind(v))
+	}
+	return l, true, nil
+}
+
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, json.Number:
+		return "a number"
+	case map[string]any:
+		return "an object"
+	case []any:
+		if len(x) == 0 {
+			return "an empty array"
+		}
+		return "an array with a value that is not a string"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // Verify checks a JWT's signature (JWKS), issuer, audience and expiry.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
@@ -37,6 +39,37 @@ func (h *Host) identity() string {
 	return identity.Resolve(h.opts.AgentID, h.clientName)
 }
 
+// identityOf is the resolved agent id of the session a call belongs to.
+func (h *Host) identityOf(ctx context.Context) string {
+	return identity.Resolve(h.opts.AgentID, h.clientNameOf(ctx))
+}
+
+type clientNameKey struct{}
+
+// WithClientName tells the host the client name of the session a message
+// belongs to, for a transport whose sessions share one host (HTTP without
+// authentication: each session keeps its own name).
+func WithClientName(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, clientNameKey{}, name)
+}
+
+// clientNameOf is the client name of the session of ctx: as the transport
+// said, else as mcp-go's session recorded it, else the one the host last
+// learned (a stdio host has one session).
+func (h *Host) clientNameOf(ctx context.Context) string {
+	if name, _ := ctx.Value(clientNameKey{}).(string); name != "" {
+		return name
+	}
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		if name := s.GetClientInfo().Name; name != "" {
+			return name
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.clientName
+}
+
 func (h *Host) audit(ctx context.Context, e AuditEntry) {
 	if h.opts.Audit == nil {
 		return
@@ -49,7 +82,7 @@ func (h *Host) audit(ctx context.Context, e AuditEntry) {
 
 // permitCall checks the allowlist for a call of tool in family and audits a denial.
 func (h *Host) permitCall(ctx context.Context, family, tool string) error {
-	agent := h.identity()
+	agent := h.identityOf(ctx)
 	d := h.opts.Allowlist.Decide(agent, family)
 	if d.Allowed {
 		return nil
@@ -93,7 +126,7 @@ func (h *Host) loadProfile() {
 	agent := h.identity()
 	for _, f := range h.opts.Profile.Families() {
 		if h.opts.Allowlist.Decide(agent, f).Allowed {
-			if err := h.load(f); err != nil {
+			if err := h.load(f, false); err != nil {
 				h.log.Warn("family in profile is not available", "family", f, "err", err)
 			}
 		} else {

@@ -1,5 +1,5 @@
 // Package procstat reads what processes have cost so far from Linux's
-// /proc: CPU time and how often their threads slept. Benchmarks that
+// /proc: CPU time, how often their threads slept, resident memory. Benchmarks that
 // drive several processes (host, plugins, engine) report these per call,
 // figures that other load on the machine disturbs far less than latency.
 package procstat
@@ -54,4 +54,20 @@ func Sleeps(pids ...int) int64 {
 		}
 	}
 	return n
+}
+
+// RSS is the resident memory of a process now, in bytes (VmRSS of
+// /proc/<pid>/status); 0 for a process that is gone.
+func RSS(pid int) int64 {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -12,6 +12,12 @@ func TestInScope(t *testing.T) {
 			t.Errorf("InScope(%q) = %v, want %v", ns, got, want)
 		}
 	}
+	exact := Caller{Principal: "spiffe://example.org/web", Scope: "=example.org/web"}
+	for ns, want := range map[string]bool{"example.org/web": true, "example.org/web/x": false, "example.org": false} {
+		if got := exact.InScope(ns); got != want {
+			t.Errorf("exact InScope(%q) = %v, want %v", ns, got, want)
+		}
+	}
 	if (Caller{}).InScope("anything") || (Caller{Scope: " "}).InScope("") {
 		t.Error("an empty scope must allow no namespace")
 	}

@@ -2,24 +2,26 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // maxAuditList caps one ListAudit answer.
 const maxAuditList = 10000
 
-// Audit serves the hash-chained audit log.
+// Audit serves the keyed, hash-chained audit log (audit.Log: the
+// backend's chain and this engine's pin).
 type Audit struct {
 	aimemoryv1.UnimplementedAuditServer
 	errorMapper
-	st storage.Audit
+	log *audit.Log
 }
 
 func (s *Audit) AppendAudit(ctx context.Context, req *aimemoryv1.AppendAuditRequest) (*aimemoryv1.AppendAuditResponse, error) {
@@ -31,9 +33,12 @@ func (s *Audit) AppendAudit(ctx context.Context, req *aimemoryv1.AppendAuditRequ
 	if req.GetRecord() == nil {
 		return nil, status.Error(codes.InvalidArgument, "record: is required")
 	}
-	r, err := s.st.AppendAudit(ctx, req.GetRecord())
+	if req.GetRecord().GetEvent() == audit.EventKeyed {
+		return nil, status.Error(codes.InvalidArgument, "event: "+audit.EventKeyed+" is written by the engine only")
+	}
+	r, err := s.log.Append(ctx, req.GetRecord())
 	if err != nil {
-		return nil, s.status(err)
+		return nil, s.auditStatus(err)
 	}
 	return &aimemoryv1.AppendAuditResponse{Record: r}, nil
 }
@@ -55,7 +60,7 @@ func (s *Audit) ListAudit(ctx context.Context, req *aimemoryv1.ListAuditRequest)
 	if limit <= 0 || limit > maxAuditList {
 		return nil, status.Errorf(codes.InvalidArgument, "limit: must be from 1 to %d", maxAuditList)
 	}
-	rs, err := s.st.ListAudit(ctx, req.GetAgentId(), limit)
+	rs, err := s.log.List(ctx, req.GetAgentId(), limit)
 	if err != nil {
 		return nil, s.status(err)
 	}
@@ -66,6 +71,16 @@ func (s *Audit) VerifyAudit(ctx context.Context, _ *aimemoryv1.VerifyAuditReques
 	if err := everyPrincipal(ctx); err != nil {
 		return nil, err
 	}
-	v, err := s.st.VerifyAudit(ctx)
+	v, err := s.log.Verify(ctx)
 	return v, s.status(err)
+}
+
+// auditStatus: a log whose last record the key does not verify takes no
+// append (audit.HeadError), which is a precondition, not an internal error.
+func (s *Audit) auditStatus(err error) error {
+	var he *audit.HeadError
+	if errors.As(err, &he) {
+		return status.Error(codes.FailedPrecondition, he.Error())
+	}
+	return s.status(err)
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
@@ -40,6 +41,11 @@ type Config struct {
 	Chat *Chat
 	// Webhooks vets subscription targets and seals their secrets.
 	Webhooks Webhooks
+	// Audit is the engine's audit log (audit.Open); nil: the backend's,
+	// its pin kept in memory only.
+	Audit *audit.Log
+	// Metrics is what the Metrics RPC answers; nil answers none.
+	Metrics interface{ Families() ([][]byte, error) }
 }
 
 // Register registers every engine service on g.
@@ -60,7 +66,10 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 	aimemoryv1.RegisterVectorsServer(g, &Vectors{st: c.Backend, errorMapper: e, emb: c.Embedder})
 	aimemoryv1.RegisterCorpusServer(g, &Corpus{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterGraphServer(g, &Graph{st: c.Backend, errorMapper: e})
-	aimemoryv1.RegisterAuditServer(g, &Audit{st: c.Backend, errorMapper: e})
+	if c.Audit == nil {
+		c.Audit = audit.Unpinned(c.Backend)
+	}
+	aimemoryv1.RegisterAuditServer(g, &Audit{log: c.Audit, errorMapper: e})
 	aimemoryv1.RegisterArchiveServer(g, &Archive{st: c.Backend, errorMapper: e})
 	aimemoryv1.RegisterEventsServer(g, &Events{events: c.Events, log: c.Log, st: c.Backend})
 	aimemoryv1.RegisterGovernanceServer(g, &Governance{st: c.Backend, errorMapper: e})
@@ -92,6 +101,22 @@ func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aime
 		Location:      s.cfg.Location,
 		Capabilities:  capabilities(s.cfg.Backend),
 	}, nil
+}
+
+// Metrics returns the engine's Prometheus metrics, for a host's /metrics.
+// Only a host may read them: they are the data dir's, not a principal's.
+func (s *Engine) Metrics(ctx context.Context, _ *aimemoryv1.MetricsRequest) (*aimemoryv1.MetricsResponse, error) {
+	if c, ok := caller.FromContext(ctx); !ok || !c.IsHost() {
+		return nil, status.Error(codes.PermissionDenied, "metrics: only a host (ai-memory serve) may read the engine's metrics")
+	}
+	if s.cfg.Metrics == nil {
+		return &aimemoryv1.MetricsResponse{}, nil
+	}
+	families, err := s.cfg.Metrics.Families()
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &aimemoryv1.MetricsResponse{Families: families}, nil
 }
 
 // backupChunk is the size of one Backup message.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -77,13 +78,29 @@ type Graph interface {
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
 }
 
-// Audit is the append-only, hash-chained audit log.
+// Audit is the append-only, hash-chained audit log, chained with
+// Options.Audit (package audit holds the rule; audit.Log the engine's pin).
 type Audit interface {
 	// AppendAudit assigns seq, time and hashes and appends durably.
 	AppendAudit(ctx context.Context, r *aimemoryv1.AuditRecord) (*aimemoryv1.AuditRecord, error)
 	// ListAudit returns up to limit records, newest first, of one agent or all ("").
 	ListAudit(ctx context.Context, agentID string, limit int) ([]*aimemoryv1.AuditRecord, error)
-	VerifyAudit(ctx context.Context) (*aimemoryv1.VerifyAuditResponse, error)
+	// AuditRecordAt is the record stored under seq; nil when there is none.
+	AuditRecordAt(ctx context.Context, seq uint64) (*aimemoryv1.AuditRecord, error)
+	// VerifyAudit recomputes the chain from one snapshot (audit.Verifier);
+	// it must hold pin, the head the engine pinned (zero: none).
+	VerifyAudit(ctx context.Context, pin audit.Head) (*aimemoryv1.VerifyAuditResponse, error)
+	// ExportAudit calls each with every record in seq order, from one
+	// snapshot: migrate's copy.
+	ExportAudit(ctx context.Context, each func(*aimemoryv1.AuditRecord) error) error
+}
+
+// AuditImporter takes records of another store's audit log as they were
+// (seq, time and hashes kept): migrate's target. Each result is created,
+// unchanged (already there, identical) or refused (another record holds
+// its seq).
+type AuditImporter interface {
+	ImportAudit(ctx context.Context, records []*aimemoryv1.AuditRecord) ([]*aimemoryv1.ImportResult, error)
 }
 
 // Archive is where removed memories are kept, and the lifecycle writes

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -71,6 +72,13 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Logger for open-time reports; nil discards.
 	Logger *slog.Logger
+	// Audit keys the audit chain (the data dir's audit.key); nil means a
+	// random key, so a chain verifies only while the store is open (tests).
+	Audit *audit.Chain
+	// Committed, when set, is told of every commit: how many write
+	// requests it made durable and how long its transaction took, fsync
+	// included (the engine's metrics). Called under the commit order.
+	Committed func(writes int, took time.Duration)
 }
 
 // WithDefaults fills the zero fields of o.
@@ -89,6 +97,12 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Audit == nil {
+		o.Audit = audit.Ephemeral()
+	}
+	if o.Committed == nil {
+		o.Committed = func(int, time.Duration) {}
 	}
 	return o
 }

@@ -32,10 +32,15 @@ type AuditRecord struct {
 	Tool     string `protobuf:"bytes,6,opt,name=tool,proto3" json:"tool,omitempty"`
 	Granted  bool   `protobuf:"varint,7,opt,name=granted,proto3" json:"granted,omitempty"`
 	Reason   string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
-	PrevHash string `protobuf:"bytes,9,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"` // hex SHA-256 of the previous record; "" for the first
-	Hash     string `protobuf:"bytes,10,opt,name=hash,proto3" json:"hash,omitempty"`                        // hex SHA-256 over prev_hash and this record's fields
+	PrevHash string `protobuf:"bytes,9,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"` // hash of the previous record; "" for the first
+	// Hex HMAC-SHA-256 under audit.key over prev_hash and this record's
+	// fields (records from before logs were keyed: plain SHA-256).
+	Hash string `protobuf:"bytes,10,opt,name=hash,proto3" json:"hash,omitempty"`
 	// How the principal was identified: "" (stdio: claimed), token, oauth, mtls.
-	Attestation   string `protobuf:"bytes,11,opt,name=attestation,proto3" json:"attestation,omitempty"`
+	Attestation string `protobuf:"bytes,11,opt,name=attestation,proto3" json:"attestation,omitempty"`
+	// How many refusals of this principal the engine's rate limit left
+	// unrecorded since its previous record (refusal records only).
+	Suppressed    uint64 `protobuf:"varint,12,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -145,6 +150,13 @@ func (x *AuditRecord) GetAttestation() string {
 		return x.Attestation
 	}
 	return ""
+}
+
+func (x *AuditRecord) GetSuppressed() uint64 {
+	if x != nil {
+		return x.Suppressed
+	}
+	return 0
 }
 
 type AppendAuditRequest struct {
@@ -376,10 +388,22 @@ type VerifyAuditResponse struct {
 	// Hash of the last record: pin it with the count to notice truncation.
 	HeadHash string `protobuf:"bytes,3,opt,name=head_hash,json=headHash,proto3" json:"head_hash,omitempty"`
 	// When not ok: the first record that breaks the chain, and how.
-	FirstBadSeq   uint64 `protobuf:"varint,4,opt,name=first_bad_seq,json=firstBadSeq,proto3" json:"first_bad_seq,omitempty"`
-	Problem       string `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	FirstBadSeq uint64 `protobuf:"varint,4,opt,name=first_bad_seq,json=firstBadSeq,proto3" json:"first_bad_seq,omitempty"`
+	Problem     string `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
+	// Records 1..unkeyed were chained with unkeyed SHA-256 before the log
+	// was keyed; every later one is keyed.
+	Unkeyed uint64 `protobuf:"varint,6,opt,name=unkeyed,proto3" json:"unkeyed,omitempty"`
+	// Names the audit.key the chain was checked with (never the key).
+	KeyFingerprint string `protobuf:"bytes,7,opt,name=key_fingerprint,json=keyFingerprint,proto3" json:"key_fingerprint,omitempty"`
+	// The head this engine had pinned in its data dir (audit.pin) when the
+	// verify began; the chain must still hold it. pinned_seq 0: none.
+	PinnedSeq  uint64 `protobuf:"varint,8,opt,name=pinned_seq,json=pinnedSeq,proto3" json:"pinned_seq,omitempty"`
+	PinnedHash string `protobuf:"bytes,9,opt,name=pinned_hash,json=pinnedHash,proto3" json:"pinned_hash,omitempty"`
+	// The backend keeps a head row of its own (PostgreSQL's audit_head) and
+	// it was compared with the last record.
+	CheckedHeadRow bool `protobuf:"varint,10,opt,name=checked_head_row,json=checkedHeadRow,proto3" json:"checked_head_row,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *VerifyAuditResponse) Reset() {
@@ -447,11 +471,46 @@ func (x *VerifyAuditResponse) GetProblem() string {
 	return ""
 }
 
+func (x *VerifyAuditResponse) GetUnkeyed() uint64 {
+	if x != nil {
+		return x.Unkeyed
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetKeyFingerprint() string {
+	if x != nil {
+		return x.KeyFingerprint
+	}
+	return ""
+}
+
+func (x *VerifyAuditResponse) GetPinnedSeq() uint64 {
+	if x != nil {
+		return x.PinnedSeq
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetPinnedHash() string {
+	if x != nil {
+		return x.PinnedHash
+	}
+	return ""
+}
+
+func (x *VerifyAuditResponse) GetCheckedHeadRow() bool {
+	if x != nil {
+		return x.CheckedHeadRow
+	}
+	return false
+}
+
 var File_aimemory_v1_audit_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_audit_proto_rawDesc = "" +
 	"\n" +
-	"\x17aimemory/v1/audit.proto\x12\vaimemory.v1\"\x91\x02\n" +
+	"\x17aimemory/v1/audit.proto\x12\vaimemory.v1\"\xb1\x02\n" +
 	"\vAuditRecord\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x03R\x02at\x12\x19\n" +
@@ -464,7 +523,10 @@ const file_aimemory_v1_audit_proto_rawDesc = "" +
 	"\tprev_hash\x18\t \x01(\tR\bprevHash\x12\x12\n" +
 	"\x04hash\x18\n" +
 	" \x01(\tR\x04hash\x12 \n" +
-	"\vattestation\x18\v \x01(\tR\vattestation\"F\n" +
+	"\vattestation\x18\v \x01(\tR\vattestation\x12\x1e\n" +
+	"\n" +
+	"suppressed\x18\f \x01(\x04R\n" +
+	"suppressed\"F\n" +
 	"\x12AppendAuditRequest\x120\n" +
 	"\x06record\x18\x01 \x01(\v2\x18.aimemory.v1.AuditRecordR\x06record\"G\n" +
 	"\x13AppendAuditResponse\x120\n" +
@@ -474,13 +536,21 @@ const file_aimemory_v1_audit_proto_rawDesc = "" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\"G\n" +
 	"\x11ListAuditResponse\x122\n" +
 	"\arecords\x18\x01 \x03(\v2\x18.aimemory.v1.AuditRecordR\arecords\"\x14\n" +
-	"\x12VerifyAuditRequest\"\x96\x01\n" +
+	"\x12VerifyAuditRequest\"\xc3\x02\n" +
 	"\x13VerifyAuditResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x04R\x05count\x12\x1b\n" +
 	"\thead_hash\x18\x03 \x01(\tR\bheadHash\x12\"\n" +
 	"\rfirst_bad_seq\x18\x04 \x01(\x04R\vfirstBadSeq\x12\x18\n" +
-	"\aproblem\x18\x05 \x01(\tR\aproblem2\xf7\x01\n" +
+	"\aproblem\x18\x05 \x01(\tR\aproblem\x12\x18\n" +
+	"\aunkeyed\x18\x06 \x01(\x04R\aunkeyed\x12'\n" +
+	"\x0fkey_fingerprint\x18\a \x01(\tR\x0ekeyFingerprint\x12\x1d\n" +
+	"\n" +
+	"pinned_seq\x18\b \x01(\x04R\tpinnedSeq\x12\x1f\n" +
+	"\vpinned_hash\x18\t \x01(\tR\n" +
+	"pinnedHash\x12(\n" +
+	"\x10checked_head_row\x18\n" +
+	" \x01(\bR\x0echeckedHeadRow2\xf7\x01\n" +
 	"\x05Audit\x12P\n" +
 	"\vAppendAudit\x12\x1f.aimemory.v1.AppendAuditRequest\x1a .aimemory.v1.AppendAuditResponse\x12J\n" +
 	"\tListAudit\x12\x1d.aimemory.v1.ListAuditRequest\x1a\x1e.aimemory.v1.ListAuditResponse\x12P\n" +

@@ -28,8 +28,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Audit log: append-only and hash-chained; each record carries the hash of
-// the one before, so an edited or removed record breaks the chain.
+// Audit log: append-only and hash-chained; each record carries a keyed hash
+// (HMAC-SHA-256 under the data dir's audit.key) of itself and the one
+// before, so an edited or removed record breaks the chain, and each engine
+// pins the last head it saw, so a cut tail is found too.
 type AuditClient interface {
 	AppendAudit(ctx context.Context, in *AppendAuditRequest, opts ...grpc.CallOption) (*AppendAuditResponse, error)
 	ListAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (*ListAuditResponse, error)
@@ -78,8 +80,10 @@ func (c *auditClient) VerifyAudit(ctx context.Context, in *VerifyAuditRequest, o
 // All implementations must embed UnimplementedAuditServer
 // for forward compatibility.
 //
-// Audit log: append-only and hash-chained; each record carries the hash of
-// the one before, so an edited or removed record breaks the chain.
+// Audit log: append-only and hash-chained; each record carries a keyed hash
+// (HMAC-SHA-256 under the data dir's audit.key) of itself and the one
+// before, so an edited or removed record breaks the chain, and each engine
+// pins the last head it saw, so a cut tail is found too.
 type AuditServer interface {
 	AppendAudit(context.Context, *AppendAuditRequest) (*AppendAuditResponse, error)
 	ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error)

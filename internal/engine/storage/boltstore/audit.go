@@ -13,7 +13,8 @@ import (
 )
 
 // bucketAudit holds the audit log: seq (8 bytes, big-endian) → AuditRecord.
-// Records are only ever appended; each carries the hash of the one before.
+// Records are only ever appended; each carries the keyed hash of the one
+// before (package audit).
 var bucketAudit = []byte("audit")
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
@@ -40,7 +41,9 @@ func (s *Store) AppendAudit(ctx context.Context, in *aimemoryv1.AuditRecord) (*a
 				return fmt.Errorf("audit record %x: %w", k, err)
 			}
 		}
-		r = audit.Next(last, in, w.now)
+		if r, err = s.audit.Next(last, in, w.now); err != nil {
+			return err
+		}
 		raw, err := proto.Marshal(r)
 		if err != nil {
 			return err
@@ -79,10 +82,61 @@ func (s *Store) ListAudit(ctx context.Context, agentID string, limit int) ([]*ai
 	return out, err
 }
 
-// VerifyAudit recomputes the chain from the first record (audit.Verifier).
-func (s *Store) VerifyAudit(ctx context.Context) (*aimemoryv1.VerifyAuditResponse, error) {
-	v := audit.NewVerifier()
+// AuditRecordAt is the record stored under seq; nil when there is none.
+func (s *Store) AuditRecordAt(_ context.Context, seq uint64) (*aimemoryv1.AuditRecord, error) {
+	var r *aimemoryv1.AuditRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAudit)
+		if b == nil {
+			return nil
+		}
+		raw := b.Get(seqKey(seq))
+		if raw == nil {
+			return nil
+		}
+		r = new(aimemoryv1.AuditRecord)
+		return proto.Unmarshal(raw, r)
+	})
+	return r, err
+}
+
+// VerifyAudit recomputes the chain from the first record (audit.Verifier).
+func (s *Store) VerifyAudit(ctx context.Context, pin audit.Head) (*aimemoryv1.VerifyAuditResponse, error) {
+	v := s.audit.Verifier(pin)
+	err := s.eachAudit(ctx, func(k, raw []byte) error {
+		r := new(aimemoryv1.AuditRecord)
+		if len(k) != 8 || proto.Unmarshal(raw, r) != nil {
+			r = nil
+		}
+		var seq uint64
+		if len(k) == 8 {
+			seq = binary.BigEndian.Uint64(k)
+		}
+		v.Add(seq, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.Result(), nil
+}
+
+// ExportAudit calls each with every record in seq order, from one read
+// transaction.
+func (s *Store) ExportAudit(ctx context.Context, each func(*aimemoryv1.AuditRecord) error) error {
+	return s.eachAudit(ctx, func(k, raw []byte) error {
+		r := new(aimemoryv1.AuditRecord)
+		if err := proto.Unmarshal(raw, r); err != nil {
+			return fmt.Errorf("audit record %x: %w", k, err)
+		}
+		return each(r)
+	})
+}
+
+// eachAudit calls fn with every stored key and value of the audit log, in
+// key order, from one read transaction.
+func (s *Store) eachAudit(ctx context.Context, fn func(k, raw []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
 		if b == nil {
 			return nil
@@ -91,20 +145,7 @@ func (s *Store) VerifyAudit(ctx context.Context) (*aimemoryv1.VerifyAuditRespons
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r := new(aimemoryv1.AuditRecord)
-			if len(k) != 8 || proto.Unmarshal(raw, r) != nil {
-				r = nil
-			}
-			var seq uint64
-			if len(k) == 8 {
-				seq = binary.BigEndian.Uint64(k)
-			}
-			v.Add(seq, r)
-			return nil
+			return fn(k, raw)
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.Result(), nil
 }

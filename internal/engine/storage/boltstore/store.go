@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 
@@ -48,6 +49,9 @@ type Store struct {
 	now    func() time.Time
 	log    *slog.Logger
 	seen   ops.LastSeen // identities seen on calls, for the registry (gov_agents.go)
+	audit  *audit.Chain // keys the audit log (audit.go)
+	// committed is told of each commit (storage.Options.Committed).
+	committed func(writes int, took time.Duration)
 
 	an *keyword.Analyzer
 	// writeMu orders commits and their in-memory index updates the same way.
@@ -98,7 +102,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		events: opts.Events,
 		now:    opts.Now,
 		log:    opts.Logger,
+		audit:  opts.Audit,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		committed: opts.Committed,
 
 		grown: make(chan struct{}, 1),
 	}

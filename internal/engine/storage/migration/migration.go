@@ -1,6 +1,7 @@
 // Package migration copies every record of one store into another through
-// their Transfer interfaces (export, import), resumably and verified: it
-// is `ai-memory migrate --to postgres`.
+// their Transfer interfaces (export, import), and the audit log as it was
+// (seq, times and keyed hashes kept), resumably and verified: it is
+// `ai-memory migrate --to postgres`.
 //
 // Resumable: import writes nothing of a record already there and
 // identical (outcome unchanged), so a run interrupted anywhere is
@@ -8,7 +9,8 @@
 // at the end both stores are exported again and compared kind by kind, by
 // count and by a checksum (SHA-256 over the sorted SHA-256s of each
 // record's deterministic wire encoding), so the order each backend keeps
-// records in does not matter and one changed field does.
+// records in does not matter and one changed field does; and the audit
+// chain must verify on the target, with the data dir's key and pin.
 package migration
 
 import (
@@ -22,6 +24,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -67,6 +70,27 @@ type Options struct {
 	// Progress how many more it has copied (created or found there).
 	Started  func(total int64)
 	Progress func(n int)
+	// AuditPin is the head the data dir's engine pinned (audit.Log.Pin):
+	// both chains are verified against it.
+	AuditPin audit.Head
+}
+
+// AuditKind is the audit log's row in a Report, after Kinds.
+const AuditKind = "audit"
+
+// reported are the rows of a Report.
+var reported = slices.Concat(Kinds, []string{AuditKind})
+
+// Source is a store to copy from: its records and its audit log.
+type Source interface {
+	storage.Transfer
+	storage.Audit
+}
+
+// Target is a store to copy into: it also takes an audit log as it was.
+type Target interface {
+	Source
+	storage.AuditImporter
 }
 
 // Tally is one record kind's account.
@@ -82,33 +106,37 @@ func (t Tally) Same() bool { return t.Source == t.Target && t.SourceSum == t.Tar
 
 // Report is what a copy did and found.
 type Report struct {
-	Kinds    []Tally  // in Kinds order
+	Kinds    []Tally  // in Kinds order, then AuditKind
 	Refusals []string // the first maxRefusals, "kind: why"
-	Took     time.Duration
+	// The audit chain verified on each store, at the end.
+	SourceChain, TargetChain *aimemoryv1.VerifyAuditResponse
+	Took                     time.Duration
 }
 
-// Verified: every kind is the same in both stores and nothing was refused.
+// Verified: every kind is the same in both stores, nothing was refused,
+// and the audit chain verifies on the target.
 func (r *Report) Verified() bool {
 	for _, t := range r.Kinds {
 		if !t.Same() || t.Refused > 0 {
 			return false
 		}
 	}
-	return true
+	return r.TargetChain.GetOk()
 }
 
 // Copy copies every record of src into dst, in export order, batch by
-// batch (each batch one transaction of dst), then verifies. src must not
-// change meanwhile (the caller holds it exclusively); dst should be empty
-// or hold an earlier run's copy: records of its own count against
-// verification. An error stops the copy where it is; running it again
-// continues it.
-func Copy(ctx context.Context, src, dst storage.Transfer, opts Options) (*Report, error) {
+// batch (each batch one transaction of dst), then the audit log the same
+// way, then verifies. src must not change meanwhile (the caller holds it
+// exclusively); dst should be empty or hold an earlier run's copy:
+// records of its own count against verification. Both must be opened
+// with the data dir's audit key. An error stops the copy where it is;
+// running it again continues it.
+func Copy(ctx context.Context, src Source, dst Target, opts Options) (*Report, error) {
 	start := time.Now()
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultBatch
 	}
-	before, err := Summarize(ctx, src)
+	before, err := summarizeAll(ctx, src)
 	if err != nil {
 		return nil, fmt.Errorf("read the source: %w", err)
 	}
@@ -121,32 +149,80 @@ func Copy(ctx context.Context, src, dst storage.Transfer, opts Options) (*Report
 	}
 	rep := &Report{}
 	tallies := map[string]*Tally{}
-	for _, k := range Kinds {
+	for _, k := range reported {
 		tallies[k] = &Tally{Kind: k}
 	}
-	var batch []*aimemoryv1.ExportRecord
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	tally := func(kind string, r *aimemoryv1.ImportResult) {
+		t := tallies[kind]
+		switch r.GetOutcome() {
+		case "created":
+			t.Created++
+		case "unchanged":
+			t.Unchanged++
+		default:
+			t.Refused++
+			if len(rep.Refusals) < maxRefusals {
+				rep.Refusals = append(rep.Refusals, kind+": "+r.GetError())
+			}
 		}
+	}
+	err = inBatches(ctx, opts, src.Export, func(batch []*aimemoryv1.ExportRecord) error {
 		results, err := dst.Import(ctx, batch)
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 		for i, r := range results {
 			kind, _ := KindOf(batch[i])
-			t := tallies[kind]
-			switch r.GetOutcome() {
-			case "created":
-				t.Created++
-			case "unchanged":
-				t.Unchanged++
-			default:
-				t.Refused++
-				if len(rep.Refusals) < maxRefusals {
-					rep.Refusals = append(rep.Refusals, kind+": "+r.GetError())
-				}
-			}
+			tally(kind, r)
+		}
+		return nil
+	}, func(r *aimemoryv1.ExportRecord) bool { kind, _ := KindOf(r); return kind != "" })
+	if err != nil {
+		return nil, err
+	}
+	err = inBatches(ctx, opts, src.ExportAudit, func(batch []*aimemoryv1.AuditRecord) error {
+		results, err := dst.ImportAudit(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("import the audit log: %w", err)
+		}
+		for _, r := range results {
+			tally(AuditKind, r)
+		}
+		return nil
+	}, func(*aimemoryv1.AuditRecord) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	after, err := summarizeAll(ctx, dst)
+	if err != nil {
+		return nil, fmt.Errorf("read the target back: %w", err)
+	}
+	for _, k := range reported {
+		t := tallies[k]
+		t.Source, t.SourceSum = before[k].Count, before[k].Sum
+		t.Target, t.TargetSum = after[k].Count, after[k].Sum
+		rep.Kinds = append(rep.Kinds, *t)
+	}
+	if rep.SourceChain, err = src.VerifyAudit(ctx, opts.AuditPin); err != nil {
+		return nil, fmt.Errorf("verify the source's audit log: %w", err)
+	}
+	if rep.TargetChain, err = dst.VerifyAudit(ctx, opts.AuditPin); err != nil {
+		return nil, fmt.Errorf("verify the target's audit log: %w", err)
+	}
+	rep.Took = time.Since(start)
+	return rep, nil
+}
+
+// inBatches feeds what export yields (and keep accepts) to flush in
+// batches of opts.Batch, reporting progress after each.
+func inBatches[T any](ctx context.Context, opts Options, export func(context.Context, func(T) error) error, flush func([]T) error, keep func(T) bool) error {
+	var batch []T
+	send := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := flush(batch); err != nil {
+			return err
 		}
 		if opts.Progress != nil {
 			opts.Progress(len(batch))
@@ -154,37 +230,23 @@ func Copy(ctx context.Context, src, dst storage.Transfer, opts Options) (*Report
 		batch = batch[:0]
 		return nil
 	}
-	err = src.Export(ctx, func(r *aimemoryv1.ExportRecord) error {
-		if kind, _ := KindOf(r); kind == "" {
+	err := export(ctx, func(r T) error {
+		if !keep(r) {
 			return nil
 		}
 		batch = append(batch, r)
 		if len(batch) < opts.Batch {
 			return nil
 		}
-		if err := flush(); err != nil {
+		if err := send(); err != nil {
 			return err
 		}
 		return ctx.Err()
 	})
-	if err == nil {
-		err = flush()
-	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	after, err := Summarize(ctx, dst)
-	if err != nil {
-		return nil, fmt.Errorf("read the target back: %w", err)
-	}
-	for _, k := range Kinds {
-		t := tallies[k]
-		t.Source, t.SourceSum = before[k].Count, before[k].Sum
-		t.Target, t.TargetSum = after[k].Count, after[k].Sum
-		rep.Kinds = append(rep.Kinds, *t)
-	}
-	rep.Took = time.Since(start)
-	return rep, nil
+	return send()
 }
 
 // Summary is one kind's records in a store: how many, and their checksum.
@@ -196,31 +258,53 @@ type Summary struct {
 // Summarize exports s and sums it up by kind.
 func Summarize(ctx context.Context, s storage.Transfer) (map[string]Summary, error) {
 	hashes := map[string][][sha256.Size]byte{}
-	enc := proto.MarshalOptions{Deterministic: true}
 	err := s.Export(ctx, func(r *aimemoryv1.ExportRecord) error {
 		kind, msg := KindOf(r)
 		if kind == "" {
 			return nil
 		}
-		raw, err := enc.Marshal(msg)
-		if err != nil {
-			return err
-		}
-		hashes[kind] = append(hashes[kind], sha256.Sum256(raw))
-		return nil
+		return addHash(hashes, kind, msg)
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]Summary{}
 	for _, k := range Kinds {
-		hs := hashes[k]
-		slices.SortFunc(hs, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
-		h := sha256.New()
-		for _, x := range hs {
-			h.Write(x[:])
-		}
-		out[k] = Summary{Count: len(hs), Sum: hex.EncodeToString(h.Sum(nil))}
+		out[k] = sum(hashes[k])
 	}
 	return out, nil
+}
+
+// summarizeAll is Summarize plus the audit log, under AuditKind.
+func summarizeAll(ctx context.Context, s Source) (map[string]Summary, error) {
+	out, err := Summarize(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	hashes := map[string][][sha256.Size]byte{}
+	if err := s.ExportAudit(ctx, func(r *aimemoryv1.AuditRecord) error { return addHash(hashes, AuditKind, r) }); err != nil {
+		return nil, err
+	}
+	out[AuditKind] = sum(hashes[AuditKind])
+	return out, nil
+}
+
+// addHash adds the SHA-256 of msg's deterministic encoding to kind's.
+func addHash(hashes map[string][][sha256.Size]byte, kind string, msg proto.Message) error {
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	hashes[kind] = append(hashes[kind], sha256.Sum256(raw))
+	return nil
+}
+
+// sum is a kind's Summary: its count, and SHA-256 over its sorted hashes.
+func sum(hs [][sha256.Size]byte) Summary {
+	slices.SortFunc(hs, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	h := sha256.New()
+	for _, x := range hs {
+		h.Write(x[:])
+	}
+	return Summary{Count: len(hs), Sum: hex.EncodeToString(h.Sum(nil))}
 }

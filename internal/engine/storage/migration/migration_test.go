@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
@@ -21,13 +22,17 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// chain is the tests' data dir audit key: source and target are opened
+// with it, as migrate opens them with the data dir's.
+var chain = audit.Ephemeral()
+
 // everyKind is a bbolt store holding records of every kind: memories, an
 // archived one, a superseded version, a link and an archived link, an
 // entity, a standard, a queued action and a webhook subscription.
 func everyKind(t *testing.T) *boltstore.Store {
 	t.Helper()
 	clock := storagetest.NewClock()
-	src, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Now: clock.Now})
+	src, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Now: clock.Now, Audit: chain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +65,9 @@ func everyKind(t *testing.T) *boltstore.Store {
 	}
 	must(nil, src.PutSubscription(storagetest.Operator(), &storage.Subscription{ID: "0b6f1c2e-0000-4000-8000-00000000000a",
 		URL: "https://hooks.example/x", Events: []string{"memory_store"}, SealedSecret: []byte("sealed"), CreatedBy: "ai:alice", CreatedAt: 5}))
+	for _, agent := range []string{"ai:owner", "ai:bob", "ai:mallory"} {
+		must(src.AppendAudit(storagetest.Operator(), &aimemoryv1.AuditRecord{AgentId: agent, Event: "access_denied", Family: "core", Reason: "scope", Suppressed: 2}))
+	}
 	sum, err := Summarize(storagetest.Operator(), src)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +87,7 @@ func everyKind(t *testing.T) *boltstore.Store {
 // nothing.
 func TestCopyInterruptedResumedVerified(t *testing.T) {
 	src := everyKind(t)
-	dst, err := pgstore.Open(storagetest.Operator(), pgtest.DSN(t), storage.Options{})
+	dst, err := pgstore.Open(storagetest.Operator(), pgtest.DSN(t), storage.Options{Audit: chain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +123,12 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 	}
 	if !rep.Verified() {
 		t.Errorf("not verified: %v", rep.Refusals)
+	}
+	if a := rep.Kinds[len(rep.Kinds)-1]; a.Kind != AuditKind || a.Source != 3 || a.Target != 3 {
+		t.Errorf("audit log: %+v", a)
+	}
+	if v := rep.TargetChain; !v.GetOk() || v.GetCount() != 3 || v.GetHeadHash() != rep.SourceChain.GetHeadHash() || !v.GetCheckedHeadRow() {
+		t.Errorf("target chain %v, source %v", v, rep.SourceChain)
 	}
 	for _, r := range rep.Refusals {
 		t.Errorf("refused: %s", r)
@@ -185,4 +199,42 @@ func (f fixed) Export(_ context.Context, each func(*aimemoryv1.ExportRecord) err
 }
 func (fixed) Import(context.Context, []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
 	return nil, errors.New("read only")
+}
+
+// TestCopyKeepsTheAuditLogOrSaysWhyNot: a target holding an audit log of
+// its own refuses the source's records under the same seqs and the copy
+// is not verified; a source cut below the data dir's pin fails on both
+// sides, however faithful the copy.
+func TestCopyKeepsTheAuditLogOrSaysWhyNot(t *testing.T) {
+	ctx := context.Background()
+	src := everyKind(t)
+	dst, err := pgstore.Open(ctx, pgtest.DSN(t), storage.Options{Audit: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if _, err := dst.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:elsewhere", Event: "call_denied"}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Copy(ctx, src, dst, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rep.Kinds[len(rep.Kinds)-1]
+	if rep.Verified() || a.Refused != 1 || a.Created != 2 || a.Same() || !strings.Contains(strings.Join(rep.Refusals, "\n"), "audit: audit record 1: the target holds another record") {
+		t.Errorf("copy onto another audit log: verified %v, %+v, %v", rep.Verified(), a, rep.Refusals)
+	}
+
+	fresh, err := pgstore.Open(ctx, pgtest.DSN(t), storage.Options{Audit: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	rep, err = Copy(ctx, src, fresh, Options{AuditPin: audit.Head{Seq: 4, Hash: "a record the source no longer holds"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verified() || rep.SourceChain.GetOk() || rep.TargetChain.GetOk() || rep.TargetChain.GetFirstBadSeq() != 4 {
+		t.Errorf("copy of a log cut below its pin: verified %v, source %v, target %v", rep.Verified(), rep.SourceChain, rep.TargetChain)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
@@ -166,7 +167,10 @@ func (d *differ) govOp(which func(storage.Backend) int) (string, func(storage.Ba
 		}
 	default:
 		return "verify audit", func(s storage.Backend) answer {
-			v, err := s.VerifyAudit(ctx)
+			v, err := s.VerifyAudit(ctx, audit.Head{})
+			if v != nil {
+				v.CheckedHeadRow = false // PostgreSQL's head row: bbolt keeps none
+			}
 			return answer{msg: v, err: err}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
@@ -39,7 +40,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("seed %d (AI_MEMORY_DIFF_SEED=%d replays it), %d operations", seed, seed, ops)
 	clk := storagetest.NewClock()
-	opts := storage.Options{Now: clk.Now, Governance: diffGovernance}
+	opts := storage.Options{Now: clk.Now, Governance: diffGovernance, Audit: audit.Ephemeral()} // one key: the same hashes
 	bolt, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
@@ -22,8 +23,9 @@ func govPeers(t *testing.T) ([2]*Store, *storagetest.Clock) {
 	dsn := pgtest.DSN(t)
 	clk := storagetest.NewClock()
 	var engines [2]*Store
+	chain := audit.Ephemeral() // engines of one database hold one audit key
 	for i := range engines {
-		s, err := Open(storagetest.Operator(), dsn, storage.Options{Now: clk.Now})
+		s, err := Open(storagetest.Operator(), dsn, storage.Options{Now: clk.Now, Audit: chain})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +142,7 @@ func TestPeersAuditOneChain(t *testing.T) {
 	}
 	var heads [2]string
 	for i, s := range engines {
-		v, err := s.VerifyAudit(ctx)
+		v, err := s.VerifyAudit(ctx, audit.Head{})
 		if err != nil || !v.Ok || v.Count != total {
 			t.Fatalf("engine %d verifies %v, %v; want an intact chain of %d", i, v, err, total)
 		}

@@ -33,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
@@ -57,6 +58,8 @@ type Store struct {
 	now    func() time.Time
 	log    *slog.Logger
 	an     *keyword.Analyzer
+	// committed is told of each commit (storage.Options.Committed).
+	committed func(writes int, took time.Duration)
 
 	// writeMu orders this engine's commits and their index updates the
 	// same way (an index change must apply to the state it was made on).
@@ -80,6 +83,8 @@ type Store struct {
 	sealKey sealKeyState
 	// subs is the copy of the subscriptions writes match against (events.go).
 	subs subsCache
+	// audit keys the audit log (audit.go).
+	audit *audit.Chain
 }
 
 // Open connects to dsn, applies the embedded migrations under the
@@ -114,7 +119,10 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		events: opts.Events,
 		now:    opts.Now,
 		log:    opts.Logger,
+		audit:  opts.Audit,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		committed: opts.Committed,
 
 		claimID: newClaimID(),
 	}
