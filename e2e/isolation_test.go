@@ -301,8 +301,8 @@ func TestIsolationMatrix(t *testing.T) {
 
 	hookA, hookB := newReceiver(t, ""), newReceiver(t, "")
 	// Long, so that recall's touches change no tier or expiry of B's.
-	b1 := b.ok("memory_store", map[string]any{"title": "bee one", "content": "bee words", "namespace": "team-b", "tier": "long"})["id"].(string)
-	b2 := b.ok("memory_store", map[string]any{"title": "bee two", "content": "bee other words", "namespace": "team-b", "tier": "long"})["id"].(string)
+	b1 := b.ok("memory_store", map[string]any{"title": "bee one", "content": "bee words", "namespace": "team-b", "tier": "long", "format": "json"})["id"].(string)
+	b2 := b.ok("memory_store", map[string]any{"title": "bee two", "content": "bee other words", "namespace": "team-b", "tier": "long", "format": "json"})["id"].(string)
 	b.ok("memory_subscribe", map[string]any{"url": hookB.srv.URL + "/b", "include_content": true})
 
 	refs := isoRefs{
@@ -338,6 +338,7 @@ func TestIsolationMatrix(t *testing.T) {
 	// and an operator's memory in a family keyspace.
 	store := func(args map[string]any) string {
 		t.Helper()
+		args["format"] = "json" // whole ids
 		return a.ok("memory_store", args)["id"].(string)
 	}
 	subA := a.ok("memory_subscribe", map[string]any{"url": hookA.srv.URL + "/a", "namespace_filter": "team-a", "include_content": true})["id"].(string)
@@ -352,7 +353,7 @@ func TestIsolationMatrix(t *testing.T) {
 	a.ok("memory_notify", map[string]any{"target_agent_id": "team-a", "title": "zqainbox title", "payload": "zqainbox payload"})
 	rules := store(map[string]any{"title": "zqarules", "content": "zqaxylo rules", "namespace": "team-a"})
 	a.ok("memory_namespace_set_standard", map[string]any{"namespace": "team-a", "id": rules, "governance": map[string]any{"write": "approve"}})
-	queued := a.ok("memory_store", map[string]any{"title": "zqatitle queued", "content": "zqaxylo zqapayload", "namespace": "team-a"})
+	queued := a.ok("memory_store", map[string]any{"title": "zqatitle queued", "content": "zqaxylo zqapayload", "namespace": "team-a", "format": "json"})
 	pendingA, _ := queued["pending_id"].(string)
 	if pendingA == "" {
 		t.Fatalf("A's queued store: %v", queued)
