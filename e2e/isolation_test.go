@@ -89,6 +89,8 @@ func isoMatrix() []isoPath {
 		{"memory_forget", "pattern", m("pattern", "{wordA}", "dry_run", true), true},
 		{"memory_forget", "pattern, for real", m("pattern", "{wordA}"), false},
 		{"memory_forget", "inbox", m("namespace", "_messages/{principalA}", "dry_run", true), false},
+		{"memory_forget", "tier A's memories have", m("tier", "mid", "dry_run", true), true},
+		{"memory_forget", "tier, for real", m("tier", "mid"), false},
 		{"memory_gc", "dry run", m("dry_run", true), true},
 		{"memory_gc", "for real", m(), false},
 		{"memory_promote", "id", m("id", "{a1}"), false},
