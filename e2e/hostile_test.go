@@ -259,7 +259,7 @@ func TestDSNPasswordStaysOutOfTheDataDir(t *testing.T) {
 	e.usePostgres(dsn) // [storage] dsn, password and all
 	h := e.startHost(nil)
 	stored := h.ok("memory_store", map[string]any{"title": "kiwi", "content": "stored through a DSN from config.toml"})
-	h.ok("memory_get", map[string]any{"id": stored["id"]})
+	h.ok("memory_get", map[string]any{"id": stored["id"], "format": "json"})
 
 	recorded, err := os.ReadFile(filepath.Join(e.dataDir, "engine.toml"))
 	if err != nil {

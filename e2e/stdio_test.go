@@ -198,13 +198,15 @@ func TestStdioExpansionThenCallBackToBack(t *testing.T) {
 	if text, isErr := toolResult(s.responseTo("call")); isErr || !contains(text, `"say":"right after"`) {
 		t.Fatalf("call sent right after the expansion: %q", text)
 	}
-	// A bridged call that grants (graph), then a direct call of that family, in one write.
+	// A bridged call runs its tool without putting its family on the
+	// surface: a direct call sent right after it is answered with how to
+	// load the family, not run.
 	s.write(callLine("bridge", "memory_capabilities", map[string]any{"tool": "memory_get_taxonomy", "arguments": map[string]any{}}) +
 		callLine("direct", "memory_get_taxonomy", map[string]any{}))
 	if text, isErr := toolResult(s.responseTo("bridge")); isErr {
 		t.Fatalf("bridged first use: %s", text)
 	}
-	if text, isErr := toolResult(s.responseTo("direct")); isErr {
-		t.Fatalf("direct call after a bridged grant: %s", text)
+	if text, isErr := toolResult(s.responseTo("direct")); !isErr || !contains(text, `"include_schema":true`) {
+		t.Fatalf("direct call after a bridged call: error %v, %q", isErr, text)
 	}
 }

@@ -20,9 +20,7 @@ import (
 // Gate is the engine's side: every call must carry a valid assertion,
 // presented by the process it names, and a tool call's assertion only
 // while its call is in flight in an open session of its host (Track).
-// Its caller is put into the handler's context. What the caller may do,
-// host-only methods included, the engine's authorizer decides
-// (server.Authorize).
+// Its caller is put into the handler's context.
 type Gate struct {
 	aimemoryv1.UnimplementedCallsServer
 	s *Signer
@@ -34,6 +32,21 @@ type Gate struct {
 // NewGate returns the gate of an engine whose key signs s.
 func NewGate(s *Signer) *Gate { return &Gate{s: s, sessions: map[string]*callSession{}} }
 
+// hostOnly are the methods only a host's own calls may make: what the
+// operator's commands use, and the hosts' call sessions. A plugin reaches
+// memory through the record APIs and their checks.
+var hostOnly = map[string]bool{
+	aimemoryv1.Audit_AppendAudit_FullMethodName: true, // a forged audit record
+	aimemoryv1.Audit_ListAudit_FullMethodName:   true, // every principal's decisions
+	aimemoryv1.Audit_VerifyAudit_FullMethodName: true,
+	aimemoryv1.Transfer_Export_FullMethodName:   true, // the whole store
+	aimemoryv1.Transfer_Import_FullMethodName:   true,
+	aimemoryv1.Engine_Backup_FullMethodName:     true,
+	aimemoryv1.Engine_Metrics_FullMethodName:    true, // the data dir's, not a principal's
+	aimemoryv1.Vectors_Backfill_FullMethodName:  true, // `ai-memory reindex`: paid model calls
+	aimemoryv1.Calls_Track_FullMethodName:       true,
+}
+
 // PeerPID is what the engine's transport puts into a connection's
 // peer.AuthInfo where the OS tells it the pid of the process at the other
 // end (SO_PEERCRED on Linux).
@@ -42,15 +55,15 @@ type PeerPID interface{ PeerPID() int }
 // ServerOptions are the engine's interceptors.
 func (g *Gate) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			ctx, _, err := g.authenticate(ctx)
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			ctx, _, err := g.authenticate(ctx, info.FullMethod)
 			if err != nil {
 				return nil, err
 			}
 			return h(ctx, req)
 		}),
-		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			ctx, v, err := g.authenticate(ss.Context())
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			ctx, v, err := g.authenticate(ss.Context(), info.FullMethod)
 			if err != nil {
 				return err
 			}
@@ -67,7 +80,7 @@ func (g *Gate) ServerOptions() []grpc.ServerOption {
 	}
 }
 
-func (g *Gate) authenticate(ctx context.Context) (context.Context, Verified, error) {
+func (g *Gate) authenticate(ctx context.Context, method string) (context.Context, Verified, error) {
 	var token string
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		if v := md.Get(MetadataKey); len(v) == 1 {
@@ -88,6 +101,32 @@ func (g *Gate) authenticate(ctx context.Context) (context.Context, Verified, err
 		return nil, Verified{}, status.Error(codes.Unauthenticated, msg)
 	}
 	return caller.NewContext(ctx, v.Caller), v, nil
+}
+
+// HostOnly are the interceptors that refuse a plugin the host-only
+// methods. They run after the caller is known (and noted for the audit of
+// the refusal), so they are separate from ServerOptions.
+func (g *Gate) HostOnly() []grpc.ServerOption {
+	check := func(ctx context.Context, method string) error {
+		if c, _ := caller.FromContext(ctx); hostOnly[method] && !c.IsHost() {
+			return status.Errorf(codes.PermissionDenied, "%s: only an ai-memory host may call it; a plugin reaches memory through the record APIs", method)
+		}
+		return nil
+	}
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := check(ctx, info.FullMethod); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := check(ss.Context(), info.FullMethod); err != nil {
+				return err
+			}
+			return h(srv, ss)
+		}),
+	}
 }
 
 // admit checks that the connection's process may present v now.

@@ -24,10 +24,11 @@ import (
 )
 
 // echoEngine answers Health with the caller the gate put into the context,
-// and holds WatchEvents open until its context ends.
+// holds WatchEvents open until its context ends, and accepts audit appends.
 type echoEngine struct {
 	aimemoryv1.UnimplementedEngineServer
 	aimemoryv1.UnimplementedEventsServer
+	aimemoryv1.UnimplementedAuditServer
 	watching chan struct{}
 }
 
@@ -40,6 +41,10 @@ func (e *echoEngine) WatchEvents(_ *aimemoryv1.WatchEventsRequest, stream aimemo
 	e.watching <- struct{}{}
 	<-stream.Context().Done()
 	return stream.Context().Err()
+}
+
+func (e *echoEngine) AppendAudit(context.Context, *aimemoryv1.AppendAuditRequest) (*aimemoryv1.AppendAuditResponse, error) {
+	return &aimemoryv1.AppendAuditResponse{}, nil
 }
 
 // gated is an engine behind a Gate, and a host whose Tracker holds a
@@ -61,9 +66,10 @@ func startGated(t testing.TB) *gated {
 	}
 	gate := NewGate(signer)
 	eng := &echoEngine{watching: make(chan struct{}, 1)}
-	g := grpc.NewServer(gate.ServerOptions()...)
+	g := grpc.NewServer(append(gate.ServerOptions(), gate.HostOnly()...)...)
 	aimemoryv1.RegisterEngineServer(g, eng)
 	aimemoryv1.RegisterEventsServer(g, eng)
+	aimemoryv1.RegisterAuditServer(g, eng)
 	aimemoryv1.RegisterCallsServer(g, gate)
 	dir, err := os.MkdirTemp("", "gate") // short: a unix socket path
 	if err != nil {
@@ -238,15 +244,27 @@ func TestStreamEndsWithItsCall(t *testing.T) {
 	}
 }
 
-// An assertion for a family other than the host's must name a call.
-// (What only hosts may do is the authorizer's: server.Authorize.)
-func TestUnboundCalls(t *testing.T) {
+// What only hosts may do, a tool call's assertion may not; an assertion
+// for a family other than the host's must name a call.
+func TestHostOnlyAndUnboundCalls(t *testing.T) {
 	g := startGated(t)
-	_, err := g.health(g.signer.Mint(caller.Caller{Principal: "ai:a", Family: "core"}))
-	refusedWith(t, "an unbound plugin assertion", err, codes.Unauthenticated, ErrUnboundCall)
-	if _, err := g.health(g.signer.Mint(caller.Caller{Principal: "host", Family: caller.HostFamily})); err != nil {
-		t.Fatalf("a host's assertion: %v", err)
+	token, end := g.begin(t, caller.Caller{Principal: "ai:a", Family: "core"})
+	defer end()
+	audit := aimemoryv1.NewAuditClient(g.conn)
+	_, err := audit.AppendAudit(as(token), &aimemoryv1.AppendAuditRequest{})
+	refusedWith(t, "plugin AppendAudit", err, codes.PermissionDenied, nil)
+	stream, err := aimemoryv1.NewCallsClient(g.conn).Track(as(token))
+	if err == nil {
+		_, err = stream.Recv()
 	}
+	refusedWith(t, "plugin Track", err, codes.PermissionDenied, nil)
+
+	host := g.signer.Mint(caller.Caller{Principal: "host", Family: caller.HostFamily})
+	if _, err := audit.AppendAudit(as(host), &aimemoryv1.AppendAuditRequest{}); err != nil {
+		t.Fatalf("host AppendAudit: %v", err)
+	}
+	_, err = g.health(g.signer.Mint(caller.Caller{Principal: "ai:a", Family: "core"}))
+	refusedWith(t, "an unbound plugin assertion", err, codes.Unauthenticated, ErrUnboundCall)
 }
 
 // When the host's session ends, every assertion of it is refused, and the
@@ -328,7 +346,7 @@ func BenchmarkCallAssertion(b *testing.B) {
 					b.Fatal(err)
 				}
 				in := metadata.NewIncomingContext(ctx, metadata.Pairs(MetadataKey, string(token)))
-				if _, _, err := g.gate.authenticate(in); err != nil {
+				if _, _, err := g.gate.authenticate(in, aimemoryv1.Memories_GetMemories_FullMethodName); err != nil {
 					b.Fatal(err)
 				}
 				end()

@@ -235,6 +235,7 @@ func Serve(ctx context.Context, opts Options) error {
 	serverOpts := append(server.Recover(log), refusals.Record()...)
 	serverOpts = append(serverOpts, gate.ServerOptions()...)
 	serverOpts = append(serverOpts, refusals.NoteCaller()...)
+	serverOpts = append(serverOpts, gate.HostOnly()...)
 	// Every verified call narrows its principal's webhooks to its grant,
 	// refused or not; then authorization, before any service.
 	serverOpts = append(serverOpts, noteGrants(grants))

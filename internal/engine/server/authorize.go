@@ -22,19 +22,19 @@ import (
 // write outside the scope never reaches a lookup whose answer could name
 // another tenant's memory), one it would read by name must be readable.
 // Filters and prefixes of list-like reads are not refused: the backend's
-// read rule (the same authz) leaves the answer empty. The host-only
-// methods refuse every caller but a host. It runs after the refusals'
-// caller note, so what it refuses is audited with the caller.
+// read rule (the same authz) leaves the answer empty. It runs after the
+// refusals' caller note, so what it refuses is audited with the caller;
+// the host-only methods are refused before it (assertion.Gate.HostOnly).
 func Authorize() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			if err := authorize(ctx, info.FullMethod, req); err != nil {
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := authorize(ctx, req); err != nil {
 				return nil, err
 			}
 			return h(ctx, req)
 		}),
-		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			if err := authorize(ss.Context(), info.FullMethod, nil); err != nil {
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := authorize(ss.Context(), nil); err != nil {
 				return err
 			}
 			return h(srv, ss)
@@ -42,31 +42,12 @@ func Authorize() []grpc.ServerOption {
 	}
 }
 
-// hostOnly are the methods only a host's own calls may make: what the
-// operator's commands use, and the hosts' call sessions. A plugin reaches
-// memory through the record APIs and their checks.
-var hostOnly = map[string]bool{
-	aimemoryv1.Audit_AppendAudit_FullMethodName: true, // a forged audit record
-	aimemoryv1.Audit_ListAudit_FullMethodName:   true, // every principal's decisions
-	aimemoryv1.Audit_VerifyAudit_FullMethodName: true,
-	aimemoryv1.Transfer_Export_FullMethodName:   true, // the whole store
-	aimemoryv1.Transfer_Import_FullMethodName:   true,
-	aimemoryv1.Engine_Backup_FullMethodName:     true,
-	aimemoryv1.Engine_Metrics_FullMethodName:    true, // the data dir's, not a principal's
-	aimemoryv1.Vectors_Backfill_FullMethodName:  true, // `ai-memory reindex`: paid model calls
-	aimemoryv1.Calls_Track_FullMethodName:       true,
-}
-
-// authorize checks one call of method (req nil for a stream, whose
-// request the handler reads and checks itself).
-func authorize(ctx context.Context, method string, req any) error {
+// authorize checks one request (nil for a stream, whose request the
+// handler reads and checks itself).
+func authorize(ctx context.Context, req any) error {
 	g := authz.Of(ctx)
-	c, ok := g.Caller()
-	if !ok {
+	if _, ok := g.Caller(); !ok {
 		return status.Error(codes.Unauthenticated, "engine call refused: no verified caller")
-	}
-	if hostOnly[method] && !c.IsHost() {
-		return status.Errorf(codes.PermissionDenied, "%s: only an ai-memory host may call it; a plugin reaches memory through the record APIs", strings.TrimPrefix(method, "/aimemory.v1."))
 	}
 	op, writes, reads := requestNamespaces(req)
 	if err := g.CheckWrite(op, writes...); err != nil {
