@@ -86,7 +86,7 @@ test: build proto-check $(TSCLIENT) $(CONFORMANCE) $(TSSDK) $(CONSOLE) $(HARNESS
 # rerun on PostgreSQL: the same answers over MCP on both backends. Tests
 # that open the bbolt file itself have PostgreSQL twins in
 # e2e/postgres_test.go and pgstore.
-PG_FAMILY_TESTS := ^(TestArchive|TestArchivedNodes|TestLifecycle|TestGovernance|TestGraph|TestWebhook|TestSubscri|TestExportImport|TestPowerInbox|TestNotify|TestMeta|TestPower|TestStoreGetList|TestStoreConflict|TestValidationErrors|TestRanking|TestRetrieval|TestScenario)
+PG_FAMILY_TESTS := ^(TestIsolation|TestNarrowedAndRevoked|TestArchive|TestArchivedNodes|TestLifecycle|TestGovernance|TestGraph|TestWebhook|TestSubscri|TestExportImport|TestPowerInbox|TestNotify|TestMeta|TestPower|TestStoreGetList|TestStoreConflict|TestValidationErrors|TestRanking|TestRetrieval|TestScenario)
 
 harness-bench: build $(HARNESSES) ## First-try expansions out of 20 in the real harnesses, at 0 and 2 s of model latency.
 	go run ./e2e/harness/cmd/harness-bench --bin $(BIN) --runs 20 --latency 0s,2s

@@ -121,6 +121,9 @@ func hostileRun(t *testing.T, backend string, confined bool) {
 		if probe["own_call"] != "OK" {
 			t.Errorf("the call's own engine call: %v", probe["own_call"])
 		}
+		if n := len(probe["host_only"].(map[string]any)); n != 9 {
+			t.Errorf("the plugin tried %d host-only methods, want 9: %v", n, probe["host_only"])
+		}
 		for what, got := range probe["host_only"].(map[string]any) {
 			if !strings.HasPrefix(got.(string), "PermissionDenied") {
 				t.Errorf("%s with a plugin's assertion: %v, want PermissionDenied", what, got)
@@ -162,6 +165,52 @@ func hostileRun(t *testing.T, backend string, confined bool) {
 		}
 		if text, _ := alice.call("memory_list", map[string]any{"namespace": "team-a"}); strings.Contains(text, "replayed") || !strings.Contains(text, "alice plan") {
 			t.Errorf("team-a after the replays: %s", text)
+		}
+	})
+
+	// What reached the engine was refused and left its audit record: each
+	// host-only call as access_denied with the principal and family it was
+	// made for, each kept assertion as unauthenticated (its call ended);
+	// the forged record is not among them, and the chain verifies.
+	t.Run("audited", func(t *testing.T) {
+		out, code := e.cli("audit", "list", "--json", "--limit", "1000")
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil {
+			t.Fatalf("audit list: exit %d %v\n%s", code, err, out)
+		}
+		denied, ended := map[string]bool{}, map[string]int{}
+		for _, r := range rows {
+			switch r["event_type"] {
+			case "access_denied":
+				if r["agent_id"] == "alice" && r["family"] == "hostile" && r["granted"] == false {
+					denied[r["tool"].(string)] = true
+				}
+			case "unauthenticated":
+				if r["agent_id"] == "" && strings.Contains(r["reason"].(string), "has ended") {
+					n, _ := r["suppressed"].(float64)
+					ended[r["tool"].(string)] += 1 + int(n)
+				}
+			case "forged":
+				t.Errorf("the plugin's forged record is in the log: %v", r)
+			}
+		}
+		for _, tool := range []string{"Audit/AppendAudit", "Audit/ListAudit", "Audit/VerifyAudit", "Transfer/Export", "Transfer/Import",
+			"Engine/Backup", "Engine/Metrics", "Vectors/Backfill", "Calls/Track"} {
+			if !denied[tool] {
+				t.Errorf("no access_denied record of alice's %s through the plugin; denied: %v", tool, denied)
+			}
+		}
+		// Two replay calls, each with the one assertion kept from the probe.
+		// The watch the probe kept may reach the engine after its call
+		// ended (a stream's client returns before the server admits it):
+		// then it is one more refusal of WatchEvents.
+		for tool, want := range map[string][2]int{"Memories/ListMemories": {2, 2}, "Memories/StoreMemory": {2, 2}, "Events/WatchEvents": {2, 3}} {
+			if n := ended[tool]; n < want[0] || n > want[1] {
+				t.Errorf("%d unauthenticated records of %s with an ended call's assertion, want %d to %d (all: %v)", n, tool, want[0], want[1], ended)
+			}
+		}
+		if v, _, code := e.verifyAudit(); code != 0 || v["ok"] != true {
+			t.Errorf("audit verify: exit %d %v", code, v)
 		}
 	})
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
@@ -109,7 +110,7 @@ func seedInboxMessage(t *testing.T, dataDir, to, title, content string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	owner := storage.AsOwner(caller.NewContext(ctx, caller.Caller{Principal: "ai:sender", Family: "power"}), storage.GuardMessages)
+	owner := authz.AsOwner(caller.NewContext(ctx, caller.Caller{Principal: "ai:sender", Family: "power"}), authz.GuardMessages)
 	if _, err := st.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 		Title: title, Content: content, Namespace: "_messages/" + to, Tier: "long", Confidence: 1, Priority: 5,
 	}}); err != nil && !strings.Contains(err.Error(), "exists") {

@@ -23,7 +23,8 @@ import (
 // MCP with a real client (mcp-go's, over stdio), on 2,000 memories:
 //   - capabilities: memory_capabilities {family}, answered by the host
 //     alone: the floor of any call;
-//   - get, search: host → plugin → engine, no write;
+//   - get, search, recall: host → plugin → engine, no write (recall
+//     touches what it returns);
 //   - store: the same plus one fsynced commit.
 //
 // The difference between get and capabilities is what the two gRPC hops
@@ -55,6 +56,9 @@ func BenchmarkCallOverMCP(b *testing.B) {
 		}},
 		{"search", func(i int) (string, map[string]any) {
 			return "memory_search", map[string]any{"query": benchQuery(i), "limit": 10}
+		}},
+		{"recall", func(i int) (string, map[string]any) {
+			return "memory_recall", map[string]any{"context": benchQuery(i), "limit": 10}
 		}},
 		{"store", func(i int) (string, map[string]any) {
 			return "memory_store", benchMemory(100000 + i)

@@ -201,12 +201,17 @@ func TestSubscriptionToolsOverStdio(t *testing.T) {
 		t.Fatal("engine.log carries the secret")
 	}
 
-	// Subscriptions are their creator's: another identity neither sees nor removes them.
+	// Subscriptions are their creator's: another identity neither sees nor
+	// removes them, and learns nothing from trying: the answer is a missing id's.
 	bob := adminHost(e, "bob")
 	if n := len(subscriptions(bob)); n != 0 {
 		t.Fatalf("bob sees %d of alice's subscriptions", n)
 	}
-	bob.fails("memory_unsubscribe", map[string]any{"id": sub["id"]}, "belongs to another identity")
+	theirs, _ := bob.call("memory_unsubscribe", map[string]any{"id": sub["id"]})
+	missing, _ := bob.call("memory_unsubscribe", map[string]any{"id": "00000000-0000-4000-8000-000000000000"})
+	if strings.ReplaceAll(theirs, sub["id"].(string), "ID") != strings.ReplaceAll(missing, "00000000-0000-4000-8000-000000000000", "ID") {
+		t.Fatalf("unsubscribing another's id answers %s, a missing id %s", theirs, missing)
+	}
 	h.fails("memory_unsubscribe", map[string]any{}, "id is required")
 	h.fails("memory_unsubscribe", map[string]any{"id": 7}, "id: must be a string")
 	if n := len(subscriptions(h)); n != 2 {

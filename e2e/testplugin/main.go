@@ -17,6 +17,10 @@
 //	writer        family "writer": writer_call, a family that writes through the
 //	              engine API directly (update, delete, link, unlink), as any
 //	              loaded family could: namespace policy must bind it too
+//	keeper        families "keep" and "stash", each with its own keyspace
+//	              (sdk.Keyspace): <f>_put and <f>_list write and read it,
+//	              <f>_watch replays the engine's event stream as the call's
+//	              caller sees it, up to the event titled by until
 package main
 
 import (
@@ -105,8 +109,16 @@ func principalClaim(claims []byte) string {
 // writerCall makes one engine write with the handler's context (the
 // session's assertion) and reports the gRPC code, message and any pending id.
 func writerCall(ctx context.Context, c sdk.Call) (any, error) {
-	var a struct{ Op, ID, Target, Content, Namespace string }
-	if err := json.Unmarshal(c.Arguments, &a); err != nil {
+	var a writeArgs
+	return withEngine(c, &a, func(eng wire.Engine) (any, error) { return write(ctx, c, eng, a) })
+}
+
+// writeArgs are writer_call's arguments.
+type writeArgs struct{ Op, ID, Target, Content, Namespace string }
+
+// withEngine decodes c's arguments into args and runs do with an engine client.
+func withEngine(c sdk.Call, args any, do func(wire.Engine) (any, error)) (any, error) {
+	if err := json.Unmarshal(c.Arguments, args); err != nil {
 		return nil, sdk.Errorf("arguments: %v", err)
 	}
 	eng, err := wire.DialEngine()
@@ -114,6 +126,12 @@ func writerCall(ctx context.Context, c sdk.Call) (any, error) {
 		return nil, err
 	}
 	defer eng.Close()
+	return do(eng)
+}
+
+// write is writer_call's engine call.
+func write(ctx context.Context, c sdk.Call, eng wire.Engine, a writeArgs) (any, error) {
+	var err error
 	switch a.Op {
 	case "update":
 		req := &aimemoryv1.UpdateMemoryRequest{Id: a.ID}
@@ -161,6 +179,62 @@ func tool(name, desc string, h sdk.Handler) sdk.Tool {
 	return sdk.Tool{Name: name, Description: desc, Schema: anyArgs, Hints: sdk.ReadOnly, Handler: h}
 }
 
+// keeper is a family keeping state in its own keyspace, and watching
+// the event stream, as a plugin of its name would.
+func keeper(family string) sdk.Family {
+	ns := sdk.Keyspace(family)
+	run := func(ctx context.Context, c sdk.Call, do func(wire.Engine, map[string]string) (any, error)) (any, error) {
+		var a map[string]string
+		return withEngine(c, &a, func(eng wire.Engine) (any, error) { return do(eng, a) })
+	}
+	fail := func(err error) (any, error) {
+		return map[string]any{"code": status.Code(err).String(), "message": status.Convert(err).Message()}, nil
+	}
+	return sdk.Family{Name: family, Tools: []sdk.Tool{
+		{Name: family + "_put", Description: "Store {title, content} in the family's keyspace.", Schema: anyArgs, Handler: func(ctx context.Context, c sdk.Call) (any, error) {
+			return run(ctx, c, func(eng wire.Engine, a map[string]string) (any, error) {
+				resp, err := eng.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: a["title"], Content: a["content"], Namespace: ns, Confidence: 1}})
+				if err != nil {
+					return fail(err)
+				}
+				return map[string]any{"code": "OK", "id": resp.GetMemory().GetId()}, nil
+			})
+		}},
+		{Name: family + "_list", Description: "List the family's keyspace.", Schema: anyArgs, Handler: func(ctx context.Context, c sdk.Call) (any, error) {
+			return run(ctx, c, func(eng wire.Engine, a map[string]string) (any, error) {
+				resp, err := eng.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: ns}, Limit: 100})
+				if err != nil {
+					return fail(err)
+				}
+				titles := []string{}
+				for _, m := range resp.GetMemories() {
+					titles = append(titles, m.GetTitle())
+				}
+				return map[string]any{"code": "OK", "titles": titles}, nil
+			})
+		}},
+		{Name: family + "_watch", Description: "Replay the event stream from the start up to the event titled until.", Schema: anyArgs, Handler: func(ctx context.Context, c sdk.Call) (any, error) {
+			return run(ctx, c, func(eng wire.Engine, a map[string]string) (any, error) {
+				stream, err := eng.WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{Resume: true})
+				if err != nil {
+					return fail(err)
+				}
+				seen := []string{}
+				for {
+					e, err := stream.Recv()
+					if err != nil {
+						return map[string]any{"code": status.Code(err).String(), "events": seen}, nil
+					}
+					seen = append(seen, e.GetNamespace()+" "+e.GetTitle()+" "+e.GetMemoryId())
+					if e.GetTitle() == a["until"] {
+						return map[string]any{"code": "OK", "events": seen}, nil
+					}
+				}
+			})
+		}},
+	}}
+}
+
 func families() []sdk.Family {
 	switch variant {
 	case "":
@@ -193,6 +267,8 @@ func families() []sdk.Family {
 			}),
 			tool("fault_engine_probe", "Call the engine as a misbehaving plugin would; report each gRPC code.", engineProbe),
 		}}}
+	case "keeper":
+		return []sdk.Family{keeper("keep"), keeper("stash")}
 	case "writer":
 		return []sdk.Family{{Name: "writer", Tools: []sdk.Tool{
 			{Name: "writer_call", Description: "Write through the engine API: op update, delete, link or unlink.", Schema: anyArgs, Handler: writerCall},

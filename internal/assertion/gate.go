@@ -42,6 +42,7 @@ var hostOnly = map[string]bool{
 	aimemoryv1.Transfer_Export_FullMethodName:   true, // the whole store
 	aimemoryv1.Transfer_Import_FullMethodName:   true,
 	aimemoryv1.Engine_Backup_FullMethodName:     true,
+	aimemoryv1.Engine_Metrics_FullMethodName:    true, // the data dir's, not a principal's
 	aimemoryv1.Vectors_Backfill_FullMethodName:  true, // `ai-memory reindex`: paid model calls
 	aimemoryv1.Calls_Track_FullMethodName:       true,
 }

@@ -10,10 +10,11 @@ import (
 )
 
 // HostCredentials attaches a host assertion to every engine call a host
-// makes for itself (audit appends, the keeper's call session, doctor):
-// family "host", speaking for principal in session.
+// makes for itself (audit appends, the keeper's call session, doctor and
+// the operator's CLI commands): family "host", speaking for principal in
+// session, with the grant of every namespace.
 func (s *Signer) HostCredentials(principal, session string) grpc.DialOption {
-	return grpc.WithPerRPCCredentials(hostCreds{s: s, c: caller.Caller{Principal: principal, Session: session, Family: caller.HostFamily}})
+	return grpc.WithPerRPCCredentials(hostCreds{s: s, c: caller.Caller{Principal: principal, Session: session, Family: caller.HostFamily, Scope: caller.AllNamespaces}})
 }
 
 type hostCreds struct {

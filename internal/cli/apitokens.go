@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
@@ -109,10 +111,57 @@ type tokenRevokeCmd struct {
 }
 
 func (c *tokenRevokeCmd) Run(root *rootCmd) error {
-	t, err := apitoken.Open(config.DataDir(root.DataDir), nil).Revoke(c.ID)
+	store := apitoken.Open(config.DataDir(root.DataDir), nil)
+	t, err := store.Revoke(c.ID)
 	if err != nil {
 		return &exitError{code: 1, msg: "ai-memory token revoke: " + err.Error()}
 	}
 	fmt.Fprintf(os.Stderr, "revoked token %s of %s\n", t.ID, t.Principal)
+	all, err := store.List()
+	if err != nil {
+		return &exitError{code: 1, msg: "ai-memory token revoke: " + err.Error()}
+	}
+	for _, o := range all {
+		if o.Principal == t.Principal && o.Revoked == nil {
+			return nil // the principal keeps a key: its webhooks follow that key's grant
+		}
+	}
+	// A principal left with no key makes no call that could narrow its
+	// webhooks' grant (webhook.Grants): its subscriptions go with it.
+	n, err := unsubscribeAll(root, t.Principal)
+	if err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("ai-memory token revoke: %s has no key left, but its webhook subscriptions could not be removed: %v", t.Principal, err)}
+	}
+	if n > 0 {
+		fmt.Fprintf(os.Stderr, "removed %d webhook subscription(s) of %s, which has no key left\n", n, t.Principal)
+	}
 	return nil
+}
+
+// unsubscribeAll removes every webhook subscription principal made.
+func unsubscribeAll(root *rootCmd, principal string) (int, error) {
+	if hasStore(config.DataDir(root.DataDir)) != nil {
+		return 0, nil // nothing was ever stored: no subscription either
+	}
+	conn, err := engineFor(root, principal)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	subs, err := conn.ListSubscriptions(ctx, &aimemoryv1.ListSubscriptionsRequest{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range subs.GetSubscriptions() {
+		r, err := conn.Unsubscribe(ctx, &aimemoryv1.UnsubscribeRequest{Id: s.GetId()})
+		if err != nil {
+			return n, err
+		}
+		if r.GetRemoved() {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -106,7 +106,7 @@ func memoryProblem(m *aimemoryv1.Memory) error {
 	if err := rules.ValidImported(m); err != nil {
 		return err
 	}
-	if m.GetNamespace() != storage.GuardAgents.Name {
+	if m.GetNamespace() != authz.GuardAgents.Name {
 		return nil
 	}
 	var reg struct {

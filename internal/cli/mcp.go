@@ -17,6 +17,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/auditlog"
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
@@ -109,6 +110,9 @@ func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcph
 		Vectors: func(ctx context.Context) (*aimemoryv1.VectorStatusResponse, error) {
 			return rt.engineConn.VectorStatus(ctx, &aimemoryv1.VectorStatusRequest{})
 		},
+		// The local user's own session: every namespace, granted
+		// explicitly (serve replaces it with the credential's).
+		Scope: []string{caller.AllNamespaces},
 	}
 }
 

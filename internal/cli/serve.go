@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/auditlog"
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/console"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
@@ -172,7 +174,10 @@ func (c *serveCmd) Run(root *rootCmd) error {
 			o.AgentID = p.ID
 		}
 		o.Allowlist = rt.allow.Within(p.Families).Attested(attest, p.Attestation)
-		o.Scope = p.Namespaces
+		o.Scope = p.Namespaces // --auth none: the local user's, every namespace
+		if !slices.Equal(o.Scope, []string{caller.AllNamespaces}) {
+			o.Vectors = withoutCounts(o.Vectors) // the host's own call sees the whole store
+		}
 		o.Attestation = p.Attestation
 		o.Metrics = opts.Metrics
 		return mcphost.New(o)
@@ -323,4 +328,17 @@ func (c *serveCmd) oauth(rt *runtime) (httpfront.Authenticator, map[string]http.
 	expand := func(names []string) ([]string, error) { return catalog.ExpandNames(names, rt.sup.Catalog()) }
 	return httpfront.OAuthAuth{Keyfunc: kf.Keyfunc, Issuer: c.OAuthIssuer, Audience: c.OAuthAudience, Scopes: c.OAuthScopes,
 		PrincipalClaim: c.OAuthPrincipal, MetadataURL: meta, ExpandFamilies: expand, Cache: &httpfront.VerifiedCache{}}, extra, nil
+}
+
+// withoutCounts is a vector status reader whose store-wide counts are
+// left out: what memory_capabilities shows a principal without the grant
+// of every namespace.
+func withoutCounts(read func(context.Context) (*aimemoryv1.VectorStatusResponse, error)) func(context.Context) (*aimemoryv1.VectorStatusResponse, error) {
+	return func(ctx context.Context) (*aimemoryv1.VectorStatusResponse, error) {
+		st, err := read(ctx)
+		if st != nil {
+			st.Memories, st.WithVector, st.OtherModel, st.Queued, st.Withheld = 0, 0, 0, 0, 0
+		}
+		return st, err
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -31,7 +32,7 @@ func (p *archivePurger) purgeOnce(ctx context.Context) (*aimemoryv1.PurgeArchive
 		defer p.hold()()
 	}
 	before := p.now().Add(-p.maxAge).UnixNano()
-	resp, err := p.st.PurgeArchive(storage.AsSystem(ctx), &aimemoryv1.PurgeArchiveRequest{Before: before})
+	resp, err := p.st.PurgeArchive(authz.System(ctx), &aimemoryv1.PurgeArchiveRequest{Before: before})
 	if err != nil {
 		p.log.Error("scheduled archive purge failed", "err", err)
 		return nil, err

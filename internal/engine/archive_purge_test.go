@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
@@ -30,7 +32,7 @@ func archiveOne(t *testing.T, ctx context.Context, st *boltstore.Store, ns, titl
 
 func archivedIDs(t *testing.T, st *boltstore.Store) []string {
 	t.Helper()
-	resp, err := st.ListArchived(storage.AsSystem(context.Background()), &aimemoryv1.ListArchivedRequest{Limit: 1000})
+	resp, err := st.ListArchived(authz.System(storagetest.Operator()), &aimemoryv1.ListArchivedRequest{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func archivedIDs(t *testing.T, st *boltstore.Store) []string {
 // The schedule purges rows older than archive_max_days by the injected
 // clock, in every namespace (inboxes included), and keeps the rest.
 func TestArchivePurgerSchedule(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	clock := storagetest.NewClock()
 	st, err := boltstore.Open(ctx, filepath.Join(t.TempDir(), "m.db"), storage.Options{Now: clock.Now})
 	if err != nil {
@@ -54,7 +56,8 @@ func TestArchivePurgerSchedule(t *testing.T) {
 	defer st.Close()
 
 	old := archiveOne(t, ctx, st, "work", "old")
-	inbox := archiveOne(t, storage.AsOwner(ctx, storage.GuardMessages), st, "_messages/bob", "note")
+	bob := caller.NewContext(ctx, caller.Caller{Principal: "bob", Scope: caller.AllNamespaces}) // reads its own inbox
+	inbox := archiveOne(t, authz.AsOwner(bob, authz.GuardMessages), st, "_messages/bob", "note")
 	clock.Add(20 * 24 * time.Hour)
 	young := archiveOne(t, ctx, st, "work", "young")
 
@@ -88,7 +91,7 @@ func TestArchivePurgerSchedule(t *testing.T) {
 
 // A purge request without a cut-off or ids is refused, never "everything".
 func TestPurgeArchiveNeverWidens(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	st, err := boltstore.Open(ctx, filepath.Join(t.TempDir(), "m.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)

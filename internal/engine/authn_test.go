@@ -13,6 +13,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 )
@@ -69,7 +70,7 @@ func begin(t *testing.T, calls *assertion.Tracker, c caller.Caller, pid int) ([]
 
 func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	dir := shortDir(t)
-	ctx0, stop := context.WithCancel(context.Background())
+	ctx0, stop := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
 	t.Cleanup(func() { stop(); <-done })
 	dial(t, dir) // waits until it serves
@@ -83,13 +84,13 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	stale, _ := assertion.NewSigner(key, func() time.Time { return past })
 	otherKey, _ := assertion.NewSigner(make([]byte, 32), nil)
 	calls := openCalls(t, dir)
-	c := caller.Caller{Principal: "ai:a", Session: "s", Family: "core"}
-	host := caller.Caller{Principal: "ai:a", Session: "s", Family: caller.HostFamily}
+	c := caller.Caller{Principal: "ai:a", Session: "s", Family: "core", Scope: caller.AllNamespaces}
+	host := caller.Caller{Principal: "ai:a", Session: "s", Family: caller.HostFamily, Scope: caller.AllNamespaces}
 	ended, end := begin(t, calls, c, os.Getpid())
 	end()
 	// A call for someone else on the same process waits until the engine
 	// has applied that end.
-	_, endSync := begin(t, calls, caller.Caller{Principal: "ai:b", Session: "s", Family: "core"}, os.Getpid())
+	_, endSync := begin(t, calls, caller.Caller{Principal: "ai:b", Session: "s", Family: "core", Scope: caller.AllNamespaces}, os.Getpid())
 	endSync()
 	otherPID, endOther := begin(t, calls, c, os.Getppid())
 	defer endOther()
@@ -111,7 +112,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(storagetest.Operator(), 5*time.Second)
 		_, err = conn.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "c", Tier: "long"}})
 		cancel()
 		conn.Close()
@@ -129,7 +130,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	if _, err := conn.Health(ctx, &aimemoryv1.HealthRequest{}); err != nil {
 		t.Fatalf("valid plugin assertion refused: %v", err)
 	}

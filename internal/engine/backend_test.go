@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 )
 
 // leader is a backend whose Lead hands out the leaderships sent on grant.
@@ -30,13 +31,13 @@ func (l *leader) Lead(ctx context.Context, _ string) (<-chan struct{}, func(), e
 func TestRunLedFollowsTheLeadership(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	ran := false
-	runLed(context.Background(), struct{ storage.Backend }{}, "t", log, func(context.Context) { ran = true })
+	runLed(storagetest.Operator(), struct{ storage.Backend }{}, "t", log, func(context.Context) { ran = true })
 	if !ran {
 		t.Fatal("a single-engine backend's work did not run")
 	}
 
 	l := &leader{grant: make(chan chan struct{}), released: make(chan struct{}, 2)}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	started := make(chan context.Context)
 	done := make(chan struct{})
 	go func() {

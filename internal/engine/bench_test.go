@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -16,7 +17,7 @@ import (
 // its fsync. The store grows across the sub-benchmarks.
 func BenchmarkStoreOverGRPC(b *testing.B) {
 	dir := shortDir(b)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx, Options{DataDir: dir, IdleTimeout: -1})
 	defer func() { cancel(); <-done }()
 	c := dial(b, dir)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
@@ -223,13 +224,22 @@ func Serve(ctx context.Context, opts Options) error {
 	conns := newConnTracker(opts.IdleTimeout)
 	// Recover is outermost, so a panic anywhere, the caller check included,
 	// is an error. Refusals are audited around the caller check, so its own
-	// count too, with the caller it verified when it did.
+	// count too, with the caller it verified when it did, and so do the
+	// authorizer's.
+	grants := webhook.NewGrants(st, log.With("component", "webhook"))
+	if err := grants.Load(ctx); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	refusals := server.NewRefusals(auditLog, log)
 	gate := assertion.NewGate(signer)
 	serverOpts := append(server.Recover(log), refusals.Record()...)
 	serverOpts = append(serverOpts, gate.ServerOptions()...)
 	serverOpts = append(serverOpts, refusals.NoteCaller()...)
 	serverOpts = append(serverOpts, gate.HostOnly()...)
+	// Every verified call narrows its principal's webhooks to its grant,
+	// refused or not; then authorization, before any service.
+	serverOpts = append(serverOpts, noteGrants(grants))
+	serverOpts = append(serverOpts, server.Authorize()...)
 	serverOpts = append(serverOpts, peerCredentials())
 	serverOpts = append(serverOpts, wire.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
@@ -243,7 +253,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	embCtx, stopEmb := context.WithCancel(ctx)
+	embCtx, stopEmb := context.WithCancel(authz.System(ctx)) // it embeds every namespace's memories
 	defer stopEmb()
 	go emb.Run(embCtx, ev)
 	chat, err := chatFromSettings(dir, log)
@@ -254,7 +264,7 @@ func Serve(ctx context.Context, opts Options) error {
 	guard.Resolver = opts.WebhookResolver
 	addGauges(m, st, emb)
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
-		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Audit: auditLog, Metrics: m})
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer, Grants: grants}, Audit: auditLog, Metrics: m})
 	aimemoryv1.RegisterCallsServer(g, gate) // the hosts' call sessions
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
@@ -271,6 +281,13 @@ func Serve(ctx context.Context, opts Options) error {
 	var background sync.WaitGroup
 	defer background.Wait() // before the store closes (deferred earlier)
 	defer stopBg()
+	background.Go(func() {
+		every(bg, grantsReload, func() {
+			if err := grants.Load(bg); err != nil && bg.Err() == nil {
+				log.Warn("webhook grants: reload", "err", err)
+			}
+		})
+	})
 	if opts.ArchiveMaxAge > 0 {
 		interval := cmp.Or(opts.PurgeInterval, DefaultPurgeInterval)
 		p := &archivePurger{st: st, maxAge: opts.ArchiveMaxAge, now: opts.Now, hold: conns.Hold, log: log}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 )
@@ -22,7 +23,7 @@ const childEnv = "AIM_TEST_ENGINE_DIR"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
-		err := Run(context.Background(), Options{DataDir: dir, IdleTimeout: -1})
+		err := Run(storagetest.Operator(), Options{DataDir: dir, IdleTimeout: -1})
 		if err != nil && !errors.Is(err, ErrAlreadyRunning) {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
@@ -70,7 +71,7 @@ func dial(t testing.TB, dir string) *wire.EngineConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 10*time.Second)
 	defer cancel()
 	for {
 		if _, err := c.Health(ctx, &aimemoryv1.HealthRequest{}); err == nil {
@@ -101,7 +102,7 @@ func TestAlreadyRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	err = Serve(context.Background(), Options{DataDir: dir, Logger: quiet(t)})
+	err = Serve(storagetest.Operator(), Options{DataDir: dir, Logger: quiet(t)})
 	if !errors.Is(err, ErrAlreadyRunning) {
 		t.Fatalf("Serve with the lock held: %v", err)
 	}
@@ -113,7 +114,7 @@ func TestAlreadyRunning(t *testing.T) {
 func TestIdleExitWithoutClients(t *testing.T) {
 	dir := shortDir(t)
 	start := time.Now()
-	if err := wait(t, serveAsync(context.Background(), Options{DataDir: dir, IdleTimeout: 200 * time.Millisecond}), 10*time.Second); err != nil {
+	if err := wait(t, serveAsync(storagetest.Operator(), Options{DataDir: dir, IdleTimeout: 200 * time.Millisecond}), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d < 200*time.Millisecond {
@@ -136,7 +137,7 @@ func TestIdleExitWithoutClients(t *testing.T) {
 
 func TestIdleWaitsForClients(t *testing.T) {
 	dir := shortDir(t)
-	done := serveAsync(context.Background(), Options{DataDir: dir, IdleTimeout: 300 * time.Millisecond})
+	done := serveAsync(storagetest.Operator(), Options{DataDir: dir, IdleTimeout: 300 * time.Millisecond})
 	c := dial(t, dir)
 	if fi, err := os.Stat(SocketPath(dir)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode %v, %v", fi.Mode(), err)
@@ -146,7 +147,7 @@ func TestIdleWaitsForClients(t *testing.T) {
 		t.Fatalf("engine exited with a client connected: %v", err)
 	case <-time.After(time.Second):
 	}
-	if _, err := c.Health(context.Background(), &aimemoryv1.HealthRequest{}); err != nil {
+	if _, err := c.Health(storagetest.Operator(), &aimemoryv1.HealthRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -157,11 +158,11 @@ func TestIdleWaitsForClients(t *testing.T) {
 
 func TestStopOnCancel(t *testing.T) {
 	dir := shortDir(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx, Options{DataDir: dir, IdleTimeout: -1})
 	c := dial(t, dir)
 	// An open watch stream must not hold the engine up.
-	stream, err := c.WatchEvents(context.Background(), &aimemoryv1.WatchEventsRequest{})
+	stream, err := c.WatchEvents(storagetest.Operator(), &aimemoryv1.WatchEventsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestReopenAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dial(t, dir)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	h, err := c.Health(ctx, &aimemoryv1.HealthRequest{})
 	if err != nil || h.Pid != int64(child.Process.Pid) {
 		t.Fatalf("health = %v, %v; want the child's pid %d", h, err, child.Process.Pid)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 )
@@ -19,13 +20,13 @@ import (
 // so no other family can read, find, list, overwrite or link into it.
 func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 	dir := shortDir(t)
-	ctx0, stop := context.WithCancel(context.Background())
+	ctx0, stop := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
 	t.Cleanup(func() { stop(); <-done })
 	dial(t, dir)
 	calls := openCalls(t, dir)
 	as := func(family string) *wire.EngineConn {
-		tok, _ := begin(t, calls, caller.Caller{Principal: "ai:a", Session: "s", Family: family}, os.Getpid()) // in flight for the whole test
+		tok, _ := begin(t, calls, caller.Caller{Principal: "ai:a", Session: "s", Family: family, Scope: caller.AllNamespaces}, os.Getpid()) // in flight for the whole test
 		c, err := wire.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(tok)))
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +35,7 @@ func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 		return c
 	}
 	notes, other, core := as("notes"), as("other"), as("core")
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 
 	own, err := notes.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 		Title: "todo: ship kiwi", Content: "open kiwi", Namespace: "_family/notes", Tier: "long"}})

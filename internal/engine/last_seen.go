@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 )
 
 // seenFlushInterval is how often last-seen times reach the registry's
@@ -31,17 +32,40 @@ func noteSeen(st seenRecorder) grpc.ServerOption {
 
 // flushSeenEvery writes the noted last-seen times into the registry on a
 // schedule until ctx ends.
-func flushSeenEvery(ctx context.Context, st seenRecorder, every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
+func flushSeenEvery(ctx context.Context, st seenRecorder, interval time.Duration, log *slog.Logger) {
+	every(ctx, interval, func() {
+		if _, err := st.FlushSeen(ctx); err != nil {
+			log.Warn("registry last-seen flush failed", "err", err)
+		}
+	})
+}
+
+// every runs do every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, do func()) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := st.FlushSeen(ctx); err != nil {
-				log.Warn("registry last-seen flush failed", "err", err)
-			}
+			do()
 		}
 	}
+}
+
+// grantsReload is how often the engine rereads who has subscriptions (for
+// those other engines of a shared database made).
+const grantsReload = time.Minute
+
+// noteGrants hands every verified plugin call's caller to grants, which
+// records a subscriber's changed grant (webhook.Grants). Host calls carry
+// the host's own grant, not a principal's credential.
+func noteGrants(g *webhook.Grants) grpc.ServerOption {
+	return grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if c, ok := caller.FromContext(ctx); ok && !c.IsHost() {
+			g.Note(ctx, c)
+		}
+		return h(ctx, req)
+	})
 }

@@ -46,9 +46,9 @@ import (
 type Principal struct {
 	ID       string   // the session identity; "" = unauthenticated loopback
 	Families []string // families the credential grants; nil = the allowlist decides
-	// Namespaces is the grant, never empty: "*" alone for every
-	// namespace, else namespaces with those below them, "=ns" for ns alone
-	// (apitoken.ValidateNamespaces).
+	// Namespaces is the grant, never empty: "*" alone
+	// (caller.AllNamespaces) for every namespace, else namespaces with
+	// those below them, "=ns" for ns alone (apitoken.ValidateNamespaces).
 	Namespaces  []string
 	Attestation string // "" (none), token, oauth, mtls
 }

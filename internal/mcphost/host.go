@@ -71,11 +71,13 @@ type Options struct {
 	// Metrics counts tool calls by tool and outcome; nil counts nothing.
 	Metrics *metrics.Host
 
-	// For an HTTP principal: the namespaces its credential grants ("*"
-	// alone: every namespace; "=ns": ns without what lies below it),
-	// signed into every call's assertion so the engine enforces them, and
-	// how it was identified (token, oauth, mtls), which audit records
-	// carry. Stdio leaves both empty.
+	// The namespaces the session may use, signed into every call's
+	// assertion so the engine enforces them (internal/engine/authz):
+	// ["*"] (caller.AllNamespaces) alone is every namespace, which the CLI
+	// grants stdio sessions explicitly; "=ns" is ns without what lies
+	// below it; nil is none. For an HTTP principal they are its
+	// credential's, and Attestation is how it was identified (token,
+	// oauth, mtls), which audit records carry.
 	Scope       []string
 	Attestation string
 }

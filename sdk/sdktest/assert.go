@@ -21,11 +21,14 @@ import (
 // claims are an assertion's, in the engine's format (base64url(claims) "."
 // base64url(HMAC-SHA256) under the data dir's key). The host's
 // internal/assertion owns the format; the tests run against the real
-// engine, which refuses anything else.
+// engine, which refuses anything else. Like a stdio host, sdktest grants
+// every namespace ("*"): an engine grants none to an assertion without
+// a scope.
 type claims struct {
 	Principal string `json:"p"`
 	Session   string `json:"s,omitempty"`
 	Family    string `json:"f"`
+	Scope     string `json:"n,omitempty"`
 	PID       int    `json:"i"` // the process that presents it: this one
 	Calls     string `json:"k,omitempty"`
 }
@@ -59,7 +62,7 @@ func (c creds) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]
 	if wire.CallAssertion(ctx) != "" {
 		return nil, nil
 	}
-	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, claims{Principal: c.principal, Session: c.session, Family: "host"}, 0))}, nil
+	return map[string]string{aimemoryv1.AssertionMetadataKey: string(mint(c.key, claims{Principal: c.principal, Session: c.session, Family: "host", Scope: "*"}, 0))}, nil
 }
 
 func (creds) RequireTransportSecurity() bool { return false }
@@ -94,7 +97,7 @@ func (c *calls) begin(principal, family string) (claims, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
-	return claims{Principal: principal, Session: "s1", Family: family, Calls: c.session}, c.next
+	return claims{Principal: principal, Session: "s1", Family: family, Scope: "*", Calls: c.session}, c.next
 }
 
 // end reports call n ended and waits until the engine applied it (a

@@ -1,7 +1,6 @@
 package embedder
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -51,7 +51,7 @@ func newFake(t testing.TB) *fakeEndpoint {
 }
 
 func open(t testing.TB) *boltstore.Store {
-	s, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), storage.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "m.db"), storage.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func open(t testing.TB) *boltstore.Store {
 }
 
 func store(t testing.TB, s *boltstore.Store, title, content string) string {
-	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Confidence: 1}})
+	resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestBackfillResumesWithholdsSecretsAndReportsFailure(t *testing.T) {
 		store(t, s, fmt.Sprint("note ", i), "plain text")
 	}
 	secret := store(t, s, "key", "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")
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 
 	first, err := e.Backfill(ctx, 3, "")
 	if err != nil || first.GetEmbedded()+uint32(len(first.GetWithheld())) != 3 || first.GetNextAfter() == "" {
@@ -112,12 +112,12 @@ func TestEmbedOnWriteNeverBlocksAStore(t *testing.T) {
 	// The engine's broadcaster feeds Run in the engine; here embedOne is the unit.
 	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "m", Timeout: "2s"}, s, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	id := store(t, s, "a", "b")
-	e.embedOne(context.Background(), id)
+	e.embedOne(storagetest.Operator(), id)
 	if !s.HasVector(id, "m") {
 		t.Fatal("not embedded")
 	}
 	n := f.requests.Load()
-	e.embedOne(context.Background(), id) // unchanged text: no request
+	e.embedOne(storagetest.Operator(), id) // unchanged text: no request
 	if f.requests.Load() != n {
 		t.Fatal("an unchanged memory was embedded again")
 	}
@@ -139,7 +139,7 @@ func BenchmarkBackfill(b *testing.B) {
 		start := time.Now()
 		after := ""
 		for {
-			resp, err := e.Backfill(context.Background(), 64, after)
+			resp, err := e.Backfill(storagetest.Operator(), 64, after)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -161,17 +161,17 @@ func TestModelChangeNeedsReindex(t *testing.T) {
 	for i := range 3 {
 		store(t, s, fmt.Sprint("note ", i), "text")
 	}
-	if _, err := old.Backfill(context.Background(), 10, ""); err != nil {
+	if _, err := old.Backfill(storagetest.Operator(), 10, ""); err != nil {
 		t.Fatal(err)
 	}
 	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "new", Timeout: "2s"}, s, log, nil)
 	if st := e.Status(); st.GetWithVector() != 0 || st.GetOtherModel() != 3 {
 		t.Fatalf("after the model changed: %v", st)
 	}
-	if res, err := s.Nearest(context.Background(), nil, []float32{1, 0, 0, 0, 0, 0, 0, 0}, "new", 5); err != nil || len(res) != 0 {
+	if res, err := s.Nearest(storagetest.Operator(), nil, []float32{1, 0, 0, 0, 0, 0, 0, 0}, "new", 5); err != nil || len(res) != 0 {
 		t.Fatalf("vectors of the old model used: %v %v", res, err)
 	}
-	if _, err := e.Backfill(context.Background(), 10, ""); err != nil {
+	if _, err := e.Backfill(storagetest.Operator(), 10, ""); err != nil {
 		t.Fatal(err)
 	}
 	if st := e.Status(); st.GetWithVector() != 3 || st.GetOtherModel() != 0 {

@@ -17,25 +17,15 @@ type Filter struct {
 	since      int64
 	until      int64
 	asAgent    []string             // ancestors of as_agent, self first; nil = no scope rule
-	hide       string               // namespaces with this prefix are hidden …
-	hideExcept string               // … except this one
-	inScope    func(ns string) bool // nil = every namespace
+	readable   func(ns string) bool // nil = every namespace
 }
 
-// Hide hides every namespace starting with prefix except the one named
-// except ("" = none): how a backend keeps others' inboxes out of a query.
-func (f *Filter) Hide(prefix, except string) {
-	f.hide, f.hideExcept = prefix, except
-}
+// Within hides every namespace for which readable is false: how a backend
+// applies the read rule (authz) to a query.
+func (f *Filter) Within(readable func(ns string) bool) { f.readable = readable }
 
-// Within hides every namespace for which inScope is false: how a backend
-// keeps a principal to the namespaces its credential grants.
-func (f *Filter) Within(inScope func(ns string) bool) { f.inScope = inScope }
-
-// Hidden reports whether Hide or Within hides namespace ns.
-func (f *Filter) Hidden(ns string) bool {
-	return (f.hide != "" && strings.HasPrefix(ns, f.hide) && ns != f.hideExcept) || (f.inScope != nil && !f.inScope(ns))
-}
+// Hidden reports whether Within hides namespace ns.
+func (f *Filter) Hidden(ns string) bool { return f.readable != nil && !f.readable(ns) }
 
 // CompileFilter validates f (nil selects everything).
 func CompileFilter(f *aimemoryv1.Filter) (*Filter, error) {

@@ -14,6 +14,42 @@ func (x *Index) DocFreqs(terms []string) ([]uint64, int) {
 	return out, x.count
 }
 
+// DocFreqsWithin is DocFreqs counting only the memories of namespaces
+// visible allows (a caller's, for whom the store-wide figures would count
+// other tenants' memories): it walks each term's postings and the doc
+// table, so it costs what they hold.
+func (x *Index) DocFreqsWithin(terms []string, visible func(ns string) bool) ([]uint64, int) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	seen := map[uint32]bool{} // a namespace's answer, asked once
+	ok := func(d *docInfo) bool {
+		v, asked := seen[d.ns]
+		if !asked {
+			v = visible(x.ns(d))
+			seen[d.ns] = v
+		}
+		return v
+	}
+	out := make([]uint64, len(terms))
+	for i, t := range terms {
+		if l := x.list(t); l != nil {
+			x.each(l, func(slot, _ uint32) bool {
+				if d := &x.docs[slot]; d.id != "" && ok(d) {
+					out[i]++
+				}
+				return true
+			})
+		}
+	}
+	n := 0
+	for i := range x.docs {
+		if d := &x.docs[i]; d.id != "" && ok(d) {
+			n++
+		}
+	}
+	return out, n
+}
+
 // TagCounts counts the live memories matching f that carry each tag. It
 // walks the doc table (in memory: about a millisecond at 100k memories).
 func (x *Index) TagCounts(f *Filter, liveAt int64) map[string]uint64 {

@@ -16,15 +16,15 @@ type Tally struct {
 	PostingBytes uint64 // packed postings
 }
 
-// Tally counts every indexed memory, expired-but-uncollected included;
-// with visible set, only those of namespaces it allows (a scoped caller's).
+// Tally counts the indexed memories of the namespaces visible allows
+// (what the caller may read), expired-but-uncollected included.
 func (x *Index) Tally(now, soon int64, visible func(ns string) bool) Tally {
 	t := Tally{ByTier: make([]uint64, len(record.Tiers)), ByNamespace: map[string]uint64{}}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	for i := range x.docs {
 		d := &x.docs[i]
-		if d.id == "" || (visible != nil && !visible(x.ns(d))) {
+		if d.id == "" || !visible(x.ns(d)) {
 			continue
 		}
 		t.Total++
@@ -46,9 +46,9 @@ func (x *Index) Tally(now, soon int64, visible func(ns string) bool) Tally {
 }
 
 // Namespaces counts live memories per exact namespace at or under prefix
-// (the namespace itself, or one starting with prefix + "/"; "" = all),
-// and their total.
-func (x *Index) Namespaces(prefix string, now int64) (map[string]uint64, uint64) {
+// (the namespace itself, or one starting with prefix + "/"; "" = all)
+// that visible allows, and their total.
+func (x *Index) Namespaces(prefix string, now int64, visible func(ns string) bool) (map[string]uint64, uint64) {
 	under := prefix + "/"
 	counts := map[string]uint64{}
 	var total uint64
@@ -60,7 +60,7 @@ func (x *Index) Namespaces(prefix string, now int64) (map[string]uint64, uint64)
 			continue
 		}
 		ns := x.ns(d)
-		if prefix != "" && ns != prefix && !strings.HasPrefix(ns, under) {
+		if (prefix != "" && ns != prefix && !strings.HasPrefix(ns, under)) || !visible(ns) {
 			continue
 		}
 		counts[ns]++

@@ -1,20 +1,20 @@
 package server
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // TestArchiveRPCs: the Archive service over gRPC, with the storage errors
 // mapped to status codes an agent-facing plugin can pass on.
 func TestArchiveRPCs(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	c, _ := newServer(t)
 	store := func(title, ns string) string {
 		r, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "draft notes", Namespace: ns, Confidence: 1}})

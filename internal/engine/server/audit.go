@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -24,11 +23,6 @@ type Audit struct {
 }
 
 func (s *Audit) AppendAudit(ctx context.Context, req *aimemoryv1.AppendAuditRequest) (*aimemoryv1.AppendAuditResponse, error) {
-	// Only hosts write the audit log: a plugin (or anything else holding a
-	// tool call's assertion) could otherwise forge the record of a decision.
-	if c, ok := caller.FromContext(ctx); !ok || !c.IsHost() {
-		return nil, status.Error(codes.PermissionDenied, "audit records are appended by ai-memory hosts only")
-	}
 	if req.GetRecord() == nil {
 		return nil, status.Error(codes.InvalidArgument, "record: is required")
 	}

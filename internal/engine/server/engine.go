@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -83,15 +83,19 @@ type Engine struct {
 	cfg Config
 }
 
-// Health reports the engine's identity and size; hosts poll it after
-// starting an engine.
+// Health reports the engine's identity and size (the store's count only to
+// a grant of every namespace); hosts poll it after starting an engine.
 func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aimemoryv1.HealthResponse, error) {
+	count := uint64(0)
+	if authz.Of(ctx).Everything() {
+		count = uint64(s.cfg.Backend.Count())
+	}
 	return &aimemoryv1.HealthResponse{
 		Version:       s.cfg.Version,
 		SchemaVersion: s.cfg.Backend.SchemaVersion(),
 		DataDir:       s.cfg.DataDir,
 		Pid:           int64(os.Getpid()),
-		MemoryCount:   uint64(s.cfg.Backend.Count()),
+		MemoryCount:   count,
 		Backend:       s.cfg.BackendName,
 		Location:      s.cfg.Location,
 		Capabilities:  capabilities(s.cfg.Backend),
@@ -99,11 +103,8 @@ func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aime
 }
 
 // Metrics returns the engine's Prometheus metrics, for a host's /metrics.
-// Only a host may read them: they are the data dir's, not a principal's.
+// Only a host may read them (hostOnly): they are the data dir's, not a principal's.
 func (s *Engine) Metrics(ctx context.Context, _ *aimemoryv1.MetricsRequest) (*aimemoryv1.MetricsResponse, error) {
-	if c, ok := caller.FromContext(ctx); !ok || !c.IsHost() {
-		return nil, status.Error(codes.PermissionDenied, "metrics: only a host (ai-memory serve) may read the engine's metrics")
-	}
 	if s.cfg.Metrics == nil {
 		return &aimemoryv1.MetricsResponse{}, nil
 	}
@@ -118,11 +119,8 @@ func (s *Engine) Metrics(ctx context.Context, _ *aimemoryv1.MetricsRequest) (*ai
 const backupChunk = 1 << 20
 
 // Backup streams a consistent copy of the database. Only a host may take
-// one: a plugin reaches memory through the record APIs and their checks.
+// one (hostOnly): a plugin reaches memory through the record APIs.
 func (s *Engine) Backup(_ *aimemoryv1.BackupRequest, stream grpc.ServerStreamingServer[aimemoryv1.BackupChunk]) error {
-	if c, ok := caller.FromContext(stream.Context()); !ok || !c.IsHost() {
-		return status.Error(codes.PermissionDenied, "backup: only a host (the ai-memory CLI) may copy the database")
-	}
 	w := &chunkWriter{send: func(b []byte) error { return stream.Send(&aimemoryv1.BackupChunk{Data: b}) }}
 	if _, err := s.cfg.Backend.Backup(stream.Context(), w); err != nil {
 		return status.Error(codes.Internal, "backup: "+err.Error())

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -28,7 +28,7 @@ const resumeBatch = 512
 // after_seq. A client that cannot keep up loses live events rather than
 // slowing writers (the loss is logged when the stream ends); a resuming
 // client reconnects from the last seq it saw and loses nothing the log
-// still holds. With liveness_only the stream sends nothing and ends when
+// still holds. Events the caller may not read are never sent. With liveness_only the stream sends nothing and ends when
 // the engine stops or the client goes away.
 func (s *Events) WatchEvents(req *aimemoryv1.WatchEventsRequest, stream aimemoryv1.Events_WatchEventsServer) error {
 	if req.GetLivenessOnly() {
@@ -46,7 +46,9 @@ func (s *Events) WatchEvents(req *aimemoryv1.WatchEventsRequest, stream aimemory
 		}
 	}()
 	ctx := stream.Context()
-	c, _ := caller.FromContext(ctx)
+	// Replayed and live events alike: only what the caller may read
+	// (authz: its scope, its own inbox, its family's keyspace).
+	readable := authz.Of(ctx).Reader()
 	var last uint64
 	if req.GetResume() && s.st != nil {
 		last = req.GetAfterSeq()
@@ -57,8 +59,8 @@ func (s *Events) WatchEvents(req *aimemoryv1.WatchEventsRequest, stream aimemory
 			}
 			for _, e := range evs {
 				last = e.GetSeq()
-				if !c.InScope(e.GetNamespace()) {
-					continue // another tenant's change, for a scoped caller
+				if !readable(e.GetNamespace()) {
+					continue
 				}
 				if err := stream.Send(e); err != nil {
 					return err
@@ -77,8 +79,8 @@ func (s *Events) WatchEvents(req *aimemoryv1.WatchEventsRequest, stream aimemory
 			if seq := e.GetSeq(); seq != 0 && seq <= last {
 				continue // already replayed from the log
 			}
-			if !c.InScope(e.GetNamespace()) {
-				continue // another tenant's change, for a scoped caller
+			if !readable(e.GetNamespace()) {
+				continue
 			}
 			if err := stream.Send(e); err != nil {
 				return err

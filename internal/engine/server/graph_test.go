@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -23,7 +23,7 @@ func TestGraphStatusCodes(t *testing.T) {
 	c, ev := newServer(t)
 	sub := ev.Subscribe(16)
 	defer sub.Close()
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	a, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "a", Content: "x"}})
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +92,14 @@ func FuzzGraphRequests(f *testing.F) {
 		f.Add(append([]byte{byte(i)}, raw...))
 	}
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { st.Close() })
 	mems := &Memories{st: st, errorMapper: errorMapper{log: slog.New(slog.DiscardHandler)}}
 	srv := &Graph{st: st, errorMapper: mems.errorMapper}
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	// Memories "a" and "b" do not exist under those ids; seed real ones so
 	// some requests reach the write paths.
 	for _, title := range []string{"a", "b"} {

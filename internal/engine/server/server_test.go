@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
@@ -22,6 +23,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 )
@@ -46,9 +48,12 @@ func serve(t testing.TB, cfg Config) *wire.EngineConn {
 	// Calls arrive as from a host, as the engine's assertion check would
 	// have verified them (that check is tested in package assertion).
 	asHost := grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		return h(caller.NewContext(ctx, caller.Caller{Principal: "test", Family: caller.HostFamily}), req)
+		return h(withTestCaller(ctx), req)
 	})
-	g := grpc.NewServer(append(Recover(nil), asHost)...)
+	asHostStream := grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		return h(srv, &callerStream{ServerStream: ss, ctx: withTestCaller(ss.Context())})
+	})
+	g := grpc.NewServer(append(append(Recover(nil), asHost, asHostStream), Authorize()...)...)
 	Register(g, cfg)
 	go g.Serve(lis)
 	t.Cleanup(g.Stop)
@@ -62,10 +67,44 @@ func serve(t testing.TB, cfg Config) *wire.EngineConn {
 	return wire.NewEngineConn(conn)
 }
 
+// testCallerKey is metadata naming the caller a test call is made for
+// (principal, family, scope, space separated); "none" makes one without
+// a caller. Without it a call is a host's with every namespace.
+const testCallerKey = "test-caller"
+
+func withTestCaller(ctx context.Context) context.Context {
+	c := caller.Caller{Principal: "test", Family: caller.HostFamily, Scope: caller.AllNamespaces}
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(testCallerKey)) == 1 {
+		v := md.Get(testCallerKey)[0]
+		if v == "none" {
+			return ctx
+		}
+		f := strings.SplitN(v, " ", 3)
+		c = caller.Caller{Principal: f[0], Family: f[1]}
+		if len(f) == 3 {
+			c.Scope = f[2]
+		}
+	}
+	return caller.NewContext(ctx, c)
+}
+
+// callAs is ctx making its calls for principal of family with scope.
+func callAs(ctx context.Context, principal, family, scope string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, testCallerKey, principal+" "+family+" "+scope)
+}
+
+// callerStream is a server stream whose context carries a caller.
+type callerStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (c *callerStream) Context() context.Context { return c.ctx }
+
 func newServer(t testing.TB) (*wire.EngineConn, *events.Broadcaster) {
 	t.Helper()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +113,7 @@ func newServer(t testing.TB) (*wire.EngineConn, *events.Broadcaster) {
 }
 
 func TestStatusCodes(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	c, _ := newServer(t)
 	m := func(title string) *aimemoryv1.Memory {
 		return &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}
@@ -149,18 +188,18 @@ func TestStatusCodes(t *testing.T) {
 
 func TestPanicIsInternal(t *testing.T) {
 	c := serve(t, Config{Version: "test"}) // no backend: every call panics
-	_, err := c.ListMemories(context.Background(), &aimemoryv1.ListMemoriesRequest{Limit: 1})
+	_, err := c.ListMemories(storagetest.Operator(), &aimemoryv1.ListMemoriesRequest{Limit: 1})
 	if status.Code(err) != codes.Internal {
 		t.Errorf("panic surfaced as %v", err)
 	}
-	if _, err := c.Health(context.Background(), &aimemoryv1.HealthRequest{}); status.Code(err) != codes.Internal {
+	if _, err := c.Health(storagetest.Operator(), &aimemoryv1.HealthRequest{}); status.Code(err) != codes.Internal {
 		t.Errorf("second call: %v", err)
 	}
 }
 
 func TestWatchEvents(t *testing.T) {
 	c, ev := newServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 5*time.Second)
 	defer cancel()
 	stream, err := c.WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{})
 	if err != nil {
@@ -180,11 +219,63 @@ func TestWatchEvents(t *testing.T) {
 	}
 }
 
+// The event stream fails closed: a caller with no scope is sent nothing,
+// replayed or live, but its own inbox's events; no family's keyspace but
+// its own, no other inbox. A call with no caller is refused.
+func TestWatchEventsFailsClosed(t *testing.T) {
+	c, _ := newServer(t)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 10*time.Second)
+	defer cancel()
+	if _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "team note", Content: "x", Namespace: "team-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	notes := callAs(ctx, "ai:notes-user", "notes", caller.AllNamespaces)
+	if _, err := c.StoreMemory(notes, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "notes state", Content: "x", Namespace: "_family/notes"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{"ai:other", "ai:probe"} {
+		if _, err := c.SendMessage(ctx, &aimemoryv1.SendMessageRequest{To: to, Title: "for " + to, Payload: "p"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stream := func(ctx context.Context) (aimemoryv1.Events_WatchEventsClient, error) {
+		return c.WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{Resume: true})
+	}
+	first := func(ctx context.Context) (*aimemoryv1.Event, error) {
+		s, err := stream(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.Recv()
+	}
+	// The first event an unscoped plugin caller sees is its own inbox's,
+	// the last written: all before it were withheld.
+	if e, err := first(callAs(ctx, "ai:probe", "probe", "")); err != nil || e.GetNamespace() != "_messages/ai:probe" {
+		t.Errorf("an unscoped caller's first event: %v, %v", e, err)
+	}
+	// The notes family sees its keyspace, never another's inbox.
+	s, err := stream(callAs(ctx, "ai:probe", "notes", caller.AllNamespaces))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"team note", "notes state", "for ai:probe"} {
+		if e, err := s.Recv(); err != nil || e.GetTitle() != want {
+			t.Errorf("the notes family's events: %v, %v; want %q", e, err, want)
+		}
+	}
+	if _, err := first(metadata.AppendToOutgoingContext(ctx, testCallerKey, "none")); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a stream without a caller: %v", err)
+	}
+	if _, err := c.Stats(metadata.AppendToOutgoingContext(ctx, testCallerKey, "none"), &aimemoryv1.StatsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a call without a caller: %v", err)
+	}
+}
+
 // A liveness-only stream (the host's keeper) carries no events: a store
 // another watcher sees sends it nothing, and it ends when its client goes.
 func TestWatchEventsLivenessOnly(t *testing.T) {
 	c, ev := newServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 5*time.Second)
 	defer cancel()
 	lctx, lcancel := context.WithCancel(ctx)
 	live, err := c.WatchEvents(lctx, &aimemoryv1.WatchEventsRequest{LivenessOnly: true})
@@ -220,7 +311,7 @@ func FuzzStoreRequest(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{})
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -231,13 +322,13 @@ func FuzzStoreRequest(f *testing.F) {
 		if proto.Unmarshal(raw, req) != nil {
 			return
 		}
-		resp, err := srv.StoreMemory(context.Background(), req)
+		resp, err := srv.StoreMemory(storagetest.Operator(), req)
 		if code := status.Code(err); code == codes.Internal || code == codes.Unknown {
 			t.Fatalf("store %v: %v", req, err)
 		}
 		if err == nil {
 			q := &aimemoryv1.SearchMemoriesRequest{Query: resp.Memory.Title, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 5}
-			if _, err := srv.SearchMemories(context.Background(), q); err != nil {
+			if _, err := srv.SearchMemories(storagetest.Operator(), q); err != nil {
 				t.Fatalf("search %q: %v", q.Query, err)
 			}
 		}
@@ -248,7 +339,7 @@ func FuzzStoreRequest(f *testing.F) {
 // memory in order, as ShortIds would answer.
 func TestShortIDsRideAlong(t *testing.T) {
 	c, _ := newServer(t)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	for _, title := range []string{"alpha note", "beta note", "gamma note"} {
 		if _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "a note", Tier: "long", Confidence: 1}}); err != nil {
 			t.Fatal(err)

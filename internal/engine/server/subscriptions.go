@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -20,6 +21,8 @@ type Webhooks struct {
 	Guard  webhook.Guard
 	Sealer *webhook.Sealer
 	Now    func() int64 // unix nanoseconds; nil: the backend's write time is not needed
+	// Grants learns each new subscription's grant; nil: none kept.
+	Grants *webhook.Grants
 }
 
 // Subscription limits.
@@ -47,8 +50,12 @@ func (s *Subscriptions) Subscribe(ctx context.Context, req *aimemoryv1.Subscribe
 	return &aimemoryv1.SubscribeResponse{Subscription: out}, s.status(err)
 }
 
+// subscribe records the subscription with its creator's grant (family and
+// scope), which every match and delivery applies (authz); a namespace
+// filter the creator may not read was refused before (Authorize).
 func (s *Subscriptions) subscribe(ctx context.Context, req *aimemoryv1.SubscribeRequest) (*storage.Subscription, error) {
-	owner := storage.Principal(ctx)
+	creator, _ := caller.FromContext(ctx)
+	owner := creator.Principal
 	if owner == "" {
 		return nil, &storage.DeniedError{Reason: "subscribing needs the caller's identity"}
 	}
@@ -90,6 +97,7 @@ func (s *Subscriptions) subscribe(ctx context.Context, req *aimemoryv1.Subscribe
 		ID: uuid.NewString(), URL: u.String(), Events: events,
 		NamespaceFilter: req.GetNamespaceFilter(), AgentFilter: req.GetAgentFilter(),
 		IncludeContent: req.GetIncludeContent(), CreatedBy: owner, CreatedAt: s.now(),
+		Family: creator.Family, Scope: creator.Scope,
 	}
 	if secret := req.GetSecret(); secret != "" {
 		if s.hooks.Sealer == nil {
@@ -99,7 +107,13 @@ func (s *Subscriptions) subscribe(ctx context.Context, req *aimemoryv1.Subscribe
 			return nil, err
 		}
 	}
-	return sub, s.st.PutSubscription(ctx, sub)
+	if err := s.st.PutSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	if s.hooks.Grants != nil {
+		s.hooks.Grants.Subscribed(owner, creator.Scope)
+	}
+	return sub, nil
 }
 
 func (s *Subscriptions) now() int64 {

@@ -10,6 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -18,7 +19,7 @@ import (
 // then live ones, with no gap and no repeat.
 func TestWatchEventsResumes(t *testing.T) {
 	c, ev := newServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 10*time.Second)
 	defer cancel()
 	var ids []string
 	for _, title := range []string{"a", "b", "c"} {
@@ -53,7 +54,7 @@ func TestWatchEventsResumes(t *testing.T) {
 func TestSubscribeNeverReturnsTheSecret(t *testing.T) {
 	dir := t.TempDir()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestSubscribeNeverReturnsTheSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := serve(t, Config{Backend: st, Events: ev, Webhooks: Webhooks{Sealer: sealer}})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	resp, err := c.Subscribe(ctx, &aimemoryv1.SubscribeRequest{Url: "https://hooks.example.com/x", Secret: "topsecret", Events: []string{"memory_store", "memory_store"}})
 	if err != nil {
 		t.Fatal(err)

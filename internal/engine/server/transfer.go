@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/internal/keyfile"
@@ -28,24 +27,11 @@ type Transfer struct {
 	errorMapper
 }
 
-func hostOnly(ctx context.Context, what string) error {
-	if c, ok := caller.FromContext(ctx); !ok || !c.IsHost() {
-		return status.Error(codes.PermissionDenied, what+": only a host (the ai-memory CLI) may "+what)
-	}
-	return nil
-}
-
 func (s *Transfer) Export(_ *aimemoryv1.ExportRequest, stream grpc.ServerStreamingServer[aimemoryv1.ExportRecord]) error {
-	if err := hostOnly(stream.Context(), "export"); err != nil {
-		return err
-	}
 	return s.status(s.st.Export(stream.Context(), stream.Send))
 }
 
 func (s *Transfer) Import(ctx context.Context, req *aimemoryv1.ImportRequest) (*aimemoryv1.ImportResponse, error) {
-	if err := hostOnly(ctx, "import"); err != nil {
-		return nil, err
-	}
 	if n := len(req.GetRecords()); n > maxImportBatch {
 		return nil, status.Errorf(codes.InvalidArgument, "records: at most %d per request (got %d)", maxImportBatch, n)
 	}

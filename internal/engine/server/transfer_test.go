@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -13,31 +14,34 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 )
 
-// serveAs runs the services with every call (unary and streaming) made
-// by family.
+// serveAs runs the services behind the engine's host-only check and
+// authorizer, with every call (unary and streaming) made by family.
 func serveAs(t *testing.T, family string) *wire.EngineConn {
 	t.Helper()
-	st, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	as := caller.Caller{Principal: "ai:test", Family: family}
-	g := grpc.NewServer(
+	as := caller.Caller{Principal: "ai:test", Family: family, Scope: caller.AllNamespaces}
+	g := grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			return h(caller.NewContext(ctx, as), req)
 		}),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			return h(srv, &ctxStream{ServerStream: ss, ctx: caller.NewContext(ss.Context(), as)})
-		}))
+		})}, append(assertion.NewGate(nil).HostOnly(), Authorize()...)...)...)
 	Register(g, Config{Backend: st})
+	aimemoryv1.RegisterCallsServer(g, aimemoryv1.UnimplementedCallsServer{}) // the engine registers its gate
 	lis := bufconn.Listen(1 << 20)
 	go g.Serve(lis)
 	t.Cleanup(g.Stop)
@@ -58,18 +62,28 @@ type ctxStream struct {
 
 func (s *ctxStream) Context() context.Context { return s.ctx }
 
-func TestBackupExportImportAreForHostsOnly(t *testing.T) {
-	ctx := context.Background()
+// Every host-only method refuses a plugin's call (the gate's HostOnly
+// list; the handlers check nothing themselves); a host's backup and
+// import go through.
+func TestHostOnlyMethodsRefusePlugins(t *testing.T) {
+	ctx := storagetest.Operator()
 	plugin := serveAs(t, "core")
 	b, _ := plugin.Backup(ctx, &aimemoryv1.BackupRequest{})
 	e, _ := plugin.Export(ctx, &aimemoryv1.ExportRequest{})
-	_, ierr := plugin.Import(ctx, &aimemoryv1.ImportRequest{})
-	for name, err := range map[string]error{
-		"backup": recvErr(b.Recv),
-		"export": recvErr(e.Recv),
-		"import": ierr,
-	} {
-		if status.Code(err) != codes.PermissionDenied {
+	track, _ := plugin.Track(ctx)
+	_, importErr := plugin.Import(ctx, &aimemoryv1.ImportRequest{})
+	_, appendErr := plugin.AppendAudit(ctx, &aimemoryv1.AppendAuditRequest{Record: &aimemoryv1.AuditRecord{AgentId: "ai:x", Event: "forged"}})
+	_, listErr := plugin.ListAudit(ctx, &aimemoryv1.ListAuditRequest{Limit: 1})
+	_, verifyErr := plugin.VerifyAudit(ctx, &aimemoryv1.VerifyAuditRequest{})
+	_, metricsErr := plugin.Metrics(ctx, &aimemoryv1.MetricsRequest{})
+	_, backfillErr := plugin.Backfill(ctx, &aimemoryv1.BackfillRequest{})
+	refused := map[string]error{
+		"Engine/Backup": recvErr(b.Recv), "Transfer/Export": recvErr(e.Recv), "Transfer/Import": importErr,
+		"Audit/AppendAudit": appendErr, "Audit/ListAudit": listErr, "Audit/VerifyAudit": verifyErr,
+		"Engine/Metrics": metricsErr, "Vectors/Backfill": backfillErr, "Calls/Track": recvErr(track.Recv),
+	}
+	for name, err := range refused {
+		if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), name+": only an ai-memory host") {
 			t.Errorf("%s by a plugin: %v, want PermissionDenied", name, err)
 		}
 	}

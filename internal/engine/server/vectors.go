@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -20,11 +21,21 @@ type Vectors struct {
 	emb *embedder.Embedder // nil: none configured
 }
 
-func (s *Vectors) VectorStatus(context.Context, *aimemoryv1.VectorStatusRequest) (*aimemoryv1.VectorStatusResponse, error) {
-	return s.emb.Status(), nil
+// VectorStatus is the endpoint's state; its counts are the whole store's,
+// so only a grant of every namespace is shown them.
+func (s *Vectors) VectorStatus(ctx context.Context, _ *aimemoryv1.VectorStatusRequest) (*aimemoryv1.VectorStatusResponse, error) {
+	st := s.emb.Status()
+	if !authz.Of(ctx).Everything() {
+		st.Memories, st.WithVector, st.OtherModel, st.Queued, st.Withheld = 0, 0, 0, 0, 0
+	}
+	return st, nil
 }
 
+// Backfill embeds memories of every namespace: an operator's command.
 func (s *Vectors) Backfill(ctx context.Context, req *aimemoryv1.BackfillRequest) (*aimemoryv1.BackfillResponse, error) {
+	if !authz.Of(ctx).Everything() {
+		return nil, status.Error(codes.PermissionDenied, "backfill embeds every namespace's memories: it needs the grant of every namespace (ai-memory reindex)")
+	}
 	batch := int(req.GetBatch())
 	switch {
 	case batch == 0:

@@ -182,3 +182,6 @@ type Backend interface {
 	SchemaVersion() uint32
 	Close() error
 }
+
+// ArchiveReasons are the reasons a row can carry, for filters.
+var ArchiveReasons = []string{ArchiveReasonTTL, ArchiveReasonForget, ArchiveReasonDelete, ArchiveReasonSuperseded}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 )
 
 // Sentinel errors every backend returns; test with errors.Is. The engine's
@@ -13,7 +15,7 @@ var (
 	ErrNotFound  = errors.New("memory not found")
 	ErrConflict  = errors.New("title already exists in namespace")
 	ErrAmbiguous = errors.New("ambiguous ID prefix")
-	ErrDenied    = errors.New("write denied by policy")
+	ErrDenied    = authz.ErrDenied // every refusal of a write, the authorizer's and the policy's
 	// ErrPending: the policy queued the write for approval; nothing was written.
 	ErrPending = errors.New("write pending approval")
 	// ErrUnavailable: the backend's database server cannot be reached (a
@@ -70,18 +72,9 @@ func (e *AmbiguousError) Error() string {
 
 func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 
-// DeniedError is a policy's refusal; errors.Is(err, ErrDenied) holds and
-// the message is the policy's reason.
-type DeniedError struct{ Reason string }
-
-func (e *DeniedError) Error() string {
-	if e.Reason == "" {
-		return ErrDenied.Error()
-	}
-	return e.Reason
-}
-
-func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+// DeniedError is a refusal (the authorizer's or a policy's);
+// errors.Is(err, ErrDenied) holds and the message is the reason.
+type DeniedError = authz.DeniedError
 
 // PendingError: the policy queued the write for approval (the governance
 // issue gives it a request id); errors.Is(err, ErrPending) holds.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -128,7 +129,7 @@ func ResolveGoverning(v GovernanceView, ns string) (Governing, error) {
 		}
 		p, err := parseStored(r.GetPolicyJson())
 		if err != nil {
-			return Governing{}, fmt.Errorf("stored policy of namespace %s: %w", quote(level), err)
+			return Governing{}, fmt.Errorf("stored policy of namespace %s: %w", authz.Quote(level), err)
 		}
 		if !p.Inherit && level != ns {
 			continue
@@ -164,7 +165,7 @@ func (g Governing) where() string {
 	if g.Namespace == "" {
 		return "the default policy"
 	}
-	return "the policy of namespace " + quote(g.Namespace)
+	return "the policy of namespace " + authz.Quote(g.Namespace)
 }
 
 type approvalKey struct{}
@@ -174,6 +175,18 @@ type approvalKey struct{}
 // nothing more. Only the backend's approval path sets it.
 func WithApproval(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, approvalKey{}, id)
+}
+
+// AsRequester is the context an approved pending action p executes in,
+// from the approver's: as its requester (principal, session, family:
+// created_by is theirs) with the approval that lets its "approve" levels
+// through. Its scope is the approver's, who was allowed to decide because
+// that scope covers p's namespace; the requester's own scope was applied
+// when the action was queued (authorization precedes governance).
+func AsRequester(approver context.Context, p *aimemoryv1.PendingAction) context.Context {
+	by, _ := caller.FromContext(approver)
+	ctx := caller.NewContext(approver, caller.Caller{Principal: p.RequestedBy, Session: p.RequestedSession, Family: p.RequestedFamily, Scope: by.Scope})
+	return WithApproval(ctx, p.Id)
 }
 
 func approved(ctx context.Context) bool {
@@ -193,7 +206,7 @@ func Govern(ctx context.Context, w Write) Verdict {
 	cfg := v.Governance()
 	var queued *Verdict
 	for _, r := range requirements(w) {
-		if IsGuarded(r.ns) {
+		if authz.IsGuarded(r.ns) {
 			continue // the engine's own namespaces: the guard decides who writes there
 		}
 		g, err := ResolveGoverning(v, r.ns)
@@ -201,7 +214,7 @@ func Govern(ctx context.Context, w Write) Verdict {
 			return Verdict{Decision: Deny, Err: err}
 		}
 		deny := func(why string) Verdict {
-			return Verdict{Decision: Deny, Reason: fmt.Sprintf("%s denied by governance: %s of namespace %s: %s (%s)", w.Op, r.kind, quote(r.ns), why, g.where())}
+			return Verdict{Decision: Deny, Reason: fmt.Sprintf("%s denied by governance: %s of namespace %s: %s (%s)", w.Op, r.kind, authz.Quote(r.ns), why, g.where())}
 		}
 		switch g.level(r.kind) {
 		case governance.Any:
@@ -211,20 +224,20 @@ func Govern(ctx context.Context, w Write) Verdict {
 				return Verdict{Decision: Deny, Err: err}
 			}
 			if who == "" || !ok {
-				return deny(fmt.Sprintf("only registered agents; %s is not registered", quote(who)))
+				return deny(fmt.Sprintf("only registered agents; %s is not registered", authz.Quote(who)))
 			}
 		case governance.Owner:
 			creator := r.kind != kindWrite && r.memory.GetCreatedBy() != "" && who == r.memory.GetCreatedBy()
 			if who == "" || !(who == g.Owner || cfg.IsOperator(who) || creator) {
 				owner := "none recorded"
 				if g.Owner != "" {
-					owner = quote(g.Owner)
+					owner = authz.Quote(g.Owner)
 				}
 				by := "its owner"
 				if r.kind != kindWrite {
 					by = "its owner or the memory's creator"
 				}
-				return deny(fmt.Sprintf("only %s (owner: %s); caller is %s", by, owner, quote(who)))
+				return deny(fmt.Sprintf("only %s (owner: %s); caller is %s", by, owner, authz.Quote(who)))
 			}
 		case governance.Approve:
 			if approved(ctx) {
@@ -235,7 +248,7 @@ func Govern(ctx context.Context, w Write) Verdict {
 			case who == "":
 				return deny("an approval needs a caller identity")
 			case a.Kind == governance.ApproverAgent && governance.SamePrincipal(a.Agent, who):
-				return deny(fmt.Sprintf("approval by %s is required, who is the requester, and nobody approves their own request", quote(a.Agent)))
+				return deny(fmt.Sprintf("approval by %s is required, who is the requester, and nobody approves their own request", authz.Quote(a.Agent)))
 			case a.Kind == governance.ApproverConsensus:
 				n, err := v.RegisteredOthers(who)
 				if err != nil {
@@ -247,10 +260,10 @@ func Govern(ctx context.Context, w Write) Verdict {
 			}
 			if queued == nil {
 				queued = &Verdict{Decision: Queue, Namespace: r.ns, Approver: a.String(),
-					Reason: fmt.Sprintf("%s of namespace %s requires approval (approver %s; %s)", r.kind, quote(r.ns), a, g.where())}
+					Reason: fmt.Sprintf("%s of namespace %s requires approval (approver %s; %s)", r.kind, authz.Quote(r.ns), a, g.where())}
 			}
 		default:
-			return deny("unknown level " + quote(string(g.level(r.kind))))
+			return deny("unknown level " + authz.Quote(string(g.level(r.kind))))
 		}
 	}
 	if queued != nil {
@@ -285,7 +298,7 @@ var ErrDecided = errors.New("pending action already decided")
 type PendingNotFoundError struct{ ID string }
 
 func (e *PendingNotFoundError) Error() string {
-	return "pending action not found: " + quote(e.ID)
+	return "pending action not found: " + authz.Quote(e.ID)
 }
 
 func (e *PendingNotFoundError) Is(target error) bool { return target == ErrNotFound }
@@ -295,7 +308,7 @@ type DecidedError struct{ ID, Status, By string }
 
 func (e *DecidedError) Error() string {
 	if e.By != "" {
-		return fmt.Sprintf("pending action %s is %s (by %s), not pending", e.ID, e.Status, quote(e.By))
+		return fmt.Sprintf("pending action %s is %s (by %s), not pending", e.ID, e.Status, authz.Quote(e.By))
 	}
 	return fmt.Sprintf("pending action %s is %s, not pending", e.ID, e.Status)
 }

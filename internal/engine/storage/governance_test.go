@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -21,7 +22,8 @@ func (v failingView) Governance() *governance.Config                { return nil
 // chain (so a backend can say its store is unreachable), never a denial.
 func TestGovernanceReadFailureIsNotADenial(t *testing.T) {
 	gone := errors.New("the database system is shutting down")
-	err := Authorize(context.Background(), nil, Write{Op: OpStore, New: &aimemoryv1.Memory{Namespace: "proj"}, View: failingView{gone}})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:a", Scope: caller.AllNamespaces})
+	err := Authorize(ctx, nil, Write{Op: OpStore, New: &aimemoryv1.Memory{Namespace: "proj"}, View: failingView{gone}})
 	if !errors.Is(err, gone) || errors.Is(err, ErrDenied) {
 		t.Fatalf("Authorize = %v; want the read error, not a denial", err)
 	}

@@ -3,8 +3,9 @@ package storage
 import (
 	"context"
 	"slices"
-	"strings"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -41,6 +42,13 @@ type Subscription struct {
 	SealedSecret    []byte   `json:"sealed_secret,omitempty"`
 	CreatedBy       string   `json:"created_by"`
 	CreatedAt       int64    `json:"created_at"`
+	// The creator's grant: the family whose tool subscribed and the scope
+	// its principal held, recorded at creation and narrowed (never
+	// widened) by its later calls with a narrower one (NarrowGrants).
+	// Matching and delivery read with it; "" grants nothing (a subscription
+	// made before grants were recorded delivers nothing: make it again).
+	Family string `json:"family,omitempty"`
+	Scope  string `json:"scope,omitempty"`
 	// FromSeq: the log's last seq when it was created; it receives only later events.
 	FromSeq    uint64 `json:"from_seq"`
 	Dispatched uint64 `json:"dispatched,omitempty"`
@@ -68,6 +76,9 @@ const (
 	Delivered Outcome = iota // remove it, count a dispatch
 	Retry                    // keep it with the new Attempts, NextAt, LastError; count a failure
 	Dead                     // move it to the dead letters; count a failure
+	// Dropped: remove it, counting nothing (its subscription's creator may
+	// no longer read the event, so not even a count of it is theirs).
+	Dropped
 )
 
 // DeliveryState is what a subscription's description shows of its
@@ -91,9 +102,13 @@ type Subscriptions interface {
 	// same transaction.
 	PutSubscription(ctx context.Context, s *Subscription) error
 	// DeleteSubscription removes one subscription with its queue and dead
-	// letters, if owner created it (ErrNotFound when there is no such id,
-	// ErrDenied when another identity created it).
+	// letters if owner created it; false when there is no such id, and
+	// exactly the same when another identity created it.
 	DeleteSubscription(ctx context.Context, id, owner string) (bool, error)
+	// NarrowGrants narrows the grant (Subscription.Scope) of every
+	// subscription principal created to what presented also covers
+	// (caller.Intersect); it returns how many changed.
+	NarrowGrants(ctx context.Context, principal, presented string) (int, error)
 	// ListSubscriptions lists all subscriptions, newest first.
 	ListSubscriptions(ctx context.Context) ([]*Subscription, error)
 	// DeliveryState is one subscription's delivery state, read at one
@@ -118,10 +133,26 @@ type Messages interface {
 	ListInbox(ctx context.Context, req *aimemoryv1.ListInboxRequest) (*aimemoryv1.ListInboxResponse, error)
 }
 
+// Creator is the subscription's creator with its recorded grant: whom the
+// dispatcher reads a delivered memory as.
+func (s *Subscription) Creator() caller.Caller {
+	return caller.Caller{Principal: s.CreatedBy, Family: s.Family, Scope: s.Scope}
+}
+
+// Narrow narrows s's grant to what presented also covers; it reports
+// whether that changed it.
+func (s *Subscription) Narrow(presented string) bool {
+	next := caller.Intersect(s.Scope, presented)
+	changed := next != s.Scope
+	s.Scope = next
+	return changed
+}
+
 // Matches reports whether s receives e: logged after s was made, of a type
 // it names (or "*"), in its namespace and agent filters (the agent filter
 // matches the claimed agent id or the principal), and readable by its
-// creator: an inbox's events go to its owner's subscriptions only.
+// creator's grant (authz: its scope, another's inbox, another family's
+// keyspace). The dispatcher asks again at delivery, with the grant then.
 func (s *Subscription) Matches(e *aimemoryv1.Event) bool {
 	switch {
 	case e.GetSeq() <= s.FromSeq:
@@ -132,10 +163,8 @@ func (s *Subscription) Matches(e *aimemoryv1.Event) bool {
 		return false
 	case s.AgentFilter != "" && s.AgentFilter != e.GetAgentId() && s.AgentFilter != e.GetPrincipal():
 		return false
-	case strings.HasPrefix(e.GetNamespace(), InboxPrefix) && e.GetNamespace() != InboxPrefix+s.CreatedBy:
-		return false
 	}
-	return true
+	return authz.For(s.Creator()).Reads(e.GetNamespace())
 }
 
 // DeliveryWaker is implemented by a backend whose delivery queue other

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -110,17 +111,16 @@ type AllowAll struct{}
 func (AllowAll) CheckWrite(context.Context, Write) Verdict { return Verdict{} }
 
 // Authorize is the check every backend makes, inside the transaction, on
-// every governed write: the caller from ctx is filled in, the guarded
-// namespaces are enforced (CheckGuard), then the policy is asked. A
-// refusal is ErrDenied (PermissionDenied), a queued write ErrPending.
+// every governed write: the caller from ctx is filled in, the authorizer
+// decides whether it may write every namespace the write touches (the
+// guarded namespaces, its scope: authz), then governance and the policy
+// are asked. A refusal is ErrDenied (PermissionDenied), a queued write
+// ErrPending.
 func Authorize(ctx context.Context, p WritePolicy, w Write) error {
 	if c, ok := caller.FromContext(ctx); ok {
 		w.Caller = &c
 	}
-	if err := CheckGuard(ctx, w.Op, w.Namespaces()...); err != nil {
-		return err
-	}
-	if err := CheckScope(ctx, w.Op, w.Namespaces()...); err != nil {
+	if err := authz.Of(ctx).CheckWrite(string(w.Op), w.Namespaces()...); err != nil {
 		return err
 	}
 	if w.View != nil {

@@ -3,6 +3,7 @@ package termstats
 import (
 	"fmt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -27,11 +28,13 @@ const (
 // way to read the records of index hits. Every backend answers through it,
 // so their answers cannot drift apart.
 type Source struct {
-	An      *keyword.Analyzer
-	Idx     *index.Index
-	Filter  func(*aimemoryv1.Filter) (*index.Filter, error)
-	Now     int64
-	Records func([]index.Hit) ([]*aimemoryv1.Memory, error)
+	An  *keyword.Analyzer
+	Idx *index.Index
+	// DocFreqs are the statistics the caller may see (CallerDocFreqs).
+	DocFreqs DocFreqs
+	Filter   func(*aimemoryv1.Filter) (*index.Filter, error)
+	Now      int64
+	Records  func([]index.Hit) ([]*aimemoryv1.Memory, error)
 }
 
 // AnswerTermStats: the text's terms with their document frequencies, and
@@ -41,7 +44,7 @@ func AnswerTermStats(src Source, req *aimemoryv1.TermStatsRequest) (*aimemoryv1.
 	if n := len(req.GetText()); n > maxStatsText {
 		return nil, &record.FieldError{Field: "text", Rule: fmt.Sprintf("must be at most %d bytes (got %d)", maxStatsText, n)}
 	}
-	resp, terms := TermStats(src.An, req.GetText(), src.Idx.DocFreqs)
+	resp, terms := TermStats(src.An, req.GetText(), src.DocFreqs)
 	if req.GetTags() {
 		f, err := src.Filter(nil)
 		if err != nil {
@@ -76,7 +79,7 @@ func AnswerRelatedTerms(src Source, req *aimemoryv1.RelatedTermsRequest) (*aimem
 		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", MaxQueryTerms, len(terms))}
 	}
 	terms = keyword.DropFunctionWords(terms)
-	stats, _ := TermStats(src.An, req.GetQuery(), src.Idx.DocFreqs)
+	stats, _ := TermStats(src.An, req.GetQuery(), src.DocFreqs)
 	resp := &aimemoryv1.RelatedTermsResponse{Docs: stats.GetDocs()}
 	kept := make(map[string]bool, len(terms))
 	for _, t := range terms {
@@ -93,8 +96,18 @@ func AnswerRelatedTerms(src Source, req *aimemoryv1.RelatedTermsRequest) (*aimem
 		return nil, err
 	}
 	resp.Matched = uint32(len(docs))
-	resp.Related = Related(src.An, terms, docs, src.Idx.DocFreqs, limit)
+	resp.Related = Related(src.An, terms, docs, src.DocFreqs, limit)
 	return resp, nil
+}
+
+// CallerDocFreqs are idx's document frequencies as grant may see them:
+// store-wide for a grant of every namespace, else counted over what it
+// may read, so no other tenant's words are counted for it.
+func CallerDocFreqs(idx *index.Index, grant authz.Grant) DocFreqs {
+	if grant.Everything() {
+		return idx.DocFreqs
+	}
+	return func(terms []string) ([]uint64, int) { return idx.DocFreqsWithin(terms, grant.Reads) }
 }
 
 // bounded reads a count whose zero means the default.

@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -23,12 +24,12 @@ func benchRig(b *testing.B, url string) *boltstore.Store {
 	b.Helper()
 	dir := b.TempDir()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		b.Fatal(err)
 	}
 	sealer, _ := webhook.OpenSealer(dir)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	done := make(chan struct{})
 	d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: webhook.Guard{AllowLoopback: true}, Sealer: sealer,
 		Backoff: webhook.Backoff{Base: time.Hour, Attempts: 2}, Timeout: time.Minute})
@@ -36,8 +37,8 @@ func benchRig(b *testing.B, url string) *boltstore.Store {
 	b.Cleanup(func() { cancel(); <-done; st.Close() })
 	if url != "" {
 		sealed, _ := sealer.Seal("bench", []byte("k"))
-		if err := st.PutSubscription(context.Background(), &storage.Subscription{ID: "bench", URL: url, Events: []string{"*"},
-			SealedSecret: sealed, CreatedBy: "ai:bench", CreatedAt: 1}); err != nil {
+		if err := st.PutSubscription(storagetest.Operator(), &storage.Subscription{ID: "bench", URL: url, Events: []string{"*"},
+			SealedSecret: sealed, CreatedBy: "ai:bench", Scope: "*", CreatedAt: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -45,7 +46,7 @@ func benchRig(b *testing.B, url string) *boltstore.Store {
 }
 
 func benchStore(st *boltstore.Store, i int) error {
-	_, err := st.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{
+	_, err := st.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("bench %d", i), Content: "webhook benchmark memory"}})
 	return err
 }

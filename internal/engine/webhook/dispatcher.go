@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -249,8 +250,10 @@ func (d *Dispatcher) attempt(ctx context.Context, s *storage.Subscription, q *st
 		}
 	}()
 	queuedAt := q.NextAt
-	if s == nil { // unsubscribed meanwhile: drop it
-		if err := d.cfg.Store.SettleDelivery(ctx, queuedAt, q, storage.Delivered); err != nil && ctx.Err() == nil {
+	// Unsubscribed meanwhile, or its creator's grant (as recorded now)
+	// no longer reads the event's namespace: dropped, not even counted.
+	if s == nil || !authz.For(s.Creator()).Reads(q.Event.GetNamespace()) {
+		if err := d.cfg.Store.SettleDelivery(ctx, queuedAt, q, storage.Dropped); err != nil && ctx.Err() == nil {
 			d.log.Warn("webhook settle", "delivery", key, "err", err)
 		}
 		return
@@ -345,10 +348,10 @@ func (d *Dispatcher) post(ctx context.Context, s *storage.Subscription, q *stora
 	return nil
 }
 
-// content reads the memory as the subscription's creator may: "" when it
-// is gone or not readable.
+// content reads the memory as the subscription's creator, with its grant
+// as recorded now: "" when it is gone or not readable.
 func (d *Dispatcher) content(ctx context.Context, s *storage.Subscription, id string) string {
-	cctx := caller.NewContext(ctx, caller.Caller{Principal: s.CreatedBy})
+	cctx := caller.NewContext(ctx, s.Creator())
 	resp, err := d.cfg.Store.GetMemories(cctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
 	if err != nil || len(resp.GetMemories()) == 0 {
 		return ""

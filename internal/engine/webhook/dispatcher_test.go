@@ -18,6 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -120,7 +121,7 @@ func newRig(t *testing.T, guard webhook.Guard, dial webhook.DialFunc) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(context.Background(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
+	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func newRig(t *testing.T, guard webhook.Guard, dial webhook.DialFunc) *rig {
 }
 
 func (r *rig) start(guard webhook.Guard, dial webhook.DialFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	r.cancel, r.done = cancel, make(chan struct{})
 	d := webhook.New(webhook.Config{Store: r.rec, Events: r.ev, Guard: guard, Dial: dial, Sealer: r.sealer,
 		Backoff: backoff, Timeout: 5 * time.Second, Clock: r.clock, Rand: func() float64 { return 0.5 }})
@@ -153,14 +154,14 @@ func (r *rig) stop() {
 
 func (r *rig) subscribe(url, secret string) *storage.Subscription {
 	r.t.Helper()
-	sub := &storage.Subscription{ID: "sub-" + secret, URL: url, Events: []string{"*"}, CreatedBy: "ai:owner", CreatedAt: 1}
+	sub := &storage.Subscription{ID: "sub-" + secret, URL: url, Events: []string{"*"}, CreatedBy: "ai:owner", Scope: "*", CreatedAt: 1}
 	if secret != "" {
 		var err error
 		if sub.SealedSecret, err = r.sealer.Seal(sub.ID, []byte(secret)); err != nil {
 			r.t.Fatal(err)
 		}
 	}
-	if err := r.st.PutSubscription(context.Background(), sub); err != nil {
+	if err := r.st.PutSubscription(storagetest.Operator(), sub); err != nil {
 		r.t.Fatal(err)
 	}
 	return sub
@@ -168,7 +169,7 @@ func (r *rig) subscribe(url, secret string) *storage.Subscription {
 
 func (r *rig) store(title string) *aimemoryv1.Memory {
 	r.t.Helper()
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer"})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer", Scope: caller.AllNamespaces})
 	resp, err := r.st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "secret content " + title}})
 	if err != nil {
 		r.t.Fatal(err)
@@ -272,12 +273,12 @@ func TestFailsTwiceThenDeliveredOnce(t *testing.T) {
 	if recv.ids[0] != sub.ID+":1" {
 		t.Errorf("delivery id %q, want %s:1", recv.ids[0], sub.ID)
 	}
-	st, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	st, err := r.st.DeliveryState(storagetest.Operator(), sub.ID, 10)
 	pending, dead := st.Pending, st.Dead
 	if err != nil || pending != 0 || len(dead) != 0 {
 		t.Fatalf("after delivery: pending %d, dead %v, %v", pending, dead, err)
 	}
-	subs, _ := r.st.ListSubscriptions(context.Background())
+	subs, _ := r.st.ListSubscriptions(storagetest.Operator())
 	if subs[0].Dispatched != 1 || subs[0].Failed != 2 {
 		t.Fatalf("counters dispatched %d failed %d, want 1 and 2", subs[0].Dispatched, subs[0].Failed)
 	}
@@ -303,7 +304,7 @@ func TestDownForGoodIsDeadLettered(t *testing.T) {
 			r.clock.Advance(time.Minute)
 		}
 	}
-	st, err := r.st.DeliveryState(context.Background(), sub.ID, 10)
+	st, err := r.st.DeliveryState(storagetest.Operator(), sub.ID, 10)
 	pending, dead, count := st.Pending, st.Dead, st.DeadCount
 	if err != nil || pending != 0 || count != 1 || len(dead) != 1 {
 		t.Fatalf("pending %d dead %v count %d err %v", pending, dead, count, err)
@@ -392,10 +393,14 @@ func TestDialerChecksEveryResolvedAddress(t *testing.T) {
 		{webhook.Guard{AllowLoopback: true}, "intranet.example.com:443", true},
 		{webhook.Guard{AllowPrivate: true}, "intranet.example.com:443", false},
 		{webhook.Guard{AllowPrivate: true, AllowLoopback: true}, "0.0.0.0:80", true},
+		{webhook.Guard{}, "nat64.example.com:443", true},
+		{webhook.Guard{AllowPrivate: true}, "nat64.example.com:443", false},
+		{webhook.Guard{}, "[2002:7f00:1::]:80", true},
 	} {
-		tc.guard.Resolver = fakeResolver{"public.example.com": "93.184.216.34", "intranet.example.com": "10.1.2.3", "metadata.example.com": "169.254.169.254"}
+		tc.guard.Resolver = fakeResolver{"public.example.com": "93.184.216.34", "intranet.example.com": "10.1.2.3", "metadata.example.com": "169.254.169.254",
+			"nat64.example.com": "64:ff9b::a9fe:a9fe"}
 		dialled = ""
-		_, err := tc.guard.Dialer(dial)(context.Background(), "tcp", tc.host)
+		_, err := tc.guard.Dialer(dial)(storagetest.Operator(), "tcp", tc.host)
 		var refused *webhook.RefusedError
 		if errors.As(err, &refused) != tc.refused || (tc.refused && dialled != "") {
 			t.Errorf("%+v %s: err %v dialled %q", tc.guard, tc.host, err, dialled)
@@ -430,6 +435,23 @@ func TestCheckURL(t *testing.T) {
 		{webhook.Guard{AllowPrivate: true}, "http://10.0.0.1/x", ""},
 		{webhook.Guard{AllowPrivate: true, AllowLoopback: true}, "https://0.0.0.0/x", "unspecified"},
 		{webhook.Guard{}, "https://224.0.0.1/x", "multicast"},
+		// IPv6 transition addresses are classed by the IPv4 address they carry.
+		{webhook.Guard{}, "https://[64:ff9b::7f00:1]/x", "loopback"},
+		{webhook.Guard{}, "https://[64:ff9b::a9fe:a9fe]/latest", "private or link-local"},
+		{webhook.Guard{}, "https://[64:ff9b::5db8:d822]/x", ""},
+		{webhook.Guard{}, "https://[64:ff9b:1::a00:1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[64:ff9b:1:ff00::5db8:d822]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[::a00:1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[::7f00:1]/x", "loopback"},
+		{webhook.Guard{}, "https://[::2]/x", "unspecified"},
+		{webhook.Guard{}, "https://[::ffff:0:7f00:1]/x", "loopback"},
+		{webhook.Guard{}, "https://[::ffff:127.0.0.1]/x", "loopback"},
+		{webhook.Guard{}, "https://[2002:a00:1::1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[2002:7f00:1::]/x", "loopback"},
+		{webhook.Guard{}, "https://[2002:5db8:d822::1]/x", ""},
+		{webhook.Guard{}, "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x", "private or link-local"}, // Teredo client 10.0.0.1
+		{webhook.Guard{}, "https://[fec0::1]/x", "private or link-local"},
+		{webhook.Guard{}, "https://[2606:4700::1111]/x", ""},
 		{webhook.Guard{}, "https://" + strings.Repeat("a", 2100), "at most 2048 bytes"},
 	} {
 		_, err := tc.guard.CheckURL(tc.url)
@@ -541,7 +563,7 @@ func TestSharedStoreWakeUpsAndBackstop(t *testing.T) {
 	r := newRig(t, loopbackOnly, nil)
 	r.stop()
 	st := wakingStore{r.rec, make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	done := make(chan struct{})
 	d := webhook.New(webhook.Config{Store: st, Guard: loopbackOnly, Backoff: backoff, Clock: r.clock})
 	go func() { defer close(done); d.Run(ctx) }()
@@ -560,5 +582,90 @@ func TestSharedStoreWakeUpsAndBackstop(t *testing.T) {
 	r.clock.Advance(30 * time.Second)
 	if s := r.next(); s.o != storage.Delivered || s.d.Event.GetTitle() != "its wake-up lost" {
 		t.Fatalf("after the backstop look: %v %v", s.o, s.d.Event)
+	}
+}
+
+// A subscription delivers what its creator's grant reads now: a grant
+// narrowed by the creator's next call (webhook.Grants) stops matching, a
+// delivery queued before it narrowed is dropped uncounted, never posted,
+// and a wider grant (a session of the same name) widens nothing.
+func TestNarrowedGrantStopsDelivery(t *testing.T) {
+	clock := newClock()
+	recv := &receiver{t: t, secret: "s", clock: clock}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	r := newRig(t, loopbackOnly, nil)
+	r.clock = clock
+	r.stop()
+	r.start(loopbackOnly, nil)
+	sub := &storage.Subscription{ID: "sub-a", URL: srv.URL + "/hook", Events: []string{"*"}, CreatedBy: "ai:owner", Family: "core",
+		Scope: "team-a team-c", IncludeContent: true, CreatedAt: 1}
+	var err error
+	if sub.SealedSecret, err = r.sealer.Seal(sub.ID, []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.st.PutSubscription(storagetest.Operator(), sub); err != nil {
+		t.Fatal(err)
+	}
+	grants := webhook.NewGrants(r.st, nil)
+	if err := grants.Load(storagetest.Operator()); err != nil {
+		t.Fatal(err)
+	}
+	writer := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer", Scope: caller.AllNamespaces})
+	storeIn := func(ns, title string) {
+		t.Helper()
+		if _, err := r.st.StoreMemory(writer, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "content of " + title, Namespace: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func() (pending uint64, scope string) {
+		t.Helper()
+		st, err := r.st.DeliveryState(storagetest.Operator(), sub.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs, _ := r.st.ListSubscriptions(storagetest.Operator())
+		return st.Pending, subs[0].Scope
+	}
+
+	storeIn("team-b", "outside") // never matched: not the creator's
+	if n, _ := state(); n != 0 {
+		t.Fatalf("a store outside the grant queued %d deliveries", n)
+	}
+	storeIn("team-a", "inside")
+	if s := r.next(); s.o != storage.Delivered {
+		t.Fatalf("inside the grant: outcome %v", s.o)
+	}
+
+	// A session of the same name with every namespace widens nothing.
+	grants.Note(storagetest.Operator(), caller.Caller{Principal: "ai:owner", Family: "core", Scope: caller.AllNamespaces})
+	if _, scope := state(); scope != "team-a team-c" {
+		t.Fatalf("a wider call widened the grant to %q", scope)
+	}
+
+	// A delivery queued before the creator's key narrowed is dropped.
+	r.stop()
+	storeIn("team-a", "queued before narrowing")
+	grants.Note(storagetest.Operator(), caller.Caller{Principal: "ai:owner", Family: "core", Scope: "team-c"})
+	if _, scope := state(); scope != "team-c" {
+		t.Fatalf("the grant after a narrower call: %q", scope)
+	}
+	r.start(loopbackOnly, nil)
+	if s := r.next(); s.o != storage.Dropped {
+		t.Fatalf("a queued delivery the grant no longer reads: outcome %v, want dropped", s.o)
+	}
+	storeIn("team-a", "after narrowing")
+	if n, _ := state(); n != 0 {
+		t.Fatalf("a store outside the narrowed grant queued %d deliveries", n)
+	}
+	recv.mu.Lock()
+	bodies := strings.Join(recv.bodies, "\n")
+	recv.mu.Unlock()
+	if len(recv.bodies) != 1 || strings.Contains(bodies, "narrowing") || strings.Contains(bodies, "outside") || !strings.Contains(bodies, "content of inside") {
+		t.Errorf("posted: %s", bodies)
+	}
+	subs, _ := r.st.ListSubscriptions(storagetest.Operator())
+	if subs[0].Dispatched != 1 || subs[0].Failed != 0 {
+		t.Errorf("after the drop: dispatched %d failed %d", subs[0].Dispatched, subs[0].Failed)
 	}
 }

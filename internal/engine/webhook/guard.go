@@ -30,7 +30,9 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // Guard decides which webhook targets may be reached: public addresses
 // always; loopback only with AllowLoopback; private, link-local and
 // shared (CGNAT) ranges only with AllowPrivate; unspecified, multicast and
-// broadcast never. It is applied to the URL when a subscription is made
+// broadcast never. An IPv6 transition address (IPv4-mapped, -compatible
+// or -translated, NAT64, 6to4, Teredo) is classed by the IPv4 address it
+// carries; a local-use NAT64 one (64:ff9b:1::/48) as private. It is applied to the URL when a subscription is made
 // and to every address a delivery connects to, after resolution, so a
 // name that resolves (or re-resolves) inward is refused too.
 type Guard struct {
@@ -48,19 +50,58 @@ const (
 )
 
 func classify(ip netip.Addr) class {
-	ip = ip.Unmap()
+	ip = ip.Unmap() // ::ffff:0:0/96, IPv4-mapped
 	switch {
-	case !ip.IsValid(), ip.IsUnspecified(), ip.IsMulticast(), ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+	case !ip.IsValid(), ip.IsUnspecified(), ip.IsMulticast(), ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}), thisNetwork.Contains(ip):
 		return never
 	case ip.IsLoopback():
 		return loopback
-	case ip.IsPrivate(), ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(), cgnat.Contains(ip):
+	}
+	if v4, ok := embedded(ip); ok {
+		return classify(v4) // a transition address goes where the IPv4 address it carries is
+	}
+	switch {
+	case ip.IsPrivate(), ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(), cgnat.Contains(ip), siteLocal.Contains(ip),
+		nat64Local.Contains(ip): // its IPv4 address sits where the operator's prefix length says: not knowable, not public
 		return private
 	}
 	return public
 }
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	siteLocal   = netip.MustParsePrefix("fec0::/10")      // deprecated site-local
+	nat64Local  = netip.MustParsePrefix("64:ff9b:1::/48") // local-use NAT64 (RFC 8215)
+
+	// IPv6 prefixes whose addresses carry an IPv4 address in their last
+	// 32 bits: NAT64's well-known prefix (RFC 6052), IPv4-compatible
+	// (::/96, deprecated) and IPv4-translated (::ffff:0:0:0/96, SIIT).
+	lastFour  = []netip.Prefix{netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("::/96"), netip.MustParsePrefix("::ffff:0:0:0/96")}
+	sixToFour = netip.MustParsePrefix("2002::/16") // 6to4 (RFC 3056): 2002:AABB:CCDD::
+	teredo    = netip.MustParsePrefix("2001::/32") // Teredo (RFC 4380): the client's address, inverted, last
+)
+
+// embedded is the IPv4 address an IPv6 transition address carries, where
+// traffic to it ends up; ok is false for an address that carries none.
+func embedded(ip netip.Addr) (v4 netip.Addr, ok bool) {
+	if !ip.Is6() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	for _, p := range lastFour {
+		if p.Contains(ip) {
+			return netip.AddrFrom4([4]byte(b[12:16])), true
+		}
+	}
+	switch {
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	case teredo.Contains(ip):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), true
+	}
+	return netip.Addr{}, false
+}
 
 // checkAddr refuses an address the guard does not allow.
 func (g Guard) checkAddr(ip netip.Addr) error {

@@ -269,8 +269,12 @@ type WebhookSubscription struct {
 	SealedSecret    []byte                 `protobuf:"bytes,7,opt,name=sealed_secret,json=sealedSecret,proto3" json:"sealed_secret,omitempty"`
 	CreatedBy       string                 `protobuf:"bytes,8,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
 	CreatedAt       int64                  `protobuf:"varint,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The creator's grant as the engine records it: the family whose tool
+	// subscribed and its principal's namespace scope ("*" = every one).
+	Family        string `protobuf:"bytes,10,opt,name=family,proto3" json:"family,omitempty"`
+	Scope         string `protobuf:"bytes,11,opt,name=scope,proto3" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WebhookSubscription) Reset() {
@@ -364,6 +368,20 @@ func (x *WebhookSubscription) GetCreatedAt() int64 {
 		return x.CreatedAt
 	}
 	return 0
+}
+
+func (x *WebhookSubscription) GetFamily() string {
+	if x != nil {
+		return x.Family
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
 }
 
 // A version an update or a merging store replaced. at is its place among
@@ -644,7 +662,7 @@ const file_aimemory_v1_transfer_proto_rawDesc = "" +
 	"\bstandard\x18\a \x01(\v2\x15.aimemory.v1.StandardH\x00R\bstandard\x126\n" +
 	"\apending\x18\b \x01(\v2\x1a.aimemory.v1.PendingActionH\x00R\apending\x12F\n" +
 	"\fsubscription\x18\t \x01(\v2 .aimemory.v1.WebhookSubscriptionH\x00R\fsubscriptionB\b\n" +
-	"\x06record\"\xa9\x02\n" +
+	"\x06record\"\xd7\x02\n" +
 	"\x13WebhookSubscription\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
@@ -656,7 +674,10 @@ const file_aimemory_v1_transfer_proto_rawDesc = "" +
 	"\n" +
 	"created_by\x18\b \x01(\tR\tcreatedBy\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\t \x01(\x03R\tcreatedAt\"\\\n" +
+	"created_at\x18\t \x01(\x03R\tcreatedAt\x12\x16\n" +
+	"\x06family\x18\n" +
+	" \x01(\tR\x06family\x12\x14\n" +
+	"\x05scope\x18\v \x01(\tR\x05scope\"\\\n" +
 	"\x11SupersededVersion\x127\n" +
 	"\barchived\x18\x01 \x01(\v2\x1b.aimemory.v1.ArchivedMemoryR\barchived\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\x03R\x02at\"S\n" +

@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -16,7 +16,7 @@ import (
 // the archive (1,000 per transaction); it returns their ids.
 func archivedStore(b *testing.B, n int) (*Store, []string) {
 	b.Helper()
-	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "a.db"), Options{Logger: benchLog})
+	s, err := Open(storagetest.Operator(), filepath.Join(b.TempDir(), "a.db"), Options{Logger: benchLog})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func archivedStore(b *testing.B, n int) (*Store, []string) {
 		b.Fatal(err)
 	}
 	for i := 0; i < len(ids); i += 1000 {
-		if _, err := s.DeleteMemories(context.Background(), &aimemoryv1.DeleteMemoriesRequest{Ids: ids[i:min(i+1000, len(ids))], Archive: true}); err != nil {
+		if _, err := s.DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: ids[i:min(i+1000, len(ids))], Archive: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -51,13 +51,13 @@ func BenchmarkPurgeArchive10k(b *testing.B) {
 		b.StartTimer()
 		dry.time(func() {
 			req.DryRun = true
-			if r, err := s.PurgeArchive(context.Background(), req); err != nil || r.Purged != 10_000 {
+			if r, err := s.PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
 				b.Fatal(r, err)
 			}
 		})
 		purge.time(func() {
 			req.DryRun = false
-			if r, err := s.PurgeArchive(context.Background(), req); err != nil || r.Purged != 10_000 {
+			if r, err := s.PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
 				b.Fatal(r, err)
 			}
 		})
@@ -80,7 +80,7 @@ func BenchmarkRestoreArchive10k(b *testing.B) {
 			wg.Go(func() {
 				for i := g; i < len(ids); i += 32 {
 					lat[g].time(func() {
-						if _, err := s.RestoreMemory(context.Background(), &aimemoryv1.RestoreMemoryRequest{Id: ids[i]}); err != nil {
+						if _, err := s.RestoreMemory(storagetest.Operator(), &aimemoryv1.RestoreMemoryRequest{Id: ids[i]}); err != nil {
 							b.Error(err)
 						}
 					})

@@ -1,12 +1,12 @@
 package boltstore
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -15,7 +15,7 @@ import (
 // consistent; a version restored over a live memory keeps the current
 // text as a version.
 func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "r.db"), Options{})
 	if err != nil {
 		t.Fatal(err)

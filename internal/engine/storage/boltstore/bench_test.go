@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -91,7 +91,7 @@ func bulkLoad(tb testing.TB, s *Store, c *corpus, n int) {
 	tb.Helper()
 	const batch = 5000
 	for start := 0; start < n; start += batch {
-		err := s.write(context.Background(), func(w *writeTx) error {
+		err := s.write(storagetest.Operator(), func(w *writeTx) error {
 			for i := start; i < min(n, start+batch); i++ {
 				m, err := rules.New(c.memory(i))
 				if err != nil {
@@ -131,7 +131,7 @@ func benchStore(b *testing.B, n int) *Store {
 		benchStores.dir = dir
 	}
 	start := time.Now()
-	s, err := Open(context.Background(), filepath.Join(benchStores.dir, fmt.Sprintf("%d.db", n)), Options{Logger: benchLog})
+	s, err := Open(storagetest.Operator(), filepath.Join(benchStores.dir, fmt.Sprintf("%d.db", n)), Options{Logger: benchLog})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func (l latencies) report(b *testing.B) {
 func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemoriesRequest) {
 	s := benchStore(b, n)
 	qs := newCorpus(99).queries(1000)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var lat latencies
 	results := 0
 	i := 0
@@ -218,7 +218,7 @@ func BenchmarkRecallUnfiltered100k(b *testing.B) {
 
 func BenchmarkList100k(b *testing.B) {
 	s := benchStore(b, 100_000)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var lat latencies
 	for b.Loop() {
 		lat.time(func() {
@@ -238,7 +238,7 @@ func BenchmarkStore100k(b *testing.B) { benchStoreOne(b, 100_000) }
 func benchStoreOne(b *testing.B, n int) {
 	s := benchStore(b, n)
 	c := newCorpus(7)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var lat latencies
 	i := 0
 	w := startWriteStats(s)
@@ -299,7 +299,7 @@ func processCPU() time.Duration {
 // BenchmarkStoreParallel is two writers at once, like two hosts.
 func BenchmarkStoreParallel(b *testing.B) {
 	s := benchStore(b, 10_000)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var mu sync.Mutex
 	seed := uint64(100)
 	b.SetParallelism(1) // GOMAXPROCS writers: two on the reference machine
@@ -329,7 +329,7 @@ func BenchmarkStoreInFlight(b *testing.B) {
 
 func benchStoreInFlight(b *testing.B, inFlight int) {
 	s := benchStore(b, 10_000)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	corpora := make([]*corpus, inFlight)
 	for g := range corpora {
 		corpora[g] = newCorpus(uint64(1000 + g))
@@ -357,7 +357,7 @@ func benchOpen(b *testing.B, n int, rebuild bool) {
 	defer benchStores.Unlock()
 	benchStores.stores[n].Close()
 	delete(benchStores.stores, n)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	q := newCorpus(99).queries(1)[0]
 	var s *Store
 	var heap uint64
@@ -408,7 +408,7 @@ func benchOpen(b *testing.B, n int, rebuild bool) {
 // short ids of ten memories among 100k.
 func BenchmarkShortIDs100k(b *testing.B) {
 	s := benchStore(b, 100_000)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	l, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 200})
 	if err != nil {
 		b.Fatal(err)
@@ -442,7 +442,7 @@ var benchLog = func() *slog.Logger {
 // many memories (here: new contents) replayed from their records.
 func BenchmarkOpenReplay100k(b *testing.B) {
 	s := benchStore(b, 100_000)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	ids := s.idx.IDs()
 	slices.Sort(ids)
 	c := newCorpus(5)

@@ -175,10 +175,22 @@ func encodeArchived(a *storage.Archived) ([]byte, error) {
 }
 
 func decodeArchived(b []byte) (*storage.Archived, error) {
-	if len(b) < 17 || b[0] != 1 {
-		return nil, errors.New("corrupt archive row")
+	a, rec, err := splitArchived(b)
+	if err != nil {
+		return nil, err
 	}
-	a := &storage.Archived{
+	if a.Memory, err = decodeMemory(rec); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// splitArchived reads an archive row's header; rec is its encoded Memory.
+func splitArchived(b []byte) (a *storage.Archived, rec []byte, err error) {
+	if len(b) < 17 || b[0] != 1 {
+		return nil, nil, errors.New("corrupt archive row")
+	}
+	a = &storage.Archived{
 		ArchivedAt:        int64(binary.BigEndian.Uint64(b[1:9])),
 		OriginalExpiresAt: int64(binary.BigEndian.Uint64(b[9:17])),
 	}
@@ -186,17 +198,12 @@ func decodeArchived(b []byte) (*storage.Archived, error) {
 	for _, dst := range []*string{&a.Reason, &a.OriginalTier} {
 		l, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < l {
-			return nil, errors.New("corrupt archive row")
+			return nil, nil, errors.New("corrupt archive row")
 		}
 		*dst = string(b[k : k+int(l)])
 		b = b[k+int(l):]
 	}
-	m, err := decodeMemory(b)
-	if err != nil {
-		return nil, err
-	}
-	a.Memory = m
-	return a, nil
+	return a, b, nil
 }
 
 // walkTerms visits a stored term list without copying its terms.

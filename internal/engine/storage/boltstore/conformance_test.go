@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 // TestConformance runs the backend-neutral suite against bbolt.
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, opts storage.Options) storage.Backend {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), opts)
+		s, err := Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"reflect"
 	"strconv"
 	"testing"
@@ -17,13 +16,13 @@ import (
 // checkConsistent fails t unless every index agrees with the records.
 func checkConsistent(t *testing.T, s *Store) {
 	t.Helper()
-	if err := s.CheckConsistency(context.Background()); err != nil {
+	if err := s.CheckConsistency(storagetest.Operator()); err != nil {
 		t.Error(err)
 	}
 }
 
 func TestIndexAgreesWithRecords(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, clk := openTest(t, Options{})
 	find := func(q string, f *aimemoryv1.Filter) []string {
 		return storagetest.TitlesOf(storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: q, Filter: f}))
@@ -106,7 +105,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 // TestIndexCompaction deletes most memories so slots are renumbered, then
 // checks the index still agrees and still answers.
 func TestIndexCompaction(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	var ids []string
 	err := s.write(ctx, func(w *writeTx) error {

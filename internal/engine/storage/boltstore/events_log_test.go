@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -18,7 +19,7 @@ func (p *publishedEvents) Publish(e *aimemoryv1.Event) { p.got = append(p.got, e
 
 func storeTitle(t *testing.T, s *Store, title string) *aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c"}})
+	resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +33,14 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 	s, _ := openTest(t, Options{Events: pub})
 	a := storeTitle(t, s, "first")
 	storeTitle(t, s, "second")
-	if _, err := s.TouchMemories(context.Background(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := s.TouchMemories(storagetest.Operator(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(context.Background(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := s.DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
 	s = reopen(t, s, Options{Events: pub})
-	evs, err := s.EventsAfter(context.Background(), 0, 100)
+	evs, err := s.EventsAfter(storagetest.Operator(), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +53,10 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 			t.Errorf("event %d = %v, want %s seq %d with a title", i, e, want[i], i+1)
 		}
 	}
-	if last, _ := s.LastSeq(context.Background()); last != 3 {
+	if last, _ := s.LastSeq(storagetest.Operator()); last != 3 {
 		t.Errorf("LastSeq %d", last)
 	}
-	if tail, _ := s.EventsAfter(context.Background(), 2, 100); len(tail) != 1 || tail[0].GetSeq() != 3 {
+	if tail, _ := s.EventsAfter(storagetest.Operator(), 2, 100); len(tail) != 1 || tail[0].GetSeq() != 3 {
 		t.Errorf("resume after 2: %v", tail)
 	}
 	var seqs []uint64
@@ -71,13 +72,13 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 func TestRefusedWriteLogsNoEvent(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	storeTitle(t, s, "ok")
-	_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{
+	_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_messages/bob"}})
 	if !errors.Is(err, storage.ErrDenied) {
 		t.Fatalf("guarded store: %v", err)
 	}
 	storeTitle(t, s, "ok too")
-	evs, _ := s.EventsAfter(context.Background(), 0, 10)
+	evs, _ := s.EventsAfter(storagetest.Operator(), 0, 10)
 	if len(evs) != 2 || evs[1].GetSeq() != 2 {
 		t.Fatalf("events %v, want seqs 1 and 2", evs)
 	}
@@ -91,14 +92,14 @@ func TestEventLogRetention(t *testing.T) {
 	for _, title := range []string{"a", "b", "c", "d", "e"} {
 		storeTitle(t, s, title)
 	}
-	evs, _ := s.EventsAfter(context.Background(), 0, 10)
+	evs, _ := s.EventsAfter(storagetest.Operator(), 0, 10)
 	if len(evs) != 3 || evs[0].GetSeq() != 3 || evs[2].GetSeq() != 5 {
 		t.Fatalf("retained %v, want seqs 3..5", evs)
 	}
 }
 
 func as(p string) context.Context {
-	return caller.NewContext(context.Background(), caller.Caller{Principal: p})
+	return caller.NewContext(context.Background(), caller.Caller{Principal: p, Scope: caller.AllNamespaces})
 }
 
 // The inbox RPCs: a message is written from the caller into the
@@ -117,9 +118,9 @@ func TestInbox(t *testing.T) {
 	}
 	m1 := send("ai:alice", "ai:bob", "one")
 	send("ai:carol", "ai:bob", "two")
-	m3 := send("ai:alice", "ai:bob", "one") // same title: its own message
-	if m3.GetId() == m1.GetId() || m3.GetTitle() != "one (2)" {
-		t.Fatalf("repeat title: %v, want a second message titled 'one (2)'", m3)
+	m3 := send("ai:alice", "ai:bob", "one") // same title: its own message, "one (2)" in the inbox
+	if m3.GetId() == m1.GetId() || m3.GetTitle() != "one" {
+		t.Fatalf("repeat title: %v, want a second message, answered with the title sent", m3)
 	}
 	if m1.GetNamespace() != "_messages/ai:bob" || m1.GetCreatedBy() != "ai:alice" || m1.GetSource() != "notify" {
 		t.Fatalf("message %v", m1)
@@ -184,10 +185,10 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // write, for a filter that does not match, or for another's inbox.
 func TestDeliveriesQueuedWithTheWrite(t *testing.T) {
 	s, _ := openTest(t, Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	for _, sub := range []*storage.Subscription{
-		{ID: "all", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice"},
-		{ID: "proj", URL: "https://a.example/y", Events: []string{"memory_store"}, NamespaceFilter: "proj", CreatedBy: "ai:alice"},
+		{ID: "all", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice", Scope: "*"},
+		{ID: "proj", URL: "https://a.example/y", Events: []string{"memory_store"}, NamespaceFilter: "proj", CreatedBy: "ai:alice", Scope: "*"},
 	} {
 		if err := s.PutSubscription(ctx, sub); err != nil {
 			t.Fatal(err)

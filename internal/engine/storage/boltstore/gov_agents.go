@@ -6,7 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -16,13 +16,16 @@ import (
 // schedule.
 func (s *Store) NoteSeen(principal string) { s.seen.Note(principal, s.nowNanos()) }
 
-// ListAgents is the registry, registered_at ascending, each last-seen the
+// ListAgents is the registry as the caller may see it (ops.AgentLister), registered_at ascending, each last-seen the
 // later of the stored one and the calls seen since.
 func (s *Store) ListAgents(ctx context.Context, _ *aimemoryv1.ListAgentsRequest) (*aimemoryv1.ListAgentsResponse, error) {
 	resp := &aimemoryv1.ListAgentsResponse{}
+	listed := ops.AgentLister(ctx)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return eachAgent(tx, func(_ *aimemoryv1.Memory, a ops.AgentMeta) error {
-			resp.Agents = append(resp.Agents, a.Agent(s.seen.At(a.AgentID)))
+			if listed(a) {
+				resp.Agents = append(resp.Agents, a.Agent(s.seen.At(a.AgentID)))
+			}
 			return nil
 		})
 	})
@@ -35,7 +38,7 @@ func (s *Store) ListAgents(ctx context.Context, _ *aimemoryv1.ListAgentsRequest)
 
 // eachAgent visits every registry entry (title agent:<id> in _agents).
 func eachAgent(tx *bolt.Tx, fn func(*aimemoryv1.Memory, ops.AgentMeta) error) error {
-	prefix := titleKey(storage.GuardAgents.Name, agentTitlePrefix)
+	prefix := titleKey(authz.GuardAgents.Name, agentTitlePrefix)
 	c := tx.Bucket(bucketTitles).Cursor()
 	mems := tx.Bucket(bucketMemories)
 	for k, id := c.Seek(prefix); k != nil && strings.HasPrefix(string(k), string(prefix)); k, id = c.Next() {
@@ -64,7 +67,7 @@ func (s *Store) FlushSeen(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	err := s.write(storage.AsOwner(ctx, storage.GuardAgents), func(w *writeTx) error {
+	err := s.write(authz.AsOwner(ctx, authz.GuardAgents), func(w *writeTx) error {
 		n = 0
 		return eachAgent(w.tx, func(m *aimemoryv1.Memory, a ops.AgentMeta) error {
 			at, ok := pending[a.AgentID]

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -17,11 +17,11 @@ import (
 func TestLastSeenFlushedToRegistry(t *testing.T) {
 	clk := storagetest.NewClock()
 	path := filepath.Join(t.TempDir(), "a.db")
-	s, err := Open(context.Background(), path, Options{Now: clk.Now})
+	s, err := Open(storagetest.Operator(), path, Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:alice", Family: "meta"})
+	alice := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:alice", Family: "meta", Scope: caller.AllNamespaces})
 	if _, err := s.RegisterAgent(alice, &aimemoryv1.RegisterAgentRequest{AgentType: "ai:x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -33,18 +33,18 @@ func TestLastSeenFlushedToRegistry(t *testing.T) {
 	if err != nil || len(l.Agents) != 1 || l.Agents[0].LastSeenAt != want {
 		t.Fatalf("agents before the flush = %v, %v", l, err)
 	}
-	if n, err := s.FlushSeen(context.Background()); err != nil || n != 1 {
+	if n, err := s.FlushSeen(storagetest.Operator()); err != nil || n != 1 {
 		t.Fatalf("flush = %d, %v", n, err)
 	}
-	st, _ := s.ArchiveStats(storage.AsSystem(context.Background()))
+	st, _ := s.ArchiveStats(authz.System(storagetest.Operator()))
 	if st.Versions != 0 {
 		t.Errorf("a flush archived %d versions", st.Versions)
 	}
-	if err := s.CheckConsistency(context.Background()); err != nil {
+	if err := s.CheckConsistency(storagetest.Operator()); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = Open(context.Background(), path, Options{Now: clk.Now}); err != nil {
+	if s, err = Open(storagetest.Operator(), path, Options{Now: clk.Now}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

@@ -18,7 +18,7 @@ import (
 // policy parse and the owner check on every write. Interleaved, so the
 // machine's load falls on both alike.
 func BenchmarkStorePolicy(b *testing.B) {
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "core"})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "core", Scope: caller.AllNamespaces})
 	open := func(policy bool) *Store {
 		s, err := Open(ctx, filepath.Join(b.TempDir(), "memory.db"), Options{})
 		if err != nil {
@@ -67,7 +67,7 @@ func BenchmarkStorePolicy(b *testing.B) {
 // inside its transaction: with no standard in the chain, and with team's
 // policy (parse and owner check included).
 func BenchmarkGovernGate(b *testing.B) {
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "core"})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "core", Scope: caller.AllNamespaces})
 	for _, policy := range []bool{false, true} {
 		name := "none"
 		if policy {

@@ -8,7 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -123,6 +123,7 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 	}
 	now := s.nowNanos()
 	resp := &aimemoryv1.ListPendingResponse{}
+	readable := authz.Of(ctx).Reader()
 	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketPendingTime).Cursor()
 		for k, _ := c.Last(); k != nil && len(resp.Pending) < limit; k, _ = c.Prev() {
@@ -130,7 +131,7 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 			if err != nil {
 				return err
 			}
-			if ops.Listed(p, want, now) {
+			if ops.Listed(readable, p, want, now) {
 				resp.Pending = append(resp.Pending, p)
 			}
 		}
@@ -155,13 +156,11 @@ func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendin
 	return resp, nil
 }
 
-// executeAs runs p's payload as its requester, with the approval that
-// lets its "approve" levels through.
+// executeAs runs p's payload as its requester (storage.AsRequester).
 func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	saved := w.ctx
 	defer func() { w.ctx = saved }()
-	ctx := caller.NewContext(saved, caller.Caller{Principal: p.RequestedBy, Session: p.RequestedSession, Family: p.RequestedFamily})
-	w.ctx = storage.WithApproval(ctx, p.Id)
+	w.ctx = storage.AsRequester(saved, p)
 	w.pre = nil
 	return w.execute(p.GetPayload())
 }
@@ -183,7 +182,6 @@ func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePending
 // govTx is this backend's transaction as the governance steps see it.
 type govTx struct{ opsTx }
 
-func (t govTx) Context() context.Context     { return t.w.ctx }
 func (t govTx) View() storage.GovernanceView { return govView{tx: t.w.tx, cfg: t.w.s.gov} }
 func (t govTx) PutStandard(st *aimemoryv1.Standard) error {
 	return putStandard(t.w.tx, st)

@@ -5,7 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -22,7 +22,7 @@ func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgent
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.StoreMemory(storage.AsOwner(ctx, storage.GuardAgents), store)
+	resp, err := s.StoreMemory(authz.AsOwner(ctx, authz.GuardAgents), store)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgent
 func (s *Store) registryEntry(title string) (*aimemoryv1.Memory, error) {
 	var m *aimemoryv1.Memory
 	err := s.db.View(func(tx *bolt.Tx) error {
-		id := tx.Bucket(bucketTitles).Get(titleKey(storage.GuardAgents.Name, title))
+		id := tx.Bucket(bucketTitles).Get(titleKey(authz.GuardAgents.Name, title))
 		if id == nil {
 			return nil
 		}

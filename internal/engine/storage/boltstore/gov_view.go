@@ -7,6 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -49,11 +50,11 @@ func (v govView) Registered(principal string) (bool, error) {
 	if principal == "" {
 		return false, nil
 	}
-	return v.tx.Bucket(bucketTitles).Get(titleKey(storage.GuardAgents.Name, agentTitlePrefix+principal)) != nil, nil
+	return v.tx.Bucket(bucketTitles).Get(titleKey(authz.GuardAgents.Name, agentTitlePrefix+principal)) != nil, nil
 }
 
 func (v govView) RegisteredOthers(principal string) (int, error) {
-	prefix := titleKey(storage.GuardAgents.Name, agentTitlePrefix)
+	prefix := titleKey(authz.GuardAgents.Name, agentTitlePrefix)
 	n := 0
 	c := v.tx.Bucket(bucketTitles).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {

@@ -1,12 +1,12 @@
 package boltstore
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -36,7 +36,7 @@ func loadGraphBench(b *testing.B) *graphBench {
 		g.ids = s.idx.IDs()
 		r := rand.New(rand.NewPCG(7, 7))
 		g.hub = g.ids[0]
-		err := s.write(context.Background(), func(w *writeTx) error {
+		err := s.write(storagetest.Operator(), func(w *writeTx) error {
 			put := func(a, b, rel string) error {
 				return putLink(w.tx, &aimemoryv1.Link{SourceId: a, TargetId: b, Relation: rel, CreatedAt: w.now, ValidFrom: w.now, ObservedBy: "ai:bench"})
 			}
@@ -81,7 +81,7 @@ func BenchmarkGraphFrontier(b *testing.B) {
 					ids[i] = g.ids[r.IntN(len(g.ids))]
 				}
 				lat.time(func() {
-					resp, err := g.s.GetLinks(context.Background(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
+					resp, err := g.s.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -102,7 +102,7 @@ func BenchmarkGraphTimeline1k(b *testing.B) {
 			var lat latencies
 			for b.Loop() {
 				lat.time(func() {
-					if _, err := g.s.LinkTimeline(context.Background(), &aimemoryv1.LinkTimelineRequest{SourceId: g.hub, Limit: limit}); err != nil {
+					if _, err := g.s.LinkTimeline(storagetest.Operator(), &aimemoryv1.LinkTimelineRequest{SourceId: g.hub, Limit: limit}); err != nil {
 						b.Fatal(err)
 					}
 				})

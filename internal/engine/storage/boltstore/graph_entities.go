@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -191,7 +191,7 @@ func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityB
 			if err != nil {
 				return err
 			}
-			if !storage.Readable(ctx, m.Namespace) {
+			if !authz.Of(ctx).Reads(m.Namespace) {
 				continue // outside the caller's scope, or another's inbox
 			}
 			if ops.Newer(m, best) {

@@ -8,7 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -55,10 +55,20 @@ func liveSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 	return summarize(id, raw)
 }
 
+// archivedSummary is nodeSummary of memory id's archive row.
+func archivedSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
+	_, rec, err := splitArchived(row)
+	if err != nil {
+		return nil, fmt.Errorf("archive row %s: %w", id, err)
+	}
+	return summarize(id, rec)
+}
+
 // summarize is nodeSummary of memory id's record raw.
 func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 	n := &aimemoryv1.NodeSummary{Id: id}
-	for b := raw; len(b) > 0; {
+	found := 0
+	for b := raw; len(b) > 0 && found < 2; { // both come before the content (fields in number order)
 		num, typ, k := protowire.ConsumeTag(b)
 		if k < 0 {
 			return nil, fmt.Errorf("memory %s: %w", id, protowire.ParseError(k))
@@ -74,7 +84,7 @@ func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 			} else {
 				n.Namespace = v
 			}
-			b = b[k:]
+			b, found = b[k:], found+1
 			continue
 		}
 		k = protowire.ConsumeFieldValue(num, typ, b)
@@ -103,14 +113,26 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	// A link valid with no end needs no write (nor the fsync of an empty
 	// commit): answer from a read transaction.
 	var current *aimemoryv1.Link
+	unchanged := false
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		current, err = readLink(tx, req.GetSourceId(), req.GetTargetId(), rel)
-		return err
+		if current, err = readLink(tx, req.GetSourceId(), req.GetTargetId(), rel); err != nil || current == nil {
+			return err
+		}
+		src, err := nodeSummary(tx.Bucket(bucketMemories), current.SourceId)
+		if err != nil {
+			return err
+		}
+		dst, err := nodeSummary(tx.Bucket(bucketMemories), current.TargetId)
+		if err != nil {
+			return err
+		}
+		unchanged = ops.Unchanged(ctx, current, src.Namespace, dst.Namespace)
+		return nil
 	}); err != nil {
 		return nil, err
 	}
-	if ops.OpenEnded(current) {
+	if unchanged {
 		return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 	}
 	var resp *aimemoryv1.PutLinkResponse
@@ -155,16 +177,13 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 	}
 	source := q.Source
 	resp := &aimemoryv1.LinkTimelineResponse{}
-	c, _ := caller.FromContext(ctx)
+	readable := authz.Of(ctx).Reader()
 	err = s.db.View(func(tx *bolt.Tx) error {
 		mems := tx.Bucket(bucketMemories)
-		// A caller with a namespace scope sees nothing outside it.
+		// What the caller may not read is not there.
 		outside := func(id string) (bool, error) {
-			if c.Scope == "" {
-				return false, nil
-			}
 			n, err := nodeSummary(mems, id)
-			return err == nil && !c.InScope(n.Namespace), err
+			return err == nil && !readable(n.Namespace), err
 		}
 		if mems.Get([]byte(source)) == nil {
 			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)

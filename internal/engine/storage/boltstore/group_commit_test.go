@@ -73,7 +73,7 @@ func TestGroupCommit(t *testing.T) {
 	ev.ids = nil
 
 	s.writeMu.Lock() // the commit under way
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var wg sync.WaitGroup
 	storeAsync := func(ctx context.Context, title string, out *error, id *string) {
 		wg.Add(1)
@@ -163,7 +163,7 @@ func TestGroupCommit(t *testing.T) {
 
 func getIDs(t *testing.T, s *Store, ids ...string) []*aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.GetMemories(context.Background(), &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	resp, err := s.GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: ids})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func (panicPublisher) Publish(e *aimemoryv1.Event) {
 // leaves the store writable.
 func TestGroupCommitSurvivesABug(t *testing.T) {
 	s, _ := openTest(t, Options{Events: panicPublisher{}})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var wg sync.WaitGroup
 	errs, panics := make([]error, 3), make([]any, 3)
 	storeAsync := func(i int, ns string) {
@@ -237,7 +237,7 @@ func TestLeaderAwaitsFollowers(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	write := func(i int) {
-		wg.Go(func() { errs[i] = s.write(context.Background(), func(*writeTx) error { return nil }) })
+		wg.Go(func() { errs[i] = s.write(storagetest.Operator(), func(*writeTx) error { return nil }) })
 	}
 	write(0)
 	waitQueue(t, s, 1) // the leader waits with its own write still queued

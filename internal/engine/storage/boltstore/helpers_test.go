@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +17,7 @@ func openTest(t testing.TB, opts Options) (*Store, *storagetest.Clock) {
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), opts)
+	s, err := Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +34,7 @@ func reopen(t testing.TB, s *Store, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = s.now
 	}
-	s2, err := Open(context.Background(), s.Path(), opts)
+	s2, err := Open(storagetest.Operator(), s.Path(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

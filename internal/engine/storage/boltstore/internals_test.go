@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -39,7 +38,7 @@ func TestExpiryIndexIsOneSeek(t *testing.T) {
 }
 
 func TestNoFreeVersion(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	err := s.write(ctx, func(w *writeTx) error {
 		for n := 1; n <= storage.MaxVersion; n++ {
@@ -66,7 +65,7 @@ func TestNoFreeVersion(t *testing.T) {
 
 // TestAccessCountSaturates: the touch counter stops at rules.MaxAccessCount.
 func TestAccessCountSaturates(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	touch := func(id string) *aimemoryv1.Memory {
 		t.Helper()

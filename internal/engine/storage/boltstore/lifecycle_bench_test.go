@@ -1,9 +1,9 @@
 package boltstore
 
 import (
-	"context"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -12,7 +12,7 @@ import (
 func benchForget(b *testing.B, n int, namespace string) {
 	s := benchStore(b, n)
 	qs := newCorpus(7).queries(1000)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var lat latencies
 	matched, i := 0, 0
 	for b.Loop() {

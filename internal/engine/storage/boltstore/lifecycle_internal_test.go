@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"sync"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 // the next batch instead of joining the store's.
 func TestForgetLeadsItsBatch(t *testing.T) {
 	s, _ := openTest(t, Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s.writeMu.Lock() // a commit under way
 	var wg sync.WaitGroup
 	wg.Add(3)

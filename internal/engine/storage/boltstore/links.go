@@ -8,7 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -141,11 +141,10 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	if err != nil {
 		return nil, err
 	}
-	c, _ := caller.FromContext(ctx)
 	var resp *aimemoryv1.GetLinksResponse
 	err = s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		resp, err = ops.LinksAnswer(c, req, f, readLinks(tx))
+		resp, err = ops.LinksAnswer(authz.Of(ctx).Reader(), req, f, readLinks(tx))
 		return err
 	})
 	if err != nil {
@@ -161,12 +160,11 @@ func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (
 	if err != nil {
 		return nil, err
 	}
-	c, _ := caller.FromContext(ctx)
 	var resp *aimemoryv1.TraverseResponse
 	err = s.db.View(func(tx *bolt.Tx) error {
 		r := readLinks(tx)
 		var err error
-		resp, err = ops.TraverseAnswer(c, w, func([]string) (ops.LinkReads, error) { return r, nil })
+		resp, err = ops.TraverseAnswer(authz.Of(ctx).Reader(), w, func([]string) (ops.LinkReads, error) { return r, nil })
 		return err
 	})
 	if err != nil {
@@ -212,9 +210,5 @@ func anyNodeSummary(mems, arch *bolt.Bucket, id string) (*aimemoryv1.NodeSummary
 	if raw == nil {
 		return nil, fmt.Errorf("link names missing memory %s", id)
 	}
-	a, err := decodeArchived(raw)
-	if err != nil {
-		return nil, err
-	}
-	return &aimemoryv1.NodeSummary{Id: id, Title: a.Memory.GetTitle(), Namespace: a.Memory.GetNamespace()}, nil
+	return archivedSummary(id, raw)
 }

@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -131,6 +132,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		return nil, err
 	}
 	resp := &aimemoryv1.GetArchivedResponse{}
+	readable := authz.Of(ctx).Reader()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		seen := map[string]bool{}
 		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
@@ -146,7 +148,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 					if err != nil {
 						return err
 					}
-					if storage.Readable(ctx, va.Memory.GetNamespace()) {
+					if readable(va.Memory.GetNamespace()) {
 						resp.Versions = append(resp.Versions, archivedMessage(va))
 					}
 				}
@@ -155,7 +157,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
-			if !storage.Readable(ctx, a.Memory.GetNamespace()) {
+			if !readable(a.Memory.GetNamespace()) {
 				resp.NotFound = append(resp.NotFound, id)
 				continue
 			}
@@ -165,7 +167,12 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				return err
 			}
 		}
-		return nil
+		var err error
+		resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(readable, func(id string) (string, error) {
+			n, err := anyNodeSummary(tx.Bucket(bucketMemories), tx.Bucket(bucketArchive), id)
+			return n.GetNamespace(), err
+		}))
+		return err
 	})
 	if err != nil {
 		return nil, err

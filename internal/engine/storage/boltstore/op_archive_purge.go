@@ -8,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -20,7 +21,7 @@ import (
 // ids (their rows and versions); anything else is an error and purges
 // nothing, so no argument can widen it to "everything". Rows the caller
 // may not read (another's inbox) are not purged (the engine's own
-// schedule, storage.AsSystem, reads all). With dry_run it deletes nothing.
+// schedule, authz.System, reads all). With dry_run it deletes nothing.
 func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error) {
 	if err := validatePurge(req); err != nil {
 		return nil, err
@@ -78,7 +79,8 @@ func (p *purgeSelection) apply(tx *bolt.Tx) error {
 // selectPurge finds what req purges and the answer reporting it.
 func selectPurge(ctx context.Context, tx *bolt.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, *purgeSelection, error) {
 	resp, sel := &aimemoryv1.PurgeArchiveResponse{}, &purgeSelection{}
-	readable := func(a *storage.Archived) bool { return storage.ReadableArchive(ctx, a.Memory.GetNamespace()) }
+	grant := authz.Of(ctx)
+	readable := func(a *storage.Archived) bool { return grant.Reads(a.Memory.GetNamespace()) }
 	var purged []*storage.Archived
 	if before := req.GetBefore(); before > 0 {
 		err := tx.Bucket(bucketArchive).ForEach(func(k, v []byte) error {

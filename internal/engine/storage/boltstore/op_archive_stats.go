@@ -5,17 +5,20 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // ArchiveStats counts the archive rows the caller may read by reason and
 // namespace (count desc, then key), with the oldest and newest archived_at,
-// the encoded size of rows and superseded versions, and the versions kept.
+// the encoded size of rows and superseded versions, and the versions kept
+// (of the caller's namespaces too).
 func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsResponse, error) {
 	resp := &aimemoryv1.ArchiveStatsResponse{}
 	byReason, byNamespace := map[string]uint64{}, map[string]uint64{}
+	grant := authz.Of(ctx)
+	readable := grant.Reader()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucketArchive).ForEach(func(_, v []byte) error {
 			a, err := decodeArchived(v)
@@ -23,7 +26,7 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 				return err
 			}
 			ns := a.Memory.GetNamespace()
-			if !storage.ReadableArchive(ctx, ns) {
+			if !readable(ns) {
 				return nil
 			}
 			resp.Total++
@@ -39,7 +42,13 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(bucketVersions).ForEach(func(_, v []byte) error {
+		return tx.Bucket(bucketVersions).ForEach(func(k, v []byte) error {
+			if !grant.Everything() { // else every namespace's versions count
+				n, err := archivedSummary(string(k), v)
+				if err != nil || !readable(n.Namespace) {
+					return err
+				}
+			}
 			resp.Versions++
 			resp.SizeBytes += uint64(len(v))
 			return nil

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -13,8 +14,9 @@ import (
 func (s *Store) corpus(ctx context.Context) termstats.Source {
 	return termstats.Source{
 		An: s.an, Idx: s.idx, Now: s.nowNanos(),
-		Filter:  func(f *aimemoryv1.Filter) (*index.Filter, error) { return s.filter(ctx, f) },
-		Records: s.records,
+		DocFreqs: termstats.CallerDocFreqs(s.idx, authz.Of(ctx)),
+		Filter:   func(f *aimemoryv1.Filter) (*index.Filter, error) { return s.filter(ctx, f) },
+		Records:  s.records,
 	}
 }
 

@@ -6,8 +6,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -18,20 +18,14 @@ import (
 // word the memory's title, content or tags hold (search's analysis, so
 // "draft notes" matches only memories with both words). Expired and long
 // memories match like any. Without a namespace, guarded namespaces are
-// not searched; named, the guard refuses. Each memory is asked of the
+// not searched; named, the engine's service refuses it (authz) before
+// anything is read. Only memories the caller may read match. Each memory is asked of the
 // policy as OpDelete; one refusal fails the whole request and nothing is
 // archived. With dry_run it writes nothing and reports the same matches.
 func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
-	crit, err := rules.NewForget(req, s.an.Query)
+	crit, err := rules.NewForget(req, s.an.Query, authz.Of(ctx).Reads)
 	if err != nil {
 		return nil, err
-	}
-	// A guarded namespace named outright is refused before anything is
-	// read, dry run included: its titles are not everyone's to list.
-	if crit.Namespace != "" {
-		if err := storage.CheckGuard(ctx, storage.OpDelete, crit.Namespace); err != nil {
-			return nil, err
-		}
 	}
 	var resp *aimemoryv1.ForgetResponse
 	if req.GetDryRun() {

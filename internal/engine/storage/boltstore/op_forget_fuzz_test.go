@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -26,7 +25,7 @@ func FuzzForgetPattern(f *testing.F) {
 		f.Add(seed)
 	}
 	s, _ := openTest(f, Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var mems []*aimemoryv1.Memory
 	for _, m := range []*aimemoryv1.Memory{
 		storagetest.Mem("Draft notes", "for the meeting"),

@@ -6,6 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -26,30 +27,32 @@ func (s *Store) HasExpired(ctx context.Context) (bool, error) {
 	return found, err
 }
 
-// CollectGarbage removes every expired memory, through the archive
-// (reason ttl_expired, metadata and links kept) when req.archive, else for
-// good, all in one transaction, and reports each by id, title and
-// namespace. With dry_run, or with nothing expired, it writes nothing.
-// Not asked of the policy: the expiry is the memory's own.
+// CollectGarbage removes every expired memory the caller may read,
+// through the archive (reason ttl_expired, metadata and links kept) when
+// req.archive, else for good, all in one transaction, and reports each by
+// id, title and namespace. With dry_run, or with nothing of the caller's
+// expired, it writes nothing. Not asked of the policy: the expiry is the
+// memory's own.
 func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error) {
 	resp := &aimemoryv1.CollectGarbageResponse{}
 	if expired, err := s.HasExpired(ctx); err != nil || !expired {
 		return resp, err
 	}
-	if req.GetDryRun() {
-		now := s.nowNanos()
-		err := s.db.View(func(tx *bolt.Tx) error {
-			mems, err := expired(tx, now)
-			for _, m := range mems {
-				resp.Collected, resp.Memories = append(resp.Collected, m.Id), append(resp.Memories, ref(m))
-			}
-			return err
-		})
+	readable := authz.Of(ctx).Reader()
+	// Read first: another's expired memories are no reason for a commit.
+	err := s.db.View(func(tx *bolt.Tx) error {
+		mems, err := expired(tx, s.nowNanos(), readable)
+		for _, m := range mems {
+			resp.Collected, resp.Memories = append(resp.Collected, m.Id), append(resp.Memories, ref(m))
+		}
+		return err
+	})
+	if err != nil || req.GetDryRun() || len(resp.Collected) == 0 {
 		return resp, err
 	}
-	err := s.write(ctx, func(w *writeTx) error {
+	err = s.write(ctx, func(w *writeTx) error {
 		resp = &aimemoryv1.CollectGarbageResponse{}
-		mems, err := expired(w.tx, w.now)
+		mems, err := expired(w.tx, w.now, readable)
 		if err != nil {
 			return err
 		}
@@ -75,8 +78,9 @@ func (w *writeTx) collect(m *aimemoryv1.Memory, archive bool) error {
 	return w.removeForGood(m, "memory_gc")
 }
 
-// expired reads every memory whose expiry is at or before now, soonest first.
-func expired(tx *bolt.Tx, now int64) ([]*aimemoryv1.Memory, error) {
+// expired reads every memory of a namespace readable allows whose expiry
+// is at or before now, soonest first.
+func expired(tx *bolt.Tx, now int64, readable func(ns string) bool) ([]*aimemoryv1.Memory, error) {
 	var out []*aimemoryv1.Memory
 	mems := tx.Bucket(bucketMemories)
 	c := tx.Bucket(bucketExpiry).Cursor()
@@ -93,7 +97,9 @@ func expired(tx *bolt.Tx, now int64) ([]*aimemoryv1.Memory, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, m)
+		if readable(m.Namespace) {
+			out = append(out, m)
+		}
 	}
 	return out, nil
 }

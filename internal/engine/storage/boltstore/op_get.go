@@ -1,7 +1,9 @@
 package boltstore
 
 import (
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 
 	"bytes"
@@ -26,6 +28,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 		return nil, err
 	}
 	resp := &aimemoryv1.GetMemoriesResponse{}
+	readable := authz.Of(ctx).Reader()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketMemories)
 		seen := map[string]bool{}
@@ -44,7 +47,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 					return err
 				}
 			}
-			if m == nil || !storage.Readable(ctx, m.Namespace) {
+			if m == nil || !readable(m.Namespace) {
 				resp.NotFound = append(resp.NotFound, id) // another's inbox is not there for the caller
 				continue
 			}
@@ -59,7 +62,12 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 				return err
 			}
 		}
-		return nil
+		var err error
+		resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(readable, func(id string) (string, error) {
+			n, err := nodeSummary(b, id)
+			return n.GetNamespace(), err
+		}))
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -81,7 +89,7 @@ func byPrefix(ctx context.Context, b *bolt.Bucket, prefix string) ([]byte, error
 	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
 		if n, err := nodeSummary(b, string(k)); err != nil {
 			return nil, err
-		} else if !storage.Readable(ctx, n.Namespace) {
+		} else if !authz.Of(ctx).Reads(n.Namespace) {
 			continue
 		}
 		count++

@@ -15,10 +15,10 @@ import (
 // now+1h], links, archive rows and their size, the keyword index's
 // health, and the database file's size.
 func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
-	resp, scoped := ops.IndexStats(ctx, s.idx, s.nowNanos())
+	resp, wide := ops.IndexStats(ctx, s.idx, s.nowNanos())
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if scoped {
-			return nil // store-wide counts are not a scoped caller's to see
+		if !wide {
+			return nil // store-wide counts are only for a grant of every namespace
 		}
 		resp.Links = uint64(tx.Bucket(bucketLinksOut).Stats().KeyN)
 		resp.Stored = uint64(tx.Bucket(bucketMemories).Stats().KeyN)
@@ -38,7 +38,7 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(s.path); err == nil && !scoped {
+	if fi, err := os.Stat(s.path); err == nil && wide {
 		resp.DbSizeBytes = fi.Size()
 	}
 	return resp, nil

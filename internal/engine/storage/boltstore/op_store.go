@@ -51,7 +51,11 @@ func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryRespo
 // opsTx is this backend's transaction as the shared write steps see it.
 type opsTx struct{ w *writeTx }
 
-func (t opsTx) Get(id string) (*aimemoryv1.Memory, error)   { return t.w.get(id) }
+func (t opsTx) Context() context.Context { return t.w.ctx }
+func (t opsTx) Get(id string) (*aimemoryv1.Memory, error) {
+	m, err := t.w.get(id)
+	return ops.Visible(t.w.ctx, m), err
+}
 func (t opsTx) TitleOwner(ns, title string) (string, error) { return t.w.titleOwner(ns, title), nil }
 func (t opsTx) Authorize(write storage.Write) error         { return t.w.authorize(write) }
 func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {

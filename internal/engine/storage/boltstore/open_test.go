@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,7 +19,7 @@ import (
 
 func TestSchemaVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := Open(context.Background(), path, Options{})
+	s, err := Open(storagetest.Operator(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +27,7 @@ func TestSchemaVersion(t *testing.T) {
 		return tx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint32(nil, SchemaVersion+1))
 	})
 	s.Close()
-	_, err = Open(context.Background(), path, Options{})
+	_, err = Open(storagetest.Operator(), path, Options{})
 	var tooNew *storage.SchemaTooNewError
 	if !errors.As(err, &tooNew) || tooNew.Found != SchemaVersion+1 {
 		t.Errorf("open newer schema: %v", err)
@@ -37,7 +36,7 @@ func TestSchemaVersion(t *testing.T) {
 
 func TestOpenLockTimeout(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := Open(context.Background(), path, Options{})
+	s, err := Open(storagetest.Operator(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +44,7 @@ func TestOpenLockTimeout(t *testing.T) {
 	start := time.Now()
 	// bbolt's flock is per open file description, so a second open in this
 	// process waits for the first like another process would.
-	if _, err := Open(context.Background(), path, Options{OpenTimeout: 200 * time.Millisecond}); err == nil {
+	if _, err := Open(storagetest.Operator(), path, Options{OpenTimeout: 200 * time.Millisecond}); err == nil {
 		t.Fatal("second open succeeded")
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -54,7 +53,7 @@ func TestOpenLockTimeout(t *testing.T) {
 }
 
 func TestConcurrentWritesAndReads(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	var wg sync.WaitGroup
 	for w := range 4 {

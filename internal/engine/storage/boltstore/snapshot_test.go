@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
@@ -23,7 +22,7 @@ func crashCopy(t *testing.T, s *Store) *Store {
 	if err := s.db.View(func(tx *bolt.Tx) error { return tx.CopyFile(path, 0o600) }); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(context.Background(), path, Options{Now: s.now})
+	c, err := Open(storagetest.Operator(), path, Options{Now: s.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +62,7 @@ func sameAnswers(t *testing.T, a, b *Store) {
 // log over the snapshot and agrees with its records, as does a store
 // whose snapshot is damaged (rebuilt from the term lists).
 func TestSnapshotAndLog(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	var ids []string
 	for i := range 300 {
@@ -201,7 +200,7 @@ func TestReplayNeedsEveryEventSince(t *testing.T) {
 func TestSnapshotWhenManyEvents(t *testing.T) {
 	defer func(n uint64) { eventRetention = n }(eventRetention)
 	eventRetention = 40
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	a := storagetest.Store(t, s, storagetest.Mem("a", "alpha"))
 	storagetest.Store(t, s, storagetest.Mem("b", "beta"))

@@ -44,7 +44,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 			return err
 		}
 		if sub.CreatedBy != owner {
-			return &storage.DeniedError{Reason: "subscription " + id + " belongs to another identity"}
+			return nil // another identity's: as if there were none
 		}
 		if err := subs.Delete([]byte(id)); err != nil {
 			return err
@@ -60,6 +60,38 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 		return nil
 	})
 	return removed, err
+}
+
+// NarrowGrants narrows principal's subscriptions' grants to what presented covers.
+func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (int, error) {
+	n := 0
+	err := s.write(ctx, func(w *writeTx) error {
+		n = 0
+		subs := w.tx.Bucket(bucketSubs)
+		var changed []*storage.Subscription
+		err := subs.ForEach(func(_, v []byte) error {
+			sub, err := decodeSub(v)
+			if err == nil && sub.CreatedBy == principal && sub.Narrow(presented) {
+				changed = append(changed, sub)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, sub := range changed {
+			raw, err := json.Marshal(sub)
+			if err != nil {
+				return err
+			}
+			if err := subs.Put([]byte(sub.ID), raw); err != nil {
+				return err
+			}
+		}
+		n = len(changed)
+		return nil
+	})
+	return n, err
 }
 
 // deleteWhere deletes the keys of b that match.
@@ -272,6 +304,7 @@ func (s *Store) SettleDelivery(ctx context.Context, queuedAt int64, d *storage.D
 		switch o {
 		case storage.Delivered:
 			sub.Dispatched++
+		case storage.Dropped:
 		case storage.Retry:
 			sub.Failed++
 			if err := putQueued(q, d); err != nil {

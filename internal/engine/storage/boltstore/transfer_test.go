@@ -18,7 +18,7 @@ import (
 func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
 	var out []*aimemoryv1.ExportRecord
-	if err := s.Export(context.Background(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
+	if err := s.Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -26,7 +26,7 @@ func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 
 func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	res, err := s.Import(context.Background(), recs)
+	res, err := s.Import(storagetest.Operator(), recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,12 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	src, clock := openTest(t, Options{})
 	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
-	if _, err := src.CollectGarbage(context.Background(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := src.CollectGarbage(storagetest.Operator(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
 	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
-	if _, err := src.PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph"}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ObservedBy: "ai:test"}); err != nil {
+	if _, err := src.PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph", Scope: caller.AllNamespaces}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ObservedBy: "ai:test"}); err != nil {
 		t.Fatal(err)
 	}
 	recs := exportAll(t, src)
@@ -64,7 +64,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "unchanged ,unchanged ,unchanged ,unchanged " {
 		t.Fatalf("second import: %q", o)
 	}
-	if got, err := dst.Archived(context.Background(), gone.Id); err != nil || got.Reason != "ttl_expired" {
+	if got, err := dst.Archived(storagetest.Operator(), gone.Id); err != nil || got.Reason != "ttl_expired" {
 		t.Errorf("archived after import: %v %v", got, err)
 	}
 	again := exportAll(t, dst)
@@ -96,9 +96,9 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 // queue read as in the source, a second import is unchanged, a re-export
 // is the same, and the store is consistent.
 func TestExportImportEveryKind(t *testing.T) {
-	owner := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Session: "s1", Family: "core"})
-	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core"})
-	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "graph"})
+	owner := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Session: "s1", Family: "core", Scope: caller.AllNamespaces})
+	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core", Scope: caller.AllNamespaces})
+	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "graph", Scope: caller.AllNamespaces})
 	src, clock := openTest(t, Options{})
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
 	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
@@ -177,7 +177,7 @@ func TestExportImportEveryKind(t *testing.T) {
 	same("links", func(s *Store) (proto.Message, error) {
 		return s.GetLinks(owner, &aimemoryv1.GetLinksRequest{Ids: []string{a.Id}, IncludeArchived: true})
 	})
-	if err := dst.CheckConsistency(context.Background()); err != nil {
+	if err := dst.CheckConsistency(storagetest.Operator()); err != nil {
 		t.Errorf("consistency after import: %v", err)
 	}
 
@@ -224,7 +224,7 @@ func TestImportSubscription(t *testing.T) {
 	src, _ := openTest(t, Options{})
 	sub := &storage.Subscription{ID: "0b6f1c2e-0000-4000-8000-00000000000a", URL: "https://hooks.example/x", Events: []string{"memory_store"},
 		SealedSecret: []byte("sealed bytes"), CreatedBy: "ai:alice", CreatedAt: 5}
-	if err := src.PutSubscription(context.Background(), sub); err != nil {
+	if err := src.PutSubscription(storagetest.Operator(), sub); err != nil {
 		t.Fatal(err)
 	}
 	storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
@@ -243,7 +243,7 @@ func TestImportSubscription(t *testing.T) {
 	if o := outcomes(t, dst, []*aimemoryv1.ExportRecord{recs[0], resealed, moved}); o[0] != "unchanged " || o[1] != "unchanged " || !strings.Contains(o[2], "another target") {
 		t.Errorf("second import: %q", o)
 	}
-	subs, err := dst.ListSubscriptions(context.Background())
+	subs, err := dst.ListSubscriptions(storagetest.Operator())
 	if err != nil || len(subs) != 1 {
 		t.Fatalf("subscriptions: %v %v", subs, err)
 	}

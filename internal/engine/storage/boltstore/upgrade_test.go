@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -41,7 +42,7 @@ func schemaOf(t *testing.T, path string) uint32 {
 // migration stamps created_by from metadata.agent_id, and every memory,
 // link, entity alias and the audit chain read back as they were.
 func TestUpgradeFromRelease5d21ae6(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	raw, err := os.ReadFile(oldRelease)
 	if err != nil {
 		t.Fatal(err)
@@ -141,12 +142,20 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 // TestMigrateAuthorsCoversArchive: schema 1→2 stamps archived memories
 // too, and leaves a memory without metadata.agent_id unattributed.
 func TestMigrateAuthorsCoversArchive(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, clk := openTest(t, Options{})
-	// Written without a caller, as schema 1 wrote everything.
-	gone := storagetest.Store(t, s, storagetest.Mem("Short", "x", storagetest.Tier("short"), func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:old"}`) }))
-	kept := storagetest.Store(t, s, storagetest.Mem("Kept", "x", func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:keeper"}`) }))
-	anon := storagetest.Store(t, s, storagetest.Mem("Anonymous", "x"))
+	// Written without a principal, as schema 1 wrote everything.
+	unnamed := caller.NewContext(context.Background(), caller.Caller{Scope: caller.AllNamespaces})
+	store := func(m *aimemoryv1.Memory) *aimemoryv1.Memory {
+		resp, err := s.StoreMemory(unnamed, &aimemoryv1.StoreMemoryRequest{Memory: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Memory
+	}
+	gone := store(storagetest.Mem("Short", "x", storagetest.Tier("short"), func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:old"}`) }))
+	kept := store(storagetest.Mem("Kept", "x", func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:keeper"}`) }))
+	anon := store(storagetest.Mem("Anonymous", "x"))
 	clk.Add(7 * time.Hour)
 	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
@@ -174,7 +183,7 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 
 func get(t testing.TB, s *Store, id string) *aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.GetMemories(context.Background(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
+	resp, err := s.GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
 	if err != nil || len(resp.Memories) != 1 {
 		t.Fatalf("get %s = %v, %v", id, resp, err)
 	}
@@ -215,7 +224,7 @@ func layoutV4(tx *bolt.Tx) error {
 // bucket goes, and every memory, the archive, the link and search read
 // back as they were.
 func TestUpgradeFromSchema4(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	raw, err := os.ReadFile("testdata/schema4/memory.db")
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +322,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 // searches exactly as the store did, and updates and deletes after the
 // upgrade find the term lists the migration moved.
 func TestUpgradeFromSchema4Answers(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
 	c := newCorpus(3)
 	bulkLoad(t, s, c, 3000)

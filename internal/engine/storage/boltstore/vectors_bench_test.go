@@ -1,11 +1,11 @@
 package boltstore
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -31,7 +31,7 @@ func withVectors(b *testing.B, n int) *Store {
 	r := rand.New(rand.NewPCG(1, 2))
 	ids := s.idx.IDs()
 	for start := 0; start < len(ids); start += 5000 {
-		err := s.write(context.Background(), func(w *writeTx) error {
+		err := s.write(storagetest.Operator(), func(w *writeTx) error {
 			for _, id := range ids[start:min(len(ids), start+5000)] {
 				m, err := w.get(id)
 				if err != nil || m == nil {

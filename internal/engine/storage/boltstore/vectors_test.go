@@ -1,10 +1,10 @@
 package boltstore
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -12,7 +12,7 @@ import (
 // memory deleted before the reopen took its vector with it.
 func TestVectorsSurviveReopen(t *testing.T) {
 	s, _ := openTest(t, Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var ids []string
 	for _, title := range []string{"a", "b"} {
 		resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c", Confidence: 1}})

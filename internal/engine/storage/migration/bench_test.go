@@ -1,7 +1,6 @@
 package migration
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -24,7 +24,7 @@ var benchWords = strings.Fields(`lock zebra deploy database index rust go postgr
 // benchSource is a bbolt store of n memories of about 40 words each, in
 // four namespaces, written by import (setup, not measured).
 func benchSource(b *testing.B, n int) *boltstore.Store {
-	src, err := boltstore.Open(context.Background(), filepath.Join(b.TempDir(), "memory.db"), storage.Options{})
+	src, err := boltstore.Open(storagetest.Operator(), filepath.Join(b.TempDir(), "memory.db"), storage.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func benchSource(b *testing.B, n int) *boltstore.Store {
 			Tags: []string{words[1]}, CreatedAt: at + int64(i), UpdatedAt: at + int64(i), CreatedBy: "ai:bench", UpdatedBy: "ai:bench"}
 		batch = append(batch, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}})
 		if len(batch) == 1000 || i == n-1 {
-			res, err := src.Import(context.Background(), batch)
+			res, err := src.Import(storagetest.Operator(), batch)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -68,12 +68,12 @@ func benchMigrate(b *testing.B, n int) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		dst, err := pgstore.Open(context.Background(), pgtest.DSN(b), storage.Options{})
+		dst, err := pgstore.Open(storagetest.Operator(), pgtest.DSN(b), storage.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		rep, err := Copy(context.Background(), src, dst, Options{})
+		rep, err := Copy(storagetest.Operator(), src, dst, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -32,14 +32,14 @@ var chain = audit.Ephemeral()
 func everyKind(t *testing.T) *boltstore.Store {
 	t.Helper()
 	clock := storagetest.NewClock()
-	src, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Now: clock.Now, Audit: chain})
+	src, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Now: clock.Now, Audit: chain})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	owner := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Session: "s1", Family: "core"})
-	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core"})
-	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "graph"})
+	owner := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Session: "s1", Family: "core", Scope: caller.AllNamespaces})
+	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core", Scope: caller.AllNamespaces})
+	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "graph", Scope: caller.AllNamespaces})
 	must := func(_ any, err error) {
 		t.Helper()
 		if err != nil {
@@ -63,12 +63,12 @@ func everyKind(t *testing.T) *boltstore.Store {
 	if _, err := src.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
 		t.Fatal("bob's store into team was not queued")
 	}
-	must(nil, src.PutSubscription(context.Background(), &storage.Subscription{ID: "0b6f1c2e-0000-4000-8000-00000000000a",
+	must(nil, src.PutSubscription(storagetest.Operator(), &storage.Subscription{ID: "0b6f1c2e-0000-4000-8000-00000000000a",
 		URL: "https://hooks.example/x", Events: []string{"memory_store"}, SealedSecret: []byte("sealed"), CreatedBy: "ai:alice", CreatedAt: 5}))
 	for _, agent := range []string{"ai:owner", "ai:bob", "ai:mallory"} {
-		must(src.AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: agent, Event: "access_denied", Family: "core", Reason: "scope", Suppressed: 2}))
+		must(src.AppendAudit(storagetest.Operator(), &aimemoryv1.AuditRecord{AgentId: agent, Event: "access_denied", Family: "core", Reason: "scope", Suppressed: 2}))
 	}
-	sum, err := Summarize(context.Background(), src)
+	sum, err := Summarize(storagetest.Operator(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +87,13 @@ func everyKind(t *testing.T) *boltstore.Store {
 // nothing.
 func TestCopyInterruptedResumedVerified(t *testing.T) {
 	src := everyKind(t)
-	dst, err := pgstore.Open(context.Background(), pgtest.DSN(t), storage.Options{Audit: chain})
+	dst, err := pgstore.Open(storagetest.Operator(), pgtest.DSN(t), storage.Options{Audit: chain})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dst.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	var total int64
 	copied := 0
 	_, err = Copy(ctx, src, dst, Options{Batch: 3, Started: func(n int64) { total = n }, Progress: func(n int) { copied += n; cancel() }})
@@ -102,7 +102,7 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 	}
 
 	copied = 0
-	rep, err := Copy(context.Background(), src, dst, Options{Batch: 3, Progress: func(n int) { copied += n }})
+	rep, err := Copy(storagetest.Operator(), src, dst, Options{Batch: 3, Progress: func(n int) { copied += n }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 		t.Errorf("refused: %s", r)
 	}
 
-	again, err := Copy(context.Background(), src, dst, Options{})
+	again, err := Copy(storagetest.Operator(), src, dst, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,19 +143,19 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 			t.Errorf("third run changed %s: %+v", k.Kind, k)
 		}
 	}
-	if err := dst.CheckConsistency(context.Background()); err != nil {
+	if err := dst.CheckConsistency(storagetest.Operator()); err != nil {
 		t.Error(err)
 	}
 	// Read back through the API, not only the export: the archive and its versions.
 	var archivedID string
-	src.Export(context.Background(), func(r *aimemoryv1.ExportRecord) error {
+	src.Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error {
 		if a := r.GetArchived(); a != nil {
 			archivedID = a.GetMemory().GetId()
 		}
 		return nil
 	})
-	want, err1 := src.GetArchived(context.Background(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
-	got, err2 := dst.GetArchived(context.Background(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
+	want, err1 := src.GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
+	got, err2 := dst.GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
 	if err1 != nil || err2 != nil || len(got.GetArchived()) != 1 || !proto.Equal(want.GetArchived()[0], got.GetArchived()[0]) {
 		t.Errorf("archived read back: %v %v, want %v %v", got, err2, want, err1)
 	}
@@ -169,7 +169,7 @@ func TestSummarizeSeesOneField(t *testing.T) {
 		{Record: &aimemoryv1.ExportRecord_Memory{Memory: &aimemoryv1.Memory{Id: "b", Title: "y"}}},
 	}
 	sum := func(rs ...*aimemoryv1.ExportRecord) string {
-		s, err := Summarize(context.Background(), fixed(rs))
+		s, err := Summarize(storagetest.Operator(), fixed(rs))
 		if err != nil {
 			t.Fatal(err)
 		}

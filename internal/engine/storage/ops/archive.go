@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -105,7 +106,7 @@ func ForgetAnswer(mems []*aimemoryv1.Memory) *aimemoryv1.ForgetResponse {
 // it was made.
 func ApprovedForget(tx Tx, p *aimemoryv1.PendingForget, query func(string) []string,
 	matches func(*rules.Forget) ([]*aimemoryv1.Memory, error)) ([]string, error) {
-	crit, err := rules.NewForget(p.GetRequest(), query)
+	crit, err := rules.NewForget(p.GetRequest(), query, authz.Of(tx.Context()).Reads)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +174,9 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		return nil, err
 	}
 
+	if err := writable(tx, storage.OpPromote, to); err != nil {
+		return nil, err
+	}
 	copy := rules.Clone(src)
 	copy.Namespace, copy.AccessCount, copy.LastAccessedAt = to, 0, 0
 	resp := &aimemoryv1.PromoteMemoryResponse{}
@@ -265,6 +269,9 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 	if err != nil {
 		return nil, err
 	}
+	if err := writable(tx, storage.OpConsolidate, m.Namespace); err != nil {
+		return nil, err
+	}
 	owner, err := tx.TitleOwner(m.Namespace, m.Title)
 	if err != nil {
 		return nil, err
@@ -351,18 +358,19 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 	if err != nil {
 		return nil, err
 	}
+	readable := func(a *storage.Archived) bool { return a != nil && authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
 	snap := row
 	if at := req.GetVersionAt(); at != 0 {
 		if snap, err = tx.Version(id, at); err != nil {
 			return nil, err
 		}
-		if snap == nil {
+		if !readable(snap) { // another tenant's version is missing, as one that never was
 			return nil, fmt.Errorf("%w in archive: version %s of %s", storage.ErrNotFound, record.FormatTime(at), id)
 		}
 	} else if row != nil && live != nil {
 		return nil, fmt.Errorf("%w: memory %s is live; nothing to restore", storage.ErrConflict, id)
 	}
-	if snap == nil || !storage.Readable(ctx, snap.Memory.GetNamespace()) {
+	if !readable(snap) {
 		return nil, fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
 	}
 	m := rules.Clone(snap.Memory)
@@ -487,7 +495,7 @@ func ArchiveListLimit(req *aimemoryv1.ListArchivedRequest) (int, error) {
 func ListedArchive(ctx context.Context, req *aimemoryv1.ListArchivedRequest, a *storage.Archived) bool {
 	ns := a.Memory.GetNamespace()
 	return (req.GetNamespace() == "" || ns == req.GetNamespace()) &&
-		(req.GetReason() == "" || a.Reason == req.GetReason()) && storage.ReadableArchive(ctx, ns)
+		(req.GetReason() == "" || a.Reason == req.GetReason()) && authz.Of(ctx).Reads(ns)
 }
 
 // SortArchived orders archive rows newest first, then by id (ListArchived).

@@ -147,6 +147,9 @@ func RegisterEntity(tx EntityTx, in *EntityRequest, resp *aimemoryv1.RegisterEnt
 	// A run may be repeated (group commit, a retried transaction): change
 	// a copy, answer afresh.
 	m := rules.Clone(in.Memory)
+	if err := writable(tx, storage.OpAlias, in.Namespace); err != nil {
+		return err // a taken alias would name its entity
+	}
 	id, err := tx.TitleOwner(in.Namespace, in.Name)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -27,11 +28,11 @@ const (
 
 // GovTx is what the governance steps need of a write transaction.
 type GovTx interface {
-	Context() context.Context
+	Context() context.Context // the request's, with its caller
 	View() storage.GovernanceView
 	Now() int64
 	Principal() string
-	// Get reads a live memory by exact id; nil when absent.
+	// Get reads a live memory by exact id, as Tx.Get.
 	Get(id string) (*aimemoryv1.Memory, error)
 	// Put writes m over old, as Tx.Put.
 	Put(old, m *aimemoryv1.Memory, event string) error
@@ -53,15 +54,22 @@ func ValidStandardNamespace(field, ns string) error {
 	if err := record.ValidateNamespace(field, ns); err != nil {
 		return err
 	}
-	if storage.IsGuarded(ns) {
+	if authz.IsGuarded(ns) {
 		return &record.FieldError{Field: field, Rule: "must not be a guarded namespace (beginning with '_')"}
 	}
 	return nil
 }
 
-// MayGovern checks that who may set or clear ns's standard: an operator,
-// its owner, or anyone while it has none (the first setter becomes it).
-func MayGovern(gov *governance.Config, ns string, row *aimemoryv1.Standard, who, verb string) error {
+// MayGovern checks that the caller (grant, who) may set or clear ns's
+// standard: first its scope must cover ns (authz; "*", the global level,
+// only a grant of every namespace), so nobody claims or changes another
+// tenant's namespace, [governance] operators included; then it must be an
+// operator, the owner, or anyone while there is none (the first setter
+// becomes it).
+func MayGovern(gov *governance.Config, grant authz.Grant, ns string, row *aimemoryv1.Standard, who, verb string) error {
+	if err := grant.CheckWrite(verb, ns); err != nil {
+		return err
+	}
 	if who == "" {
 		return &storage.DeniedError{Reason: verb + " refused: it needs a caller identity"}
 	}
@@ -118,17 +126,21 @@ func SetStandard(t GovTx, req *aimemoryv1.SetStandardRequest, policy string) (*a
 		return nil, err
 	}
 	who := t.Principal()
-	if err := MayGovern(gov, ns, row, who, "set_standard"); err != nil {
+	grant := authz.Of(t.Context())
+	if err := MayGovern(gov, grant, ns, row, who, "set_standard"); err != nil {
 		return nil, err
+	}
+	if err := grant.CheckWrite("set_standard", req.GetParent()); err != nil {
+		return nil, err // a parent is a namespace whose policy would govern the caller's
 	}
 	m, err := t.Get(id)
 	if err != nil {
 		return nil, err
 	}
-	if m == nil || !storage.Readable(t.Context(), m.GetNamespace()) {
+	if m == nil {
 		return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, id)
 	}
-	if storage.IsGuarded(m.GetNamespace()) {
+	if authz.IsGuarded(m.GetNamespace()) {
 		return nil, &record.FieldError{Field: "id", Rule: "must name a memory outside the guarded namespaces"}
 	}
 	next := &aimemoryv1.Standard{Namespace: ns, StandardId: id, SetBy: who, UpdatedAt: t.Now()}
@@ -187,9 +199,9 @@ func pin(t GovTx, m *aimemoryv1.Memory) error {
 // clear, which is allowed and clears nothing).
 func MayClearStandard(t GovTx, ns string, row *aimemoryv1.Standard) error {
 	if row == nil {
-		return nil
+		return authz.Of(t.Context()).CheckWrite("clear_standard", ns) // nothing there: still not another's to ask about
 	}
-	return MayGovern(t.View().Governance(), ns, row, t.Principal(), "clear_standard")
+	return MayGovern(t.View().Governance(), authz.Of(t.Context()), ns, row, t.Principal(), "clear_standard")
 }
 
 // Effective shows a pending action past its expiry as expired.
@@ -221,13 +233,16 @@ func ListPendingArgs(req *aimemoryv1.ListPendingRequest) (string, int, error) {
 	return want, limit, nil
 }
 
-// Listed shows p as Effective and reports whether it belongs in a list of want.
-func Listed(p *aimemoryv1.PendingAction, want string, now int64) bool {
-	return Effective(p, now).Status == want || want == "all"
+// Listed shows p as Effective and reports whether it belongs in a list of
+// want for a caller who may read readable (authz): an action of a
+// namespace outside its grant is not listed, payload and all.
+func Listed(readable func(ns string) bool, p *aimemoryv1.PendingAction, want string, now int64) bool {
+	return readable(p.GetNamespace()) && (Effective(p, now).Status == want || want == "all")
 }
 
 // decidable reads pending action id for a decision by t's caller: it must
-// be pending (not decided, not expired) and not the caller's own.
+// be of a namespace the caller's grant covers (else it is not found, as a
+// missing one), pending (not decided, not expired) and not the caller's own.
 func decidable(t GovTx, id, verb string) (*aimemoryv1.PendingAction, string, error) {
 	if err := record.ValidateID("id", id); err != nil {
 		return nil, "", err
@@ -235,6 +250,9 @@ func decidable(t GovTx, id, verb string) (*aimemoryv1.PendingAction, string, err
 	p, err := t.Pending(id)
 	if err != nil {
 		return nil, "", err
+	}
+	if !authz.Of(t.Context()).Reads(p.GetNamespace()) {
+		return nil, "", &storage.PendingNotFoundError{ID: id}
 	}
 	if p = Effective(p, t.Now()); p.Status != storage.StatusPending {
 		return nil, "", &storage.DecidedError{ID: id, Status: p.Status, By: p.DecidedBy}
@@ -391,11 +409,20 @@ func GetStandard(ctx context.Context, v storage.GovernanceView, req *aimemoryv1.
 	if err != nil {
 		return nil, err
 	}
+	// A level the caller may not read (another tenant's parent) is left
+	// out; the global level ("*"), which every namespace inherits, is
+	// everyone's.
+	grant := authz.Of(ctx)
+	readable := func(n string) bool { return n == governance.Global || grant.Reads(n) }
+	resp.Chain = slices.DeleteFunc(resp.Chain, func(n string) bool { return !readable(n) })
 	levels := []string{ns}
 	if req.GetInherit() {
 		levels = resp.Chain
 	}
 	for _, n := range levels {
+		if !readable(n) {
+			continue
+		}
 		row, err := v.Standard(n)
 		if err != nil {
 			return nil, err
@@ -411,7 +438,7 @@ func GetStandard(ctx context.Context, v storage.GovernanceView, req *aimemoryv1.
 		if err != nil {
 			return nil, err
 		}
-		if m != nil && storage.Readable(ctx, m.GetNamespace()) {
+		if m != nil && readable(m.GetNamespace()) {
 			lv.Memory = m
 		}
 		resp.Levels = append(resp.Levels, lv)
@@ -421,5 +448,8 @@ func GetStandard(ctx context.Context, v storage.GovernanceView, req *aimemoryv1.
 		return nil, err
 	}
 	resp.EffectivePolicyJson, resp.PolicyFrom = g.Policy.Canonical(), g.Namespace
+	if !readable(g.Namespace) {
+		resp.PolicyFrom = "" // the policy that governs the caller's writes, not whose it is
+	}
 	return resp, nil
 }

@@ -5,13 +5,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -34,13 +32,7 @@ func CountNamespaces(ctx context.Context, idx *index.Index, now int64, req *aime
 			return nil, err
 		}
 	}
-	counts, total := idx.Namespaces(prefix, now)
-	for ns, n := range counts {
-		if !storage.Readable(ctx, ns) { // another identity's inbox
-			delete(counts, ns)
-			total -= n
-		}
-	}
+	counts, total := idx.Namespaces(prefix, now, authz.Of(ctx).Reads)
 	resp := &aimemoryv1.CountNamespacesResponse{Total: total}
 	for ns, n := range counts {
 		resp.Namespaces = append(resp.Namespaces, &aimemoryv1.CountByKey{Key: ns, Count: n})
@@ -53,33 +45,30 @@ func CountNamespaces(ctx context.Context, idx *index.Index, now int64, req *aime
 }
 
 // IndexStats is the part of Stats the index knows: totals, tiers,
-// namespaces, expiring soon and the index's size. scoped is true for a
-// caller confined to namespace prefixes, to whom the backend must show no
-// store-wide count either.
-func IndexStats(ctx context.Context, idx *index.Index, now int64) (resp *aimemoryv1.StatsResponse, scoped bool) {
+// namespaces, expiring soon and the index's size, counting only what the
+// caller may read. wide is true for a caller granted every namespace
+// (authz.Grant.Everything), the only one to whom the backend shows
+// store-wide counts too.
+func IndexStats(ctx context.Context, idx *index.Index, now int64) (resp *aimemoryv1.StatsResponse, wide bool) {
 	resp = &aimemoryv1.StatsResponse{}
-	var visible func(string) bool
-	c, scoped := caller.FromContext(ctx)
-	if scoped = scoped && c.Scope != ""; scoped {
-		visible = c.InScope // another tenant's namespaces are not even named
-	}
-	t := idx.Tally(now, int64(ExpiringSoon), visible)
+	g := authz.Of(ctx)
+	t := idx.Tally(now, int64(ExpiringSoon), g.Reads)
 	resp.Total, resp.ExpiringSoon = t.Total, t.ExpiringSoon
-	resp.Indexed, resp.IndexTerms, resp.IndexPostingsBytes = t.Total, t.Terms, t.PostingBytes
+	resp.Indexed = t.Total
+	if g.Everything() {
+		resp.IndexTerms, resp.IndexPostingsBytes = t.Terms, t.PostingBytes
+	}
 	for i, n := range t.ByTier {
 		if n > 0 {
 			resp.ByTier = append(resp.ByTier, &aimemoryv1.CountByKey{Key: record.Tiers[i], Count: n})
 		}
 	}
 	for ns, n := range t.ByNamespace {
-		if !storage.Readable(ctx, ns) { // another's inbox: not even its name
-			continue
-		}
 		resp.ByNamespace = append(resp.ByNamespace, &aimemoryv1.CountByKey{Key: ns, Count: n})
 	}
 	sortCounts(resp.ByTier)
 	sortCounts(resp.ByNamespace)
-	return resp, scoped
+	return resp, g.Everything()
 }
 
 // sortCounts orders counts densest first, then by key.
@@ -137,20 +126,14 @@ func Contradictions(an *keyword.Analyzer, idx *index.Index, m *aimemoryv1.Memory
 	return ids
 }
 
-// ReadFilter compiles a request's filter with the read rules every
-// backend applies: another's inbox, namespaces outside the caller's scope,
-// and another family's keyspace are hidden.
+// ReadFilter compiles a request's filter with the read rule (authz):
+// nothing the caller may not read is ever matched.
 func ReadFilter(ctx context.Context, in *aimemoryv1.Filter) (*index.Filter, error) {
 	f, err := index.CompileFilter(in)
 	if err != nil {
 		return nil, err
 	}
-	f.Hide(storage.InboxPrefix, storage.OwnInbox(ctx))
-	c, _ := caller.FromContext(ctx)
-	f.Within(func(ns string) bool {
-		// Outside the scope, or another family's keyspace: hidden.
-		return (c.Scope == "" || c.InScope(ns)) && (!strings.HasPrefix(ns, storage.FamilyPrefix) || storage.Readable(ctx, ns))
-	})
+	f.Within(authz.Of(ctx).Reader())
 	return f, nil
 }
 

@@ -2,10 +2,11 @@ package ops
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -64,6 +65,14 @@ func ValidateInvalidateLink(req *aimemoryv1.InvalidateLinkRequest) (string, erro
 // leaves it as it is (and needs no write).
 func OpenEnded(l *aimemoryv1.Link) bool {
 	return l != nil && l.ValidUntil == 0 && l.ValidFrom != 0
+}
+
+// Unchanged reports whether PutLink may answer "unchanged" from a read,
+// with no write: l is open-ended and the caller may write both ends'
+// namespaces (authz), so the read tells it nothing it could not learn by
+// linking; anything else goes through the write, which says why not.
+func Unchanged(ctx context.Context, l *aimemoryv1.Link, sourceNS, targetNS string) bool {
+	return OpenEnded(l) && authz.Of(ctx).CheckWrite(string(storage.OpLink), sourceNS, targetNS) == nil
 }
 
 // Endpoints reads both memories of a link; a missing one is
@@ -242,21 +251,66 @@ type LinkReads interface {
 	Links(id string, archived bool, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error)
 }
 
+// ReadableIDs is whether the caller may read memory id (readable: authz),
+// by its namespace (ns), each id's asked once.
+func ReadableIDs(readable func(string) bool, ns func(id string) (string, error)) func(id string) (bool, error) {
+	known := map[string]bool{}
+	return func(id string) (bool, error) {
+		if v, ok := known[id]; ok {
+			return v, nil
+		}
+		n, err := ns(id)
+		if err != nil {
+			return false, err
+		}
+		known[id] = readable(n)
+		return known[id], nil
+	}
+}
+
+// ReadableLinks keeps the links both of whose ends the caller may read
+// (visible: ReadableIDs).
+func ReadableLinks(links []*aimemoryv1.Link, visible func(id string) (bool, error)) ([]*aimemoryv1.Link, error) {
+	kept := links[:0]
+	for _, l := range links {
+		s, err := visible(l.SourceId)
+		if err != nil {
+			return nil, err
+		}
+		t, err := visible(l.TargetId)
+		if err != nil {
+			return nil, err
+		}
+		if s && t {
+			kept = append(kept, l)
+		}
+	}
+	return kept, nil
+}
+
 // LinksAnswer is GetLinks' answer over r, for a request validated by
 // ValidateGetLinks (its filter f): the links of the asked memories, each
-// once, then, on request, the far ends' summaries. A caller with a
-// namespace scope sees no memory outside it: not as a start, not as the
+// once, then, on request, the far ends' summaries. A memory the caller
+// may not read (readable: authz) is not there: not as a start, not as the
 // far end of a link, not as a node.
-func LinksAnswer(c caller.Caller, req *aimemoryv1.GetLinksRequest, f *rules.LinkFilter, r LinkReads) (*aimemoryv1.GetLinksResponse, error) {
+func LinksAnswer(readable func(ns string) bool, req *aimemoryv1.GetLinksRequest, f *rules.LinkFilter, r LinkReads) (*aimemoryv1.GetLinksResponse, error) {
 	resp := &aimemoryv1.GetLinksResponse{}
 	dir, archived := req.GetDirection(), req.GetIncludeArchived()
-	outside := func(id string) (bool, error) {
-		if c.Scope == "" {
-			return false, nil
+	nodes := map[string]*aimemoryv1.NodeSummary{} // each read once: for the rule, then for the answer
+	node := func(id string) (*aimemoryv1.NodeSummary, error) {
+		if n, ok := nodes[id]; ok {
+			return n, nil
 		}
 		n, err := r.Node(id)
-		return err == nil && !c.InScope(n.Namespace), err
+		if err == nil {
+			nodes[id] = n
+		}
+		return n, err
 	}
+	visible := ReadableIDs(readable, func(id string) (string, error) {
+		n, err := node(id)
+		return n.GetNamespace(), err
+	})
 	// One direction of distinct ids cannot meet a link twice.
 	var seen map[string]bool
 	if dir == aimemoryv1.Direction_DIRECTION_BOTH || dir == aimemoryv1.Direction_DIRECTION_UNSPECIFIED || archived {
@@ -276,9 +330,9 @@ func LinksAnswer(c caller.Caller, req *aimemoryv1.GetLinksRequest, f *rules.Link
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}
-		if hidden, err := outside(id); err != nil {
+		if ok, err := visible(id); err != nil {
 			return nil, err
-		} else if hidden {
+		} else if !ok {
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}
@@ -295,22 +349,9 @@ func LinksAnswer(c caller.Caller, req *aimemoryv1.GetLinksRequest, f *rules.Link
 			}
 		}
 	}
-	if c.Scope != "" {
-		kept := resp.Links[:0]
-		for _, l := range resp.Links {
-			hs, err := outside(l.SourceId)
-			if err != nil {
-				return nil, err
-			}
-			ht, err := outside(l.TargetId)
-			if err != nil {
-				return nil, err
-			}
-			if !hs && !ht {
-				kept = append(kept, l)
-			}
-		}
-		resp.Links = kept
+	var err error
+	if resp.Links, err = ReadableLinks(resp.Links, visible); err != nil {
+		return nil, err
 	}
 	if !req.GetIncludeNodes() {
 		return resp, nil
@@ -321,7 +362,7 @@ func LinksAnswer(c caller.Caller, req *aimemoryv1.GetLinksRequest, f *rules.Link
 				continue
 			}
 			asked[id] = true
-			n, err := r.Node(id)
+			n, err := node(id)
 			if err != nil {
 				return nil, err
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -65,21 +66,31 @@ func MessageStore(ctx context.Context, req *aimemoryv1.SendMessageRequest) (cont
 	if err != nil {
 		return nil, nil, err
 	}
-	return storage.AsOwner(ctx, storage.GuardMessages), &aimemoryv1.StoreMemoryRequest{
+	return authz.AsOwner(ctx, authz.GuardMessages), &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{
-			Tier: tier, Namespace: storage.InboxPrefix + req.GetTo(), Title: req.GetTitle(), Content: req.GetPayload(),
+			Tier: tier, Namespace: authz.InboxPrefix + req.GetTo(), Title: req.GetTitle(), Content: req.GetPayload(),
 			Tags: []string{"_message"}, Priority: int32(priority), Confidence: 1, Source: "notify", MetadataJson: meta,
 		},
 		OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION,
 	}, nil
 }
 
+// Sent is SendMessage's answer: the message as stored, with the title as
+// sent. The stored one may carry a version suffix ("t (2)"), which would
+// tell the sender what the recipient's inbox, not its to read, holds.
+func Sent(req *aimemoryv1.SendMessageRequest, stored *aimemoryv1.StoreMemoryResponse) *aimemoryv1.SendMessageResponse {
+	m := stored.GetMemory()
+	m.Title = req.GetTitle()
+	return &aimemoryv1.SendMessageResponse{Message: m}
+}
+
 // InboxOf is the caller's own inbox namespace and the request's limit.
 func InboxOf(ctx context.Context, req *aimemoryv1.ListInboxRequest) (inbox string, limit int, err error) {
-	inbox = storage.OwnInbox(ctx)
-	if inbox == "" {
+	who := storage.Principal(ctx)
+	if who == "" {
 		return "", 0, &storage.DeniedError{Reason: ErrNoCaller.Error()}
 	}
+	inbox = authz.InboxPrefix + who
 	limit = int(req.GetLimit())
 	switch {
 	case limit == 0:

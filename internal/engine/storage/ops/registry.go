@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -71,7 +72,7 @@ func Registration(ctx context.Context, gov *governance.Config, req *aimemoryv1.R
 	}
 	raw, _ := json.Marshal(meta)
 	return &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
-		Title: title, Content: string(raw), Namespace: storage.GuardAgents.Name, Tier: "long",
+		Title: title, Content: string(raw), Namespace: authz.GuardAgents.Name, Tier: "long",
 		Tags: []string{"agent-registration"}, Source: "system", Priority: 5, Confidence: 1, MetadataJson: raw,
 	}}, nil
 }
@@ -112,6 +113,18 @@ func (a AgentMeta) Agent(seen int64) *aimemoryv1.Agent {
 		RegisteredAt: parseTime(a.RegisteredAt), LastSeenAt: max(parseTime(a.LastSeenAt), seen),
 		RegisteredBy: a.RegisteredBy,
 	}
+}
+
+// AgentLister is whether ListAgents shows an entry to the caller of ctx:
+// the whole registry to a grant that reads _agents (every namespace), to
+// any other only its own entry (the registry names every tenant's agents).
+func AgentLister(ctx context.Context) func(AgentMeta) bool {
+	g := authz.Of(ctx)
+	if g.Reads(authz.GuardAgents.Name) {
+		return func(AgentMeta) bool { return true }
+	}
+	c, _ := g.Caller()
+	return func(a AgentMeta) bool { return c.Principal != "" && governance.SamePrincipal(a.AgentID, c.Principal) }
 }
 
 // SortAgents orders a list by registered_at, then agent id.

@@ -4,8 +4,10 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -14,7 +16,11 @@ import (
 
 // Tx is what the shared steps need of a backend's write transaction.
 type Tx interface {
-	// Get reads a live memory by exact id; nil when absent.
+	// Context is the request's, with its caller.
+	Context() context.Context
+	// Get reads a live memory by exact id; nil when absent or when the
+	// caller may not read it (Visible): another tenant's memory is not
+	// found by any write either.
 	Get(id string) (*aimemoryv1.Memory, error)
 	// TitleOwner is the id holding (namespace, title); "" when free.
 	TitleOwner(namespace, title string) (string, error)
@@ -34,6 +40,22 @@ type Tx interface {
 	Principal() string
 }
 
+// Visible is m when the caller of ctx may read it (authz), else nil: what
+// a write transaction's Get answers.
+func Visible(ctx context.Context, m *aimemoryv1.Memory) *aimemoryv1.Memory {
+	if m == nil || !authz.Of(ctx).Reads(m.GetNamespace()) {
+		return nil
+	}
+	return m
+}
+
+// writable refuses op into ns unless the caller may write there
+// (authz): asked before anything is looked up in ns, so that no conflict
+// names a memory of a namespace that is not the caller's.
+func writable(tx Tx, op storage.Op, ns string) error {
+	return authz.Of(tx.Context()).CheckWrite(string(op), ns)
+}
+
 // Store is StoreMemory inside tx, on a validated record (rules.New) that it
 // does not change: a new memory, or by conflict policy an error, a
 // versioned title, or the one merge rule into the memory holding the title
@@ -42,6 +64,9 @@ func Store(tx Tx, in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp 
 	// A run may be repeated (group commit, a retried transaction): change
 	// a copy, answer afresh.
 	m := rules.Clone(in)
+	if err := writable(tx, storage.OpStore, m.Namespace); err != nil {
+		return err
+	}
 	existing, err := tx.TitleOwner(m.Namespace, m.Title)
 	if err != nil {
 		return err
@@ -64,8 +89,9 @@ func Store(tx Tx, in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp 
 	if err != nil {
 		return err
 	}
-	if old == nil {
-		return fmt.Errorf("title index names missing memory %s", existing)
+	if old == nil { // an inbox message, to messaging, which writes there unread
+		return &storage.DeniedError{Reason: fmt.Sprintf("title: %s is taken in namespace %s by a memory this caller may not read; nothing was merged",
+			authz.Quote(m.Title), authz.Quote(m.Namespace))}
 	}
 	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), tx.Principal())
 	if err != nil {

@@ -44,7 +44,7 @@ func ImportedSubscription(in *aimemoryv1.WebhookSubscription) (*storage.Subscrip
 	}
 	return &storage.Subscription{ID: in.GetId(), URL: in.GetUrl(), Events: in.GetEvents(), NamespaceFilter: in.GetNamespaceFilter(),
 		AgentFilter: in.GetAgentFilter(), IncludeContent: in.GetIncludeContent(), SealedSecret: in.GetSealedSecret(),
-		CreatedBy: in.GetCreatedBy(), CreatedAt: in.GetCreatedAt()}, nil
+		CreatedBy: in.GetCreatedBy(), CreatedAt: in.GetCreatedAt(), Family: in.GetFamily(), Scope: in.GetScope()}, nil
 }
 
 // ImportOverExisting is the outcome of importing sub where old has its id:
@@ -64,5 +64,6 @@ func ImportOverExisting(old, sub *storage.Subscription) (string, error) {
 func ExportedSubscription(sub *storage.Subscription) *aimemoryv1.ExportRecord {
 	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: &aimemoryv1.WebhookSubscription{
 		Id: sub.ID, Url: sub.URL, Events: sub.Events, NamespaceFilter: sub.NamespaceFilter, AgentFilter: sub.AgentFilter,
-		IncludeContent: sub.IncludeContent, SealedSecret: sub.SealedSecret, CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt}}}
+		IncludeContent: sub.IncludeContent, SealedSecret: sub.SealedSecret, CreatedBy: sub.CreatedBy, CreatedAt: sub.CreatedAt,
+		Family: sub.Family, Scope: sub.Scope}}}
 }

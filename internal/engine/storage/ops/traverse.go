@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -83,8 +82,9 @@ func boolCmp(a, b bool) int {
 // TraverseAnswer is Traverse's answer: the walk breadth-first, one
 // GetLinks answer (LinksAnswer, without nodes) per level over the reads
 // level returns for that level's ids (one snapshot for every level, or
-// one per level), summarising only the nodes reported.
-func TraverseAnswer(c caller.Caller, w *Walk, level func(ids []string) (LinkReads, error)) (*aimemoryv1.TraverseResponse, error) {
+// one per level), summarising only the nodes reported; what readable
+// (the caller's read rule) hides is not walked.
+func TraverseAnswer(readable func(ns string) bool, w *Walk, level func(ids []string) (LinkReads, error)) (*aimemoryv1.TraverseResponse, error) {
 	out := &aimemoryv1.TraverseResponse{}
 	// The position in out.Nodes (plus one; 0 = the source) of every node
 	// reported, which also makes it visited.
@@ -96,7 +96,7 @@ func TraverseAnswer(c caller.Caller, w *Walk, level func(ids []string) (LinkRead
 		if err != nil {
 			return nil, err
 		}
-		resp, err := LinksAnswer(c, w.level, w.filter, r)
+		resp, err := LinksAnswer(readable, w.level, w.filter, r)
 		if err != nil {
 			return nil, err
 		}

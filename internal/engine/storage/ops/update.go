@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -28,6 +29,9 @@ func Update(tx Tx, req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateM
 		return err
 	}
 	if m.Namespace != old.Namespace || m.Title != old.Title {
+		if err := writable(tx, storage.OpUpdate, m.Namespace); err != nil {
+			return err
+		}
 		owner, err := tx.TitleOwner(m.Namespace, m.Title)
 		if err != nil {
 			return err
@@ -103,7 +107,7 @@ func Touch(tx Tx, ids []string, resp *aimemoryv1.TouchMemoriesResponse) error {
 		if err != nil {
 			return err
 		}
-		if old == nil || storage.IsGuarded(old.Namespace) {
+		if old == nil || authz.IsGuarded(old.Namespace) {
 			continue
 		}
 		m := rules.Touch(old, tx.Now(), tx.TTL())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -155,6 +156,7 @@ func versionCounts(ctx context.Context, tx pgx.Tx, rows []*storage.Archived) (ma
 func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsResponse, error) {
 	resp := &aimemoryv1.ArchiveStatsResponse{}
 	byReason, byNamespace := map[string]uint64{}, map[string]uint64{}
+	grant := authz.Of(ctx)
 	err := s.readTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT archived_at, reason, record FROM archived`)
 		if err != nil {
@@ -174,7 +176,7 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 			if err != nil {
 				return err
 			}
-			if !storage.ReadableArchive(ctx, m.GetNamespace()) {
+			if !grant.Reads(m.GetNamespace()) {
 				continue
 			}
 			resp.Total++
@@ -189,12 +191,34 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		var versions, size int64
-		if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(record)), 0) FROM versions`).Scan(&versions, &size); err != nil {
+		if grant.Everything() { // every namespace's versions: counted by the database
+			var versions, size int64
+			if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(record)), 0) FROM versions`).Scan(&versions, &size); err != nil {
+				return err
+			}
+			resp.Versions, resp.SizeBytes = uint64(versions), resp.SizeBytes+uint64(size)
+			return nil
+		}
+		vrows, err := tx.Query(ctx, `SELECT record FROM versions`)
+		if err != nil {
 			return err
 		}
-		resp.Versions, resp.SizeBytes = uint64(versions), resp.SizeBytes+uint64(size)
-		return nil
+		defer vrows.Close()
+		for vrows.Next() {
+			var raw []byte
+			if err := vrows.Scan(&raw); err != nil {
+				return err
+			}
+			m, err := decodeMemory(raw)
+			if err != nil {
+				return err
+			}
+			if grant.Reads(m.GetNamespace()) {
+				resp.Versions++
+				resp.SizeBytes += uint64(len(raw))
+			}
+		}
+		return vrows.Err()
 	})
 	if err != nil {
 		return nil, err
@@ -208,7 +232,7 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 // explicit cut-off (rows and versions archived before it) or explicit ids
 // (their rows and versions); anything else is an error and purges
 // nothing. Rows the caller may not read (another's inbox) are not purged
-// (the engine's own schedule, storage.AsSystem, reads all). With dry_run
+// (the engine's own schedule, authz.System, reads all). With dry_run
 // it deletes nothing.
 func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error) {
 	if err := ops.ValidatePurge(req); err != nil {
@@ -265,7 +289,8 @@ func (p *purgeSelection) apply(w *writeTx) error {
 // selectPurge finds what req purges and the answer reporting it.
 func selectPurge(ctx context.Context, tx pgx.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, *purgeSelection, error) {
 	resp, sel := &aimemoryv1.PurgeArchiveResponse{}, &purgeSelection{}
-	readable := func(a *storage.Archived) bool { return storage.ReadableArchive(ctx, a.Memory.GetNamespace()) }
+	grant := authz.Of(ctx)
+	readable := func(a *storage.Archived) bool { return grant.Reads(a.Memory.GetNamespace()) }
 	var purged []*storage.Archived
 	addVersions := func(vs []*storage.Archived) bool {
 		found := false

@@ -22,7 +22,7 @@ import (
 // cut with audit_head moved too, by the engine's pin; the genuine records
 // put back make the chain whole again.
 func TestAuditTampering(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s := open(t, storage.Options{})
 	var genuine []*aimemoryv1.AuditRecord
 	for i, agent := range []string{"alice", "bob", "alice", "bob", "carol"} {

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -19,7 +19,7 @@ func BenchmarkTwoEnginesStore(b *testing.B) {
 	dsn := pgtest.DSN(b)
 	var engines [2]*Store
 	for i := range engines {
-		s, err := Open(context.Background(), dsn, storage.Options{})
+		s, err := Open(storagetest.Operator(), dsn, storage.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func BenchmarkTwoEnginesStore(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
-			_, err := engines[i%2].StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+			_, err := engines[i%2].StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 				Title: fmt.Sprintf("peer bench %d", i), Content: "two engines, one database", Confidence: 1,
 			}})
 			if err != nil {
@@ -51,10 +51,10 @@ func BenchmarkTwoEnginesStore(b *testing.B) {
 // each is reported as µs/write.
 func BenchmarkEventLogCost(b *testing.B) {
 	s := open(b, storage.Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	// The subscription matches the namespace of the third kind only.
 	if err := s.PutSubscription(ctx, &storage.Subscription{ID: "cost", URL: "https://a.example/x", Events: []string{"*"},
-		NamespaceFilter: "subscribed", CreatedBy: "ai:bench"}); err != nil {
+		NamespaceFilter: "subscribed", CreatedBy: "ai:bench", Scope: "*"}); err != nil {
 		b.Fatal(err)
 	}
 	kinds := []struct{ name, event, namespace string }{

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -34,7 +34,7 @@ func benchText(r *rand.Rand, n int) string {
 }
 
 func benchBackends(b *testing.B) map[string]storage.Backend {
-	bolt, err := boltstore.Open(context.Background(), filepath.Join(b.TempDir(), "memory.db"), storage.Options{})
+	bolt, err := boltstore.Open(storagetest.Operator(), filepath.Join(b.TempDir(), "memory.db"), storage.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func fill(b *testing.B, s storage.Backend, n int) { fillT(b, s, n) }
 func fillT(b testing.TB, s storage.Backend, n int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range n {
-		_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+		_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 			Title: fmt.Sprintf("%s %d", benchText(r, 3), i), Content: benchText(r, 40), Confidence: 1, Tier: "long",
 		}})
 		if err != nil {
@@ -63,7 +63,7 @@ func BenchmarkStore(b *testing.B) {
 			r := rand.New(rand.NewPCG(3, 4))
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("bench %d", i), Content: benchText(r, 40), Confidence: 1,
 				}})
 				if err != nil {
@@ -82,7 +82,7 @@ func BenchmarkSearch(b *testing.B) {
 			r := rand.New(rand.NewPCG(5, 6))
 			b.ResetTimer()
 			for b.Loop() {
-				_, err := s.SearchMemories(context.Background(), &aimemoryv1.SearchMemoriesRequest{
+				_, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{
 					Query: benchText(r, 2), Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 10,
 				})
 				if err != nil {
@@ -109,7 +109,7 @@ func BenchmarkForgetDryRun(b *testing.B) {
 					if width == "narrow" {
 						pattern += fmt.Sprintf(" %d", r.IntN(benchCorpus))
 					}
-					_, err := s.Forget(context.Background(), &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})
+					_, err := s.Forget(storagetest.Operator(), &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -127,14 +127,14 @@ func BenchmarkStoreWithSubscriptions(b *testing.B) {
 		b.Run(fmt.Sprintf("subs=%d", subs), func(b *testing.B) {
 			s := open(b, storage.Options{})
 			for i := range subs {
-				if err := s.PutSubscription(context.Background(), &storage.Subscription{ID: fmt.Sprintf("s%d", i), URL: "https://a.example/x",
-					Events: []string{"*"}, CreatedBy: "ai:bench"}); err != nil {
+				if err := s.PutSubscription(storagetest.Operator(), &storage.Subscription{ID: fmt.Sprintf("s%d", i), URL: "https://a.example/x",
+					Events: []string{"*"}, CreatedBy: "ai:bench", Scope: "*"}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			r := rand.New(rand.NewPCG(3, 4))
 			for i := 0; b.Loop(); i++ {
-				_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("bench %d", i), Content: benchText(r, 40), Confidence: 1,
 				}})
 				if err != nil {

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -17,7 +16,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	var s [3]*Store
 	for i := range s {
-		st, err := Open(context.Background(), dsn, storage.Options{})
+		st, err := Open(storagetest.Operator(), dsn, storage.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +26,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 	slow, fast, reader := s[0], s[1], s[2]
 	logged, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
-		done <- slow.write(context.Background(), func(w *writeTx) error {
+		done <- slow.write(storagetest.Operator(), func(w *writeTx) error {
 			resp := &aimemoryv1.StoreMemoryResponse{}
 			if err := w.storeMemory(storagetest.Mem("slow zebra", "logged first, committed last"), 0, resp); err != nil {
 				return err
@@ -56,7 +55,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 		t.Fatalf("holes = %v after the slow commit", reader.pos.holes)
 	}
 	for i, st := range s {
-		if err := st.CheckConsistency(context.Background()); err != nil {
+		if err := st.CheckConsistency(storagetest.Operator()); err != nil {
 			t.Errorf("engine %d: %v", i, err)
 		}
 	}
@@ -64,7 +63,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 
 func search(t *testing.T, s *Store, q string) []string {
 	t.Helper()
-	resp, err := s.SearchMemories(context.Background(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10})
+	resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

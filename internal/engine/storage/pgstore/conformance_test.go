@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -14,7 +13,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // open is a fresh store on a fresh database, closed when t ends.
 func open(t testing.TB, opts storage.Options) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), pgtest.DSN(t), opts)
+	s, err := Open(storagetest.Operator(), pgtest.DSN(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -22,8 +23,9 @@ import (
 func (s *Store) corpus(ctx context.Context) termstats.Source {
 	return termstats.Source{
 		An: s.an, Idx: s.idx, Now: s.nowNanos(),
-		Filter:  func(f *aimemoryv1.Filter) (*index.Filter, error) { return s.filter(ctx, f) },
-		Records: func(hits []index.Hit) ([]*aimemoryv1.Memory, error) { return s.records(ctx, hits) },
+		DocFreqs: termstats.CallerDocFreqs(s.idx, authz.Of(ctx)),
+		Filter:   func(f *aimemoryv1.Filter) (*index.Filter, error) { return s.filter(ctx, f) },
+		Records:  func(hits []index.Hit) ([]*aimemoryv1.Memory, error) { return s.records(ctx, hits) },
 	}
 }
 
@@ -83,6 +85,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		return nil, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	readable := authz.Of(ctx).Reader()
 	seen := map[string]bool{}
 	for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
 		if req.GetIncludeVersions() {
@@ -101,7 +104,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 					rows.Close()
 					return nil, err
 				}
-				if storage.Readable(ctx, v.Memory.GetNamespace()) {
+				if readable(v.Memory.GetNamespace()) {
 					resp.Versions = append(resp.Versions, v)
 				}
 			}
@@ -124,7 +127,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		if a.Memory, err = decodeMemory(raw); err != nil {
 			return nil, err
 		}
-		if !storage.Readable(ctx, a.Memory.GetNamespace()) {
+		if !readable(a.Memory.GetNamespace()) {
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}
@@ -135,5 +138,24 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 		}
 		resp.Links = links.collect(id, nil, seen, resp.Links)
 	}
+	if resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(readable, func(id string) (string, error) { return anyNamespace(ctx, tx, id) })); err != nil {
+		return nil, err
+	}
 	return resp, nil
+}
+
+// anyNamespace is the namespace of memory id, live or archived.
+func anyNamespace(ctx context.Context, q pgx.Tx, id string) (string, error) {
+	var (
+		ns  *string
+		raw []byte
+	)
+	err := q.QueryRow(ctx, `SELECT (SELECT namespace FROM memories WHERE id = $1), (SELECT record FROM archived WHERE id = $1)`, id).Scan(&ns, &raw)
+	if err != nil {
+		return "", err
+	}
+	if ns == nil && raw == nil {
+		return "", fmt.Errorf("link names missing memory %s", id)
+	}
+	return rowNamespace(ns, raw)
 }

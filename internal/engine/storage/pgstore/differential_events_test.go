@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -19,13 +20,13 @@ import (
 var principals = []string{"ai:alice", "ai:bob", ""}
 
 func (d *differ) eventOp() (string, func(storage.Backend) answer) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	who := func() (string, context.Context) {
 		p := principals[d.rng.IntN(len(principals))]
 		if p == "" {
 			return "no caller", ctx
 		}
-		return p, caller.NewContext(ctx, caller.Caller{Principal: p})
+		return p, caller.NewContext(ctx, caller.Caller{Principal: p, Scope: caller.AllNamespaces})
 	}
 	switch r := d.rng.IntN(100); {
 	case r < 25:
@@ -63,7 +64,7 @@ func (d *differ) eventOp() (string, func(storage.Backend) answer) {
 		}
 	case r < 72:
 		sub := &storage.Subscription{ID: fmt.Sprintf("sub%d", d.rng.IntN(3)), URL: "https://a.example/x", Events: []string{"*"},
-			CreatedBy: principals[d.rng.IntN(2)], CreatedAt: int64(d.rng.IntN(3))}
+			CreatedBy: principals[d.rng.IntN(2)], Scope: "*", CreatedAt: int64(d.rng.IntN(3))}
 		if d.rng.IntN(2) == 0 {
 			sub.Events, sub.NamespaceFilter = []string{"memory_store", "memory_update"}, namespaces[d.rng.IntN(len(namespaces))]
 		}

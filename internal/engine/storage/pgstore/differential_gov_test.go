@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -45,7 +46,7 @@ var (
 func (d *differ) caller() (context.Context, string) {
 	who := diffCallers[d.rng.IntN(len(diffCallers))]
 	if who == "" {
-		return context.Background(), ""
+		return storagetest.Operator(), ""
 	}
 	return govCaller(who), who
 }
@@ -84,7 +85,7 @@ func (d *differ) pendingLabel() string {
 }
 
 func (d *differ) govOp(which func(storage.Backend) int) (string, func(storage.Backend) answer) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	who, name := d.caller()
 	ns := govNamespaces[d.rng.IntN(len(govNamespaces))]
 	switch d.rng.IntN(14) {
@@ -188,14 +189,14 @@ func (d *differ) exportGovernance(b int, s storage.Backend) answer {
 	}
 	var err error
 	if pg, ok := s.(*Store); ok {
-		ctx := context.Background()
+		ctx := storagetest.Operator()
 		var tx pgx.Tx
 		if tx, err = pg.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}); err == nil {
 			err = exportGovernance(ctx, tx, keep)
 			tx.Rollback(ctx)
 		}
 	} else {
-		err = s.Export(context.Background(), keep)
+		err = s.Export(storagetest.Operator(), keep)
 	}
 	slices.Sort(recs)
 	return answer{err: err, text: strings.Join(recs, "\n")}

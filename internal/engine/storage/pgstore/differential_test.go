@@ -41,7 +41,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("seed %d (AI_MEMORY_DIFF_SEED=%d replays it), %d operations", seed, seed, ops)
 	clk := storagetest.NewClock()
 	opts := storage.Options{Now: clk.Now, Governance: diffGovernance, Audit: audit.Ephemeral()} // one key: the same hashes
-	bolt, err := boltstore.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), opts)
+	bolt, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d memories created, %d searches ranked several results, %d links created, %d link reads found links; lifecycle: %v; %d writes queued, %d approvals accepted, %d executed",
 		d.made, d.ranked, d.linked, d.traversed, d.did, d.pends[1], d.votes, d.executed)
 	for _, s := range backends {
-		if err := s.(storagetest.Checker).CheckConsistency(context.Background()); err != nil {
+		if err := s.(storagetest.Checker).CheckConsistency(storagetest.Operator()); err != nil {
 			t.Error(err)
 		}
 	}
@@ -138,7 +138,7 @@ func (d *differ) idOf(b int, label string) string {
 }
 
 func (d *differ) randomOp() (string, func(storage.Backend) answer) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	which := func(s storage.Backend) int { // the backend's index, for id lookups
 		if _, ok := s.(*boltstore.Store); ok {
 			return 0
@@ -444,7 +444,7 @@ var (
 
 // graphOp is a random link or entity operation.
 func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.Backend) answer) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	switch r := d.rng.IntN(30); {
 	case r < 12:
 		src, dst, rel := d.near(), d.near(), relations[d.rng.IntN(len(relations))]

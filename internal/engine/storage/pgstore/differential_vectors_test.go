@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -29,7 +29,7 @@ func (d *differ) vector() []float32 {
 // vectorOp is one of the vector operations: put (of the memory's text, or
 // one in eight of a stale one), nearest, hybrid search, status and missing.
 func (d *differ) vectorOp(which func(storage.Backend) int) (string, func(storage.Backend) answer) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	model := vectorModels[d.rng.IntN(len(vectorModels))]
 	switch r := d.rng.IntN(10); {
 	case r < 4:
@@ -94,7 +94,7 @@ func (d *differ) exportOp() (string, func(storage.Backend) answer) {
 			b = 1
 		}
 		var lines []string
-		err := s.Export(context.Background(), func(r *aimemoryv1.ExportRecord) error {
+		err := s.Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error {
 			lines = append(lines, d.normalize(b, answer{msg: r}))
 			return nil
 		})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -77,7 +78,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range engines {
-		if err := webhook.BindKey(context.Background(), s, sealer); err != nil {
+		if err := webhook.BindKey(storagetest.Operator(), s, sealer); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +87,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 	recv := &countingReceiver{t: t, secret: []byte(secret), got: map[string]int{}, seen: make(chan struct{}, 2*subs*writers*writes)}
 	srv := httptest.NewServer(recv)
 	defer srv.Close()
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	for i := range subs {
 		id := fmt.Sprintf("sub%d", i)
 		sealed, err := sealer.Seal(id, []byte(secret))
@@ -94,7 +95,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = engines[i%2].PutSubscription(ctx, &storage.Subscription{ID: id, URL: fmt.Sprintf("%s/hook/%d", srv.URL, i),
-			Events: []string{"*"}, SealedSecret: sealed, CreatedBy: "ai:alice", CreatedAt: int64(i)})
+			Events: []string{"*"}, SealedSecret: sealed, CreatedBy: "ai:alice", Scope: "*", CreatedAt: int64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +202,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 func TestDeliveryWakeAcrossEngines(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a, b := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	defer cancel()
 	wake := b.DeliveryWake(ctx)
 	select {
@@ -209,7 +210,7 @@ func TestDeliveryWakeAcrossEngines(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no wake-up on connecting")
 	}
-	if err := a.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}); err != nil {
+	if err := a.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}); err != nil {
 		t.Fatal(err)
 	}
 	storeTitle(t, a, "queued for s")
@@ -246,7 +247,7 @@ func TestDeliveryWakeAcrossEngines(t *testing.T) {
 func TestSubscribeDuringWrites(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	writer, subscriber := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 2 {
@@ -289,7 +290,7 @@ func TestSubscribeDuringWrites(t *testing.T) {
 	for i := range 5 {
 		grown(10)
 		storeTitle(t, subscriber, fmt.Sprintf("from the subscriber %d", i)) // its own writes, matched from its copy
-		sub := &storage.Subscription{ID: fmt.Sprintf("s%d", i), URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}
+		sub := &storage.Subscription{ID: fmt.Sprintf("s%d", i), URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}
 		if err := subscriber.PutSubscription(ctx, sub); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -28,7 +28,7 @@ func (p *publishedEvents) Publish(e *aimemoryv1.Event) { p.got = append(p.got, e
 // openAt opens a store on dsn, closed when t ends.
 func openAt(t testing.TB, dsn string, opts storage.Options) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), dsn, opts)
+	s, err := Open(storagetest.Operator(), dsn, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func openAt(t testing.TB, dsn string, opts storage.Options) *Store {
 
 func storeTitle(t testing.TB, s storage.Backend, title string) *aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c"}})
+	resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,15 +53,15 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 	s := openAt(t, dsn, storage.Options{Events: pub})
 	a := storeTitle(t, s, "first")
 	storeTitle(t, s, "second")
-	if _, err := s.TouchMemories(context.Background(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := s.TouchMemories(storagetest.Operator(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(context.Background(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := s.DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	s = openAt(t, dsn, storage.Options{Events: pub})
-	evs, err := s.EventsAfter(context.Background(), 0, 100)
+	evs, err := s.EventsAfter(storagetest.Operator(), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +74,10 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 			t.Errorf("event %d = %v, want %s seq %d with a title", i, e, want[i], i+1)
 		}
 	}
-	if last, _ := s.LastSeq(context.Background()); last != 3 {
+	if last, _ := s.LastSeq(storagetest.Operator()); last != 3 {
 		t.Errorf("LastSeq %d", last)
 	}
-	if tail, _ := s.EventsAfter(context.Background(), 2, 100); len(tail) != 1 || tail[0].GetSeq() != 3 {
+	if tail, _ := s.EventsAfter(storagetest.Operator(), 2, 100); len(tail) != 1 || tail[0].GetSeq() != 3 {
 		t.Errorf("resume after 2: %v", tail)
 	}
 	var seqs []uint64
@@ -93,13 +93,13 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 func TestRefusedWriteLogsNoEvent(t *testing.T) {
 	s := open(t, storage.Options{})
 	storeTitle(t, s, "ok")
-	_, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{
+	_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_messages/bob"}})
 	if !errors.Is(err, storage.ErrDenied) {
 		t.Fatalf("guarded store: %v", err)
 	}
 	storeTitle(t, s, "ok too")
-	evs, _ := s.EventsAfter(context.Background(), 0, 10)
+	evs, _ := s.EventsAfter(storagetest.Operator(), 0, 10)
 	if len(evs) != 2 || evs[1].GetSeq() != 2 {
 		t.Fatalf("events %v, want seqs 1 and 2", evs)
 	}
@@ -113,7 +113,7 @@ func TestEventLogRetention(t *testing.T) {
 	for _, title := range []string{"a", "b", "c", "d", "e"} {
 		storeTitle(t, s, title)
 	}
-	evs, _ := s.EventsAfter(context.Background(), 0, 10)
+	evs, _ := s.EventsAfter(storagetest.Operator(), 0, 10)
 	if len(evs) != 3 || evs[0].GetSeq() != 3 || evs[2].GetSeq() != 5 {
 		t.Fatalf("retained %v, want seqs 3..5", evs)
 	}
@@ -148,7 +148,7 @@ func waitBlockedOrDone(t *testing.T, s *Store, done chan error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for len(done) == 0 {
 		var waiting int
-		err := s.pool.QueryRow(context.Background(),
+		err := s.pool.QueryRow(storagetest.Operator(),
 			`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
@@ -175,19 +175,19 @@ func TestEventCursorNeverSkipsALateCommit(t *testing.T) {
 	held, release := holdCommit(t, "slow")
 	slow, fast := make(chan error, 1), make(chan error, 1)
 	go func() {
-		_, err := a.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "slow", Content: "c"}})
+		_, err := a.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "slow", Content: "c"}})
 		slow <- err
 	}()
 	<-held
 	go func() {
-		_, err := b.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "fast", Content: "c"}})
+		_, err := b.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "fast", Content: "c"}})
 		fast <- err
 	}()
 	waitBlockedOrDone(t, a, fast) // the fast write waits for the lock on event_lock
 
 	cursor := uint64(0)
 	read := func() []string {
-		evs, err := b.EventsAfter(context.Background(), cursor, 100)
+		evs, err := b.EventsAfter(storagetest.Operator(), cursor, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,11 +233,11 @@ func TestRolledBackSeqIsAGap(t *testing.T) {
 		return nil
 	}
 	t.Cleanup(func() { beforeCommit = nil })
-	if _, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "doomed", Content: "c"}}); err == nil {
+	if _, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "doomed", Content: "c"}}); err == nil {
 		t.Fatal("doomed write committed")
 	}
 	storeTitle(t, s, "three")
-	evs, err := s.EventsAfter(context.Background(), 1, 10)
+	evs, err := s.EventsAfter(storagetest.Operator(), 1, 10)
 	if err != nil || len(evs) != 1 || evs[0].GetSeq() != 3 || evs[0].GetTitle() != "three" {
 		t.Fatalf("after the gap: %v, %v; want seq 3 'three'", evs, err)
 	}
@@ -251,9 +251,9 @@ func TestRolledBackSeqIsAGap(t *testing.T) {
 func TestDeliveryLifecycle(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	s, other := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	storeTitle(t, s, "before the subscription")
-	sub := &storage.Subscription{ID: "sub1", URL: "https://a.example/x", Events: []string{"memory_store"}, CreatedBy: "ai:alice", CreatedAt: 5}
+	sub := &storage.Subscription{ID: "sub1", URL: "https://a.example/x", Events: []string{"memory_store"}, CreatedBy: "ai:alice", Scope: "*", CreatedAt: 5}
 	if err := s.PutSubscription(ctx, sub); err != nil {
 		t.Fatal(err)
 	}
@@ -314,8 +314,8 @@ func TestDeliveryLifecycle(t *testing.T) {
 	if err != nil || len(subs) != 1 || subs[0].Dispatched != 1 || subs[0].Failed != 2 || subs[0].FromSeq != 1 {
 		t.Fatalf("subscriptions %+v, %v", subs, err)
 	}
-	if _, err := s.DeleteSubscription(ctx, "sub1", "ai:mallory"); !errors.Is(err, storage.ErrDenied) {
-		t.Fatalf("delete by another: %v", err)
+	if ok, err := s.DeleteSubscription(ctx, "sub1", "ai:mallory"); ok || err != nil { // as a missing one
+		t.Fatalf("delete by another: %v, %v", ok, err)
 	}
 	if ok, err := s.DeleteSubscription(ctx, "sub1", "ai:alice"); !ok || err != nil {
 		t.Fatalf("delete: %v, %v", ok, err)
@@ -337,8 +337,8 @@ func TestDeliveryLifecycle(t *testing.T) {
 // Dead letters are kept to MaxDeadLetters per subscription, newest first.
 func TestDeadLettersNewestFirst(t *testing.T) {
 	s := open(t, storage.Options{})
-	ctx := context.Background()
-	if err := s.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}); err != nil {
+	ctx := storagetest.Operator()
+	if err := s.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, title := range []string{"a", "b", "c"} {
@@ -363,7 +363,7 @@ func TestDeadLettersNewestFirst(t *testing.T) {
 func TestSealKeyBinding(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a, b := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	if err := a.BindSealKey(ctx, "aaaa"); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestSealKeyBinding(t *testing.T) {
 	if !errors.As(err, &mismatch) || mismatch.Database != "aaaa" || !strings.Contains(err.Error(), "copy webhook.key") {
 		t.Fatalf("second key: %v", err)
 	}
-	sub := &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", SealedSecret: []byte("sealed")}
+	sub := &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*", SealedSecret: []byte("sealed")}
 	if err := b.PutSubscription(ctx, sub); !errors.As(err, &mismatch) {
 		t.Fatalf("sealed subscription through the mismatched engine: %v", err)
 	}
@@ -390,11 +390,11 @@ func TestSealKeyBinding(t *testing.T) {
 // target refused; a bad one is refused and writes nothing.
 func TestSubscriptionsExportImport(t *testing.T) {
 	s := open(t, storage.Options{})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	storeTitle(t, s, "before")
 	for _, id := range []string{"b", "a"} {
 		if err := s.PutSubscription(ctx, &storage.Subscription{ID: id, URL: "https://a.example/" + id, Events: []string{"*"},
-			CreatedBy: "ai:alice", CreatedAt: 7, SealedSecret: []byte("sealed " + id)}); err != nil {
+			CreatedBy: "ai:alice", Scope: "*", CreatedAt: 7, SealedSecret: []byte("sealed " + id)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -470,8 +470,8 @@ func TestSubscriptionsExportImport(t *testing.T) {
 func TestExpiredClaimTakenOver(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	dead, live := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
-	ctx := context.Background()
-	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}); err != nil {
+	ctx := storagetest.Operator()
+	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}); err != nil {
 		t.Fatal(err)
 	}
 	storeTitle(t, dead, "claimed, never settled")
@@ -507,8 +507,8 @@ func TestExpiredClaimTakenOver(t *testing.T) {
 func TestNewLeaderTakesOverClaims(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	dead, leader := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
-	ctx := context.Background()
-	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a"}); err != nil {
+	ctx := storagetest.Operator()
+	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}); err != nil {
 		t.Fatal(err)
 	}
 	storeTitle(t, dead, "claimed by the old leader")

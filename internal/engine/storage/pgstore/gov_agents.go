@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -27,7 +27,7 @@ func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgent
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.StoreMemory(storage.AsOwner(ctx, storage.GuardAgents), store)
+	resp, err := s.StoreMemory(authz.AsOwner(ctx, authz.GuardAgents), store)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgent
 // registryEntry is the registry memory titled title; nil when none.
 func (s *Store) registryEntry(ctx context.Context, title string) (*aimemoryv1.Memory, error) {
 	var raw []byte
-	err := s.pool.QueryRow(ctx, `SELECT record FROM memories WHERE namespace = $1 AND title = $2`, storage.GuardAgents.Name, title).Scan(&raw)
+	err := s.pool.QueryRow(ctx, `SELECT record FROM memories WHERE namespace = $1 AND title = $2`, authz.GuardAgents.Name, title).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -50,13 +50,16 @@ func (s *Store) registryEntry(ctx context.Context, title string) (*aimemoryv1.Me
 // NoteSeen records a call of principal now. Cheap: one lock, one map write.
 func (s *Store) NoteSeen(principal string) { s.seen.Note(principal, s.nowNanos()) }
 
-// ListAgents is the registry, registered_at ascending, each last-seen the
+// ListAgents is the registry as the caller may see it (ops.AgentLister), registered_at ascending, each last-seen the
 // later of the stored one and the calls this engine saw since its last
 // flush (another engine's show after that engine's FlushSeen).
 func (s *Store) ListAgents(ctx context.Context, _ *aimemoryv1.ListAgentsRequest) (*aimemoryv1.ListAgentsResponse, error) {
 	resp := &aimemoryv1.ListAgentsResponse{}
+	listed := ops.AgentLister(ctx)
 	err := eachAgent(ctx, s.pool, func(_ *aimemoryv1.Memory, a ops.AgentMeta) error {
-		resp.Agents = append(resp.Agents, a.Agent(s.seen.At(a.AgentID)))
+		if listed(a) {
+			resp.Agents = append(resp.Agents, a.Agent(s.seen.At(a.AgentID)))
+		}
 		return nil
 	})
 	if err != nil {
@@ -75,7 +78,7 @@ type rowsQuerier interface {
 // title order as boltstore's title index.
 func eachAgent(ctx context.Context, q rowsQuerier, fn func(*aimemoryv1.Memory, ops.AgentMeta) error) error {
 	rows, err := q.Query(ctx, `SELECT record FROM memories WHERE namespace = $1 AND starts_with(title, $2) ORDER BY title COLLATE "C"`,
-		storage.GuardAgents.Name, ops.AgentTitlePrefix)
+		authz.GuardAgents.Name, ops.AgentTitlePrefix)
 	if err != nil {
 		return err
 	}
@@ -114,7 +117,7 @@ func (s *Store) FlushSeen(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	err := s.write(storage.AsOwner(ctx, storage.GuardAgents), func(w *writeTx) error {
+	err := s.write(authz.AsOwner(ctx, authz.GuardAgents), func(w *writeTx) error {
 		n = 0
 		return eachAgent(w.ctx, w.tx, func(m *aimemoryv1.Memory, a ops.AgentMeta) error {
 			at, ok := pending[a.AgentID]

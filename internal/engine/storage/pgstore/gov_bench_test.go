@@ -1,12 +1,12 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -20,7 +20,7 @@ func BenchmarkAppendAudit(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			s := benchBackends(b)[name]
 			for b.Loop() {
-				if _, err := s.AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: "ai:bench", Event: "capability_expansion", Family: "graph", Granted: true}); err != nil {
+				if _, err := s.AppendAudit(storagetest.Operator(), &aimemoryv1.AuditRecord{AgentId: "ai:bench", Event: "capability_expansion", Family: "graph", Granted: true}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -32,23 +32,26 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 	now := s.nowNanos()
 	// Expiry is decided at read time (ops.Effective): a "pending" row past
 	// its expires_at lists as expired.
-	where, args := "true", []any{limit}
+	where, args := "true", []any{}
 	switch want {
 	case "all":
 	case storage.StatusPending:
-		where, args = "status = 'pending' AND (expires_at = 0 OR expires_at > $2)", append(args, now)
+		where, args = "status = 'pending' AND (expires_at = 0 OR expires_at > $1)", []any{now}
 	case ops.StatusExpired:
-		where, args = "status = 'pending' AND expires_at <> 0 AND expires_at <= $2", append(args, now)
+		where, args = "status = 'pending' AND expires_at <> 0 AND expires_at <= $1", []any{now}
 	default:
-		where, args = "status = $2", append(args, want)
+		where, args = "status = $1", []any{want}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, record FROM pending WHERE `+where+` ORDER BY requested_at DESC, id DESC LIMIT $1`, args...)
+	// The limit applies to what the caller may read, so rows are read
+	// until it is met rather than cut by SQL.
+	rows, err := s.pool.Query(ctx, `SELECT id, record FROM pending WHERE `+where+` ORDER BY requested_at DESC, id DESC`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	readable := authz.Of(ctx).Reader()
 	resp := &aimemoryv1.ListPendingResponse{}
-	for rows.Next() {
+	for len(resp.Pending) < limit && rows.Next() {
 		var (
 			id  string
 			raw []byte
@@ -60,7 +63,9 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 		if err != nil {
 			return nil, err
 		}
-		resp.Pending = append(resp.Pending, ops.Effective(p, now))
+		if readable(p.GetNamespace()) {
+			resp.Pending = append(resp.Pending, ops.Effective(p, now))
+		}
 	}
 	return resp, rows.Err()
 }
@@ -97,7 +102,6 @@ func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePending
 // govTx is this backend's transaction as the governance steps see it.
 type govTx struct{ opsTx }
 
-func (t govTx) Context() context.Context                             { return t.w.ctx }
 func (t govTx) View() storage.GovernanceView                         { return govView{w: t.w} }
 func (t govTx) PutStandard(st *aimemoryv1.Standard) error            { return t.w.putStandard(st) }
 func (t govTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return t.w.getPending(id) }
@@ -106,13 +110,11 @@ func (t govTx) ExecuteAs(p *aimemoryv1.PendingAction) (string, error) {
 	return t.w.executeAs(p)
 }
 
-// executeAs runs p's payload as its requester, with the approval that
-// lets its "approve" levels through.
+// executeAs runs p's payload as its requester (storage.AsRequester).
 func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	saved := w.ctx
 	defer func() { w.ctx = saved }()
-	ctx := caller.NewContext(saved, caller.Caller{Principal: p.RequestedBy, Session: p.RequestedSession, Family: p.RequestedFamily})
-	w.ctx = storage.WithApproval(ctx, p.Id)
+	w.ctx = storage.AsRequester(saved, p)
 	return w.execute(p.GetPayload())
 }
 

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -12,13 +11,14 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // exported is s's governance records as exportGovernance gives them.
 func exportedGovernance(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func exportedGovernance(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
 	var outcomes []string
-	err := s.write(context.Background(), func(w *writeTx) error {
+	err := s.write(storagetest.Operator(), func(w *writeTx) error {
 		outcomes = nil
 		for _, r := range recs {
 			var (
@@ -67,7 +67,7 @@ func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string
 // second import finds them unchanged, other content is refused and not
 // overwritten, and the imported policy and queue govern the new store.
 func TestGovernanceTransfer(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	a := open(t, storage.Options{})
 	std, err := a.StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -40,13 +41,13 @@ func (v govView) Registered(principal string) (bool, error) {
 	if principal == "" {
 		return false, nil
 	}
-	id, err := v.w.titleOwner(storage.GuardAgents.Name, ops.AgentTitlePrefix+principal)
+	id, err := v.w.titleOwner(authz.GuardAgents.Name, ops.AgentTitlePrefix+principal)
 	return id != "", err
 }
 
 func (v govView) RegisteredOthers(principal string) (int, error) {
 	rows, err := v.w.tx.Query(v.w.ctx, `SELECT substr(title, $2) FROM memories WHERE namespace = $1 AND starts_with(title, $3)`,
-		storage.GuardAgents.Name, len(ops.AgentTitlePrefix)+1, ops.AgentTitlePrefix)
+		authz.GuardAgents.Name, len(ops.AgentTitlePrefix)+1, ops.AgentTitlePrefix)
 	if err != nil {
 		return 0, err
 	}

@@ -1,12 +1,12 @@
 package pgstore
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -15,7 +15,7 @@ import (
 // (restoreLinks, relinkArchived) bring back those whose other end is live
 // and keep the rest, as boltstore's do.
 func TestArchivedLinksMoveBack(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s := open(t, storage.Options{})
 	ids := map[string]string{}
 	for _, title := range []string{"a", "b", "c", "d"} {

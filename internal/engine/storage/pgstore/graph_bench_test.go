@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -38,7 +38,7 @@ func loadPGGraph(b *testing.B) *pgGraphBench {
 		s := open(b, storage.Options{})
 		g = &pgGraphBench{s: s}
 		r := rand.New(rand.NewPCG(1, 2))
-		err := s.write(context.Background(), func(w *writeTx) error {
+		err := s.write(storagetest.Operator(), func(w *writeTx) error {
 			g.ids = g.ids[:0]
 			for i := range 10_000 {
 				in, policy, err := rules.NewStore(&aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
@@ -73,7 +73,7 @@ func loadPGGraph(b *testing.B) *pgGraphBench {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.pool.Exec(context.Background(), `ANALYZE`); err != nil {
+		if _, err := s.pool.Exec(storagetest.Operator(), `ANALYZE`); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -115,7 +115,7 @@ func BenchmarkGraph(b *testing.B) {
 					ids[i] = g.ids[r.IntN(len(g.ids))]
 				}
 				lat.time(func() {
-					resp, err := g.s.GetLinks(context.Background(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
+					resp, err := g.s.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -141,7 +141,7 @@ func benchWalk(b *testing.B, g *pgGraphBench) {
 				if len(frontier) == 0 {
 					break
 				}
-				resp, err := g.s.GetLinks(context.Background(), &aimemoryv1.GetLinksRequest{Ids: frontier, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
+				resp, err := g.s.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: frontier, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -169,7 +169,7 @@ func BenchmarkGraphPlans(b *testing.B) {
 		`SELECT id, title, namespace FROM memories WHERE id = ANY($1)`,
 		`SELECT l.record, m.id, m.title, m.namespace, NULL::bytea FROM links l JOIN memories m ON m.id = l.target_id WHERE l.source_id = ANY($1) ORDER BY l.source_id, l.target_id, l.relation`,
 	} {
-		rows, err := g.s.pool.Query(context.Background(), `EXPLAIN (ANALYZE, BUFFERS) `+q, planArgs(q, ids)...)
+		rows, err := g.s.pool.Query(storagetest.Operator(), `EXPLAIN (ANALYZE, BUFFERS) `+q, planArgs(q, ids)...)
 		if err != nil {
 			b.Fatal(err)
 		}

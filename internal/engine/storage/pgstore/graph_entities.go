@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -140,7 +140,7 @@ func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityB
 				rows.Close()
 				return err
 			}
-			if !storage.Readable(ctx, m.Namespace) {
+			if !authz.Of(ctx).Reads(m.Namespace) {
 				continue // outside the caller's scope, or another's inbox
 			}
 			if ops.Newer(m, best) {

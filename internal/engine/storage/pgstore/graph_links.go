@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -151,8 +151,7 @@ func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (
 	if err != nil {
 		return nil, err
 	}
-	c, _ := caller.FromContext(ctx)
-	return ops.LinksAnswer(c, req, f, fr)
+	return ops.LinksAnswer(authz.Of(ctx).Reader(), req, f, fr)
 }
 
 // Traverse walks breadth-first (ops.TraverseAnswer), one frontier read
@@ -163,8 +162,7 @@ func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (
 	if err != nil {
 		return nil, err
 	}
-	c, _ := caller.FromContext(ctx)
-	return ops.TraverseAnswer(c, w, func(ids []string) (ops.LinkReads, error) {
+	return ops.TraverseAnswer(authz.Of(ctx).Reader(), w, func(ids []string) (ops.LinkReads, error) {
 		return s.frontier(ctx, ids, req.GetDirection(), req.GetRelation(), false)
 	})
 }
@@ -337,9 +335,15 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	var raw []byte
-	err = s.pool.QueryRow(ctx, `SELECT record FROM links WHERE source_id = $1 AND target_id = $2 AND relation = $3`,
-		req.GetSourceId(), req.GetTargetId(), rel).Scan(&raw)
+	var (
+		raw              []byte
+		sourceNS, target string
+	)
+	// A live link's ends are live (the foreign keys).
+	err = s.pool.QueryRow(ctx, `SELECT l.record, s.namespace, t.namespace FROM links l
+		JOIN memories s ON s.id = l.source_id JOIN memories t ON t.id = l.target_id
+		WHERE l.source_id = $1 AND l.target_id = $2 AND l.relation = $3`,
+		req.GetSourceId(), req.GetTargetId(), rel).Scan(&raw, &sourceNS, &target)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, err
 	}
@@ -348,7 +352,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 		if err != nil {
 			return nil, err
 		}
-		if ops.OpenEnded(current) {
+		if ops.Unchanged(ctx, current, sourceNS, target) {
 			return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 		}
 	}
@@ -434,12 +438,12 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 	if err != nil {
 		return nil, err
 	}
-	c, _ := caller.FromContext(ctx)
+	readable := authz.Of(ctx).Reader()
 	resp := &aimemoryv1.LinkTimelineResponse{}
 	err = s.graphRead(ctx, func(q pgx.Tx) error {
 		var ns string
 		err := q.QueryRow(ctx, `SELECT namespace FROM memories WHERE id = $1`, tq.Source).Scan(&ns)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && c.Scope != "" && !c.InScope(ns)) {
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !readable(ns)) {
 			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, tq.Source)
 		}
 		if err != nil {
@@ -478,19 +482,17 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 			}
 			return nil, fmt.Errorf("link names missing memory %s", id)
 		}
-		if c.Scope != "" { // a caller with a namespace scope sees nothing outside it
-			kept := links[:0]
-			for _, l := range links {
-				n, err := node(l.TargetId)
-				if err != nil {
-					return err
-				}
-				if c.InScope(n.Namespace) {
-					kept = append(kept, l)
-				}
+		kept := links[:0] // what the caller may not read is not there
+		for _, l := range links {
+			n, err := node(l.TargetId)
+			if err != nil {
+				return err
 			}
-			links = kept
+			if readable(n.Namespace) {
+				kept = append(kept, l)
+			}
 		}
+		links = kept
 		events := tq.Events(links)
 		resp.Total = uint32(len(events))
 		for _, l := range events[:min(tq.Limit, len(events))] {

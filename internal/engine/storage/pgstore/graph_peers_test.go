@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,7 +19,7 @@ func peers(t *testing.T) [2]*Store {
 	clk := storagetest.NewClock()
 	var out [2]*Store
 	for i := range out {
-		s, err := Open(context.Background(), dsn, storage.Options{Now: clk.Now})
+		s, err := Open(storagetest.Operator(), dsn, storage.Options{Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +31,7 @@ func peers(t *testing.T) [2]*Store {
 
 func storeOK(t *testing.T, s *Store, title string) string {
 	t.Helper()
-	r, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
+	r, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func storeOK(t *testing.T, s *Store, title string) string {
 // read by the other right after the write is acknowledged, and a delete
 // through one takes the links the other wrote.
 func TestPeerGraphSeen(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	e := peers(t)
 	a, b, c := storeOK(t, e[0], "a"), storeOK(t, e[1], "b"), storeOK(t, e[0], "c")
 	for i, l := range [][2]string{{a, b}, {b, c}, {c, a}} {
@@ -80,7 +79,7 @@ func TestPeerGraphSeen(t *testing.T) {
 // held by exactly one, the others refused with a conflict and written
 // nothing.
 func TestPeersRaceForAliases(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	e := peers(t)
 	const rounds = 12
 	var (
@@ -153,7 +152,7 @@ func TestPeersRaceForAliases(t *testing.T) {
 // serialization failure under SERIALIZABLE, retried, not a foreign key
 // error); no link outlives its memory.
 func TestPeerLinkRacesDelete(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	e := peers(t)
 	hub := storeOK(t, e[0], "hub")
 	const n = 40

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -22,7 +22,7 @@ import (
 // writing nothing, and exportGraph gives back boltstore's records in
 // boltstore's order.
 func TestGraphTransferFromBolt(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	bolt, err := boltstore.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)

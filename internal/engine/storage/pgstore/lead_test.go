@@ -30,14 +30,14 @@ func TestExactlyOneLeaderAndTakeover(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	var s [2]*Store
 	for i := range s {
-		st, err := Open(context.Background(), dsn, storage.Options{})
+		st, err := Open(storagetest.Operator(), dsn, storage.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
 		s[i] = st
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(storagetest.Operator())
 	defer cancel()
 	results := make(chan leadResult, 2)
 	for i := range s {
@@ -99,12 +99,12 @@ func TestLeadWaitEndsWithContext(t *testing.T) {
 	defer func(p time.Duration) { leaderPoll = p }(leaderPoll)
 	leaderPoll = 20 * time.Millisecond
 	s := open(t, storage.Options{})
-	_, release, err := s.Lead(context.Background(), storage.TaskGC)
+	_, release, err := s.Lead(storagetest.Operator(), storage.TaskGC)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), 200*time.Millisecond)
 	defer cancel()
 	if _, _, err := s.Lead(ctx, storage.TaskGC); err != context.DeadlineExceeded {
 		t.Fatalf("second Lead of a held task: %v, want the context's end", err)
@@ -117,17 +117,17 @@ func TestLeadWaitEndsWithContext(t *testing.T) {
 func TestPrunedChangeLogReloads(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	clk := storagetest.NewClock()
-	writer, err := Open(context.Background(), dsn, storage.Options{Now: clk.Now})
+	writer, err := Open(storagetest.Operator(), dsn, storage.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer writer.Close()
-	idle, err := Open(context.Background(), dsn, storage.Options{Now: clk.Now})
+	idle, err := Open(storagetest.Operator(), dsn, storage.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer idle.Close()
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	for _, title := range []string{"zebra one", "zebra two", "zebra three"} {
 		if _, err := writer.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "striped "+title)}); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -23,21 +24,15 @@ import (
 // request's criteria: exact namespace, tier, and a pattern whose every
 // word the memory's title, content or tags hold (search's analysis).
 // Expired and long memories match like any. Without a namespace, guarded
-// namespaces are not searched; named, the guard refuses. Each memory is
+// namespaces are not searched; named, the engine's service refuses it (authz) before
+// anything is read. Only memories the caller may read match. Each memory is
 // asked of the policy as OpDelete; one refusal fails the whole request and
 // nothing is archived. With dry_run it writes nothing and reports the same
 // matches.
 func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
-	crit, err := rules.NewForget(req, s.an.Query)
+	crit, err := rules.NewForget(req, s.an.Query, authz.Of(ctx).Reads)
 	if err != nil {
 		return nil, err
-	}
-	// A guarded namespace named outright is refused before anything is
-	// read, dry run included: its titles are not everyone's to list.
-	if crit.Namespace != "" {
-		if err := storage.CheckGuard(ctx, storage.OpDelete, crit.Namespace); err != nil {
-			return nil, err
-		}
 	}
 	if req.GetDryRun() {
 		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})

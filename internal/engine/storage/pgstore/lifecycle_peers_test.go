@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -23,7 +23,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	var engines [2]*Store
 	for i := range engines {
-		s, err := Open(context.Background(), dsn, storage.Options{})
+		s, err := Open(storagetest.Operator(), dsn, storage.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 		engines[i] = s
 	}
 	const writes = 150
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var (
 		matched atomic.Int64
 		done    = make(chan struct{})
@@ -93,14 +93,14 @@ func TestRestoreRacesStore(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	var engines [2]*Store
 	for i := range engines {
-		s, err := Open(context.Background(), dsn, storage.Options{})
+		s, err := Open(storagetest.Operator(), dsn, storage.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		engines[i] = s
 	}
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	outcomes := map[string]int{}
 	for i := range 30 {
 		title := fmt.Sprintf("contested %d", i)

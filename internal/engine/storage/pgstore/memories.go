@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -65,7 +66,11 @@ func (w *writeTx) storeMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictP
 // opsTx is this backend's transaction as the shared write steps see it.
 type opsTx struct{ w *writeTx }
 
-func (t opsTx) Get(id string) (*aimemoryv1.Memory, error)   { return t.w.get(id) }
+func (t opsTx) Context() context.Context { return t.w.ctx }
+func (t opsTx) Get(id string) (*aimemoryv1.Memory, error) {
+	m, err := t.w.get(id)
+	return ops.Visible(t.w.ctx, m), err
+}
 func (t opsTx) TitleOwner(ns, title string) (string, error) { return t.w.titleOwner(ns, title) }
 func (t opsTx) Authorize(write storage.Write) error         { return t.w.authorize(write) }
 func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
@@ -108,7 +113,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 				return nil, err
 			}
 		}
-		if m == nil || !storage.Readable(ctx, m.Namespace) {
+		if m == nil || !authz.Of(ctx).Reads(m.Namespace) {
 			resp.NotFound = append(resp.NotFound, id)
 			continue
 		}
@@ -128,6 +133,14 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 	seen := map[string]bool{}
 	for _, id := range ids {
 		resp.Links = a.collect(id, nil, seen, resp.Links)
+	}
+	// A live link's ends are live (the foreign keys).
+	resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(authz.Of(ctx).Reader(), func(id string) (ns string, err error) {
+		err = tx.QueryRow(ctx, `SELECT namespace FROM memories WHERE id = $1`, id).Scan(&ns)
+		return ns, err
+	}))
+	if err != nil {
+		return nil, err
 	}
 	return resp, nil
 }
@@ -155,7 +168,7 @@ func byPrefix(ctx context.Context, tx pgx.Tx, prefix string) ([]byte, error) {
 		if !strings.HasPrefix(id, prefix) {
 			break
 		}
-		if !storage.Readable(ctx, ns) {
+		if !authz.Of(ctx).Reads(ns) {
 			continue
 		}
 		count++
@@ -186,24 +199,111 @@ func (s *Store) ShortIDs(ctx context.Context, req *aimemoryv1.ShortIdsRequest) (
 	if n := req.GetMinLength(); n > record.MaxIDBytes {
 		return nil, &record.FieldError{Field: "min_length", Rule: fmt.Sprintf("must be at most %d (got %d)", record.MaxIDBytes, n)}
 	}
+	readable := authz.Of(ctx).Reader()
 	resp := &aimemoryv1.ShortIdsResponse{Prefixes: make([]string, len(req.GetIds()))}
 	for i, id := range req.GetIds() {
-		var neighbours []string
-		err := s.pool.QueryRow(ctx, `SELECT array_remove(ARRAY[
-			(SELECT id FROM memories WHERE id > $1 ORDER BY id LIMIT 1),
-			(SELECT id FROM memories WHERE id < $1 ORDER BY id DESC LIMIT 1),
-			(SELECT id FROM archived WHERE id > $1 ORDER BY id LIMIT 1),
-			(SELECT id FROM archived WHERE id < $1 ORDER BY id DESC LIMIT 1)], NULL)`, id).Scan(&neighbours)
+		// The nearest id each way, live and archived, in one round trip;
+		// a direction whose nearest the caller may not read walks on.
+		rows, err := s.pool.Query(ctx, `
+			(SELECT 0, id, namespace, NULL::bytea FROM memories WHERE id > $1 ORDER BY id LIMIT 1) UNION ALL
+			(SELECT 1, id, namespace, NULL FROM memories WHERE id < $1 ORDER BY id DESC LIMIT 1) UNION ALL
+			(SELECT 2, id, NULL, record FROM archived WHERE id > $1 ORDER BY id LIMIT 1) UNION ALL
+			(SELECT 3, id, NULL, record FROM archived WHERE id < $1 ORDER BY id DESC LIMIT 1)`, id)
 		if err != nil {
 			return nil, err
 		}
+		type near struct{ id, ns string }
+		nearest := map[int]near{}
+		for rows.Next() {
+			var (
+				dir int
+				n   near
+				ns  *string
+				raw []byte
+			)
+			if err := rows.Scan(&dir, &n.id, &ns, &raw); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if n.ns, err = rowNamespace(ns, raw); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			nearest[dir] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 		shared := 0
-		for _, n := range neighbours {
-			shared = max(shared, commonPrefix(n, id))
+		for dir, n := range nearest {
+			if !readable(n.ns) {
+				if n.id, err = nearestReadable(ctx, s.pool, neighbourQueries[dir], n.id, readable); err != nil {
+					return nil, err
+				}
+			}
+			if n.id != "" {
+				shared = max(shared, commonPrefix(n.id, id))
+			}
 		}
 		resp.Prefixes[i] = id[:min(len(id), max(int(req.GetMinLength()), shared+1))]
 	}
 	return resp, nil
+}
+
+// rowNamespace is a row's namespace: its column, else its record's.
+func rowNamespace(col *string, record []byte) (string, error) {
+	if col != nil {
+		return *col, nil
+	}
+	m, err := decodeMemory(record)
+	return m.GetNamespace(), err
+}
+
+// neighbourQueries read a page of the ids next to a cursor id in one
+// direction, live or archived (in ShortIDs' order of directions), each
+// with its namespace.
+var neighbourQueries = []string{
+	`SELECT id, namespace, NULL::bytea FROM memories WHERE id > $1 ORDER BY id LIMIT $2`,
+	`SELECT id, namespace, NULL::bytea FROM memories WHERE id < $1 ORDER BY id DESC LIMIT $2`,
+	`SELECT id, NULL::text, record FROM archived WHERE id > $1 ORDER BY id LIMIT $2`,
+	`SELECT id, NULL::text, record FROM archived WHERE id < $1 ORDER BY id DESC LIMIT $2`,
+}
+
+// nearestReadable is the nearest id query reads past the cursor id whose
+// namespace the caller may read; "" when there is none.
+func nearestReadable(ctx context.Context, q rowsQuerier, query, cursor string, readable func(string) bool) (string, error) {
+	const page = 16
+	for {
+		rows, err := q.Query(ctx, query, cursor, page)
+		if err != nil {
+			return "", err
+		}
+		n, found := 0, ""
+		for found == "" && rows.Next() {
+			var (
+				ns  *string
+				raw []byte
+			)
+			if err := rows.Scan(&cursor, &ns, &raw); err != nil {
+				rows.Close()
+				return "", err
+			}
+			n++
+			name, err := rowNamespace(ns, raw)
+			if err != nil {
+				rows.Close()
+				return "", err
+			}
+			if readable(name) {
+				found = cursor
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || found != "" || n < page {
+			return found, err
+		}
+	}
 }
 
 func commonPrefix(a, b string) int {
@@ -382,13 +482,15 @@ func (s *Store) HasExpired(ctx context.Context) (bool, error) {
 	return found, err
 }
 
-// CollectGarbage removes every expired memory, through the archive (reason
-// ttl_expired) when req.archive, else for good, in one transaction.
+// CollectGarbage removes every expired memory the caller may read, through
+// the archive (reason ttl_expired) when req.archive, else for good, in one
+// transaction; nothing is written when none of them has expired.
 func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error) {
 	resp := &aimemoryv1.CollectGarbageResponse{}
 	if expired, err := s.HasExpired(ctx); err != nil || !expired {
 		return resp, err
 	}
+	readable := authz.Of(ctx).Reader()
 	collect := func(q pgx.Tx, now int64, remove func(*aimemoryv1.Memory) error) error {
 		rows, err := q.Query(ctx, `SELECT record FROM memories WHERE expires_at <> 0 AND expires_at <= $1 ORDER BY expires_at, id`, now)
 		if err != nil {
@@ -406,7 +508,9 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 				rows.Close()
 				return err
 			}
-			mems = append(mems, m)
+			if readable(m.Namespace) {
+				mems = append(mems, m)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -421,15 +525,17 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 		}
 		return nil
 	}
-	if req.GetDryRun() {
-		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-		if err != nil {
-			return nil, err
-		}
-		defer tx.Rollback(context.WithoutCancel(ctx))
-		return resp, collect(tx, s.nowNanos(), func(*aimemoryv1.Memory) error { return nil })
+	// Read first: another's expired memories are no reason for a commit.
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
 	}
-	err := s.write(ctx, func(w *writeTx) error {
+	err = collect(tx, s.nowNanos(), func(*aimemoryv1.Memory) error { return nil })
+	tx.Rollback(context.WithoutCancel(ctx))
+	if err != nil || req.GetDryRun() || len(resp.Collected) == 0 {
+		return resp, err
+	}
+	err = s.write(ctx, func(w *writeTx) error {
 		resp = &aimemoryv1.CollectGarbageResponse{}
 		return collect(w.tx, w.now, func(m *aimemoryv1.Memory) error {
 			if req.GetArchive() {
@@ -451,8 +557,8 @@ func (s *Store) Stats(ctx context.Context) (*aimemoryv1.StatsResponse, error) {
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
 	}
-	resp, scoped := ops.IndexStats(ctx, s.idx, s.nowNanos())
-	if scoped {
+	resp, wide := ops.IndexStats(ctx, s.idx, s.nowNanos())
+	if !wide { // store-wide counts are only for a grant of every namespace
 		return resp, nil
 	}
 	// Sizes are of this backend's own rows (the archive's: its records).

@@ -22,7 +22,7 @@ func (s *Store) SendMessage(ctx context.Context, req *aimemoryv1.SendMessageRequ
 	if err != nil {
 		return nil, err
 	}
-	return &aimemoryv1.SendMessageResponse{Message: resp.GetMemory()}, nil
+	return ops.Sent(req, resp), nil
 }
 
 // ListInbox lists the caller's own inbox, newest first: the unread filter

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"sync"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 )
 
 // Engines starting together on a fresh database migrate it once, under
@@ -19,7 +19,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := Open(context.Background(), dsn, storage.Options{})
+			s, err := Open(storagetest.Operator(), dsn, storage.Options{})
 			if err == nil {
 				s.Close()
 			}
@@ -32,7 +32,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	}
 	s := open(t, storage.Options{})
 	var applied int
-	if err := s.pool.QueryRow(context.Background(), `SELECT max(version_id) FROM ai_memory_schema WHERE is_applied`).Scan(&applied); err != nil {
+	if err := s.pool.QueryRow(storagetest.Operator(), `SELECT max(version_id) FROM ai_memory_schema WHERE is_applied`).Scan(&applied); err != nil {
 		t.Fatal(err)
 	}
 	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
@@ -47,16 +47,16 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 // A database migrated by a newer build is refused, naming both versions.
 func TestNewerDatabaseRefused(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	s, err := Open(context.Background(), dsn, storage.Options{})
+	s, err := Open(storagetest.Operator(), dsn, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.pool.Exec(context.Background(), `INSERT INTO ai_memory_schema (version_id, is_applied) VALUES ($1, true)`, SchemaVersion+1)
+	_, err = s.pool.Exec(storagetest.Operator(), `INSERT INTO ai_memory_schema (version_id, is_applied) VALUES ($1, true)`, SchemaVersion+1)
 	s.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(context.Background(), dsn, storage.Options{})
+	_, err = Open(storagetest.Operator(), dsn, storage.Options{})
 	var tooNew *storage.SchemaTooNewError
 	if !errors.As(err, &tooNew) || tooNew.Found != SchemaVersion+1 || tooNew.Known != SchemaVersion {
 		t.Fatalf("open of a newer database: %v", err)

@@ -25,7 +25,7 @@ func govPeers(t *testing.T) ([2]*Store, *storagetest.Clock) {
 	var engines [2]*Store
 	chain := audit.Ephemeral() // engines of one database hold one audit key
 	for i := range engines {
-		s, err := Open(context.Background(), dsn, storage.Options{Now: clk.Now, Audit: chain})
+		s, err := Open(storagetest.Operator(), dsn, storage.Options{Now: clk.Now, Audit: chain})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func govPeers(t *testing.T) ([2]*Store, *storagetest.Clock) {
 }
 
 func govCaller(principal string) context.Context {
-	return caller.NewContext(context.Background(), caller.Caller{Principal: principal, Session: "s-" + principal, Family: "core"})
+	return caller.NewContext(context.Background(), caller.Caller{Principal: principal, Session: "s-" + principal, Family: "core", Scope: caller.AllNamespaces})
 }
 
 // TestPeersRacingApprovers: eight approvers, four on each engine, approve
@@ -45,7 +45,7 @@ func govCaller(principal string) context.Context {
 // decided, and one memory is written.
 func TestPeersRacingApprovers(t *testing.T) {
 	engines, clk := govPeers(t)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	std, err := engines[0].StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 // chain verifies from either engine with the same head.
 func TestPeersAuditOneChain(t *testing.T) {
 	engines, _ := govPeers(t)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	const writers, appends = 4, 25
 	var (
 		wg   sync.WaitGroup
@@ -163,7 +163,7 @@ func TestPeersAuditOneChain(t *testing.T) {
 // after FlushSeen, which keeps registered_at.
 func TestPeersAgentsSeen(t *testing.T) {
 	engines, clk := govPeers(t)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	reg, err := engines[0].RegisterAgent(govCaller("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"recall"}})
 	if err != nil || !reg.Created {
 		t.Fatalf("register: %v, %v", reg, err)

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -26,7 +25,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 	var engines [2]*Store
 	clk := storagetest.NewClock() // ranking reads the time: one clock, one answer
 	for i := range engines {
-		s, err := Open(context.Background(), dsn, storage.Options{Now: clk.Now})
+		s, err := Open(storagetest.Operator(), dsn, storage.Options{Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +43,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 		wg.Go(func() {
 			s := engines[w%2]
 			for i := range writes {
-				resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("shared title %d", i%titles), Content: fmt.Sprintf("writer %d write %d", w, i), Confidence: 1,
 				}})
 				if err != nil {
@@ -66,7 +65,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 		t.Fatalf("created %d, merged %d; want %d created of %d writes", created, merged, titles, writers*writes)
 	}
 	var rows, distinct, versions int
-	err := engines[0].pool.QueryRow(context.Background(),
+	err := engines[0].pool.QueryRow(storagetest.Operator(),
 		`SELECT (SELECT count(*) FROM memories), (SELECT count(DISTINCT (namespace, title)) FROM memories), (SELECT count(*) FROM versions)`).
 		Scan(&rows, &distinct, &versions)
 	if err != nil {
@@ -80,7 +79,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 	// answer a search alike, and each index is a replay of the database.
 	var answers [2]string
 	for i, s := range engines {
-		resp, err := s.SearchMemories(context.Background(), &aimemoryv1.SearchMemoriesRequest{Query: "shared title", Limit: 100})
+		resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: "shared title", Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +87,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 			t.Errorf("engine %d finds %d of the %d titles", i, len(resp.Results), titles)
 		}
 		answers[i] = prototext.Format(resp)
-		if err := s.CheckConsistency(context.Background()); err != nil {
+		if err := s.CheckConsistency(storagetest.Operator()); err != nil {
 			t.Errorf("engine %d: %v", i, err)
 		}
 	}
@@ -101,12 +100,12 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 // search on the other right after the store is acknowledged.
 func TestPeerWriteSeen(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	a, err := Open(context.Background(), dsn, storage.Options{})
+	a, err := Open(storagetest.Operator(), dsn, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := Open(context.Background(), dsn, storage.Options{})
+	b, err := Open(storagetest.Operator(), dsn, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +116,10 @@ func TestPeerWriteSeen(t *testing.T) {
 			s, peer = b, a
 		}
 		title := fmt.Sprintf("zebra crossing %d", i)
-		if _, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "seen by the peer", Confidence: 1}}); err != nil {
+		if _, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "seen by the peer", Confidence: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := peer.SearchMemories(context.Background(), &aimemoryv1.SearchMemoriesRequest{Query: fmt.Sprintf("zebra %d", i), Limit: 5})
+		resp, err := peer.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: fmt.Sprintf("zebra %d", i), Limit: 5})
 		if err != nil || len(resp.Results) != 1 || resp.Results[0].Memory.Title != title {
 			t.Fatalf("the peer's search for write %d = %v, %v", i, resp, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -70,7 +71,7 @@ func BenchmarkRankAlternative(b *testing.B) {
 }
 
 func openDSN(b *testing.B, dsn string) *Store {
-	s, err := Open(context.Background(), dsn, storage.Options{})
+	s, err := Open(storagetest.Operator(), dsn, storage.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func openDSN(b *testing.B, dsn string) *Store {
 // setupDBStats (re)builds what (b) keeps in the database from the stored
 // memories: term_df, corpus_stats and the ranking columns.
 func setupDBStats(b *testing.B, pool *pgxpool.Pool) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	stmts := []string{
 		`CREATE TABLE IF NOT EXISTS term_df (term text COLLATE "C" PRIMARY KEY, df bigint NOT NULL)`,
 		`CREATE TABLE IF NOT EXISTS corpus_stats (one boolean PRIMARY KEY DEFAULT true CHECK (one), docs bigint NOT NULL, total_len bigint NOT NULL)`,
@@ -135,7 +136,7 @@ func setupDBStats(b *testing.B, pool *pgxpool.Pool) {
 
 // cloneCorpus adds k copies of every stored memory.
 func cloneCorpus(b *testing.B, pool *pgxpool.Pool, k int) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	rows, err := pool.Query(ctx, `SELECT record FROM memories`)
 	if err != nil {
 		b.Fatal(err)
@@ -187,7 +188,7 @@ func rankQuery(r *rand.Rand, kind string, n int) string {
 }
 
 func benchRankReads(b *testing.B, s *Store, n int) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	// (b) must give (a)'s answer before its time means anything.
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, kind := range []string{"common", "rare"} {
@@ -412,7 +413,7 @@ func dfUpsert(w *writeTx) error {
 }
 
 func benchRankWrites(b *testing.B, s *Store, dsn string) {
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	s2 := openDSN(b, dsn) // a second engine on the same database
 	defer func() { beforeCommit = nil }()
 	var attempts atomic.Int64

@@ -116,7 +116,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 			return err
 		}
 		if sub.CreatedBy != owner {
-			return &storage.DeniedError{Reason: "subscription " + id + " belongs to another identity"}
+			return nil // another identity's: as if there were none
 		}
 		if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
 			return err
@@ -128,6 +128,40 @@ func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool,
 		return nil
 	})
 	return removed, err
+}
+
+// NarrowGrants narrows principal's subscriptions' grants to what presented
+// covers; the lock row is updated as by PutSubscription, so a write that
+// matched events against the old grant is retried.
+func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (int, error) {
+	n := 0
+	err := s.write(ctx, func(w *writeTx) error {
+		n = 0
+		subs, err := loadSubs(w.ctx, w.tx)
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			if sub.CreatedBy != principal || !sub.Narrow(presented) {
+				continue
+			}
+			if n == 0 {
+				if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
+					return err
+				}
+			}
+			raw, err := json.Marshal(sub)
+			if err != nil {
+				return err
+			}
+			if _, err := w.tx.Exec(w.ctx, `UPDATE subscriptions SET record = $2 WHERE id = $1`, sub.ID, raw); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 // ListSubscriptions lists every subscription with its counters, newest first.
@@ -327,6 +361,9 @@ func (s *Store) SettleDelivery(ctx context.Context, queuedAt int64, d *storage.D
 	}
 	if tag.RowsAffected() == 0 {
 		return nil // gone with its subscription, or another store's now
+	}
+	if o == storage.Dropped {
+		return tx.Commit(ctx)
 	}
 	counter := "failed"
 	switch o {

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
 	var out []*aimemoryv1.ExportRecord
-	if err := s.Export(context.Background(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
+	if err := s.Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -24,7 +23,7 @@ func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 
 func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	res, err := s.Import(context.Background(), recs)
+	res, err := s.Import(storagetest.Operator(), recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string 
 func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	clock := storagetest.NewClock()
 	src := open(t, storage.Options{Now: clock.Now})
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
 	if _, err := src.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -16,7 +15,7 @@ import (
 // engine loads them.
 func TestVectorsSeenByOtherEngines(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := context.Background()
+	ctx := storagetest.Operator()
 	var a, b *Store
 	for _, s := range []**Store{&a, &b} {
 		var err error
@@ -79,7 +78,7 @@ func TestCapabilities(t *testing.T) {
 	if !caps[storage.CapSharedStore].On || caps[storage.CapBackup].On {
 		t.Errorf("capabilities = %+v", caps)
 	}
-	if _, err := s.Backup(context.Background(), nil); err == nil {
+	if _, err := s.Backup(storagetest.Operator(), nil); err == nil {
 		t.Error("Backup did not refuse")
 	}
 }

@@ -3,7 +3,7 @@ package rules
 import (
 	"fmt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -17,13 +17,17 @@ type Forget struct {
 	Namespace, Tier string
 	// Terms are the pattern's analysed words; a match holds every one.
 	Terms []string
+	// Readable is the caller's read rule (authz): nothing else is a
+	// candidate, not even in a dry run's list.
+	Readable func(ns string) bool
 }
 
 // NewForget validates req: at least one criterion; a valid namespace and
 // tier when given (an unknown tier is an error, never "every tier"); a
 // pattern with at least one word, analysed by query (search's analyser).
-func NewForget(req *aimemoryv1.ForgetRequest, query func(string) []string) (*Forget, error) {
-	f := &Forget{Namespace: req.GetNamespace(), Tier: req.GetTier()}
+// Only memories readable allows are ever matched.
+func NewForget(req *aimemoryv1.ForgetRequest, query func(string) []string, readable func(ns string) bool) (*Forget, error) {
+	f := &Forget{Namespace: req.GetNamespace(), Tier: req.GetTier(), Readable: readable}
 	pattern := req.GetPattern()
 	if f.Namespace == "" && f.Tier == "" && pattern == "" {
 		return nil, &record.FieldError{Field: "namespace", Rule: "at least one of namespace, pattern or tier is required"}
@@ -54,13 +58,15 @@ func NewForget(req *aimemoryv1.ForgetRequest, query func(string) []string) (*For
 }
 
 // Matches reports whether m meets the namespace and tier criteria (the
-// pattern is the backend's to check against its term lists). Without a
-// namespace, guarded namespaces are never matched.
+// pattern is the backend's to check against its term lists) and is
+// readable. Without a namespace, guarded namespaces are never matched.
 func (f *Forget) Matches(m *aimemoryv1.Memory) bool {
 	switch {
+	case !f.Readable(m.GetNamespace()):
+		return false
 	case f.Namespace != "" && m.GetNamespace() != f.Namespace:
 		return false
-	case f.Namespace == "" && storage.IsGuarded(m.GetNamespace()):
+	case f.Namespace == "" && authz.IsGuarded(m.GetNamespace()):
 		return false
 	case f.Tier != "" && m.GetTier() != f.Tier:
 		return false

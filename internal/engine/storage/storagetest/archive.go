@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -19,7 +20,7 @@ import (
 
 func link(t testing.TB, s storage.Backend, src, dst string) {
 	t.Helper()
-	if _, err := s.PutLink(context.Background(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: "related_to", ObservedBy: "tester"}); err != nil {
+	if _, err := s.PutLink(Operator(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: "related_to", ObservedBy: "tester"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -36,7 +37,7 @@ func linkPairs(ls []*aimemoryv1.Link, title map[string]string) []string {
 
 func links(t testing.TB, s storage.Backend, archived bool, ids ...string) *aimemoryv1.GetLinksResponse {
 	t.Helper()
-	resp, err := s.GetLinks(context.Background(), &aimemoryv1.GetLinksRequest{Ids: ids, IncludeArchived: archived, IncludeNodes: true})
+	resp, err := s.GetLinks(Operator(), &aimemoryv1.GetLinksRequest{Ids: ids, IncludeArchived: archived, IncludeNodes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func links(t testing.TB, s storage.Backend, archived bool, ids ...string) *aimem
 
 func archivedRow(t testing.TB, s storage.Backend, id string) *aimemoryv1.GetArchivedResponse {
 	t.Helper()
-	resp, err := s.GetArchived(context.Background(), &aimemoryv1.GetArchivedRequest{Ids: []string{id}, IncludeVersions: true})
+	resp, err := s.GetArchived(Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{id}, IncludeVersions: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func archivedRow(t testing.TB, s storage.Backend, id string) *aimemoryv1.GetArch
 // include_archived steps in; restore revives the links whose other end is
 // live, and the rest follow when their other end comes back.
 func testArchiveKeepsMetadataAndLinks(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("Alpha", "first", meta(`{"agent_id":"ann","scope":"team","note":{"k":1}}`), Tier("short")))
 	b := Store(t, s, Mem("Beta", "second"))
@@ -164,7 +165,7 @@ func testArchiveKeepsMetadataAndLinks(t *testing.T, o Opener) {
 
 // testRestoreRefusals: restore names what stops it and changes nothing.
 func testRestoreRefusals(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	p := &recordingPolicy{}
 	s, _ := o.open(t, storage.Options{Policy: p})
 	a := Store(t, s, Mem("Old", "x"))
@@ -194,7 +195,7 @@ func testRestoreRefusals(t *testing.T, o Opener) {
 	if _, err := s.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: locked.Id}); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.take(); !slices.Equal(got, []string{"nobody store -→lock"}) {
+	if got := p.take(); !slices.Equal(got, []string{"operator store -→lock"}) {
 		t.Errorf("restore asked the policy %v", got)
 	}
 	check(t, s)
@@ -204,7 +205,7 @@ func testRestoreRefusals(t *testing.T, o Opener) {
 // an unknown tier and an empty request are errors; a dry run writes
 // nothing; a refusal of one memory archives none.
 func testForget(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	p := &recordingPolicy{}
 	s, clk := o.open(t, storage.Options{Policy: noDeleteIn{"keep", p}})
 	both := Store(t, s, Mem("Draft notes", "meeting", InNS("f")))
@@ -224,7 +225,6 @@ func testForget(t *testing.T, o Opener) {
 		{&aimemoryv1.ForgetRequest{Pattern: " ... "}, "pattern: has no word"},
 		{&aimemoryv1.ForgetRequest{Pattern: strings.Repeat("w ", 5000)}, "pattern: must be at most"},
 		{&aimemoryv1.ForgetRequest{Namespace: "a//b"}, "namespace"},
-		{&aimemoryv1.ForgetRequest{Namespace: "_agents", DryRun: true}, "guarded"},
 	} {
 		_, err := s.Forget(ctx, tc.req)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -290,10 +290,10 @@ func testForget(t *testing.T, o Opener) {
 // testForgetSkipsGuarded: without a namespace, forget never reaches into
 // guarded namespaces (an inbox is not everyone's to forget).
 func testForgetSkipsGuarded(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
-	inbox := storage.InboxPrefix + "bob"
-	if _, err := s.StoreMemory(storage.AsOwner(ctx, storage.GuardMessages), &aimemoryv1.StoreMemoryRequest{Memory: Mem("draft", "for bob", InNS(inbox))}); err != nil {
+	inbox := authz.InboxPrefix + "bob"
+	if _, err := s.StoreMemory(authz.AsOwner(ctx, authz.GuardMessages), &aimemoryv1.StoreMemoryRequest{Memory: Mem("draft", "for bob", InNS(inbox))}); err != nil {
 		t.Fatal(err)
 	}
 	Store(t, s, Mem("draft", "mine"))
@@ -310,7 +310,7 @@ func testForgetSkipsGuarded(t *testing.T, o Opener) {
 // they replace; update can clear an expiry; raising to long clears it on
 // every path.
 func testSupersededVersions(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	m := Store(t, s, Mem("Doc", "v1", meta(`{"k":"one"}`)))
 	clk.Add(time.Second)
@@ -358,7 +358,7 @@ func testSupersededVersions(t *testing.T, o Opener) {
 // title) with a derived_from link; the policy is asked about the source
 // and about the ancestor.
 func testPromote(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	p := &recordingPolicy{}
 	s, _ := o.open(t, storage.Options{Policy: p})
 	m := Store(t, s, Mem("Fact", "x", InNS("org/team/me"), Tier("short"), meta(`{"agent_id":"ann"}`)))
@@ -370,7 +370,7 @@ func testPromote(t *testing.T, o Opener) {
 	if r.Memory.Tier != "long" || r.Memory.ExpiresAt != 0 || get(t, s, m.Id).ExpiresAt != 0 {
 		t.Errorf("tier promotion: %v", r.Memory)
 	}
-	if got := p.take(); !slices.Equal(got, []string{"nobody promote org/team/me→org/team/me"}) {
+	if got := p.take(); !slices.Equal(got, []string{"operator promote org/team/me→org/team/me"}) {
 		t.Errorf("tier promotion asked %v", got)
 	}
 
@@ -396,7 +396,7 @@ func testPromote(t *testing.T, o Opener) {
 	if r.Merged || cp.Id == m.Id || cp.Namespace != "org" || cp.Title != "Fact" || string(cp.MetadataJson) != `{"agent_id":"ann"}` || cp.Tier != "long" {
 		t.Errorf("vertical copy = %v", cp)
 	}
-	if got := p.take(); !slices.Equal(got, []string{"nobody promote org/team/me→org/team/me", "nobody promote org/team/me→org"}) {
+	if got := p.take(); !slices.Equal(got, []string{"operator promote org/team/me→org/team/me", "operator promote org/team/me→org"}) {
 		t.Errorf("vertical promotion asked %v", got)
 	}
 	ls := links(t, s, false, cp.Id).Links
@@ -444,7 +444,7 @@ func (p noDeleteIn) CheckWrite(ctx context.Context, w storage.Write) storage.Ver
 // was given comes back with none (a fresh expiry for its tier), and keeps
 // its original expiry in the archive row until then.
 func testRestoreLongHasNoExpiry(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	m := Store(t, s, Mem("Keeper", "x", Tier("long")))
 	at := clk.Now().Add(time.Minute).UnixNano()

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 func archiveAll(t *testing.T, s storage.Backend, ms ...*aimemoryv1.Memory) {
 	t.Helper()
 	for _, m := range ms {
-		if _, err := s.DeleteMemories(context.Background(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Id}, Archive: true}); err != nil {
+		if _, err := s.DeleteMemories(Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Id}, Archive: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -26,7 +25,7 @@ func archiveAll(t *testing.T, s storage.Backend, ms ...*aimemoryv1.Memory) {
 // namespace, a purge by cut-off that takes only older rows (and old
 // superseded versions), by ids, and never anything without one of them.
 func testArchiveListStatsPurge(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("A", "x", InNS("p")))
 	b := Store(t, s, Mem("B", "x", InNS("p")))
@@ -82,7 +81,7 @@ func testArchiveListStatsPurge(t *testing.T, o Opener) {
 // testRestoreVersionAndMerge: a superseded version can be restored over
 // the live memory, and a restore onto a taken title merges on request.
 func testRestoreVersionAndMerge(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	m := Store(t, s, Mem("Doc", "one", Tier("mid")))
 	clk.Add(time.Hour)

@@ -1,8 +1,8 @@
 package storagetest
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -64,9 +64,10 @@ func testAttribution(t *testing.T, o Opener) {
 	}
 	authors("entity", get(t, s, e.Entity.Id), "ai:bob", "ai:bob")
 
-	// No caller in the context (in-process only): no author is invented.
-	n := storeAs(t, context.Background(), s, forged2())
-	authors("store without a caller", n, "", "")
+	// No caller in the context: nothing is written, no author invented.
+	if _, err := s.StoreMemory(noCaller, &aimemoryv1.StoreMemoryRequest{Memory: forged2()}); !errors.Is(err, storage.ErrDenied) {
+		t.Errorf("store without a caller: %v, want a refusal", err)
+	}
 }
 
 func forged2() *aimemoryv1.Memory {

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
@@ -15,7 +14,7 @@ import (
 // hold (past its end, or another hash) fails verification. (Tampering is
 // backend-specific: see each backend's own tests.)
 func testAuditChain(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	chain := audit.Ephemeral()
 	s, clk := o.open(t, storage.Options{Audit: chain})
 	if v, err := s.VerifyAudit(ctx, audit.Head{}); err != nil || !v.GetOk() || v.GetCount() != 0 || v.GetKeyFingerprint() != chain.Fingerprint() {

@@ -102,12 +102,12 @@ func testFailingWriteFailsAlone(t *testing.T, o Opener) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, delErr = s.DeleteMemories(context.Background(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{victim.Id, keep.Id}})
+			_, delErr = s.DeleteMemories(Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{victim.Id, keep.Id}})
 		}()
 		go func() {
 			defer wg.Done()
 			<-start
-			_, conflictErr = s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{
+			_, conflictErr = s.StoreMemory(Operator(), &aimemoryv1.StoreMemoryRequest{
 				Memory: Mem("keep", "a second keep", InNS(ns)), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR})
 		}()
 		stored := make([]string, writers)
@@ -116,7 +116,7 @@ func testFailingWriteFailsAlone(t *testing.T, o Opener) {
 			go func() {
 				defer wg.Done()
 				<-start
-				resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: Mem(fmt.Sprintf("bystander %d", g), "stored beside failing writes", InNS(ns))})
+				resp, err := s.StoreMemory(Operator(), &aimemoryv1.StoreMemoryRequest{Memory: Mem(fmt.Sprintf("bystander %d", g), "stored beside failing writes", InNS(ns))})
 				if err != nil {
 					t.Errorf("round %d bystander %d: %v", round, g, err)
 					return
@@ -144,7 +144,7 @@ func testFailingWriteFailsAlone(t *testing.T, o Opener) {
 				t.Errorf("round %d: bystander %d (%s) acknowledged but missing", round, g, id)
 			}
 		}
-		list, err := s.ListMemories(context.Background(), &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: ns}, Limit: 100})
+		list, err := s.ListMemories(Operator(), &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: ns}, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -18,7 +17,7 @@ import (
 // links; a restore brings a source and its provenance link back live; a
 // bad request changes nothing.
 func testConsolidate(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("Alpha", "The port is 8080.", Tags("net", "ops"), prio(7), meta(`{"agent_id":"ann","k":1,"x":"a"}`), Tier("short")))
 	b := Store(t, s, Mem("Beta", "The host is db1.", Tags("db", "ops"), meta(`{"agent_id":"bob","x":"b"}`), InNS("team")))

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 // existing tags the text spells out, most used first.
 func testTermStats(t *testing.T, open Opener) {
 	s, _ := open.open(t, storage.Options{})
-	ctx := context.Background()
+	ctx := Operator()
 	Store(t, s, Mem("Deploy rules", "Deploying on Fridays is risky.", Tags("deploy", "release train")))
 	Store(t, s, Mem("Friday", "No deploys on Friday.", Tags("deploy")))
 	Store(t, s, Mem("Lunch", "Lunch is at noon.", Tags("food")))
@@ -52,7 +51,7 @@ func testTermStats(t *testing.T, open Opener) {
 // one match only is not evidence.
 func testRelatedTerms(t *testing.T, open Opener) {
 	s, _ := open.open(t, storage.Options{})
-	ctx := context.Background()
+	ctx := Operator()
 	Store(t, s, Mem("Postgres pool", "The postgres connection pool uses pgbouncer."))
 	Store(t, s, Mem("Pool sizing", "Size the postgres pool for pgbouncer limits."))
 	Store(t, s, Mem("Replica", "Postgres replica lag alerts."))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 // with a seq, in commit order; a refused write logs nothing; EventsAfter
 // resumes after any seq and LastSeq is the newest.
 func testEventLogResumeCursor(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("first", "x"))
 	Store(t, s, Mem("second", "x"))
@@ -63,12 +64,12 @@ func testEventLogResumeCursor(t *testing.T, o Opener) {
 // none for a refused write, a filter that does not match, or another's
 // inbox.
 func testDeliveriesQueuedWithTheWrite(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	Store(t, s, Mem("before any subscription", "x"))
 	for _, sub := range []*storage.Subscription{
-		{ID: "all", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice"},
-		{ID: "proj", URL: "https://a.example/y", Events: []string{"memory_store"}, NamespaceFilter: "proj", CreatedBy: "ai:alice"},
+		{ID: "all", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice", Scope: "*"},
+		{ID: "proj", URL: "https://a.example/y", Events: []string{"memory_store"}, NamespaceFilter: "proj", CreatedBy: "ai:alice", Scope: "*"},
 	} {
 		if err := s.PutSubscription(ctx, sub); err != nil {
 			t.Fatal(err)
@@ -106,22 +107,27 @@ func testDeliveriesQueuedWithTheWrite(t *testing.T, o Opener) {
 
 // testDeliveryOutcomes: a retry is due again at its new time with its
 // attempts and error; a dead letter is listed newest first; a delivered
-// one is gone; the counters count them; only the owner deletes the
+// or dropped one is gone; the counters count them; only the owner deletes the
 // subscription, which takes its queue and dead letters with it.
 func testDeliveryOutcomes(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
-	if err := s.PutSubscription(ctx, &storage.Subscription{ID: "s1", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice", CreatedAt: 1}); err != nil {
+	if err := s.PutSubscription(ctx, &storage.Subscription{ID: "s1", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:alice", Scope: "*", CreatedAt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 4 {
+	for i := range 5 {
 		Store(t, s, Mem(fmt.Sprintf("note %d", i), "x"))
 	}
 	now := clk.Now().UnixNano()
 	due, next, err := s.DueDeliveries(ctx, now, 10, nil, nil)
-	if err != nil || len(due) != 4 || next != 0 {
+	if err != nil || len(due) != 5 || next != 0 {
 		t.Fatalf("due %d, next %d, %v", len(due), next, err)
 	}
+	// A dropped one (its creator's grant no longer reads it) is gone, counted nowhere.
+	if err := s.SettleDelivery(ctx, due[4].NextAt, due[4], storage.Dropped); err != nil {
+		t.Fatal(err)
+	}
+	due = due[:4]
 	// queued is the NextAt a delivery was queued under; d its new state.
 	settle := func(queued int64, d *storage.Delivery, o storage.Outcome) {
 		t.Helper()
@@ -156,8 +162,9 @@ func testDeliveryOutcomes(t *testing.T, o Opener) {
 	if err != nil || len(subs) != 1 || subs[0].Dispatched != 1 || subs[0].Failed != 3 {
 		t.Fatalf("subscriptions %+v, %v", subs, err)
 	}
-	if _, err := s.DeleteSubscription(ctx, "s1", "ai:mallory"); !errors.Is(err, storage.ErrDenied) {
-		t.Fatalf("delete by another: %v", err)
+	// Another's subscription is as a missing one.
+	if ok, err := s.DeleteSubscription(ctx, "s1", "ai:mallory"); ok || err != nil {
+		t.Fatalf("delete by another: %v, %v", ok, err)
 	}
 	if ok, err := s.DeleteSubscription(ctx, "s1", "ai:alice"); !ok || err != nil {
 		t.Fatalf("delete: %v, %v", ok, err)
@@ -190,8 +197,10 @@ func testInbox(t *testing.T, o Opener) {
 	}
 	m1 := send("ai:alice", "ai:bob", "one")
 	send("ai:carol", "ai:bob", "two")
-	if m3 := send("ai:alice", "ai:bob", "one"); m3.GetId() == m1.GetId() || m3.GetTitle() != "one (2)" {
-		t.Fatalf("repeat title: %v, want a second message titled 'one (2)'", m3)
+	// A repeated title is a second message, stored as "one (2)"; the sender
+	// is told the title it sent, not what the inbox held.
+	if m3 := send("ai:alice", "ai:bob", "one"); m3.GetId() == m1.GetId() || m3.GetTitle() != "one" {
+		t.Fatalf("repeat title: %v, want a second message, answered as 'one'", m3)
 	}
 	if m1.GetNamespace() != "_messages/ai:bob" || m1.GetCreatedBy() != "ai:alice" || m1.GetSource() != "notify" {
 		t.Fatalf("message %v", m1)
@@ -231,13 +240,13 @@ func testInbox(t *testing.T, o Opener) {
 		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: " "}, "payload:"},
 		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p", Priority: 11}, "priority"},
 		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p", Tier: "forever"}, "tier"},
-		{context.Background(), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p"}, "caller's identity"},
+		{noCaller, &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p"}, "caller's identity"},
 	} {
 		if _, err := s.SendMessage(tc.ctx, tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want %q", tc.req, err, tc.want)
 		}
 	}
-	if _, err := s.ListInbox(context.Background(), &aimemoryv1.ListInboxRequest{}); err == nil {
+	if _, err := s.ListInbox(noCaller, &aimemoryv1.ListInboxRequest{}); err == nil {
 		t.Error("an inbox listed without a caller")
 	}
 	if _, err := s.ListInbox(as("ai:bob"), &aimemoryv1.ListInboxRequest{Limit: 201}); err == nil || !strings.Contains(err.Error(), "limit") {
@@ -247,4 +256,56 @@ func testInbox(t *testing.T, o Opener) {
 		t.Fatalf("refused calls changed bob's inbox: %s", got)
 	}
 	check(t, s)
+}
+
+// testNarrowGrants: a principal's later, narrower grant narrows the grant
+// its subscriptions record; a wider one changes nothing; another
+// principal's subscriptions are untouched; and matching follows it.
+func testNarrowGrants(t *testing.T, o Opener) {
+	ctx := Operator()
+	s, _ := o.open(t, storage.Options{})
+	for _, sub := range []*storage.Subscription{
+		{ID: "a1", URL: "https://a.example/1", Events: []string{"*"}, CreatedBy: "ai:alice", Family: "core", Scope: "team-a team-c"},
+		{ID: "a2", URL: "https://a.example/2", Events: []string{"*"}, CreatedBy: "ai:alice", Family: "core", Scope: "team-c/x"},
+		{ID: "b1", URL: "https://b.example/1", Events: []string{"*"}, CreatedBy: "ai:bob", Family: "core", Scope: "team-a"},
+	} {
+		if err := s.PutSubscription(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scopes := func() string {
+		t.Helper()
+		subs, err := s.ListSubscriptions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, sub := range subs {
+			out = append(out, sub.ID+"="+sub.Scope)
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		presented string
+		changed   int
+		want      string
+	}{
+		{"*", 0, "a1=team-a team-c,a2=team-c/x,b1=team-a"},
+		{"team-c", 1, "a1=team-c,a2=team-c/x,b1=team-a"},
+		{"team-c", 0, "a1=team-c,a2=team-c/x,b1=team-a"},
+		{"team-a", 2, "a1=,a2=,b1=team-a"},
+	} {
+		if n, err := s.NarrowGrants(ctx, "ai:alice", tc.presented); err != nil || n != tc.changed {
+			t.Errorf("narrow to %q: %d changed, %v; want %d", tc.presented, n, err, tc.changed)
+		}
+		if got := scopes(); got != tc.want {
+			t.Errorf("after %q: %s, want %s", tc.presented, got, tc.want)
+		}
+	}
+	Store(t, s, Mem("in a", "x", InNS("team-a")))
+	due, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)
+	if err != nil || len(due) != 1 || due[0].SubscriptionID != "b1" {
+		t.Errorf("after narrowing, deliveries %v, %v: want b1's alone", due, err)
+	}
 }

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -13,7 +12,7 @@ import (
 )
 
 func testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	short := Store(t, s, Mem("Short lived", "ephemeral fact", Tier("short")))
 	mid := Store(t, s, Mem("Mid lived", "ephemeral other fact"))
@@ -93,7 +92,7 @@ func testExpiredHiddenFromListAndSearchVisibleToGetCollectedByGC(t *testing.T, o
 }
 
 func testTouch(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	touch := func(id string) *aimemoryv1.Memory {
 		t.Helper()

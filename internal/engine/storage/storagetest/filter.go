@@ -57,7 +57,7 @@ func testFilters(t *testing.T, o Opener) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := s.ListMemories(t.Context(), &aimemoryv1.ListMemoriesRequest{Filter: tc.f, Limit: 100})
+			l, err := s.ListMemories(AsOperator(t.Context()), &aimemoryv1.ListMemoriesRequest{Filter: tc.f, Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}

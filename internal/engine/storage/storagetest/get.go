@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,7 +13,7 @@ import (
 )
 
 func testGetByPrefix(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	var ids []string
 	for i := range 40 {

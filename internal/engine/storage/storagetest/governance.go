@@ -138,14 +138,14 @@ func writePaths(f *govFixture) []struct {
 func govSnapshot(t *testing.T, f *govFixture) string {
 	t.Helper()
 	var b strings.Builder
-	list, err := f.s.ListMemories(context.Background(), &aimemoryv1.ListMemoriesRequest{Limit: 200})
+	list, err := f.s.ListMemories(Operator(), &aimemoryv1.ListMemoriesRequest{Limit: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range list.Memories {
 		b.WriteString(m.Id + "|" + m.Namespace + "|" + m.Title + "|" + m.Content + "\n")
 	}
-	links, err := f.s.GetLinks(context.Background(), &aimemoryv1.GetLinksRequest{Ids: []string{f.inGov.Id, f.inOpen.Id, f.other.Id}})
+	links, err := f.s.GetLinks(Operator(), &aimemoryv1.GetLinksRequest{Ids: []string{f.inGov.Id, f.inOpen.Id, f.other.Id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func testGovernanceBypassMatrix(t *testing.T, open Opener) {
 			}
 		}
 		if policy == approvePolicy {
-			list, err := f.s.ListPending(context.Background(), &aimemoryv1.ListPendingRequest{})
+			list, err := f.s.ListPending(Operator(), &aimemoryv1.ListPendingRequest{})
 			if err != nil || len(list.Pending) != len(writePaths(f)) {
 				t.Errorf("pending after the matrix: %d, %v; want %d", len(list.GetPending()), err, len(writePaths(f)))
 			}
@@ -233,7 +233,7 @@ func testGovernanceApproval(t *testing.T, open Opener) {
 	if won != 1 || stats(t, f.s).Total != before+1 {
 		t.Fatalf("%d approvals succeeded and %d memories were added; want exactly one of each", won, stats(t, f.s).Total-before)
 	}
-	list, err := f.s.ListPending(context.Background(), &aimemoryv1.ListPendingRequest{Status: "approved"})
+	list, err := f.s.ListPending(Operator(), &aimemoryv1.ListPendingRequest{Status: "approved"})
 	if err != nil || len(list.Pending) != 1 {
 		t.Fatalf("approved list: %v %v", list, err)
 	}
@@ -261,7 +261,7 @@ func testGovernanceApproval(t *testing.T, open Opener) {
 	if resp, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil || !resp.Approved || get(t, f.s, f.inSub.Id) != nil {
 		t.Errorf("approved forget: %v %v; memory still live: %v", resp, err, get(t, f.s, f.inSub.Id) != nil)
 	}
-	if a, err := f.s.Archived(context.Background(), f.inSub.Id); err != nil || a.Reason != storage.ArchiveReasonForget {
+	if a, err := f.s.Archived(Operator(), f.inSub.Id); err != nil || a.Reason != storage.ArchiveReasonForget {
 		t.Errorf("forgotten memory in the archive: %v %v", a, err)
 	}
 	_, err = f.s.PromoteMemory(as("ai:bob"), &aimemoryv1.PromoteMemoryRequest{Id: m.Id})
@@ -282,7 +282,7 @@ func testGovernanceApproval(t *testing.T, open Opener) {
 	if _, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("approving a move of a deleted memory: %v, want ErrNotFound", err)
 	}
-	if list, _ := f.s.ListPending(context.Background(), &aimemoryv1.ListPendingRequest{}); len(list.GetPending()) != 1 || list.Pending[0].Id != pe.ID {
+	if list, _ := f.s.ListPending(Operator(), &aimemoryv1.ListPendingRequest{}); len(list.GetPending()) != 1 || list.Pending[0].Id != pe.ID {
 		t.Errorf("the failed approval should leave the action pending: %v", list)
 	}
 	check(t, f.s)
@@ -299,20 +299,20 @@ func testPendingExpiry(t *testing.T, open Opener) {
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
 	}
-	if list, _ := f.s.ListPending(context.Background(), &aimemoryv1.ListPendingRequest{}); len(list.GetPending()) != 1 {
+	if list, _ := f.s.ListPending(Operator(), &aimemoryv1.ListPendingRequest{}); len(list.GetPending()) != 1 {
 		t.Fatalf("pending before expiry: %v", list)
 	}
 	f.clock.Add(time.Hour + time.Second)
-	if list, _ := f.s.ListPending(context.Background(), &aimemoryv1.ListPendingRequest{}); len(list.GetPending()) != 0 {
+	if list, _ := f.s.ListPending(Operator(), &aimemoryv1.ListPendingRequest{}); len(list.GetPending()) != 0 {
 		t.Errorf("default list after expiry: %v, want none", list)
 	}
-	if list, _ := f.s.ListPending(context.Background(), &aimemoryv1.ListPendingRequest{Status: "expired"}); len(list.GetPending()) != 1 {
+	if list, _ := f.s.ListPending(Operator(), &aimemoryv1.ListPendingRequest{Status: "expired"}); len(list.GetPending()) != 1 {
 		t.Errorf("expired list: %v", list)
 	}
 	if _, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); !errors.Is(err, storage.ErrDecided) || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("approve after expiry: %v, want expired", err)
 	}
-	if _, err := f.s.ListPending(context.Background(), &aimemoryv1.ListPendingRequest{Status: "done"}); err == nil {
+	if _, err := f.s.ListPending(Operator(), &aimemoryv1.ListPendingRequest{Status: "done"}); err == nil {
 		t.Error("unknown status accepted")
 	}
 }
@@ -422,7 +422,7 @@ func testStandardsOwnership(t *testing.T, open Opener) {
 		t.Errorf("standard memory tier %s expires %d, want long and never", m.Tier, m.ExpiresAt)
 	}
 	clock.Add(30 * 24 * time.Hour)
-	if n, _ := s.CollectGarbage(context.Background(), &aimemoryv1.CollectGarbageRequest{}); len(n.GetCollected()) != 0 {
+	if n, _ := s.CollectGarbage(Operator(), &aimemoryv1.CollectGarbageRequest{}); len(n.GetCollected()) != 0 {
 		t.Errorf("gc collected %v, the standard must stay", n.GetCollected())
 	}
 	if err := set(bob, "team", `{"write":"any"}`); !errors.Is(err, storage.ErrDenied) {
@@ -444,7 +444,7 @@ func testStandardsOwnership(t *testing.T, open Opener) {
 	if _, err := s.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: Mem("deep2", "x", InNS("team/sub"))}); !errors.Is(err, storage.ErrDenied) {
 		t.Errorf("non-owner writing below: %v", err)
 	}
-	got, err := s.GetStandard(context.Background(), &aimemoryv1.GetStandardRequest{Namespace: "team/sub", Inherit: true})
+	got, err := s.GetStandard(Operator(), &aimemoryv1.GetStandardRequest{Namespace: "team/sub", Inherit: true})
 	if err != nil || got.PolicyFrom != "team" || !strings.Contains(got.EffectivePolicyJson, `"write":"owner"`) || len(got.Levels) != 1 || got.Levels[0].Memory.GetId() != std.Id {
 		t.Errorf("get_standard team/sub inherit: %v %v", got, err)
 	}
@@ -475,7 +475,7 @@ func testStandardsOwnership(t *testing.T, open Opener) {
 	if _, err := d.DeleteMemories(alice, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{mine.Id}}); err != nil {
 		t.Errorf("default delete:owner, delete by the creator: %v", err)
 	}
-	if g, _ := d.GetStandard(context.Background(), &aimemoryv1.GetStandardRequest{Namespace: "anything"}); !strings.Contains(g.GetEffectivePolicyJson(), `"delete":"owner"`) || g.GetPolicyFrom() != "" {
+	if g, _ := d.GetStandard(Operator(), &aimemoryv1.GetStandardRequest{Namespace: "anything"}); !strings.Contains(g.GetEffectivePolicyJson(), `"delete":"owner"`) || g.GetPolicyFrom() != "" {
 		t.Errorf("get_standard shows %v, want the enforced default", g)
 	}
 

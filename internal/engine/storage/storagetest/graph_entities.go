@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,7 @@ import (
 
 func register(t *testing.T, s storage.Backend, name, ns string, aliases ...string) *aimemoryv1.RegisterEntityResponse {
 	t.Helper()
-	resp, err := s.RegisterEntity(context.Background(), &aimemoryv1.RegisterEntityRequest{
+	resp, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{
 		CanonicalName: name, Namespace: ns, Aliases: aliases, RegisteredBy: "ai:reg",
 	})
 	if err != nil {
@@ -35,7 +34,7 @@ func aliasTexts(e *aimemoryv1.Entity) []string {
 
 func lookup(t *testing.T, s storage.Backend, alias, ns string) *aimemoryv1.Entity {
 	t.Helper()
-	resp, err := s.GetEntityByAlias(context.Background(), &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: ns})
+	resp, err := s.GetEntityByAlias(Operator(), &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: ns})
 	if err != nil {
 		t.Fatalf("lookup %q: %v", alias, err)
 	}
@@ -88,7 +87,7 @@ func testRegisterEntity(t *testing.T, o Opener) {
 
 	// Registering again reuses it and adds only what is new, later in order.
 	clk.Add(time.Second)
-	r2, err := s.RegisterEntity(context.Background(), &aimemoryv1.RegisterEntityRequest{
+	r2, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{
 		CanonicalName: "PostgreSQL", Namespace: "infra/db", Aliases: []string{"PGSQL", "pg"},
 		MetadataJson: []byte(`{"ignored":true}`), RegisteredBy: "ai:other",
 	})
@@ -135,7 +134,7 @@ func testAliasFoldingIsUnicode(t *testing.T, o Opener) {
 }
 
 func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	pg := register(t, s, "PostgreSQL", "infra", "pg").Entity
 	probe := []string{"pg", "PostgreSQL", "Pagination", "paging", "pages", "postgresql"}
@@ -186,7 +185,7 @@ func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) 
 }
 
 func testRegisterEntityValidation(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	for _, tc := range []struct {
 		req  *aimemoryv1.RegisterEntityRequest
@@ -219,7 +218,7 @@ func testRegisterEntityValidation(t *testing.T, o Opener) {
 // TestEntityCascadeOnDelete: deleting an entity removes its alias rows and
 // its links in the same transaction; the alias is then free again.
 func testEntityCascadeOnDelete(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	e := register(t, s, "Alice", "people", "al", "ally").Entity
 	fact := Store(t, s, Mem("Alice likes tea", "x", InNS("people")))
@@ -245,7 +244,7 @@ func testEntityCascadeOnDelete(t *testing.T, o Opener) {
 // TestEntityMovedByUpdate: an update that moves an entity takes its aliases
 // along (refused when one is taken there); a new title becomes an alias.
 func testEntityMovedByUpdate(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	e := register(t, s, "Alice", "team-a", "al").Entity
 	register(t, s, "Alan", "team-b", "AL")

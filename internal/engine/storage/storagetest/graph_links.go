@@ -18,7 +18,7 @@ import (
 
 func putLinkOK(t *testing.T, s storage.Backend, src, dst, rel, by string) *aimemoryv1.PutLinkResponse {
 	t.Helper()
-	resp, err := s.PutLink(context.Background(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel, ObservedBy: by})
+	resp, err := s.PutLink(Operator(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel, ObservedBy: by})
 	if err != nil {
 		t.Fatalf("put link %s→%s %s: %v", src, dst, rel, err)
 	}
@@ -32,7 +32,7 @@ func linkRows(t *testing.T, s storage.Backend) uint64 {
 }
 
 func testPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x"))
@@ -63,7 +63,7 @@ func testPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T, o Opener) {
 }
 
 func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x"))
@@ -153,7 +153,7 @@ func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
 }
 
 func testLinkHistoryIsBounded(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x"))
@@ -172,7 +172,7 @@ func testLinkHistoryIsBounded(t *testing.T, o Opener) {
 }
 
 func testGetLinksFiltersAndNodes(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x", InNS("ns/b")))
@@ -227,7 +227,7 @@ func testGetLinksFiltersAndNodes(t *testing.T, o Opener) {
 // with the earliest hop reaching it and its summary, level by level in
 // hop order; the limit cuts a level; filters apply to every hop.
 func testTraverse(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x"))
@@ -298,7 +298,7 @@ func titleOf(t *testing.T, s storage.Backend, id string) string {
 }
 
 func testLinkTimeline(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	src := Store(t, s, Mem("src", "x"))
 	var ids []string
@@ -360,7 +360,7 @@ func testLinkTimeline(t *testing.T, o Opener) {
 // it in the same transaction, so no edge ever names a missing memory; a
 // refused delete removes nothing.
 func testLinksCascadeAtomically(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{Policy: denyDeleteIn("locked")})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x"))

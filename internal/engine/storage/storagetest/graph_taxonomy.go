@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 )
 
 func testCountNamespaces(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	for i, ns := range []string{"a", "a/b", "a/b", "a/b/c", "a_b", "ab", "A/b", "x"} {
 		Store(t, s, Mem(fmt.Sprint("m", i), "x", InNS(ns)))

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -18,7 +19,7 @@ import (
 // naming the namespace and the rule.
 func guardedErr(t *testing.T, what string, err error, ns string) {
 	t.Helper()
-	var ge *storage.GuardedError
+	var ge *authz.GuardedError
 	if !errors.Is(err, storage.ErrDenied) || !errors.As(err, &ge) || ge.Namespace != ns ||
 		!strings.Contains(err.Error(), "'"+ns+"' is guarded (namespaces beginning with '_' are reserved)") {
 		t.Errorf("%s: err = %v, want the guard of %s", what, err, ns)
@@ -28,29 +29,30 @@ func guardedErr(t *testing.T, what string, err error, ns string) {
 // testGuardedNamespacesRefuseOrdinaryWrites: no ordinary write RPC writes
 // into, out of, or about a memory in a namespace beginning with "_", for
 // any caller, its own inbox included; only the owner's internal write
-// path (storage.AsOwner) does, and only in the namespaces it owns.
+// path (authz.AsOwner) does, and only in the namespaces it owns.
 func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	bob := as("ai:bob")
 	ordinary := storeAs(t, bob, s, Mem("Plain", "x", InNS("team")))
 
 	for _, ns := range []string{"_agents", "_messages/ai:bob", "_messages/ai:carol", "_other", "_"} {
-		for _, ctx := range []context.Context{bob, context.Background()} {
-			_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("m", "x", InNS(ns))})
-			guardedErr(t, "store into "+ns, err, ns)
+		_, err := s.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: Mem("m", "x", InNS(ns))})
+		guardedErr(t, "store into "+ns, err, ns)
+		if _, err := s.StoreMemory(noCaller, &aimemoryv1.StoreMemoryRequest{Memory: Mem("m", "x", InNS(ns))}); !errors.Is(err, storage.ErrDenied) {
+			t.Errorf("store into %s without a caller: %v", ns, err)
 		}
-		_, err := s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: ordinary.Id, Namespace: proto.String(ns)})
+		_, err = s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: ordinary.Id, Namespace: proto.String(ns)})
 		guardedErr(t, "move into "+ns, err, ns)
 		_, err = s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: ns, RegisteredBy: "ai:bob"})
 		guardedErr(t, "entity in "+ns, err, ns)
 	}
-	if err := (&storage.GuardedError{Namespace: "_agents", Op: storage.OpStore, Guard: storage.GuardAgents}).Error(); !strings.Contains(err, "only the agent registry writes there; store refused") {
+	if err := (&authz.GuardedError{Namespace: "_agents", Op: string(storage.OpStore), Guard: authz.GuardAgents}).Error(); !strings.Contains(err, "only the agent registry writes there; store refused") {
 		t.Errorf("guard message %q does not name the rule's owner", err)
 	}
 
 	// The owners' internal path writes where it owns, and nowhere else.
-	registry := storage.AsOwner(bob, storage.GuardAgents)
-	messaging := storage.AsOwner(bob, storage.GuardMessages)
+	registry := authz.AsOwner(bob, authz.GuardAgents)
+	messaging := authz.AsOwner(bob, authz.GuardMessages)
 	agent := storeAs(t, registry, s, Mem("ai:bob", "an agent", InNS("_agents")))
 	msg := storeAs(t, messaging, s, Mem("hello", "to carol", InNS("_messages/ai:carol")))
 	for _, tc := range []struct {
@@ -60,7 +62,9 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 		_, err := s.StoreMemory(tc.ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("m2", "x", InNS(tc.ns))})
 		guardedErr(t, "owner of another namespace storing into "+tc.ns, err, tc.ns)
 	}
-	if _, err := s.PutLink(messaging, &aimemoryv1.PutLinkRequest{SourceId: msg.Id, TargetId: agent.Id, ObservedBy: "ai:bob"}); !errors.Is(err, storage.ErrDenied) {
+	// Messaging writes into inboxes it does not read: the message is not
+	// found for a link.
+	if _, err := s.PutLink(messaging, &aimemoryv1.PutLinkRequest{SourceId: msg.Id, TargetId: agent.Id, ObservedBy: "ai:bob"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a link spanning two owners' namespaces: %v", err)
 	}
 	before := stats(t, s)
@@ -74,8 +78,10 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	guardedErr(t, "merge into an inbox", err, "_messages/ai:carol")
 	_, err = s.DeleteMemories(bob, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ordinary.Id, agent.Id}})
 	guardedErr(t, "delete in _agents", err, "_agents")
-	_, err = s.DeleteMemories(context.Background(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{msg.Id}})
-	guardedErr(t, "delete of a message", err, "_messages/ai:carol")
+	// Another's inbox is not there for a delete, even an operator's.
+	if d, err := s.DeleteMemories(Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{msg.Id}}); err != nil || len(d.Deleted) != 0 || len(d.NotFound) != 1 {
+		t.Errorf("delete of a message = %v, %v; want it not found", d, err)
+	}
 	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: ordinary.Id, TargetId: agent.Id, ObservedBy: "ai:bob"})
 	guardedErr(t, "link to _agents", err, "_agents")
 	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: agent.Id, TargetId: ordinary.Id, ObservedBy: "ai:bob"})
@@ -100,14 +106,14 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 
 // testInboxReadableByOwnerOnly: list, get (by id or prefix), search,
 // recall and the namespace counts never show another identity's inbox;
-// without a caller no inbox is readable. Other guarded namespaces read
+// without a caller nothing is readable. Other guarded namespaces read
 // like any.
 func testInboxReadableByOwnerOnly(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
-	messaging := storage.AsOwner(as("ai:sender"), storage.GuardMessages)
+	messaging := authz.AsOwner(as("ai:sender"), authz.GuardMessages)
 	toBob := storeAs(t, messaging, s, Mem("Deploy note for bob", "the secret word is kiwi", InNS("_messages/ai:bob")))
 	toCarol := storeAs(t, messaging, s, Mem("Deploy note for carol", "the secret word is plum", InNS("_messages/ai:carol")))
-	agent := storeAs(t, storage.AsOwner(as("ai:bob"), storage.GuardAgents), s, Mem("ai:bob", "secret agent entry", InNS("_agents")))
+	agent := storeAs(t, authz.AsOwner(as("ai:bob"), authz.GuardAgents), s, Mem("ai:bob", "secret agent entry", InNS("_agents")))
 	plain := storeAs(t, as("ai:bob"), s, Mem("Deploy checklist", "no secret here", InNS("team")))
 
 	for _, tc := range []struct {
@@ -117,7 +123,7 @@ func testInboxReadableByOwnerOnly(t *testing.T, o Opener) {
 	}{
 		{"bob", as("ai:bob"), []string{toBob.Id, agent.Id, plain.Id}},
 		{"carol", as("ai:carol"), []string{toCarol.Id, agent.Id, plain.Id}},
-		{"no caller", context.Background(), []string{agent.Id, plain.Id}},
+		{"no caller", noCaller, []string{}},
 	} {
 		slices.Sort(tc.visible)
 		ids := func(ms []*aimemoryv1.Memory) []string {
@@ -150,12 +156,12 @@ func testInboxReadableByOwnerOnly(t *testing.T, o Opener) {
 			var got []*aimemoryv1.Memory
 			for _, sm := range r.Results {
 				got = append(got, sm.Memory)
-				if strings.HasPrefix(sm.Memory.Namespace, storage.InboxPrefix) && !slices.Contains(tc.visible, sm.Memory.Id) {
+				if strings.HasPrefix(sm.Memory.Namespace, authz.InboxPrefix) && !slices.Contains(tc.visible, sm.Memory.Id) {
 					t.Errorf("%s: %q returned another's message %s", tc.who, req.Query, sm.Memory.Namespace)
 				}
 			}
-			if len(got) == 0 {
-				t.Errorf("%s: %q found nothing", tc.who, req.Query)
+			if (len(got) == 0) != (len(tc.visible) == 0) {
+				t.Errorf("%s: %q found %d", tc.who, req.Query, len(got))
 			}
 		}
 		g := getAs(t, tc.ctx, s, toBob.Id, toCarol.Id, agent.Id)
@@ -173,7 +179,7 @@ func testInboxReadableByOwnerOnly(t *testing.T, o Opener) {
 			t.Fatal(err)
 		}
 		for _, n := range c.Namespaces {
-			if strings.HasPrefix(n.Key, storage.InboxPrefix) && !storage.Readable(tc.ctx, n.Key) {
+			if strings.HasPrefix(n.Key, authz.InboxPrefix) && !authz.Of(tc.ctx).Reads(n.Key) {
 				t.Errorf("%s: namespace counts show %s", tc.who, n.Key)
 			}
 		}
@@ -202,29 +208,33 @@ func intersect(have []string, want ...string) []string {
 func testFamilyKeyspaceIsTheFamilysOwn(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	family := func(f string) context.Context {
-		return caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s", Family: f})
+		return caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s", Family: f, Scope: caller.AllNamespaces})
 	}
 	notes := family("notes")
 	plain := storeAs(t, family("core"), s, Mem("Deploy", "kiwi plain", InNS("team")))
-	task := storeAs(t, notes, s, Mem("ship kiwi", "kiwi task", InNS(storage.FamilyPrefix+"notes")))
-	sub := storeAs(t, notes, s, Mem("nested", "kiwi nested", InNS(storage.FamilyPrefix+"notes/archive")))
+	task := storeAs(t, notes, s, Mem("ship kiwi", "kiwi task", InNS(authz.FamilyPrefix+"notes")))
+	sub := storeAs(t, notes, s, Mem("nested", "kiwi nested", InNS(authz.FamilyPrefix+"notes/archive")))
 	if _, err := s.PutLink(notes, &aimemoryv1.PutLinkRequest{SourceId: task.Id, TargetId: plain.Id, ObservedBy: "ai:bob"}); err != nil {
 		t.Fatalf("linking the family's state to a memory: %v", err)
 	}
 	if _, err := s.UpdateMemory(notes, &aimemoryv1.UpdateMemoryRequest{Id: task.Id, SetTags: true, Tags: []string{"done"}}); err != nil {
 		t.Fatalf("family updating its state: %v", err)
 	}
-	if l, err := s.ListMemories(notes, &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: storage.FamilyPrefix + "notes"}, Limit: 10}); err != nil || len(l.Memories) != 1 {
+	if l, err := s.ListMemories(notes, &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: authz.FamilyPrefix + "notes"}, Limit: 10}); err != nil || len(l.Memories) != 1 {
 		t.Fatalf("family listing its keyspace: %v %v", l, err)
 	}
 
-	for name, ctx := range map[string]context.Context{"other": family("other"), "host": family(caller.HostFamily), "prefix": family("note"), "no caller": context.Background()} {
+	for name, ctx := range map[string]context.Context{"other": family("other"), "host": family(caller.HostFamily), "prefix": family("note"), "no caller": noCaller} {
+		want := 1 // the plain memory; without a caller, nothing
+		if ctx == noCaller {
+			want = 0
+		}
 		l, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 100})
-		if err != nil || len(l.Memories) != 1 || l.Memories[0].Id != plain.Id {
+		if err != nil || len(l.Memories) != want || (want == 1 && l.Memories[0].Id != plain.Id) {
 			t.Errorf("%s: list = %v %v, want only the plain memory", name, l.GetMemories(), err)
 		}
 		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "kiwi", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100})
-		if err != nil || len(r.Results) != 1 {
+		if err != nil || len(r.Results) != want {
 			t.Errorf("%s: search = %v %v, want only the plain memory", name, r.GetResults(), err)
 		}
 		if g := getAs(t, ctx, s, task.Id, sub.Id); len(g.Memories) != 0 {
@@ -235,13 +245,19 @@ func testFamilyKeyspaceIsTheFamilysOwn(t *testing.T, o Opener) {
 			t.Fatal(err)
 		}
 		for _, n := range c.Namespaces {
-			if strings.HasPrefix(n.Key, storage.FamilyPrefix) {
+			if strings.HasPrefix(n.Key, authz.FamilyPrefix) {
 				t.Errorf("%s: namespace counts show %s", name, n.Key)
 			}
 		}
-		_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("ship kiwi", "overwritten", InNS(storage.FamilyPrefix+"notes"))})
-		guardedErr(t, name+": store into the keyspace", err, storage.FamilyPrefix+"notes")
-		_, err = s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: plain.Id, Namespace: proto.String(storage.FamilyPrefix + "notes")})
+		_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: Mem("ship kiwi", "overwritten", InNS(authz.FamilyPrefix+"notes"))})
+		if ctx == noCaller {
+			if !errors.Is(err, storage.ErrDenied) {
+				t.Errorf("%s: store into the keyspace: %v", name, err)
+			}
+		} else {
+			guardedErr(t, name+": store into the keyspace", err, authz.FamilyPrefix+"notes")
+		}
+		_, err = s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: plain.Id, Namespace: proto.String(authz.FamilyPrefix + "notes")})
 		if err == nil {
 			t.Errorf("%s: moved a memory into the keyspace", name)
 		}
@@ -250,7 +266,7 @@ func testFamilyKeyspaceIsTheFamilysOwn(t *testing.T, o Opener) {
 			t.Errorf("%s: linked to the family's state", name)
 		}
 	}
-	if FamilyOf := storage.FamilyOf(storage.FamilyPrefix + "notes/archive"); FamilyOf != "notes" {
+	if FamilyOf := authz.FamilyOf(authz.FamilyPrefix + "notes/archive"); FamilyOf != "notes" {
 		t.Errorf("FamilyOf = %q", FamilyOf)
 	}
 	check(t, s)

@@ -53,7 +53,7 @@ func check(t *testing.T, s storage.Backend) {
 	if !ok {
 		t.Fatalf("%T does not implement storagetest.Checker", s)
 	}
-	if err := c.CheckConsistency(context.Background()); err != nil {
+	if err := c.CheckConsistency(Operator()); err != nil {
 		t.Error(err)
 	}
 }
@@ -61,7 +61,7 @@ func check(t *testing.T, s storage.Backend) {
 // stats reads the backend's counts.
 func stats(t testing.TB, s storage.Backend) *aimemoryv1.StatsResponse {
 	t.Helper()
-	st, err := s.Stats(context.Background())
+	st, err := s.Stats(Operator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func meta(j string) func(*aimemoryv1.Memory) {
 // Store stores m and fails the test on an error.
 func Store(t testing.TB, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: m})
+	resp, err := s.StoreMemory(Operator(), &aimemoryv1.StoreMemoryRequest{Memory: m})
 	if err != nil {
 		t.Fatalf("store %q: %v", m.GetTitle(), err)
 	}
@@ -101,7 +101,7 @@ func Store(t testing.TB, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Me
 
 func get(t testing.TB, s storage.Backend, id string) *aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.GetMemories(context.Background(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
+	resp, err := s.GetMemories(Operator(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func Search(t testing.TB, s storage.Backend, req *aimemoryv1.SearchMemoriesReque
 	if req.Limit == 0 {
 		req.Limit = 100
 	}
-	resp, err := s.SearchMemories(context.Background(), req)
+	resp, err := s.SearchMemories(Operator(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,10 +142,26 @@ func memTitles(ms []*aimemoryv1.Memory) []string {
 }
 
 // as is a context carrying principal as the verified caller, as the
-// engine's transport puts it there.
+// engine's transport puts it there, granted every namespace (as a stdio
+// session is).
 func as(principal string) context.Context {
-	return caller.NewContext(context.Background(), caller.Caller{Principal: principal, Session: "s-" + principal, Family: "core"})
+	return caller.NewContext(context.Background(), caller.Caller{Principal: principal, Session: "s-" + principal, Family: "core", Scope: caller.AllNamespaces})
 }
+
+// OperatorCaller is the caller of tests that call a backend for no one in
+// particular: an operator with the explicit grant of every namespace (the
+// engine grants nothing to a context without a caller).
+var OperatorCaller = caller.Caller{Principal: "operator", Session: "test", Family: caller.HostFamily, Scope: caller.AllNamespaces}
+
+// Operator is a context carrying OperatorCaller.
+func Operator() context.Context { return AsOperator(context.Background()) }
+
+// AsOperator is ctx carrying OperatorCaller.
+func AsOperator(ctx context.Context) context.Context { return caller.NewContext(ctx, OperatorCaller) }
+
+// noCaller is a context with no verified caller: it reads nothing and
+// writes nothing.
+var noCaller = context.Background()
 
 func storeAs(t testing.TB, ctx context.Context, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	t.Helper()

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"reflect"
 	"slices"
 	"testing"
@@ -12,7 +11,7 @@ import (
 )
 
 func testLinksCascadeOnDelete(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x"))

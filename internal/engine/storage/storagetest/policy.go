@@ -144,7 +144,7 @@ func testWritePolicy(t *testing.T, o Opener) {
 }
 
 func testEventsAfterCommit(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	var b events.Broadcaster
 	sub := b.Subscribe(16)
 	defer sub.Close()
@@ -170,8 +170,8 @@ func testEventsAfterCommit(t *testing.T, o Opener) {
 		}
 	}
 	// agent_id is the memory's claimed provenance; the principal is who made
-	// the change (bob's update of alice's memory), empty for the engine's own gc.
-	want := []string{"memory_store alice", "memory_touch alice", "memory_update alice bob", "memory_gc alice", "memory_store", "memory_delete"}
+	// the change (bob's update of alice's memory, the operator's gc).
+	want := []string{"memory_store alice operator", "memory_touch alice operator", "memory_update alice bob", "memory_gc alice operator", "memory_store  operator", "memory_delete  operator"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}

@@ -26,7 +26,7 @@ func testRankingFormula(t *testing.T, o Opener) {
 	delta := Store(t, s, Mem("delta", "deploy the service", Tier("long"), prio(4))) // p4 long
 	_ = Store(t, s, Mem("echo", "unrelated words here"))                            // no match
 	delta.Confidence = 0.5
-	if _, err := s.UpdateMemory(t.Context(), &aimemoryv1.UpdateMemoryRequest{Id: delta.Id, Confidence: &delta.Confidence}); err != nil {
+	if _, err := s.UpdateMemory(AsOperator(t.Context()), &aimemoryv1.UpdateMemoryRequest{Id: delta.Id, Confidence: &delta.Confidence}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(15 * 24 * time.Hour) // f_recency = 1 + 0.03/(1 + 15/30) = 1.02 for all
@@ -66,7 +66,7 @@ func testRankingFormula(t *testing.T, o Opener) {
 	// Being returned changes nothing: a hundred touches later (alpha is
 	// promoted to long on the way), the order and the scores are the same.
 	for range 100 {
-		if _, err := s.TouchMemories(t.Context(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{alpha.Id}}); err != nil {
+		if _, err := s.TouchMemories(AsOperator(t.Context()), &aimemoryv1.TouchMemoriesRequest{Ids: []string{alpha.Id}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,7 +85,7 @@ func testRankingBounded(t *testing.T, o Opener) {
 	clk.Add(365 * 24 * time.Hour) // the strong one is newer, the weak one old:
 	strong := Store(t, s, Mem("strong", "zookeeper quorum lost: kafka brokers stalled", prio(1)))
 	strong.Confidence = 0
-	if _, err := s.UpdateMemory(t.Context(), &aimemoryv1.UpdateMemoryRequest{Id: strong.Id, Confidence: &strong.Confidence}); err != nil {
+	if _, err := s.UpdateMemory(AsOperator(t.Context()), &aimemoryv1.UpdateMemoryRequest{Id: strong.Id, Confidence: &strong.Confidence}); err != nil {
 		t.Fatal(err)
 	}
 	got := Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "kafka zookeeper", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL})
@@ -153,17 +153,17 @@ func testListOrder(t *testing.T, o Opener) {
 		tied = []string{"same instant", "newer"}
 	}
 	want := append(append([]string{"important"}, tied...), "old")
-	l, err := s.ListMemories(t.Context(), &aimemoryv1.ListMemoriesRequest{Limit: 10})
+	l, err := s.ListMemories(AsOperator(t.Context()), &aimemoryv1.ListMemoriesRequest{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := memTitles(l.Memories); !reflect.DeepEqual(got, want) {
 		t.Errorf("list order %q, want %q", got, want)
 	}
-	if l, _ := s.ListMemories(t.Context(), &aimemoryv1.ListMemoriesRequest{Limit: 2}); len(l.Memories) != 2 {
+	if l, _ := s.ListMemories(AsOperator(t.Context()), &aimemoryv1.ListMemoriesRequest{Limit: 2}); len(l.Memories) != 2 {
 		t.Errorf("limit 2 gave %d", len(l.Memories))
 	}
-	if l, _ := s.ListMemories(t.Context(), &aimemoryv1.ListMemoriesRequest{}); len(l.Memories) != 0 {
+	if l, _ := s.ListMemories(AsOperator(t.Context()), &aimemoryv1.ListMemoriesRequest{}); len(l.Memories) != 0 {
 		t.Errorf("limit 0 gave %d", len(l.Memories))
 	}
 	_ = old
@@ -220,7 +220,7 @@ func testMatchModesStemmingAndSanitising(t *testing.T, o Opener) {
 		t.Errorf("ANY ranks %q first", got[0])
 	}
 	// limit 0 means none.
-	resp, err := s.SearchMemories(t.Context(), &aimemoryv1.SearchMemoriesRequest{Query: "deploy"})
+	resp, err := s.SearchMemories(AsOperator(t.Context()), &aimemoryv1.SearchMemoriesRequest{Query: "deploy"})
 	if err != nil || len(resp.Results) != 0 {
 		t.Errorf("limit 0 returned %d results, %v", len(resp.GetResults()), err)
 	}

@@ -16,15 +16,16 @@ import (
 
 // testScopeLimitsReadsAndWrites: a caller with a namespace scope (an HTTP
 // principal's grant) writes only inside it, and list, search, recall, get
-// and namespace counts show it nothing outside; a caller without one sees
-// everything.
+// and namespace counts show it nothing outside; a caller granted every
+// namespace (Operator) sees everything, one without a scope nothing
+// (testTenantSeesNothingOfAnother).
 func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	s, _ := o.open(t, storage.Options{})
 	alice := caller.NewContext(context.Background(), caller.Caller{Principal: "alice", Session: "s", Family: "core", Scope: "team-a shared/"})
 	inA := storeAs(t, alice, s, Mem("plan a", "zebra plan", InNS("team-a")))
 	below := storeAs(t, alice, s, Mem("plan a2", "zebra notes", InNS("team-a/notes")))
 	shared := storeAs(t, alice, s, Mem("plan s", "zebra shared", InNS("shared/x")))
-	other := storeAs(t, context.Background(), s, Mem("plan b", "zebra other", InNS("team-ab")))
+	other := storeAs(t, Operator(), s, Mem("plan b", "zebra other", InNS("team-ab")))
 	visible := []string{inA.Id, below.Id, shared.Id}
 	slices.Sort(visible)
 
@@ -76,11 +77,11 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	if err != nil || c.Total != 3 {
 		t.Errorf("namespace counts = %v, %v", c, err)
 	}
-	// Links: an unscoped caller links across; alice cannot, and does not
-	// see the far end.
+	// Links: an operator links across; alice cannot (the far end is not
+	// found), and does not see it.
 	putLinkOK(t, s, inA.Id, other.Id, "related_to", "ops")
 	putLinkOK(t, s, inA.Id, below.Id, "related_to", "ops")
-	if _, err := s.PutLink(alice, &aimemoryv1.PutLinkRequest{SourceId: inA.Id, TargetId: other.Id, Relation: "supersedes", ObservedBy: "alice"}); !errors.Is(err, storage.ErrDenied) {
+	if _, err := s.PutLink(alice, &aimemoryv1.PutLinkRequest{SourceId: inA.Id, TargetId: other.Id, Relation: "supersedes", ObservedBy: "alice"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("alice links out of her scope: %v", err)
 	}
 	gl, err := s.GetLinks(alice, &aimemoryv1.GetLinksRequest{Ids: []string{inA.Id, other.Id}, IncludeNodes: true})
@@ -102,7 +103,7 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	if _, err := s.LinkTimeline(alice, &aimemoryv1.LinkTimelineRequest{SourceId: other.Id}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("timeline of a memory outside the scope: %v", err)
 	}
-	if _, err := s.RegisterEntity(context.Background(), &aimemoryv1.RegisterEntityRequest{CanonicalName: "Zed", Aliases: []string{"zed"}, Namespace: "team-ab", RegisteredBy: "ops"}); err != nil {
+	if _, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{CanonicalName: "Zed", Aliases: []string{"zed"}, Namespace: "team-ab", RegisteredBy: "ops"}); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := s.GetEntityByAlias(alice, &aimemoryv1.GetEntityByAliasRequest{Alias: "zed"}); err != nil || e.Entity != nil {
@@ -120,10 +121,10 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	if st.Total != 3 || st.Links != 0 || st.DbSizeBytes != 0 {
 		t.Errorf("alice's stats: total %d, links %d, size %d", st.Total, st.Links, st.DbSizeBytes)
 	}
-	if gl, _ := s.GetLinks(context.Background(), &aimemoryv1.GetLinksRequest{Ids: []string{inA.Id}}); len(gl.Links) != 2 {
-		t.Errorf("an unscoped caller sees %d links, want 2", len(gl.Links))
+	if gl, _ := s.GetLinks(Operator(), &aimemoryv1.GetLinksRequest{Ids: []string{inA.Id}}); len(gl.Links) != 2 {
+		t.Errorf("an operator sees %d links, want 2", len(gl.Links))
 	}
-	if l, _ := s.ListMemories(context.Background(), &aimemoryv1.ListMemoriesRequest{Limit: 100}); len(l.Memories) != 5 {
-		t.Errorf("an unscoped caller sees %d memories, want 5 (4 and the entity)", len(l.Memories))
+	if l, _ := s.ListMemories(Operator(), &aimemoryv1.ListMemoriesRequest{Limit: 100}); len(l.Memories) != 5 {
+		t.Errorf("an operator sees %d memories, want 5 (4 and the entity)", len(l.Memories))
 	}
 }

@@ -20,7 +20,7 @@ func testShortIDs(t *testing.T, o Opener) {
 		archived = append(archived, Store(t, s, Mem(fmt.Sprintf("gone %d", i), "x", Tier("short"))).Id)
 	}
 	clk.Add(7 * time.Hour) // the short ones expire and are archived
-	if _, err := s.CollectGarbage(t.Context(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := s.CollectGarbage(AsOperator(t.Context()), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 150 {
@@ -28,7 +28,7 @@ func testShortIDs(t *testing.T, o Opener) {
 	}
 	all := append(append([]string(nil), live...), archived...)
 	for _, minLen := range []uint32{1, 8} {
-		resp, err := s.ShortIDs(t.Context(), &aimemoryv1.ShortIdsRequest{Ids: all, MinLength: minLen})
+		resp, err := s.ShortIDs(AsOperator(t.Context()), &aimemoryv1.ShortIdsRequest{Ids: all, MinLength: minLen})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,15 +57,15 @@ func testShortIDs(t *testing.T, o Opener) {
 		}
 	}
 	// The prefix resolves back to the memory wherever a prefix is accepted.
-	resp, err := s.ShortIDs(t.Context(), &aimemoryv1.ShortIdsRequest{Ids: live[:1], MinLength: 8})
+	resp, err := s.ShortIDs(AsOperator(t.Context()), &aimemoryv1.ShortIdsRequest{Ids: live[:1], MinLength: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetMemories(t.Context(), &aimemoryv1.GetMemoriesRequest{Ids: resp.Prefixes, AllowPrefix: true})
+	got, err := s.GetMemories(AsOperator(t.Context()), &aimemoryv1.GetMemoriesRequest{Ids: resp.Prefixes, AllowPrefix: true})
 	if err != nil || len(got.Memories) != 1 || got.Memories[0].Id != live[0] {
 		t.Errorf("prefix %s resolved to %v (%v), want %s", resp.Prefixes[0], got, err, live[0])
 	}
-	if _, err := s.ShortIDs(t.Context(), &aimemoryv1.ShortIdsRequest{Ids: []string{""}}); err == nil {
+	if _, err := s.ShortIDs(AsOperator(t.Context()), &aimemoryv1.ShortIdsRequest{Ids: []string{""}}); err == nil {
 		t.Error("an empty id was accepted")
 	}
 }

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +30,7 @@ func testStoreDefaults(t *testing.T, o Opener) {
 		Id: m.Id, Tier: "mid", Namespace: "global", Title: "t", Content: "c", Priority: 5,
 		Confidence: 0, Source: "claude", CreatedAt: now, UpdatedAt: now,
 		ExpiresAt: now + int64(7*24*time.Hour), MetadataJson: []byte("{}"),
+		CreatedBy: OperatorCaller.Principal, UpdatedBy: OperatorCaller.Principal,
 	}
 	if !uuidV4.MatchString(m.Id) {
 		t.Errorf("id %q is not a lowercase UUID v4", m.Id)
@@ -44,7 +44,7 @@ func testStoreDefaults(t *testing.T, o Opener) {
 }
 
 func testStoreConflictPolicies(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	orig := Store(t, s, Mem("Title", "first", InNS("ns"), Tier("long"), prio(3),
 		Tags("a"), meta(`{"agent_id":"alice","k":1}`),
@@ -162,7 +162,7 @@ func testPotentialContradictions(t *testing.T, o Opener) {
 	Store(t, s, Mem("Elsewhere", "migrations", InNS("q")))
 	Store(t, s, Mem("Unrelated", "nothing here", InNS("p")))
 	clk.Add(7 * time.Hour) // b expires: still counted
-	resp, err := s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: Mem("Migration order", "y", InNS("p"))})
+	resp, err := s.StoreMemory(Operator(), &aimemoryv1.StoreMemoryRequest{Memory: Mem("Migration order", "y", InNS("p"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,14 +176,14 @@ func testPotentialContradictions(t *testing.T, o Opener) {
 	for i := range 8 {
 		Store(t, s, Mem(fmt.Sprintf("order %d", i), "x", InNS("p")))
 	}
-	resp, _ = s.StoreMemory(context.Background(), &aimemoryv1.StoreMemoryRequest{Memory: Mem("order again", "y", InNS("p"))})
+	resp, _ = s.StoreMemory(Operator(), &aimemoryv1.StoreMemoryRequest{Memory: Mem("order again", "y", InNS("p"))})
 	if len(resp.PotentialContradictions) != maxContradictions || slices.Contains(resp.PotentialContradictions, resp.Memory.Id) {
 		t.Errorf("contradictions %v", resp.PotentialContradictions)
 	}
 }
 
 func testUpdate(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, clk := o.open(t, storage.Options{})
 	m := Store(t, s, Mem("Note", "x", meta(`{"agent_id":"alice"}`)))
 	other := Store(t, s, Mem("Taken", "x"))

@@ -98,6 +98,7 @@ var conformanceTests = []conformanceTest{
 	{"EventLogResumeCursor", testEventLogResumeCursor},
 	{"DeliveriesQueuedWithTheWrite", testDeliveriesQueuedWithTheWrite},
 	{"DeliveryOutcomes", testDeliveryOutcomes},
+	{"NarrowGrants", testNarrowGrants},
 	{"Inbox", testInbox},
 	// links, timeline, entities, namespaces
 	{"LinksCascadeOnDelete", testLinksCascadeOnDelete},
@@ -123,6 +124,7 @@ var conformanceTests = []conformanceTest{
 	{"InboxReadableByOwnerOnly", testInboxReadableByOwnerOnly},
 	{"FamilyKeyspaceIsTheFamilysOwn", testFamilyKeyspaceIsTheFamilysOwn},
 	{"ScopeLimitsReadsAndWrites", testScopeLimitsReadsAndWrites},
+	{"TenantSeesNothingOfAnother", testTenantSeesNothingOfAnother},
 	// governance: policy on every write path, approvals, standards
 	{"GovernanceBypassMatrix", testGovernanceBypassMatrix},
 	{"GovernanceApproval", testGovernanceApproval},

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ import (
 )
 
 func testValidationNamesField(t *testing.T, o Opener) {
-	ctx := context.Background()
+	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
 	existing := Store(t, s, Mem("exists", "x"))
 	storeCases := []struct {

@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -13,7 +12,7 @@ import (
 // edit; nearest ranks by cosine within the filter; a hybrid search fuses.
 func testVectors(t *testing.T, open Opener) {
 	s, _ := open.open(t, storage.Options{})
-	ctx := context.Background()
+	ctx := Operator()
 	a := Store(t, s, Mem("alpha", "first", InNS("v")))
 	b := Store(t, s, Mem("beta", "second", InNS("v")))
 	c := Store(t, s, Mem("gamma", "third", InNS("w")))
