@@ -149,7 +149,7 @@ release: ## One .tar.gz per RELEASE_TARGETS entry in dist/, and dist/SHA256SUMS.
 
 # Beside the binaries, an archive carries the README, every file it links
 # to, the changelog and the licence (TestReleaseDocs checks the links).
-RELEASE_DOCS := README.md CHANGELOG.md LICENSE $(wildcard docs/*.md) sdk/typescript/README.md sdk/python/README.md
+RELEASE_DOCS := README.md CHANGELOG.md LICENSE $(wildcard docs/*.md docs/console/*.png) sdk/typescript/README.md sdk/python/README.md
 
 release-docs: ## Copy RELEASE_DOCS into DEST, keeping their paths.
 	@test -n "$(DEST)" || { echo "release-docs: DEST=dir is required" >&2; exit 2; }
