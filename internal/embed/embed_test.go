@@ -1,0 +1,160 @@
+package embed
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/embed/embedtest"
+)
+
+type reference struct {
+	Model        string `json:"model"`
+	MaxSeqLength int    `json:"max_seq_length"`
+	Cases        []struct {
+		Text   string    `json:"text"`
+		IDs    []int32   `json:"ids"`
+		Vector []float32 `json:"vector"`
+	} `json:"cases"`
+}
+
+func loadReference(t testing.TB) *reference {
+	t.Helper()
+	data, err := os.ReadFile("testdata/reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Cases) < 30 {
+		t.Fatalf("reference.json: %d cases, want at least 30", len(ref.Cases))
+	}
+	return &ref
+}
+
+var (
+	shared     *Model
+	sharedErr  error
+	sharedOnce sync.Once
+)
+
+// model loads the real model once per test binary.
+func model(t testing.TB) *Model {
+	t.Helper()
+	dir := embedtest.ModelDir(t)
+	sharedOnce.Do(func() { shared, sharedErr = Load(dir) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+// TestTokenizerMatchesReference: the ids of Hugging Face's tokenizers for
+// every reference sentence (cut to the model's limit as the reference
+// model cuts them).
+func TestTokenizerMatchesReference(t *testing.T) {
+	ref := loadReference(t)
+	m := model(t)
+	if m.MaxTokens() != ref.MaxSeqLength {
+		t.Fatalf("max tokens %d, reference %d", m.MaxTokens(), ref.MaxSeqLength)
+	}
+	for i, c := range ref.Cases {
+		want := c.IDs
+		if len(want) > ref.MaxSeqLength {
+			want = append(slices.Clone(want[:ref.MaxSeqLength-1]), want[len(want)-1])
+		}
+		if got := m.Tokenize(c.Text); !slices.Equal(got, want) {
+			t.Errorf("case %d %.40q:\n got  %v\n want %v", i, c.Text, m.tok.Tokens(got), m.tok.Tokens(want))
+		}
+	}
+}
+
+// TestMatchesReference: cosine ≥ 0.999 with sentence-transformers' vector
+// for each sentence, embedded alone and all in one batch.
+func TestMatchesReference(t *testing.T) {
+	ref := loadReference(t)
+	m := model(t)
+	texts := make([]string, len(ref.Cases))
+	for i, c := range ref.Cases {
+		texts[i] = c.Text
+	}
+	batch, err := m.Embed(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 1.0
+	for i, c := range ref.Cases {
+		alone, err := m.Embed([]string{c.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range [][]float32{alone[0], batch[i]} {
+			cos := cosine(got, c.Vector)
+			worst = min(worst, cos)
+			if cos < 0.999 {
+				t.Errorf("case %d %.40q: cosine %.5f with the reference, want ≥ 0.999", i, c.Text, cos)
+			}
+		}
+	}
+	t.Logf("lowest cosine with the reference over %d sentences: %.6f", len(ref.Cases), worst)
+}
+
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// TestMeaning: the three memories and questions of issue 26, by meaning.
+func TestMeaning(t *testing.T) {
+	m := model(t)
+	memories := []string{
+		"Deploy day: Deploys go out on Thursdays after the 2pm standup; never on Fridays",
+		"DB choice: We chose PostgreSQL 16 over MySQL because of logical replication and JSONB",
+		"Go formatting: Use gofumpt, not gofmt, in CI for the Go services",
+	}
+	questions := map[string]int{"when can I ship to production?": 0, "which database do we use and why": 1, "postgres": 1}
+	mv, err := m.Embed(memories)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range questions {
+		qv, err := m.Embed([]string{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := 0
+		for i := range mv {
+			if cosine(qv[0], mv[i]) > cosine(qv[0], mv[best]) {
+				best = i
+			}
+		}
+		if best != want {
+			t.Errorf("%q: nearest is %.30q, want %.30q", q, memories[best], memories[want])
+		}
+	}
+}
+
+func TestLoadRefusesWhatItCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "config.json") {
+		t.Fatalf("empty dir: %v, want an error naming config.json", err)
+	}
+	os.WriteFile(dir+"/config.json", []byte(`{"model_type":"roberta","hidden_act":"gelu"}`), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "model_type") {
+		t.Fatalf("roberta: %v, want an error naming model_type", err)
+	}
+}
