@@ -68,18 +68,36 @@ func (m *Model) MaxTokens() int { return m.cfg.maxSeq }
 // Tokenize is text's token ids as the model sees them ([CLS] … [SEP]).
 func (m *Model) Tokenize(text string) []int32 { return m.tok.Encode(text, m.cfg.maxSeq) }
 
+// maxBatchTokens bounds the tokens of one forward pass, and so its
+// scratch memory (about 12 KiB a token for MiniLM).
+const maxBatchTokens = 512
+
 // Embed returns one unit-length vector per text. Texts are run through
-// the encoder together (their tokens packed, attention kept within each).
+// the encoder in groups of up to maxBatchTokens tokens, packed one after
+// another with attention kept within each.
 func (m *Model) Embed(texts []string) ([][]float32, error) {
-	if len(texts) == 0 {
-		return nil, nil
-	}
 	seqs := make([][]int32, len(texts))
-	total := 0
 	for i, t := range texts {
 		seqs[i] = m.Tokenize(t)
-		total += len(seqs[i])
 	}
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(seqs); {
+		end, tokens := start+1, len(seqs[start])
+		for end < len(seqs) && tokens+len(seqs[end]) <= maxBatchTokens {
+			tokens += len(seqs[end])
+			end++
+		}
+		vs, err := m.embedGroup(seqs[start:end], tokens)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vs...)
+		start = end
+	}
+	return out, nil
+}
+
+func (m *Model) embedGroup(seqs [][]int32, total int) ([][]float32, error) {
 	ws, _ := m.work.Get().(*workspace)
 	if ws == nil {
 		ws = &workspace{}
@@ -87,7 +105,7 @@ func (m *Model) Embed(texts []string) ([][]float32, error) {
 	defer m.work.Put(ws)
 	hidden := m.bert.forward(ws, seqs, total)
 	h := m.cfg.Hidden
-	out := make([][]float32, len(texts))
+	out := make([][]float32, len(seqs))
 	row := 0
 	for i, s := range seqs {
 		v := make([]float32, h)
