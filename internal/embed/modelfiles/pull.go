@@ -50,19 +50,21 @@ func Pull(ctx context.Context, s Spec, o PullOptions) (Found, error) {
 		client = &http.Client{}
 	}
 	dest := filepath.Join(root, s.Name)
-	var done int64
-	progress := func(n int64) {
-		done += n
-		if o.Progress != nil {
-			o.Progress(done, s.Size())
-		}
-	}
+	var before int64 // the bytes of the files done
 	for _, f := range s.Files {
+		// progress is told how far into this file the download is.
+		progress := func(n int64) {
+			if o.Progress != nil {
+				o.Progress(before+n, s.Size())
+			}
+		}
 		dst := filepath.Join(dest, filepath.FromSlash(f.Path))
+		before += f.Size
 		if fi, err := os.Stat(dst); err == nil && fi.Size() == f.Size {
-			progress(f.Size) // verified when it got its name
+			progress(0) // verified when it got its name
 			continue
 		}
+		before -= f.Size
 		url := base + "/" + s.Repo + "/resolve/" + s.Revision + "/" + f.Path
 		if err := fetch(ctx, client, url, dst, f, progress); err != nil {
 			var nerr net.Error
@@ -71,6 +73,7 @@ func Pull(ctx context.Context, s Spec, o PullOptions) (Found, error) {
 			}
 			return Found{}, err
 		}
+		before += f.Size
 	}
 	return Found{Name: s.Name, Dir: dest, Source: "cache", Bytes: s.Size()}, nil
 }
@@ -166,7 +169,7 @@ func download(ctx context.Context, client *http.Client, url string, out *os.File
 	if _, err := out.Seek(have, io.SeekStart); err != nil {
 		return have, err
 	}
-	w := io.MultiWriter(out, h, progressWriter(progress))
+	w := io.MultiWriter(out, h, &progressWriter{at: have, report: progress})
 	n, err := io.Copy(w, io.LimitReader(resp.Body, size-have+1))
 	have += n
 	if err != nil {
@@ -178,9 +181,14 @@ func download(ctx context.Context, client *http.Client, url string, out *os.File
 	return have, nil
 }
 
-type progressWriter func(int64)
+// progressWriter reports the position in the file as bytes arrive.
+type progressWriter struct {
+	at     int64
+	report func(int64)
+}
 
-func (p progressWriter) Write(b []byte) (int, error) {
-	p(int64(len(b)))
+func (p *progressWriter) Write(b []byte) (int, error) {
+	p.at += int64(len(b))
+	p.report(p.at)
 	return len(b), nil
 }

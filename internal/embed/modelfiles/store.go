@@ -103,6 +103,11 @@ func Import(dir string) (Found, error) {
 	if !ok {
 		return Found{}, fmt.Errorf("%s: not the files of a known model (%s): model.safetensors missing or of another size", dir, strings.Join(Names(), ", "))
 	}
+	return ImportSpec(dir, s)
+}
+
+// ImportSpec is Import of the files of s.
+func ImportSpec(dir string, s Spec) (Found, error) {
 	root, err := CacheDir()
 	if err != nil {
 		return Found{}, err
