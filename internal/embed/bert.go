@@ -200,9 +200,40 @@ func softmax(row []float32, scale float32) {
 	}
 }
 
-// gelu is BERT's exact GELU, x·Φ(x), in place.
+// gelu is BERT's exact GELU, x·Φ(x), in place, Φ read from a table:
+// math.Erf made GELU a quarter of a query's time.
 func gelu(x []float32) {
 	for i, v := range x {
-		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
+		x[i] = v * normalCDF(v)
 	}
+}
+
+// The standard normal CDF Φ sampled every 1/256 over [−8, 8], linearly
+// interpolated: the error is below 2e-6 (h²/8 · max|Φ''|), well under
+// float32 activations' own rounding after a layer norm.
+const (
+	cdfStep  = 256
+	cdfRange = 8
+)
+
+var cdfTable = func() []float32 {
+	t := make([]float32, 2*cdfRange*cdfStep+2)
+	for i := range t {
+		x := float64(i)/cdfStep - cdfRange
+		t[i] = float32(0.5 * math.Erfc(-x/math.Sqrt2))
+	}
+	return t
+}()
+
+func normalCDF(v float32) float32 {
+	switch {
+	case v <= -cdfRange:
+		return 0
+	case v >= cdfRange:
+		return 1
+	}
+	p := (v + cdfRange) * cdfStep
+	i := int(p)
+	f := p - float32(i)
+	return cdfTable[i] + f*(cdfTable[i+1]-cdfTable[i])
 }

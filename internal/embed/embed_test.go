@@ -2,13 +2,19 @@ package embed
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/embed/embedtest"
 )
 
@@ -102,7 +108,7 @@ func TestMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("lowest cosine with the reference over %d sentences: %.6f", len(ref.Cases), worst)
+	t.Logf("lowest cosine with the reference over %d sentences: %.7f", len(ref.Cases), worst)
 }
 
 func cosine(a, b []float32) float64 {
@@ -157,4 +163,120 @@ func TestLoadRefusesWhatItCannotRun(t *testing.T) {
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "model_type") {
 		t.Fatalf("roberta: %v, want an error naming model_type", err)
 	}
+}
+
+// cpuTime is the process's user and system CPU time: on a shared machine
+// the figure a quiet core would show, where wall time counts waiting.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// text is n tokens of plain English for m (n counts [CLS] and [SEP]).
+func text(t testing.TB, m *Model, n int) string {
+	words := strings.Fields("the team decided to move the billing service to postgres because logical replication and jsonb support make the nightly export simpler while the old mysql cluster keeps running for reports until the migration is done next quarter")
+	var out []string
+	for i := 0; len(m.Tokenize(strings.Join(out, " "))) < n; i++ {
+		out = append(out, words[i%len(words)])
+	}
+	for len(m.Tokenize(strings.Join(out, " "))) > n { // a word of several tokens overshot: pad with one-token words
+		out = out[:len(out)-1]
+		for len(m.Tokenize(strings.Join(out, " "))) < n {
+			out = append(out, "the")
+		}
+	}
+	s := strings.Join(out, " ")
+	if got := len(m.Tokenize(s)); got != n {
+		t.Fatalf("made %d tokens, want %d", got, n)
+	}
+	return s
+}
+
+// BenchmarkEmbed: a 12-token query and a 50-token memory, one at a time
+// (run with -cpu 1). Besides wall-clock percentiles it reports the CPU
+// time per embedding (cpu-ms/op), which is what a quiet core would take
+// when the machine is shared.
+func BenchmarkEmbed(b *testing.B) {
+	m := model(b)
+	for _, n := range []int{12, 50} {
+		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+			s := text(b, m, n)
+			m.Embed([]string{s}) // warm: weights paged in, scratch allocated
+			lat := make([]time.Duration, 0, b.N)
+			c0 := cpuTime()
+			b.ResetTimer()
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := m.Embed([]string{s}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			cpu := cpuTime() - c0
+			benchutil.ReportPercentiles(b, lat, "embed")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(b.N)/cpu.Seconds(), "embeds/cpu-s")
+		})
+	}
+}
+
+// BenchmarkBackfill embeds 50-token memories in batches of 8, as the
+// engine's background backfill does.
+func BenchmarkBackfill(b *testing.B) {
+	m := model(b)
+	batch := make([]string, 8)
+	for i := range batch {
+		batch[i] = text(b, m, 50)
+	}
+	m.Embed(batch)
+	c0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := m.Embed(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	cpu := cpuTime() - c0
+	b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "memories/s")
+	b.ReportMetric(float64(len(batch)*b.N)/cpu.Seconds(), "memories/cpu-s")
+}
+
+// BenchmarkResidentMemory is the resident memory the model adds to a
+// process: loaded, then used on a query and a full-length text (every
+// weight page touched, the largest scratch allocated). Linux only.
+func BenchmarkResidentMemory(b *testing.B) {
+	dir := embedtest.ModelDir(b)
+	for b.Loop() {
+		runtime.GC()
+		before := rss(b)
+		m, err := Load(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		long := strings.Repeat("memory recall by meaning ", 200)
+		if _, err := m.Embed([]string{"which database do we use and why", long, long}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(rss(b)-before)/(1<<20), "rss-added-MiB")
+		m.Close()
+	}
+}
+
+// rss is the process's resident set size (VmRSS) in bytes.
+func rss(b *testing.B) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skip("no /proc/self/status: resident memory is measured on Linux")
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
 }
