@@ -28,6 +28,9 @@ type variant struct {
 	fbDocs, fbTerms int
 	fbWeight        float64
 	perFieldNorm    bool
+	// fuse, when set, gets the keyword top 30 and returns the ranking
+	// scored instead (hybrid variants, models_test.go).
+	fuse func(q Query, keyword []string) []string
 }
 
 type fdoc struct {
@@ -83,7 +86,7 @@ func run(c *Collection, v variant) Scores {
 		rank := func(weights map[string]float64) []sc {
 			var out []sc
 			for i, d := range docs {
-				if d.d.Namespace != q.Namespace {
+				if q.Namespace != "" && d.d.Namespace != q.Namespace {
 					continue
 				}
 				s := 0.0
@@ -181,11 +184,18 @@ func run(c *Collection, v variant) Scores {
 			}
 			res = rank(nw)
 		}
+		cut := 10
+		if v.fuse != nil {
+			cut = 30 // the engine's keyword candidates: max(3·limit, 30)
+		}
 		var ids []string
-		for _, r := range res[:min(10, len(res))] {
+		for _, r := range res[:min(cut, len(res))] {
 			ids = append(ids, docs[r.i].d.ID)
 		}
-		return ids
+		if v.fuse != nil {
+			ids = v.fuse(q, ids)
+		}
+		return ids[:min(10, len(ids))]
 	}
 	queries := slices.Clone(c.Queries)
 	slices.SortStableFunc(queries, func(a, b Query) int { return a.After - b.After })

@@ -209,7 +209,7 @@ func gelu(x []float32) {
 }
 
 // The standard normal CDF Φ sampled every 1/256 over [−8, 8], linearly
-// interpolated: the error is below 2e-6 (h²/8 · max|Φ''|), well under
+// interpolated: the error is below 2e-6 (h²/8 · max|Φ”|), well under
 // float32 activations' own rounding after a layer norm.
 const (
 	cdfStep  = 256

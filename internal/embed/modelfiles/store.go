@@ -44,11 +44,11 @@ func Resolve() (f Found, ok bool, err error) {
 		if _, err := os.Stat(filepath.Join(dir, "model.safetensors")); err != nil {
 			return Found{}, false, fmt.Errorf("%s=%s: no model.safetensors there", EnvDir, dir)
 		}
-		name := filepath.Base(dir)
+		f := Found{Name: filepath.Base(dir), Dir: dir, Source: EnvDir, Bytes: dirBytes(dir)}
 		if s, known := identify(dir); known {
-			name = s.Name
+			f.Name, f.Bytes = s.Name, s.Size()
 		}
-		return Found{Name: name, Dir: dir, Source: EnvDir, Bytes: dirBytes(dir)}, true, nil
+		return f, true, nil
 	}
 	installed, err := List()
 	if err != nil || len(installed) == 0 {
