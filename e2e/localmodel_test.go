@@ -86,7 +86,7 @@ func TestLocalBackfillResumesAfterAKill(t *testing.T) {
 	e.withModel(t)
 	h = e.startHost(nil)
 	defer h.close()
-	h.ok("memory_list", map[string]any{"limit": 1}) // starts the engine, which starts the backfill
+	h.call("memory_list", map[string]any{"limit": 1}) // starts the engine, which starts the backfill
 	var before int
 	eventually(t, 60*time.Second, "the backfill to begin", func() bool {
 		before, _ = e.vectorsOf()
@@ -100,7 +100,7 @@ func TestLocalBackfillResumesAfterAKill(t *testing.T) {
 	if before >= total {
 		t.Fatalf("the backfill had finished (%d of %d) before the kill: nothing left to resume", before, total)
 	}
-	h.ok("memory_list", map[string]any{"limit": 1}) // a new engine, which resumes
+	h.call("memory_list", map[string]any{"limit": 1}) // a new engine, which resumes
 	eventually(t, 120*time.Second, "every memory embedded after the restart", func() bool {
 		n, of := e.vectorsOf()
 		return n == total && of == total

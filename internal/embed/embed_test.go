@@ -193,13 +193,14 @@ func text(t testing.TB, m *Model, n int) string {
 	return s
 }
 
-// BenchmarkEmbed: a 12-token query and a 50-token memory, one at a time
+// BenchmarkEmbed: a 12-token query, a 50-token memory and a text at the
+// 256-token limit, one at a time
 // (run with -cpu 1). Besides wall-clock percentiles it reports the CPU
 // time per embedding (cpu-ms/op), which is what a quiet core would take
 // when the machine is shared.
 func BenchmarkEmbed(b *testing.B) {
 	m := model(b)
-	for _, n := range []int{12, 50} {
+	for _, n := range []int{12, 50, 256} {
 		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
 			s := text(b, m, n)
 			m.Embed([]string{s}) // warm: weights paged in, scratch allocated
