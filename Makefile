@@ -3,8 +3,15 @@ BIN     ?= bin
 PLUGINS := core graph admin power archive
 # Go modules of the workspace (go.work): go vet/test ./... stop at a module's edge.
 MODULES := . proto sdk examples/notes
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/ai-memory/ai-memory/internal/cli.Version=$(VERSION)
+# The release number lives in internal/version (Number); a build says which
+# commit it is unless HEAD is the clean tag v<Number> (docs/releasing.md).
+NUMBER  := $(shell sed -n 's/^const Number = "\(.*\)"$$/\1/p' internal/version/version.go)
+COMMIT  := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+DIRTY   := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo .dirty)
+TAGGED  := $(shell git tag --points-at HEAD 2>/dev/null | grep -qx 'v$(NUMBER)' && echo yes)
+BUILD   ?= $(if $(and $(TAGGED),$(if $(DIRTY),,yes)),release,$(if $(COMMIT),dev+$(COMMIT)$(DIRTY)))
+VERSION := $(NUMBER)$(if $(filter-out release,$(BUILD)),$(if $(BUILD),-$(BUILD)))
+LDFLAGS := -s -w -X github.com/ai-memory/ai-memory/internal/version.build=$(BUILD)
 
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
@@ -15,7 +22,7 @@ DIST    := dist
 # GOOS/GOARCH pairs make release builds (windows is not supported: the engine serves a unix socket).
 RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: build run test bench proto lint clean install uninstall release
+.PHONY: build run test bench harness-bench proto lint clean install uninstall release release-docs
 
 build: ## Host at $(BIN)/ai-memory, plugins beside it, and their SHA-256 manifest.
 	@mkdir -p $(BIN)
@@ -49,9 +56,20 @@ $(TSSDK): sdk/typescript/package-lock.json ## The TypeScript SDK's dependencies 
 	@if command -v npm >/dev/null; then npm ci --prefix sdk/typescript --no-audit --no-fund --silent; \
 	else echo "npm not found: the TypeScript SDK test will be skipped" >&2; fi
 
-test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-to-end test, in every module.
+HARNESSES := e2e/harness/node_modules/.installed
+
+# --ignore-scripts skips the harnesses' native builds (keytar, node-pty), which
+# the suite needs not; Claude Code's own postinstall (it copies the platform's
+# binary in place) is run by name.
+$(HARNESSES): e2e/harness/package-lock.json ## The real harnesses of the real-harness suite (Claude Code, Codex, Gemini CLI).
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix e2e/harness --ignore-scripts --no-audit --no-fund --silent && \
+		node e2e/harness/node_modules/@anthropic-ai/claude-code/install.cjs && touch $@; \
+	else echo "npm not found: the real-harness suite will be skipped" >&2; fi
+
+test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) $(HARNESSES) ## Vet, then every unit and end-to-end test, in every module.
 	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && go vet ./...) || exit 1; done
-	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m ./...) || exit 1; done
+	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 30m ./...) || exit 1; done
 	@echo "go test (the families' e2e tests again, every data dir on PostgreSQL)"
 	AI_MEMORY_TEST_BACKEND=postgres AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -count=1 -timeout 20m -run '$(PG_FAMILY_TESTS)' ./e2e
 
@@ -61,6 +79,9 @@ test: build $(TSCLIENT) $(CONFORMANCE) $(TSSDK) ## Vet, then every unit and end-
 # that open the bbolt file itself have PostgreSQL twins in
 # e2e/postgres_test.go and pgstore.
 PG_FAMILY_TESTS := ^(TestArchive|TestArchivedNodes|TestLifecycle|TestGovernance|TestGraph|TestWebhook|TestSubscri|TestExportImport|TestPowerInbox|TestNotify|TestMeta|TestPower|TestStoreGetList|TestStoreConflict|TestValidationErrors|TestRanking|TestRetrieval|TestScenario)
+
+harness-bench: build $(HARNESSES) ## First-try expansions out of 20 in the real harnesses, at 0 and 2 s of model latency.
+	go run ./e2e/harness/cmd/harness-bench --bin $(BIN) --runs 20 --latency 0s,2s
 
 bench: build ## Benchmarks: engine, plugin and host latency, RSS.
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -run '^$$' -bench . -benchmem -timeout 30m ./...
@@ -98,10 +119,18 @@ release: ## One .tar.gz per RELEASE_TARGETS entry in dist/, and dist/SHA256SUMS.
 			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' -o $$dir/ai-memory-$$p ./plugins/$$p || exit 1; \
 		done; \
 		(cd $$dir && sha256sum $(addprefix ai-memory-,$(PLUGINS)) > plugins.sha256) || exit 1; \
-		cp README.md docs/install.md $$dir/; \
+		$(MAKE) --no-print-directory -s release-docs DEST=$$dir || exit 1; \
 		tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name || exit 1; rm -rf $$dir; \
 	done
 	cd $(DIST) && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
+
+# Beside the binaries, an archive carries the README, every file it links
+# to, the changelog and the licence (TestReleaseDocs checks the links).
+RELEASE_DOCS := README.md CHANGELOG.md LICENSE $(wildcard docs/*.md) sdk/typescript/README.md sdk/python/README.md
+
+release-docs: ## Copy RELEASE_DOCS into DEST, keeping their paths.
+	@test -n "$(DEST)" || { echo "release-docs: DEST=dir is required" >&2; exit 2; }
+	@for f in $(RELEASE_DOCS); do mkdir -p "$(DEST)/$$(dirname $$f)" && cp $$f "$(DEST)/$$f" || exit 1; done
 
 clean:
 	rm -rf $(BIN) $(DIST)

@@ -59,7 +59,7 @@ func TestArchiveRestoreAfterEveryRemovalPath(t *testing.T) {
 	h := archiveHost(t)
 	meta := map[string]any{"note": "keep me", "ticket": 42.0}
 	store := func(title, tier string) string {
-		return h.ok("memory_store", map[string]any{"title": title, "content": "body of " + title, "namespace": "r",
+		return h.ok("memory_store", map[string]any{"format": "json", "title": title, "content": "body of " + title, "namespace": "r",
 			"tier": tier, "tags": []string{"x", "y"}, "metadata": meta})["id"].(string)
 	}
 	check := func(path, id, title, tier, content string) {
@@ -150,9 +150,9 @@ func TestArchiveRestoreAfterEveryRemovalPath(t *testing.T) {
 
 func TestArchiveRestoreTitleTaken(t *testing.T) {
 	h := archiveHost(t)
-	old := h.ok("memory_store", map[string]any{"title": "Plan", "content": "old plan", "namespace": "c", "tags": []string{"a"}})["id"].(string)
+	old := h.ok("memory_store", map[string]any{"format": "json", "title": "Plan", "content": "old plan", "namespace": "c", "tags": []string{"a"}})["id"].(string)
 	h.ok("memory_delete", map[string]any{"id": old, "archive": true})
-	cur := h.ok("memory_store", map[string]any{"title": "Plan", "content": "new plan", "namespace": "c"})["id"].(string)
+	cur := h.ok("memory_store", map[string]any{"format": "json", "title": "Plan", "content": "new plan", "namespace": "c"})["id"].(string)
 
 	h.archiveRefused("memory_archive_restore", map[string]any{"id": old}, "already exists", "c")
 	h.archiveRefused("memory_archive_restore", map[string]any{"id": old, "on_conflict": "error"}, "already exists", "c")
@@ -173,8 +173,8 @@ func TestArchiveRestoreTitleTaken(t *testing.T) {
 
 func TestArchiveRestoreErrors(t *testing.T) {
 	h := archiveHost(t)
-	id := h.ok("memory_store", map[string]any{"title": "T", "content": "x", "namespace": "e"})["id"].(string)
-	gone := h.ok("memory_store", map[string]any{"title": "G", "content": "x", "namespace": "e"})["id"].(string)
+	id := h.ok("memory_store", map[string]any{"format": "json", "title": "T", "content": "x", "namespace": "e"})["id"].(string)
+	gone := h.ok("memory_store", map[string]any{"format": "json", "title": "G", "content": "x", "namespace": "e"})["id"].(string)
 	h.ok("memory_delete", map[string]any{"id": gone, "archive": true})
 	for _, tc := range []struct {
 		args map[string]any
@@ -199,7 +199,7 @@ func TestArchiveListAndStats(t *testing.T) {
 	h := archiveHost(t)
 	var ids []string
 	for i, ns := range []string{"a", "a", "b"} {
-		id := h.ok("memory_store", map[string]any{"title": "M" + string(rune('0'+i)), "content": "c", "namespace": ns})["id"].(string)
+		id := h.ok("memory_store", map[string]any{"format": "json", "title": "M" + string(rune('0'+i)), "content": "c", "namespace": ns})["id"].(string)
 		ids = append(ids, id)
 	}
 	h.ok("memory_delete", map[string]any{"id": ids[0], "archive": true})
@@ -261,7 +261,7 @@ func TestArchivePurge(t *testing.T) {
 	h := archiveHost(t)
 	var ids []string
 	for _, title := range []string{"P1", "P2", "P3"} {
-		id := h.ok("memory_store", map[string]any{"title": title, "content": "c", "namespace": "p"})["id"].(string)
+		id := h.ok("memory_store", map[string]any{"format": "json", "title": title, "content": "c", "namespace": "p"})["id"].(string)
 		h.ok("memory_delete", map[string]any{"id": id, "archive": true})
 		ids = append(ids, id)
 	}

@@ -9,7 +9,7 @@ import (
 func TestAutoProfileOnlyObservesAndLogsOnce(t *testing.T) {
 	h := newEnv(t).startHost([]string{"--auto-profile"})
 	for i := range 4 {
-		h.ok("memory_store", map[string]any{"title": "burst " + string(rune('a'+i)), "content": "c", "namespace": "proj"})
+		h.ok("memory_store", map[string]any{"format": "json", "title": "burst " + string(rune('a'+i)), "content": "c", "namespace": "proj"})
 	}
 	h.fails("test_echo", map[string]any{}, "echo family")
 	h.fails("test_echo", map[string]any{}, "echo family")

@@ -18,7 +18,7 @@ func TestBackupOfALiveDataDir(t *testing.T) {
 	h := e.startHost(nil)
 	var ids []string
 	for i := range 50 {
-		m := h.ok("memory_store", map[string]any{"title": fmt.Sprintf("before %d", i), "content": fmt.Sprintf("written before the backup, number %d", i)})
+		m := h.ok("memory_store", map[string]any{"format": "json", "title": fmt.Sprintf("before %d", i), "content": fmt.Sprintf("written before the backup, number %d", i)})
 		ids = append(ids, m["id"].(string))
 	}
 	cli := func(dataDir string, args ...string) (string, error) {

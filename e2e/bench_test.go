@@ -134,10 +134,14 @@ func procKB(pid int, file, key string) float64 {
 
 // BenchmarkExpansion measures memory_capabilities {family, include_schema}
 // from call to reply. cold: the family's plugin is not running (a fresh
-// host), so the reply includes starting it; warm: it already runs.
+// host), so the reply includes starting it, and the client ignores
+// tools/list_changed, so the reply also includes the host's bounded wait
+// for a re-list (once per session); cold-relists: the same with a client
+// that lists whenever it is told, as Claude Code does; warm: the family
+// is loaded already.
 func BenchmarkExpansion(b *testing.B) {
 	expand := map[string]any{"name": "memory_capabilities", "arguments": map[string]any{"family": "graph", "include_schema": true}}
-	b.Run("cold", func(b *testing.B) {
+	cold := func(b *testing.B, call func(*rawSession) map[string]any) {
 		e := newEnv(b)
 		e.startRaw().request("tools/call", expand) // fill the description cache once
 		var samples []time.Duration
@@ -146,7 +150,7 @@ func BenchmarkExpansion(b *testing.B) {
 			s := e.startRaw()
 			b.StartTimer()
 			start := time.Now()
-			resp := s.request("tools/call", expand)
+			resp := call(s)
 			samples = append(samples, time.Since(start))
 			if _, isErr := toolResult(resp); isErr {
 				b.Fatalf("expansion failed: %v", resp)
@@ -156,6 +160,24 @@ func BenchmarkExpansion(b *testing.B) {
 			b.StartTimer()
 		}
 		benchutil.ReportPercentiles(b, samples, "expand")
+	}
+	b.Run("cold", func(b *testing.B) {
+		cold(b, func(s *rawSession) map[string]any { return s.request("tools/call", expand) })
+	})
+	b.Run("cold-relists", func(b *testing.B) {
+		cold(b, func(s *rawSession) map[string]any {
+			s.send(map[string]any{"jsonrpc": "2.0", "id": "x", "method": "tools/call", "params": expand})
+			for {
+				m := <-s.msgs
+				switch {
+				case m.msg["method"] == "notifications/tools/list_changed":
+					s.nextID++
+					s.send(map[string]any{"jsonrpc": "2.0", "id": s.nextID, "method": "tools/list"})
+				case m.msg["id"] == "x":
+					return m.msg
+				}
+			}
+		})
 	})
 	b.Run("warm", func(b *testing.B) {
 		s := newEnv(b).startRaw()

@@ -130,7 +130,7 @@ func TestConsolidateKillNine(t *testing.T) {
 	ids := make([][]string, groups)
 	for g := range groups {
 		for i := range size {
-			ids[g] = append(ids[g], h.ok("memory_store", map[string]any{"title": fmt.Sprintf("g%d m%d", g, i),
+			ids[g] = append(ids[g], h.ok("memory_store", map[string]any{"format": "json", "title": fmt.Sprintf("g%d m%d", g, i),
 				"content": fmt.Sprintf("Fact %d of group %d: the service runs on port %d.", i, g, 8000+i), "namespace": fmt.Sprintf("kc/g%d", g)})["id"].(string))
 		}
 		h.ok("memory_capabilities", map[string]any{"tool": "memory_link", "arguments": map[string]any{"source_id": ids[g][0], "target_id": ids[g][1]}})

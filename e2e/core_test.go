@@ -8,7 +8,7 @@ import (
 
 func TestStoreGetListSearchRecallRoundTrip(t *testing.T) {
 	h := newEnv(t).startHost(nil)
-	stored := h.ok("memory_store", map[string]any{
+	stored := h.ok("memory_store", map[string]any{"format": "json",
 		"title": "Deploy runbook", "content": "Deployments run through the blue green pipeline on Fridays.",
 		"namespace": "ops/deploy", "tags": []string{"deploy", "runbook"}, "priority": 8,
 	})
@@ -19,9 +19,9 @@ func TestStoreGetListSearchRecallRoundTrip(t *testing.T) {
 	if stored["agent_id"] != "ai:e2e-harness" {
 		t.Errorf("agent_id = %v, want the session identity ai:e2e-harness", stored["agent_id"])
 	}
-	h.ok("memory_store", map[string]any{"title": "Lunch", "content": "The team eats lunch at noon.", "namespace": "ops"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "Lunch", "content": "The team eats lunch at noon.", "namespace": "ops"})
 
-	got := h.ok("memory_get", map[string]any{"id": id[:8]})
+	got := h.ok("memory_get", map[string]any{"id": id[:8], "format": "json"})
 	if got["id"] != id || got["content"] != "Deployments run through the blue green pipeline on Fridays." || got["priority"] != float64(8) {
 		t.Fatalf("get by prefix = %v", got)
 	}
@@ -45,7 +45,7 @@ func TestStoreGetListSearchRecallRoundTrip(t *testing.T) {
 	if len(mems) == 0 || mems[0].(map[string]any)["id"] != id || mems[0].(map[string]any)["content"] == nil {
 		t.Fatalf("recall = %v", recall)
 	}
-	if after := h.ok("memory_get", map[string]any{"id": id}); after["access_count"] != float64(1) {
+	if after := h.ok("memory_get", map[string]any{"id": id, "format": "json"}); after["access_count"] != float64(1) {
 		t.Errorf("recall did not touch: access_count = %v", after["access_count"])
 	}
 
@@ -53,6 +53,20 @@ func TestStoreGetListSearchRecallRoundTrip(t *testing.T) {
 	text, isErr := h.call("memory_recall", map[string]any{"context": "deploy"})
 	if isErr || !strings.Contains(text, "blue green pipeline") {
 		t.Errorf("default recall form lacks content: %q", text)
+	}
+
+	// By default a store answers its short id alone, the id listings show
+	// and every tool takes; get answers a card without ids or times.
+	short := h.ok("memory_store", map[string]any{"title": "Pager", "content": "The pager rotates on Mondays.", "namespace": "ops"})
+	sid, _ := short["id"].(string)
+	if len(short) != 1 || len(sid) < 8 || len(sid) >= 36 {
+		t.Fatalf("default store answer = %v, want the short id alone", short)
+	}
+	if card, _ := h.call("memory_get", map[string]any{"id": sid}); card != "title:Pager\nnamespace:ops\ncontent:\nThe pager rotates on Mondays." {
+		t.Errorf("get by the short id =\n%s", card)
+	}
+	if listed, _ := h.call("memory_list", map[string]any{"namespace": "ops"}); !strings.Contains(listed, "\n"+sid+"|Pager|") {
+		t.Errorf("list does not show the short id %s:\n%s", sid, listed)
 	}
 }
 
@@ -109,13 +123,13 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 
 func TestStoreConflictPolicies(t *testing.T) {
 	h := newEnv(t).startHost(nil)
-	first := h.ok("memory_store", map[string]any{"title": "Same", "content": "one", "tier": "long"})
-	merged := h.ok("memory_store", map[string]any{"title": "Same", "content": "two", "tier": "short"})
+	first := h.ok("memory_store", map[string]any{"format": "json", "title": "Same", "content": "one", "tier": "long"})
+	merged := h.ok("memory_store", map[string]any{"format": "json", "title": "Same", "content": "two", "tier": "short"})
 	if merged["id"] != first["id"] || merged["duplicate"] != true || merged["tier"] != "long" {
 		t.Fatalf("merge = %v (first %v)", merged, first)
 	}
 	h.fails("memory_store", map[string]any{"title": "Same", "content": "three", "on_conflict": "error"}, fmt.Sprint(first["id"]))
-	v := h.ok("memory_store", map[string]any{"title": "Same", "content": "four", "on_conflict": "version"})
+	v := h.ok("memory_store", map[string]any{"format": "json", "title": "Same", "content": "four", "on_conflict": "version"})
 	if v["title"] != "Same (2)" {
 		t.Fatalf("version = %v", v)
 	}

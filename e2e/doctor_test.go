@@ -129,16 +129,18 @@ func TestTokenBudgets(t *testing.T) {
 	if core.ActiveTotal > 860 {
 		t.Errorf("core surface costs %d cl100k tokens, budget 860", core.ActiveTotal)
 	}
-	// Issue 11 aims at 3,500 for all 43 tools; with every property keeping
+	// Issue 11 aimed at 3,500 for all 43 tools; with every property keeping
 	// its type and a description the envelope alone is about 2,600 (see
-	// README on doctor --tokens), so this guards what is reached against creep.
-	if full.ActiveTotal > 3800 {
-		t.Errorf("full surface costs %d cl100k tokens, budget 3800", full.ActiveTotal)
+	// README on doctor --tokens), and issue 24 spells out every enumeration
+	// (source, relation, events), so this guards what is reached against
+	// creep. TestClaudeCodeSurfaceBudget measures what harnesses send.
+	if full.ActiveTotal > 3820 {
+		t.Errorf("full surface costs %d cl100k tokens, budget 3820", full.ActiveTotal)
 	}
 	// Families whose tools are all served guard against creep one by one
 	// (always-on grows with the family names, here the test plugin's too);
 	// governance and other still gain tools, and power has its own test.
-	budgets := map[string]int{"always-on": 130, "core": 740, "lifecycle": 425, "graph": 790, "meta": 225, "archive": 265}
+	budgets := map[string]int{"always-on": 130, "core": 760, "lifecycle": 425, "graph": 790, "meta": 225, "archive": 270}
 	for _, f := range full.Families {
 		if b, ok := budgets[f.Name]; ok && f.Tokens > b {
 			t.Errorf("family %s costs %d cl100k tokens, budget %d", f.Name, f.Tokens, b)

@@ -42,7 +42,7 @@ func TestPluginsDeclaringTakenNamesAreRefused(t *testing.T) {
 	if got := sorted(h.toolNames()); !slices.Equal(got, want) {
 		t.Fatalf("tools/list under full = %v, want %v", got, want)
 	}
-	stored := h.ok("memory_store", map[string]any{"title": "still core's", "content": "the pinned plugin did not replace it"})
+	stored := h.ok("memory_store", map[string]any{"format": "json", "title": "still core's", "content": "the pinned plugin did not replace it"})
 	if stored["id"] == nil || stored["pid"] != nil {
 		t.Fatalf("memory_store answered by the wrong plugin: %v", stored)
 	}
@@ -112,7 +112,10 @@ expansion_interval = "1h"
 	if args, _ := out["args"].(map[string]any); args["say"] != "one call" {
 		t.Fatalf("bridged first use = %v", out)
 	}
-	eventually(t, 5*time.Second, "tools/list_changed after the grant", func() bool { return h.sawNotification("notifications/tools/list_changed") })
+	// Granted, but nothing registered: the session's tool list is as it was.
+	if names := h.toolNames(); slices.Contains(names, "test_echo") {
+		t.Fatalf("the bridge grew the surface: tools %v", names)
+	}
 	// Rate-limited like any expansion: a second new family within the interval.
 	h.fails("memory_capabilities", map[string]any{"tool": "memory_get_taxonomy", "arguments": map[string]any{}}, "one new family per 1h0m0s")
 	// An identity not cleared gets the same denial as a direct call.

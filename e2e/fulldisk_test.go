@@ -88,7 +88,7 @@ func TestFullDisk(t *testing.T) {
 		return
 	}
 	h := e.startHost(nil)
-	stored := h.ok("memory_store", map[string]any{"title": "Disk runbook", "content": "When the disk fills, reads keep working.", "tags": []string{"ops"}})
+	stored := h.ok("memory_store", map[string]any{"format": "json", "title": "Disk runbook", "content": "When the disk fills, reads keep working.", "tags": []string{"ops"}})
 	id := stored["id"].(string)
 	h.ok("memory_recall", map[string]any{"context": "disk fills", "format": "json"})
 
@@ -113,7 +113,7 @@ func TestFullDisk(t *testing.T) {
 	if results, _ := search["results"].([]any); len(results) != 1 {
 		t.Errorf("search on a full disk = %v", search)
 	}
-	if got := h.ok("memory_get", map[string]any{"id": id}); got["content"] != "When the disk fills, reads keep working." {
+	if got := h.ok("memory_get", map[string]any{"id": id, "format": "json"}); got["content"] != "When the disk fills, reads keep working." {
 		t.Errorf("get on a full disk = %v", got)
 	}
 	if list := h.ok("memory_list", map[string]any{"format": "json"}); list["count"] != float64(1) {
@@ -124,7 +124,7 @@ func TestFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := h.ok("memory_store", big)
-	if got := h.ok("memory_get", map[string]any{"id": again["id"]}); got["title"] != "Big note" {
+	if got := h.ok("memory_get", map[string]any{"id": again["id"], "format": "json"}); got["title"] != "Big note" {
 		t.Errorf("after space was freed, get = %v", got)
 	}
 	if list := h.ok("memory_list", map[string]any{"format": "json"}); list["count"] != float64(2) {

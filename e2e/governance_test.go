@@ -49,7 +49,7 @@ type govWorld struct {
 func newGovWorld(t *testing.T, e *env, policy string) *govWorld {
 	w := &govWorld{alice: e.as("ai:alice", "full")}
 	store := func(title, ns string) string {
-		return w.alice.ok("memory_store", map[string]any{"title": title, "content": title + " text", "namespace": ns, "format": "json"})["id"].(string)
+		return w.alice.ok("memory_store", map[string]any{"format": "json", "title": title, "content": title + " text", "namespace": ns})["id"].(string)
 	}
 	w.rulesID, w.targetID, w.noteID = store("gov rules", "gov"), store("target", "gov"), store("note", "open")
 	w.alice.ok("memory_namespace_set_standard", map[string]any{"namespace": "gov", "id": w.rulesID, "governance": json.RawMessage(policy)})
@@ -106,7 +106,7 @@ func TestGovernanceBypassMatrix(t *testing.T) {
 		t.Run(pol.name, func(t *testing.T) {
 			e := govEnv(t)
 			w := newGovWorld(t, e, pol.doc)
-			note2 := w.alice.ok("memory_store", map[string]any{"title": "note two", "content": "note two text", "namespace": "open", "format": "json"})["id"].(string)
+			note2 := w.alice.ok("memory_store", map[string]any{"format": "json", "title": "note two", "content": "note two text", "namespace": "open"})["id"].(string)
 			for _, profile := range []string{"core", "full"} {
 				bob := e.as("ai:bob", profile)
 				bridged := profile == "core"
@@ -161,7 +161,7 @@ func TestGovernanceApprovals(t *testing.T) {
 	bob := e.as("ai:bob", "full")
 	carol, dave := e.as("ai:carol", "full"), e.as("ai:dave", "full")
 
-	queued := bob.ok("memory_store", map[string]any{"title": "needs approval", "content": "queued content", "namespace": "gov"})
+	queued := bob.ok("memory_store", map[string]any{"format": "json", "title": "needs approval", "content": "queued content", "namespace": "gov"})
 	id, _ := queued["pending_id"].(string)
 	if queued["status"] != "pending" || id == "" || queued["approver"] != "human" {
 		t.Fatalf("queued store answered %v", queued)
@@ -237,7 +237,7 @@ func TestGovernanceApprovals(t *testing.T) {
 	carol.fails("memory_pending_reject", map[string]any{"id": id}, "is approved")
 
 	// Reject: by someone else; the payload stays for the record.
-	second := bob.ok("memory_store", map[string]any{"title": "to reject", "content": "no", "namespace": "gov"})["pending_id"].(string)
+	second := bob.ok("memory_store", map[string]any{"format": "json", "title": "to reject", "content": "no", "namespace": "gov"})["pending_id"].(string)
 	rej := carol.ok("memory_pending_reject", map[string]any{"id": second})
 	if rej["rejected"] != true || rej["decided_by"] != "ai:carol" {
 		t.Errorf("reject answered %v", rej)
@@ -262,7 +262,7 @@ func TestGovernanceStandards(t *testing.T) {
 	alice, bob := e.as("ai:alice", "full"), e.as("ai:bob", "full")
 	op, carol := e.as("ai:op", "full"), e.as("ai:carol", "full")
 	store := func(h *host, title, ns, tier string) string {
-		return h.ok("memory_store", map[string]any{"title": title, "content": title + " says: review before merging", "namespace": ns, "tier": tier, "format": "json"})["id"].(string)
+		return h.ok("memory_store", map[string]any{"format": "json", "title": title, "content": title + " says: review before merging", "namespace": ns, "tier": tier})["id"].(string)
 	}
 	rules := store(alice, "team rules", "team", "short")
 	global := store(alice, "house rules", "global", "mid")
@@ -306,7 +306,7 @@ func TestGovernanceStandards(t *testing.T) {
 	// policy inherited from the parent: the parent's owner, not everyone).
 	carol.ok("memory_namespace_set_standard", map[string]any{"namespace": "owned", "id": rules})
 	bob.fails("memory_store", map[string]any{"title": "t", "content": "c", "namespace": "team/sub"}, "denied by governance")
-	alice.ok("memory_store", map[string]any{"title": "t", "content": "c", "namespace": "team/sub"})
+	alice.ok("memory_store", map[string]any{"format": "json", "title": "t", "content": "c", "namespace": "team/sub"})
 
 	// get_standard.
 	got := bob.ok("memory_namespace_get_standard", map[string]any{"namespace": "team"})
@@ -334,7 +334,7 @@ func TestGovernanceStandards(t *testing.T) {
 
 	// Operators reassign and clear; clear twice says false.
 	op.ok("memory_namespace_set_standard", map[string]any{"namespace": "team", "id": rules, "owner": "ai:bob"})
-	bob.ok("memory_store", map[string]any{"title": "t2", "content": "c", "namespace": "team/sub"})
+	bob.ok("memory_store", map[string]any{"format": "json", "title": "t2", "content": "c", "namespace": "team/sub"})
 	bob.fails("memory_namespace_clear_standard", map[string]any{}, "namespace is required")
 	if c := bob.ok("memory_namespace_clear_standard", map[string]any{"namespace": "team"}); c["cleared"] != true {
 		t.Errorf("clear by the new owner: %v", c)
@@ -342,5 +342,5 @@ func TestGovernanceStandards(t *testing.T) {
 	if c := op.ok("memory_namespace_clear_standard", map[string]any{"namespace": "team"}); c["cleared"] != false {
 		t.Errorf("second clear: %v", c)
 	}
-	alice.ok("memory_store", map[string]any{"title": "t3", "content": "c", "namespace": "team/sub"})
+	alice.ok("memory_store", map[string]any{"format": "json", "title": "t3", "content": "c", "namespace": "team/sub"})
 }

@@ -28,7 +28,7 @@ func graphHost(t *testing.T, names ...string) (*host, map[string]string) {
 		if i := strings.LastIndexByte(name, '/'); i > 0 {
 			ns, title = name[:i], name[i+1:]
 		}
-		ids[name] = h.ok("memory_store", map[string]any{"title": title, "content": "about " + title, "namespace": ns})["id"].(string)
+		ids[name] = h.ok("memory_store", map[string]any{"format": "json", "title": title, "content": "about " + title, "namespace": ns})["id"].(string)
 	}
 	return h, ids
 }
@@ -101,7 +101,7 @@ func TestGraphLinkAndGetLinks(t *testing.T) {
 		t.Fatalf("get_links rows = %v / %v", out, in)
 	}
 	// memory_get (core) shows the links too.
-	if links := rows(h.ok("memory_get", map[string]any{"id": id["b"]})["links"]); len(links) != 1 || links[0]["source_id"] != id["a"] {
+	if links := rows(h.ok("memory_get", map[string]any{"id": id["b"], "format": "json"})["links"]); len(links) != 1 || links[0]["source_id"] != id["a"] {
 		t.Fatalf("memory_get links = %v", links)
 	}
 
@@ -319,7 +319,7 @@ func TestGraphEntities(t *testing.T) {
 		t.Fatalf("register again = %v", again)
 	}
 	// The entity is a memory core can read, stamped with the session identity.
-	m := h.ok("memory_get", map[string]any{"id": eid})
+	m := h.ok("memory_get", map[string]any{"id": eid, "format": "json"})
 	meta, _ := m["metadata"].(map[string]any)
 	if m["tier"] != "long" || meta["kind"] != "entity" || meta["agent_id"] != "ai:e2e-harness" || !slices.Equal(toStrings(m["tags"]), []string{"entity"}) {
 		t.Fatalf("entity memory = %v", m)

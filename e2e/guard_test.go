@@ -23,7 +23,7 @@ expansion_interval = "0"
 	if slices.Contains(h.toolNames(), "test_echo") {
 		t.Fatal("a denied family's tools were registered")
 	}
-	h.ok("memory_store", map[string]any{"title": "core still works", "content": "yes"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "core still works", "content": "yes"})
 
 	// The trusted identity may load it, and use it directly or through the bridge.
 	trusted := e.startHost(nil, "AI_MEMORY_AGENT_ID=trusted")
@@ -64,11 +64,11 @@ func TestBridgeServesClientsThatNeverRefresh(t *testing.T) {
 	if text, isErr := call(map[string]any{"tool": "memory_nope"}); !isErr || !contains(text, "unknown tool") {
 		t.Fatalf("bridge to an unknown tool: %q", text)
 	}
-	// The wire surface stays exactly the six tools.
+	// The wire surface stays exactly the six tools: the bridge grants, it does not register.
 	resp := s.request("tools/list", map[string]any{})
 	tools := resp["result"].(map[string]any)["tools"].([]any)
-	if len(tools) != 7 { // six + test_echo, granted above
-		t.Fatalf("tools/list after grant has %d tools", len(tools))
+	if len(tools) != 6 {
+		t.Fatalf("tools/list after bridged calls has %d tools", len(tools))
 	}
 }
 

@@ -160,7 +160,7 @@ func TestHTTPLoadAndKill9(t *testing.T) {
 	}
 	s := e.serve()
 	warm := s.connect(keys[0], nil) // the engine and core plugin up
-	warm.ok("memory_store", map[string]any{"title": "warm", "content": "up", "namespace": "p0"})
+	warm.ok("memory_store", map[string]any{"format": "json", "title": "warm", "content": "up", "namespace": "p0"})
 	base := rssKiB(t, s.cmd.Process.Pid)
 	sessions := s.loadSessions(t, keys)
 	idle := rssKiB(t, s.cmd.Process.Pid)

@@ -95,12 +95,12 @@ func TestHTTPMutualTLSBindsThePrincipal(t *testing.T) {
 
 	// Token only: core works, graph needs an attested identity.
 	carol := s.connect(tokenKey, tokenOnly)
-	carol.ok("memory_store", map[string]any{"title": "c", "content": "carol's", "namespace": "carol"})
+	carol.ok("memory_store", map[string]any{"format": "json", "title": "c", "content": "carol's", "namespace": "carol"})
 	carol.fails("memory_capabilities", map[string]any{"family": "graph", "include_schema": true}, "requires an attested identity (mtls), and this one is token")
 
 	// The certificate: its SPIFFE id is the principal, whatever is claimed.
 	alice := s.connect("", withCert)
-	alice.ok("memory_store", map[string]any{"title": "a", "content": "alice's", "namespace": "example.org/alice", "agent_id": "mallory"})
+	alice.ok("memory_store", map[string]any{"format": "json", "title": "a", "content": "alice's", "namespace": "example.org/alice", "agent_id": "mallory"})
 	alice.fails("memory_store", map[string]any{"title": "m", "content": "x", "namespace": "mallory", "agent_id": "mallory"},
 		"outside the namespaces spiffe://example.org/alice may use")
 	alice.ok("memory_capabilities", map[string]any{"family": "graph", "include_schema": true})

@@ -89,7 +89,7 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 
 	// A valid token works over a real session.
 	c := s.connect(is.mint(t, claims(nil)), nil)
-	c.ok("memory_store", map[string]any{"title": "d", "content": "dana's", "namespace": "dana"})
+	c.ok("memory_store", map[string]any{"format": "json", "title": "d", "content": "dana's", "namespace": "dana"})
 
 	// Another audience, another issuer, expired, badly signed: 401; a
 	// missing scope: 403 insufficient_scope.
@@ -120,7 +120,7 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 		c["ai_memory_families"] = []string{"core"}
 		c["ai_memory_namespaces"] = []string{"team-e"}
 	})), nil)
-	narrow.ok("memory_store", map[string]any{"title": "e", "content": "erin's", "namespace": "team-e/notes"})
+	narrow.ok("memory_store", map[string]any{"format": "json", "title": "e", "content": "erin's", "namespace": "team-e/notes"})
 	narrow.fails("memory_store", map[string]any{"title": "e", "content": "x", "namespace": "dana"}, "outside the namespaces erin may use")
 	narrow.fails("memory_capabilities", map[string]any{"family": "graph", "include_schema": true}, "its credential does not grant it")
 }

@@ -282,8 +282,8 @@ func TestHTTPTwoPrincipalsAreIsolated(t *testing.T) {
 	bob.fails("memory_capabilities", map[string]any{"family": "graph", "include_schema": true}, "its credential does not grant it")
 
 	// Each stores in its own namespace; neither reads or writes the other's.
-	stored := alice.ok("memory_store", map[string]any{"title": "alice plan", "content": "the zebra migration plan", "namespace": "alice"})
-	bob.ok("memory_store", map[string]any{"title": "bob plan", "content": "the zebra budget", "namespace": "bob"})
+	stored := alice.ok("memory_store", map[string]any{"format": "json", "title": "alice plan", "content": "the zebra migration plan", "namespace": "alice"})
+	bob.ok("memory_store", map[string]any{"format": "json", "title": "bob plan", "content": "the zebra budget", "namespace": "bob"})
 	bob.fails("memory_store", map[string]any{"title": "intrusion", "content": "x", "namespace": "alice"}, "outside the namespaces bob may use")
 	alice.fails("memory_store", map[string]any{"title": "default ns", "content": "x"}, "outside the namespaces alice may use")
 	if text, _ := bob.call("memory_recall", map[string]any{"context": "zebra"}); strings.Contains(text, "alice plan") || !strings.Contains(text, "bob plan") {
@@ -324,7 +324,7 @@ func TestHTTPBothProtocolEras(t *testing.T) {
 	key := e.token("alice")
 	s := e.serve()
 	old := s.connect(key, nil)
-	old.ok("memory_store", map[string]any{"title": "era", "content": "from the old handshake", "namespace": "alice"})
+	old.ok("memory_store", map[string]any{"format": "json", "title": "era", "content": "from the old handshake", "namespace": "alice"})
 
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	hdr := map[string]string{"Authorization": "Bearer " + key, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}

@@ -21,7 +21,7 @@ func TestMergeByAnotherIdentityNamesBoth(t *testing.T) {
 	alice := e.startHost([]string{"--agent-id", "ai:alice"})
 	bob := e.startHost([]string{"--agent-id", "ai:bob"})
 
-	first := alice.ok("memory_store", map[string]any{"title": "Release checklist", "content": "tag, build, publish", "namespace": "team", "format": "json"})
+	first := alice.ok("memory_store", map[string]any{"format": "json", "title": "Release checklist", "content": "tag, build, publish", "namespace": "team"})
 	got := alice.ok("memory_get", map[string]any{"id": first["id"], "format": "json"})
 	if got["created_by"] != "ai:alice" || got["updated_by"] != "ai:alice" {
 		t.Fatalf("new memory: created_by %v updated_by %v, want ai:alice for both", got["created_by"], got["updated_by"])
@@ -29,9 +29,9 @@ func TestMergeByAnotherIdentityNamesBoth(t *testing.T) {
 
 	// Bob claims to be alice in the agent_id argument and in metadata: that
 	// is recorded as claimed provenance, never as the author.
-	merged := bob.ok("memory_store", map[string]any{
+	merged := bob.ok("memory_store", map[string]any{"format": "json",
 		"title": "Release checklist", "content": "tag, build, sign, publish", "namespace": "team",
-		"agent_id": "ai:alice", "metadata": map[string]any{"created_by": "ai:mallory", "updated_by": "ai:mallory"}, "format": "json",
+		"agent_id": "ai:alice", "metadata": map[string]any{"created_by": "ai:mallory", "updated_by": "ai:mallory"},
 	})
 	if merged["id"] != first["id"] {
 		t.Fatalf("same title and namespace did not merge: %v vs %v", merged["id"], first["id"])

@@ -98,7 +98,7 @@ func TestEngineKillNineLoop(t *testing.T) {
 				// At most 150 writes per namespace, so one memory_list shows them all.
 				aw := ackedWrite{namespace: fmt.Sprintf("kill/w%d/%d", w, i/150), title: fmt.Sprintf("writer %d write %d", w, i),
 					content: fmt.Sprintf("content of write %d by writer %d", i, w)}
-				text, isErr, err := h.tryCall("memory_store", map[string]any{"title": aw.title, "content": aw.content, "namespace": aw.namespace})
+				text, isErr, err := h.tryCall("memory_store", map[string]any{"format": "json", "title": aw.title, "content": aw.content, "namespace": aw.namespace})
 				if err != nil || isErr { // not acknowledged: it may or may not have landed
 					unacked.Add(1)
 					if err != nil {

@@ -42,7 +42,7 @@ func (h *host) refused(name string, args map[string]any, want string, namespaces
 
 func (h *host) getMemory(id string) map[string]any {
 	h.t.Helper()
-	return h.ok("memory_get", map[string]any{"id": id})
+	return h.ok("memory_get", map[string]any{"id": id, "format": "json"})
 }
 
 func TestLifecycleProfileServesTheFiveTools(t *testing.T) {
@@ -63,8 +63,8 @@ func TestLifecycleProfileServesTheFiveTools(t *testing.T) {
 
 func TestLifecycleUpdate(t *testing.T) {
 	h := lifecycleHost(t)
-	id := h.ok("memory_store", map[string]any{"title": "Plan", "content": "v1", "namespace": "u", "tier": "short"})["id"].(string)
-	h.ok("memory_store", map[string]any{"title": "Other", "content": "x", "namespace": "u"})
+	id := h.ok("memory_store", map[string]any{"format": "json", "title": "Plan", "content": "v1", "namespace": "u", "tier": "short"})["id"].(string)
+	h.ok("memory_store", map[string]any{"format": "json", "title": "Other", "content": "x", "namespace": "u"})
 
 	out := h.ok("memory_update", map[string]any{"id": id[:8], "content": "v2", "tags": []string{"a", "b"}, "priority": 7})
 	if out["updated"] != true || out["id"] != id || out["priority"] != 7.0 || out["expires_at"] == nil {
@@ -121,8 +121,8 @@ func TestLifecycleUpdate(t *testing.T) {
 
 func TestLifecycleDelete(t *testing.T) {
 	h := lifecycleHost(t)
-	a := h.ok("memory_store", map[string]any{"title": "A", "content": "x", "namespace": "d"})["id"].(string)
-	b := h.ok("memory_store", map[string]any{"title": "B", "content": "x", "namespace": "d"})["id"].(string)
+	a := h.ok("memory_store", map[string]any{"format": "json", "title": "A", "content": "x", "namespace": "d"})["id"].(string)
+	b := h.ok("memory_store", map[string]any{"format": "json", "title": "B", "content": "x", "namespace": "d"})["id"].(string)
 
 	for _, tc := range []struct {
 		args map[string]any
@@ -153,7 +153,7 @@ func TestLifecycleDelete(t *testing.T) {
 func TestLifecycleForget(t *testing.T) {
 	h := lifecycleHost(t)
 	store := func(title, content, ns, tier string) string {
-		return h.ok("memory_store", map[string]any{"title": title, "content": content, "namespace": ns, "tier": tier})["id"].(string)
+		return h.ok("memory_store", map[string]any{"format": "json", "title": title, "content": content, "namespace": ns, "tier": tier})["id"].(string)
 	}
 	both := store("Draft notes", "meeting", "f", "mid")
 	store("Draft only", "meeting", "f", "mid")
@@ -170,7 +170,7 @@ func TestLifecycleForget(t *testing.T) {
 		{map[string]any{"tier": "all"}, "tier:"},
 		{map[string]any{"namespace": "f", "tier": "forever"}, "tier:"},
 		{map[string]any{"pattern": "... !!"}, "pattern: has no word to match"},
-		{map[string]any{"pattern": strings.Repeat("word ", 1000)}, "pattern: must be at most 4096 bytes"},
+		{map[string]any{"pattern": strings.Repeat("word ", 1000)}, "pattern: must be at most 4096 characters (got 5000)"},
 		{map[string]any{"pattern": 7}, "pattern: must be a string"},
 		{map[string]any{"namespace": "f", "dry_run": "yes"}, "dry_run: must be a boolean"},
 		{map[string]any{"namespace": "f/"}, "namespace"},
@@ -208,8 +208,8 @@ func TestLifecycleForget(t *testing.T) {
 
 func TestLifecycleGC(t *testing.T) {
 	h := lifecycleHost(t)
-	old := h.ok("memory_store", map[string]any{"title": "Stale", "content": "x", "namespace": "gc"})["id"].(string)
-	h.ok("memory_store", map[string]any{"title": "Fresh", "content": "x", "namespace": "gc"})
+	old := h.ok("memory_store", map[string]any{"format": "json", "title": "Stale", "content": "x", "namespace": "gc"})["id"].(string)
+	h.ok("memory_store", map[string]any{"format": "json", "title": "Fresh", "content": "x", "namespace": "gc"})
 	// Nothing expired yet.
 	if out := h.ok("memory_gc", map[string]any{}); out["archived"] != 0.0 {
 		t.Errorf("gc with nothing expired = %v", out)
@@ -242,7 +242,7 @@ func TestLifecycleGC(t *testing.T) {
 
 func TestLifecyclePromote(t *testing.T) {
 	h := lifecycleHost(t)
-	id := h.ok("memory_store", map[string]any{"title": "Rule", "content": "x", "namespace": "org/team/me", "tier": "short"})["id"].(string)
+	id := h.ok("memory_store", map[string]any{"format": "json", "title": "Rule", "content": "x", "namespace": "org/team/me", "tier": "short"})["id"].(string)
 	for _, tc := range []struct {
 		args map[string]any
 		want string
@@ -312,7 +312,7 @@ func sameSet(a, b []string) bool {
 func TestArchivedNodesLeaveLiveTraversals(t *testing.T) {
 	h := newEnv(t).startHost([]string{"--profile", "graph,lifecycle"})
 	id := func(title string) string {
-		return h.ok("memory_store", map[string]any{"title": title, "content": "about " + title, "namespace": "t"})["id"].(string)
+		return h.ok("memory_store", map[string]any{"format": "json", "title": title, "content": "about " + title, "namespace": "t"})["id"].(string)
 	}
 	a, b, c := id("A"), id("B"), id("C")
 	h.ok("memory_link", map[string]any{"source_id": a, "target_id": b})

@@ -31,10 +31,10 @@ func TestMetaProfileServesSessionStartAndStats(t *testing.T) {
 
 func TestMetaStats(t *testing.T) {
 	h := metaHost(t)
-	a := h.ok("memory_store", map[string]any{"title": "A", "content": "alpha", "namespace": "s1", "tier": "long"})["id"].(string)
-	h.ok("memory_store", map[string]any{"title": "B", "content": "beta", "namespace": "s1", "tier": "mid"})
-	h.ok("memory_store", map[string]any{"title": "C", "content": "gamma", "namespace": "s2", "tier": "mid"})
-	d := h.ok("memory_store", map[string]any{"title": "D", "content": "delta", "namespace": "s2", "tier": "short"})["id"].(string)
+	a := h.ok("memory_store", map[string]any{"format": "json", "title": "A", "content": "alpha", "namespace": "s1", "tier": "long"})["id"].(string)
+	h.ok("memory_store", map[string]any{"format": "json", "title": "B", "content": "beta", "namespace": "s1", "tier": "mid"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "C", "content": "gamma", "namespace": "s2", "tier": "mid"})
+	d := h.ok("memory_store", map[string]any{"format": "json", "title": "D", "content": "delta", "namespace": "s2", "tier": "short"})["id"].(string)
 	h.ok("memory_delete", map[string]any{"id": d, "archive": true})
 	h.ok("memory_update", map[string]any{"id": a, "content": "alpha two"})
 
@@ -64,7 +64,7 @@ func TestMetaStats(t *testing.T) {
 func TestMetaSessionStartBudget(t *testing.T) {
 	h := metaHost(t)
 	for i := range 30 {
-		h.ok("memory_store", map[string]any{"title": fmt.Sprintf("Fact %02d", i), "namespace": "proj",
+		h.ok("memory_store", map[string]any{"format": "json", "title": fmt.Sprintf("Fact %02d", i), "namespace": "proj",
 			"content": strings.Repeat(fmt.Sprintf("word%d detail about the project ", i), 12), "priority": 1 + i%10})
 	}
 	for _, budget := range []int{60, 150, 400, 1000, 2000} {
@@ -91,16 +91,16 @@ func TestMetaSessionStartBudget(t *testing.T) {
 
 func TestMetaSessionStartSelection(t *testing.T) {
 	h := metaHost(t)
-	imp := h.ok("memory_store", map[string]any{"title": "Important", "content": "x", "namespace": "org/app", "priority": 10})["id"].(string)
+	imp := h.ok("memory_store", map[string]any{"format": "json", "title": "Important", "content": "x", "namespace": "org/app", "priority": 10})["id"].(string)
 	for i := range 5 {
-		h.ok("memory_store", map[string]any{"title": fmt.Sprintf("Mid %d", i), "content": "x", "namespace": "org/app", "priority": 5})
+		h.ok("memory_store", map[string]any{"format": "json", "title": fmt.Sprintf("Mid %d", i), "content": "x", "namespace": "org/app", "priority": 5})
 	}
-	parent := h.ok("memory_store", map[string]any{"title": "Org rule", "content": "x", "namespace": "org", "priority": 9})["id"].(string)
-	h.ok("memory_store", map[string]any{"title": "Elsewhere", "content": "x", "namespace": "other", "priority": 10})
-	old := h.ok("memory_store", map[string]any{"title": "Old low", "content": "x", "namespace": "org/app", "priority": 1})["id"].(string)
+	parent := h.ok("memory_store", map[string]any{"format": "json", "title": "Org rule", "content": "x", "namespace": "org", "priority": 9})["id"].(string)
+	h.ok("memory_store", map[string]any{"format": "json", "title": "Elsewhere", "content": "x", "namespace": "other", "priority": 10})
+	old := h.ok("memory_store", map[string]any{"format": "json", "title": "Old low", "content": "x", "namespace": "org/app", "priority": 1})["id"].(string)
 	h.ok("memory_update", map[string]any{"id": old, "content": "just edited"}) // most recent now
 
-	out := h.ok("memory_session_start", map[string]any{"namespace": "org/app", "limit": 3})
+	out := h.ok("memory_session_start", map[string]any{"namespace": "org/app", "limit": 3, "format": "json"})
 	ms := rows(out["memories"])
 	if out["mode"] != "session_start" || out["count"] != 3.0 || len(ms) != 3 {
 		t.Fatalf("session_start = %v", out)
@@ -123,7 +123,7 @@ func TestMetaSessionStartSelection(t *testing.T) {
 		{map[string]any{"budget_tokens": 5}, "budget_tokens: must be an integer from 20"},
 		{map[string]any{"budget_tokens": "2000"}, "budget_tokens: must be"},
 		{map[string]any{"namespace": "a//b"}, "namespace"},
-		{map[string]any{"format": "json"}, "format"},
+		{map[string]any{"format": "yaml"}, "format: must be one of toon_compact, toon, json"},
 	} {
 		h.refused("memory_session_start", tc.args, tc.want, "org/app", "org")
 	}
@@ -137,21 +137,21 @@ func TestMetaAgentRegistry(t *testing.T) {
 	alice := e.startHost([]string{"--profile", "meta", "--agent-id", "ai:alice"})
 	lastSeen := regexp.MustCompile(`,"last_seen_at":"[^"]*"`)
 	registry := func() string { // without last-seen: every call moves it
-		text, isErr := alice.call("memory_agent_list", nil)
+		text, isErr := alice.call("memory_agent_list", map[string]any{"format": "json"})
 		if isErr {
 			t.Fatalf("memory_agent_list: %s", text)
 		}
 		return lastSeen.ReplaceAllString(text, "")
 	}
 	listed := func() []map[string]any {
-		text, _ := alice.call("memory_agent_list", nil)
+		text, _ := alice.call("memory_agent_list", map[string]any{"format": "json"})
 		return rows(jsonOf(t, text)["agents"])
 	}
-	out := alice.ok("memory_agent_register", map[string]any{"agent_type": "ai:claude-code", "capabilities": []string{"code"}})
+	out := alice.ok("memory_agent_register", map[string]any{"agent_type": "ai:claude-code", "capabilities": []string{"code"}, "format": "json"})
 	if out["registered"] != true || out["agent_id"] != "ai:alice" || out["id"] == nil {
 		t.Fatalf("register self = %v", out)
 	}
-	again := alice.ok("memory_agent_register", map[string]any{"agent_id": "ai:alice", "agent_type": "ai:claude-code", "capabilities": []string{"code"}})
+	again := alice.ok("memory_agent_register", map[string]any{"agent_id": "ai:alice", "agent_type": "ai:claude-code", "capabilities": []string{"code"}, "format": "json"})
 	if again["id"] != out["id"] {
 		t.Errorf("re-registration changed the registry id: %v then %v", out, again)
 	}
@@ -177,8 +177,14 @@ func TestMetaAgentRegistry(t *testing.T) {
 	alice.fails("memory_agent_list", map[string]any{"all": true}, "all")
 
 	op := e.startHost([]string{"--profile", "meta", "--agent-id", "ai:op"})
-	if out := op.ok("memory_agent_register", map[string]any{"agent_id": "ai:bob", "agent_type": "human"}); out["agent_id"] != "ai:bob" {
+	// The default answer says only what the caller did not send.
+	if out := op.ok("memory_agent_register", map[string]any{"agent_id": "ai:bob", "agent_type": "human"}); out["agent_id"] != "ai:bob" ||
+		out["created"] != true || len(out) != 3 {
 		t.Errorf("operator registering bob = %v", out)
+	}
+	// The default list is one TOON row an agent, without timestamps.
+	if text, _ := alice.call("memory_agent_list", nil); text != "count:2\nagents[agent_id|agent_type|capabilities|registered_by]:\nai:alice|ai:claude-code|code|\nai:bob|human||ai:op" {
+		t.Errorf("agent list =\n%s", text)
 	}
 	list := jsonOf(t, registry())
 	agents := rows(list["agents"])
@@ -197,10 +203,10 @@ func TestMetaAgentRegistry(t *testing.T) {
 
 func TestMetaSessionStartStandards(t *testing.T) {
 	h := newEnv(t).startHost([]string{"--profile", "meta,governance", "--agent-id", "ai:alice"})
-	std := h.ok("memory_store", map[string]any{"title": "House rules", "content": "Use tabs.", "namespace": "proj", "priority": 10})["id"].(string)
-	h.ok("memory_store", map[string]any{"title": "Fact", "content": "x", "namespace": "proj"})
+	std := h.ok("memory_store", map[string]any{"format": "json", "title": "House rules", "content": "Use tabs.", "namespace": "proj", "priority": 10})["id"].(string)
+	h.ok("memory_store", map[string]any{"format": "json", "title": "Fact", "content": "x", "namespace": "proj"})
 	h.ok("memory_namespace_set_standard", map[string]any{"namespace": "proj", "id": std})
-	out := h.ok("memory_session_start", map[string]any{"namespace": "proj"})
+	out := h.ok("memory_session_start", map[string]any{"namespace": "proj", "format": "json"})
 	st := rows(out["standards"])
 	if len(st) != 1 || st[0]["id"] != std || st[0]["content"] != "Use tabs." {
 		t.Fatalf("standards = %v", out)
@@ -220,9 +226,9 @@ func TestMetaSessionStartStandards(t *testing.T) {
 func TestStatsCommandAndDoctorHealth(t *testing.T) {
 	e := newEnv(t)
 	h := e.startHost([]string{"--profile", "meta,lifecycle"})
-	id := h.ok("memory_store", map[string]any{"title": "A", "content": "alpha", "namespace": "cli"})["id"].(string)
+	id := h.ok("memory_store", map[string]any{"format": "json", "title": "A", "content": "alpha", "namespace": "cli"})["id"].(string)
 	h.ok("memory_delete", map[string]any{"id": id, "archive": true})
-	h.ok("memory_store", map[string]any{"title": "B", "content": "beta", "namespace": "cli"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "B", "content": "beta", "namespace": "cli"})
 
 	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), "stats")
 	cmd.Env = e.environ()

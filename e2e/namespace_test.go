@@ -24,20 +24,20 @@ func TestProjectNamespace(t *testing.T) {
 	os.MkdirAll(e.hostDir, 0o755)
 
 	h := e.startHost(nil)
-	if m := h.ok("memory_store", map[string]any{"title": "a", "content": "in the project"}); m["namespace"] != "billing-api" {
+	if m := h.ok("memory_store", map[string]any{"format": "json", "title": "a", "content": "in the project"}); m["namespace"] != "billing-api" {
 		t.Errorf("default in a project: %v", m["namespace"])
 	}
-	if m := h.ok("memory_store", map[string]any{"title": "b", "content": "placed", "namespace": "global"}); m["namespace"] != "global" {
+	if m := h.ok("memory_store", map[string]any{"format": "json", "title": "b", "content": "placed", "namespace": "global"}); m["namespace"] != "global" {
 		t.Errorf("explicit namespace: %v", m["namespace"])
 	}
-	if m := e.startHost([]string{"--namespace", "team/x"}).ok("memory_store", map[string]any{"title": "c", "content": "flag"}); m["namespace"] != "team/x" {
+	if m := e.startHost([]string{"--namespace", "team/x"}).ok("memory_store", map[string]any{"format": "json", "title": "c", "content": "flag"}); m["namespace"] != "team/x" {
 		t.Errorf("--namespace: %v", m["namespace"])
 	}
-	if m := e.startHost(nil, "AI_MEMORY_NAMESPACE=envns").ok("memory_store", map[string]any{"title": "d", "content": "env"}); m["namespace"] != "envns" {
+	if m := e.startHost(nil, "AI_MEMORY_NAMESPACE=envns").ok("memory_store", map[string]any{"format": "json", "title": "d", "content": "env"}); m["namespace"] != "envns" {
 		t.Errorf("AI_MEMORY_NAMESPACE: %v", m["namespace"])
 	}
 	e.hostDir = ""
-	if m := e.startHost(nil).ok("memory_store", map[string]any{"title": "e", "content": "outside"}); m["namespace"] != "global" {
+	if m := e.startHost(nil).ok("memory_store", map[string]any{"format": "json", "title": "e", "content": "outside"}); m["namespace"] != "global" {
 		t.Errorf("outside a project: %v", m["namespace"])
 	}
 

@@ -37,7 +37,7 @@ func TestNotifyOverStdio(t *testing.T) {
 
 	// session_start counts the recipient's unread messages, and only theirs.
 	unread := func(h *host) any {
-		text, isErr := h.call("memory_capabilities", map[string]any{"tool": "memory_session_start", "arguments": map[string]any{}})
+		text, isErr := h.call("memory_capabilities", map[string]any{"tool": "memory_session_start", "arguments": map[string]any{"format": "json"}})
 		if isErr {
 			t.Fatalf("session_start: %s", text)
 		}

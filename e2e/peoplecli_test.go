@@ -142,7 +142,7 @@ func TestCLIForgetDeleteUpdate(t *testing.T) {
 	if out := must("delete", k.ID[:8]); !strings.Contains(out, "would delete memory "+k.ID) || !strings.Contains(out, "nothing deleted") {
 		t.Errorf("delete dry run:\n%s", out)
 	}
-	if out := must("delete", k.ID[:8], "--yes", "--archive"); !strings.Contains(out, "deleted memory "+k.ID) || !strings.Contains(out, "restorable") {
+	if out := must("delete", k.ID[:8], "--yes", "--archive"); !strings.Contains(out, "deleted memory "+k.ID) || !strings.Contains(out, "ai-memory archive restore "+k.ID+" brings it back") {
 		t.Errorf("delete --yes:\n%s", out)
 	}
 	if out, err := run("", "get", k.ID); err == nil || !strings.Contains(out, "not found") {
@@ -151,7 +151,7 @@ func TestCLIForgetDeleteUpdate(t *testing.T) {
 
 	// A policy that queues deletes queues the CLI's forget too.
 	alice := e.startHost([]string{"--profile", "governance,core", "--agent-id", "ai:alice"})
-	rules := alice.ok("memory_store", map[string]any{"title": "team rules", "content": "deletes need approval", "namespace": "team"})
+	rules := alice.ok("memory_store", map[string]any{"format": "json", "title": "team rules", "content": "deletes need approval", "namespace": "team"})
 	alice.ok("memory_namespace_set_standard", map[string]any{"namespace": "team", "id": rules["id"], "governance": map[string]any{"write": "any", "delete": "approve"}})
 	if out, err := run("", "forget", "--namespace", "team", "--yes"); err == nil || !strings.Contains(out, "queued for approval as pending action") {
 		t.Errorf("forget under an approval policy: %v\n%s", err, out)
@@ -176,8 +176,12 @@ func TestCLIForgetDeleteUpdate(t *testing.T) {
 		}
 		return string(out)
 	}
-	if out := onTTY("n"); !strings.Contains(out, "Archive 1 memory (restorable)? [y/N]") || !strings.Contains(out, "nothing archived") {
+	if out := onTTY("n"); !strings.Contains(out, "Archive 1 memory (ai-memory archive restore ID brings one back)? [y/N]") || !strings.Contains(out, "nothing archived") {
 		t.Errorf("forget answered no:\n%s", out)
+	}
+	// An answer that is neither yes nor no is asked again.
+	if out := onTTY("sure\nno"); !strings.Contains(out, "please answer y (yes) or n (no)") || !strings.Contains(out, "nothing archived") {
+		t.Errorf("forget answered sure, then no:\n%s", out)
 	}
 	if n := count(); n != 2 { // team rules and the zebra
 		t.Fatalf("after no: %d memories, want 2", n)

@@ -187,6 +187,7 @@ func storeArgs(name string, w, n int) (map[string]any, string) {
 	return map[string]any{
 		"title":   fmt.Sprintf("peer %s writer %d write %d", name, w, n),
 		"content": "written by host " + name + ", word " + word,
+		"format":  "json", // the full id
 	}, word
 }
 
@@ -411,7 +412,7 @@ func TestPostgresKillNineEngineMidWrite(t *testing.T) {
 	}
 	// Host b finds host a's writes, those before the kill included.
 	for _, x := range a.acked.list[:20] {
-		if got := b.h.ok("memory_get", map[string]any{"id": x.id}); got["id"] != x.id {
+		if got := b.h.ok("memory_get", map[string]any{"id": x.id, "format": "json"}); got["id"] != x.id {
 			t.Fatalf("host b cannot get %s: %v", x.id, got)
 		}
 	}
@@ -495,7 +496,7 @@ func TestPostgresDoctorReportsTheBackend(t *testing.T) {
 	e := newEnv(t)
 	e.usePostgresEnv(pgtest.DSN(t) + " password=s3cretpw")
 	h := e.startHost(nil)
-	h.ok("memory_store", map[string]any{"title": "doctor", "content": "on postgres"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "doctor", "content": "on postgres"})
 	out, code := e.doctor()
 	if code != 0 || !contains(out, "storage", "postgres at postgres@", fmt.Sprintf("schema %d", pgstore.SchemaVersion),
 		"capability shared_store", "capability vector_index") || strings.Contains(out, "s3cretpw") {

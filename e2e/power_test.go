@@ -21,7 +21,7 @@ func powerHost(t *testing.T) *host {
 
 func (h *host) store(title, content string, tags ...string) string {
 	h.t.Helper()
-	args := map[string]any{"title": title, "content": content}
+	args := map[string]any{"title": title, "content": content, "format": "json"}
 	if len(tags) > 0 {
 		args["tags"] = tags
 	}
@@ -64,7 +64,7 @@ func TestPowerAutoTagWithNoModel(t *testing.T) {
 	if got["method"] != "tfidf" || got["id"] != id || len(added) == 0 || added[0] != "kafka" || tags[0] != "incident" || len(tags) != 1+len(added) {
 		t.Fatalf("auto_tag = %v", got)
 	}
-	mem := h.ok("memory_get", map[string]any{"id": id})
+	mem := h.ok("memory_get", map[string]any{"id": id, "format": "json"})
 	if !strings.Contains(strings.Join(anyStrings(mem["tags"]), ","), "kafka") {
 		t.Fatalf("tags not written: %v", mem)
 	}

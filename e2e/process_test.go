@@ -47,8 +47,8 @@ func TestTwoHostsShareOneDataDir(t *testing.T) {
 	}
 
 	a.kill9()
-	stored := b.ok("memory_store", map[string]any{"title": "after a died", "content": "b still writes"})
-	if got := b.ok("memory_get", map[string]any{"id": stored["id"]}); got["content"] != "b still writes" {
+	stored := b.ok("memory_store", map[string]any{"format": "json", "title": "after a died", "content": "b still writes"})
+	if got := b.ok("memory_get", map[string]any{"id": stored["id"], "format": "json"}); got["content"] != "b still writes" {
 		t.Fatalf("second host after the first was killed: %v", got)
 	}
 }
@@ -56,14 +56,14 @@ func TestTwoHostsShareOneDataDir(t *testing.T) {
 func TestKillNineLosesNoAcknowledgedWrite(t *testing.T) {
 	e := newEnv(t)
 	h := e.startHost(nil)
-	first := h.ok("memory_store", map[string]any{"title": "durable", "content": "acknowledged before the kill"})
+	first := h.ok("memory_store", map[string]any{"format": "json", "title": "durable", "content": "acknowledged before the kill"})
 	h.kill9()
 
 	h2 := e.startHost(nil)
-	if got := h2.ok("memory_get", map[string]any{"id": first["id"]}); got["content"] != "acknowledged before the kill" {
+	if got := h2.ok("memory_get", map[string]any{"id": first["id"], "format": "json"}); got["content"] != "acknowledged before the kill" {
 		t.Fatalf("after host kill -9: %v", got)
 	}
-	second := h2.ok("memory_store", map[string]any{"title": "durable 2", "content": "acknowledged before the engine died"})
+	second := h2.ok("memory_store", map[string]any{"format": "json", "title": "durable 2", "content": "acknowledged before the engine died"})
 	killed := e.enginePids()
 	for _, pid := range killed {
 		syscall.Kill(pid, syscall.SIGKILL)
@@ -78,7 +78,7 @@ func TestKillNineLosesNoAcknowledgedWrite(t *testing.T) {
 		text, isErr, err := h2.tryCall("memory_get", map[string]any{"id": second["id"]})
 		return err == nil && !isErr && len(text) > 0
 	})
-	if got := h2.ok("memory_get", map[string]any{"id": first["id"]}); got["id"] != first["id"] {
+	if got := h2.ok("memory_get", map[string]any{"id": first["id"], "format": "json"}); got["id"] != first["id"] {
 		t.Fatalf("first write lost: %v", got)
 	}
 
@@ -112,7 +112,7 @@ func TestKilledPluginIsReplacedOnNextCall(t *testing.T) {
 	// A plugin killed while idle: a fresh one serves the next calls. The
 	// host may notice the death first (no error) or on the call (the error
 	// above); either way it takes at most one call.
-	h.ok("memory_store", map[string]any{"title": "before", "content": "plugin alive"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "before", "content": "plugin alive"})
 	plugins := childrenOf(h.pid(), "ai-memory-core")
 	if len(plugins) != 1 {
 		t.Fatalf("core plugin processes of the host: %v", plugins)
@@ -136,7 +136,7 @@ func TestKilledPluginIsReplacedOnNextCall(t *testing.T) {
 func TestNothingOutlivesKilledHosts(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.startHost(nil), e.startHost([]string{"--profile", "full"})
-	a.ok("memory_store", map[string]any{"title": "t", "content": "c"})
+	a.ok("memory_store", map[string]any{"format": "json", "title": "t", "content": "c"})
 	b.ok("test_echo", map[string]any{})
 	pluginPids := append(append(childrenOf(a.pid(), "ai-memory-"), childrenOf(b.pid(), "ai-memory-")...), childrenOf(b.pid(), "testplugin")...)
 	if len(pluginPids) < 3 {

@@ -28,6 +28,7 @@ func storeID(t testing.TB, s *rawSession, args map[string]any) string {
 	var stored struct {
 		ID string `json:"id"`
 	}
+	args["format"] = "json" // the full id, as json results show it
 	callJSON(t, s, "memory_store", args, &stored)
 	return stored.ID
 }

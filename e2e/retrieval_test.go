@@ -76,6 +76,7 @@ func runRetrievalIn(t testing.TB, e *env, c *retrieval.Collection, settle func()
 		var stored struct {
 			ID string `json:"id"`
 		}
+		args["format"] = "json" // the full id, as json results show it
 		callJSON(t, s, "memory_store", args, &stored)
 		docOf[stored.ID] = d.ID
 		baseline.Add(d)

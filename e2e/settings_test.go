@@ -16,7 +16,7 @@ func TestEngineSettingsBelongToTheDataDir(t *testing.T) {
 	e := newEnv(t)
 	e.writeConfig("[ttl]\nshort_ttl_secs = 120\n")
 	h1 := e.startHost(nil)
-	m := h1.ok("memory_store", map[string]any{"title": "short-lived", "content": "x", "tier": "short", "format": "json"})
+	m := h1.ok("memory_store", map[string]any{"format": "json", "title": "short-lived", "content": "x", "tier": "short"})
 	got := h1.ok("memory_get", map[string]any{"id": m["id"], "format": "json"})
 	if life := lifetime(t, got); life != 120*time.Second {
 		t.Fatalf("short memory lives %v, want the configured 120s", life)
@@ -32,7 +32,7 @@ func TestEngineSettingsBelongToTheDataDir(t *testing.T) {
 	// even when this host is the one that starts the engine again.
 	e.writeConfig("[ttl]\nshort_ttl_secs = 999\n")
 	h2 := e.startHost(nil)
-	m = h2.ok("memory_store", map[string]any{"title": "second", "content": "y", "tier": "short", "format": "json"})
+	m = h2.ok("memory_store", map[string]any{"format": "json", "title": "second", "content": "y", "tier": "short"})
 	got = h2.ok("memory_get", map[string]any{"id": m["id"], "format": "json"})
 	if life := lifetime(t, got); life != 120*time.Second {
 		t.Fatalf("second host's memory lives %v, want the data dir's 120s", life)

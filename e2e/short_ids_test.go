@@ -28,7 +28,7 @@ func TestShortIDs(t *testing.T) {
 		}
 	}
 	var got struct{ ID string }
-	callJSON(t, s, "memory_get", map[string]any{"id": short[0]}, &got)
+	callJSON(t, s, "memory_get", map[string]any{"id": short[0], "format": "json"}, &got)
 	if !strings.HasPrefix(got.ID, short[0]) || len(got.ID) != 36 {
 		t.Errorf("memory_get %s = %s", short[0], got.ID)
 	}
@@ -59,4 +59,30 @@ func TestShortIDs(t *testing.T) {
 		seen[id[0]] = id
 	}
 	t.Fatal("no two of 40 ids share a first character")
+}
+
+// TestShortIDsWhereverIDsAreTaken: the short id a store answers names the
+// memory in the tools that take several ids or set one on a namespace.
+func TestShortIDsWhereverIDsAreTaken(t *testing.T) {
+	h := newEnv(t).startHost([]string{"--profile", "power,governance"})
+	short := func(title, content string) string {
+		id, _ := h.ok("memory_store", map[string]any{"title": title, "content": content, "namespace": "svc"})["id"].(string)
+		if len(id) < 8 || len(id) >= 36 {
+			t.Fatalf("store answered id %q, want a short id", id)
+		}
+		return id
+	}
+	a := short("Port", "The payments API listens on port 8080.")
+	b := short("Host", "The payments API runs on host db1.")
+	rules := short("Rules", "Review every schema change.")
+	got := h.ok("memory_consolidate", map[string]any{"ids": []string{a, b}, "title": "Payments API", "namespace": "svc"})
+	if got["consolidated"] != float64(2) {
+		t.Errorf("consolidate by short ids = %v", got)
+	}
+	// A short id and a longer prefix of the same id name one memory.
+	h.fails("memory_consolidate", map[string]any{"ids": []string{rules, rules + "-"}, "title": "Twice"}, "names the same memory as ids[0]")
+	set := h.ok("memory_namespace_set_standard", map[string]any{"namespace": "svc", "id": rules})
+	if id, _ := set["standard_id"].(string); len(id) != 36 || !strings.HasPrefix(id, rules) {
+		t.Errorf("set_standard by a short id = %v", set)
+	}
 }

@@ -17,8 +17,9 @@ func buildNotes(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "ai-memory-notes")
 	cmd := exec.Command("go", "build", "-o", out, ".")
+	// In the workspace: go.work maps the SDK's release version to ./sdk
+	// (TestGoInstallFromTheTaggedTree builds it as a user would, without).
 	cmd.Dir = filepath.Join(repoRoot(), "examples", "notes")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build examples/notes: %v\n%s", err, b)
 	}
@@ -51,7 +52,7 @@ func TestThirdPartyFamilyFromPluginAddToCalls(t *testing.T) {
 		}
 	}
 	h := e.startHost([]string{"--profile", "core,notes"})
-	mem := h.ok("memory_store", map[string]any{"title": "Deploy", "content": "runs on Fridays"})
+	mem := h.ok("memory_store", map[string]any{"format": "json", "title": "Deploy", "content": "runs on Fridays"})
 	res := h.ok("memory_note_todo", map[string]any{"text": "move deploy to Monday", "memory_id": mem["id"]})
 	t.Logf("plugin add to the first notes call: %v", time.Since(began).Round(time.Millisecond))
 	tasks := openTasks(t, res)
@@ -155,7 +156,7 @@ func TestThirdPartyFamilyFromPluginAddToCalls(t *testing.T) {
 	if !isErr || !strings.Contains(text+x.stderr.String(), "re-pin it: ai-memory plugin add "+notes) {
 		t.Errorf("changed binary: %v %q\nstderr:\n%s", isErr, text, x.stderr.String())
 	}
-	x.ok("memory_store", map[string]any{"title": "still served", "content": "core works"})
+	x.ok("memory_store", map[string]any{"format": "json", "title": "still served", "content": "core works"})
 	if list, _ := e.cli("plugin", "list"); logLine(list, "ai-memory-notes", "changed: re-pin with ai-memory plugin add") == "" {
 		t.Errorf("plugin list does not show the change:\n%s", list)
 	}
@@ -200,7 +201,7 @@ func TestProtocolMajorRefusedMinorServed(t *testing.T) {
 	if out := h.ok("later_echo", map[string]any{"say": "x"}); out["tool"] != "later_echo" {
 		t.Fatalf("later_echo = %v", out)
 	}
-	h.ok("memory_store", map[string]any{"title": "t", "content": "the host works"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "t", "content": "the host works"})
 }
 
 // A plugin built against an SDK without CallStream (its Describe does not

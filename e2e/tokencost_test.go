@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/tokencost"
@@ -25,11 +28,21 @@ var tokenCostMemories = []struct {
 	{"Billing logs must not hold card data", "Never log card numbers, CVCs or full customer addresses in billing. The logger's redaction filter covers the known field names; a new field holding personal data must be added to billing/log/redact.go in the same pull request.", []string{"security"}, 0},
 }
 
-// TestRecallTokenCost: a 10-memory recall in the default format costs
-// close to its memories' titles and contents in cl100k tokens.
-func TestRecallTokenCost(t *testing.T) {
-	s := newEnv(t).startRaw()
-	payload := 0
+// Goal and limit of a default answer's cost: its cl100k tokens over those
+// of the titles and contents it carries (issue 24).
+const (
+	answerCostGoal  = 1.15
+	answerCostLimit = 1.3
+)
+
+// TestDefaultAnswerCost: every core and meta tool that answers with
+// memories costs, in its default format, close to their titles and
+// contents in cl100k tokens. The store answer and the answers that carry
+// no memory text are bounded in tokens outright.
+func TestDefaultAnswerCost(t *testing.T) {
+	h := newEnv(t).startHost([]string{"--profile", "core,meta"})
+	payload := map[string]int{} // title → tokens of title and content
+	var ids, storeAnswers []string
 	for _, m := range tokenCostMemories {
 		args := map[string]any{"title": m.title, "content": m.content, "namespace": "billing"}
 		if m.tags != nil {
@@ -38,23 +51,112 @@ func TestRecallTokenCost(t *testing.T) {
 		if m.priority != 0 {
 			args["priority"] = m.priority
 		}
-		var stored struct{ ID string }
-		callJSON(t, s, "memory_store", args, &stored)
-		payload += tokencost.Count(m.title) + tokencost.Count(m.content)
+		text, isErr := h.call("memory_store", args)
+		if isErr {
+			t.Fatalf("store: %s", text)
+		}
+		storeAnswers = append(storeAnswers, text)
+		payload[m.title] = tokencost.Count(m.title) + tokencost.Count(m.content)
 	}
-	resp := s.request("tools/call", map[string]any{"name": "memory_recall", "arguments": map[string]any{"context": "billing", "namespace": "billing"}})
-	text, isErr := toolResult(resp)
-	if isErr {
-		t.Fatalf("recall: %s", text)
+	for _, m := range rows(h.ok("memory_list", map[string]any{"namespace": "billing", "format": "json"})["memories"]) {
+		ids = append(ids, m["id"].(string))
 	}
-	for _, m := range tokenCostMemories {
-		if !contains(text, m.title) {
-			t.Fatalf("recall lacks %q:\n%s", m.title, text)
+	all := 0
+	for _, n := range payload {
+		all += n
+	}
+
+	// ratio is an answer's cost over the memories it must carry.
+	ratio := func(name, text string, carries int) float64 {
+		t.Helper()
+		n := tokencost.Count(text)
+		r := float64(n) / float64(carries)
+		t.Logf("%-22s %5d tokens for %5d of titles and contents: %.3fx", name, n, carries, r)
+		if r > answerCostLimit {
+			t.Errorf("%s costs %.3fx its titles and contents (goal %.2f, limit %.2f):\n%s", name, r, answerCostGoal, answerCostLimit, text)
+		}
+		return r
+	}
+	every := func(name, text string) {
+		t.Helper()
+		for _, m := range tokenCostMemories {
+			if !strings.Contains(text, m.title) || !strings.Contains(text, m.content[:60]) {
+				t.Fatalf("%s lacks %q:\n%s", name, m.title, text)
+			}
 		}
 	}
-	ratio := float64(tokencost.Count(text)) / float64(payload)
-	t.Logf("result %d tokens for %d of titles and contents: %.3fx\n%s", tokencost.Count(text), payload, ratio, text)
-	if ratio > 1.25 {
-		t.Errorf("recall of 10 memories costs %.3fx their titles and contents, want at most 1.25x", ratio)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"memory_recall", map[string]any{"context": "billing", "namespace": "billing"}},
+		{"memory_list", map[string]any{"namespace": "billing"}},
+		{"memory_search", map[string]any{"query": "billing"}},
+		{"memory_session_start", map[string]any{"namespace": "billing"}},
+	} {
+		text, isErr := h.call(c.tool, c.args)
+		if isErr {
+			t.Fatalf("%s: %s", c.tool, text)
+		}
+		every(c.tool, text)
+		ratio(c.tool, text, all)
 	}
+	var gets strings.Builder
+	for _, id := range ids {
+		text, isErr := h.call("memory_get", map[string]any{"id": id})
+		if isErr || !strings.Contains(text, "content") {
+			t.Fatalf("get %s: %s", id, text)
+		}
+		gets.WriteString(text)
+	}
+	ratio("memory_get (each)", gets.String(), all)
+
+	// Answers that carry no memory text: their whole cost, bounded.
+	bounded := func(name, text string, limit int) {
+		t.Helper()
+		n := tokencost.Count(text)
+		t.Logf("%-22s %5d tokens: %s", name, n, firstLine(text))
+		if n > limit {
+			t.Errorf("%s costs %d tokens, want at most %d:\n%s", name, n, limit, text)
+		}
+	}
+	// The short id, and a short id for each memory the new one may
+	// contradict: an 8-character hex id is at most 8 tokens (a full one
+	// about 22), the object around the first 6 and the key of the list 6.
+	for _, text := range storeAnswers {
+		var answer struct {
+			PotentialContradictions []string `json:"potential_contradictions"`
+		}
+		if err := json.Unmarshal([]byte(text), &answer); err != nil {
+			t.Fatalf("store answer is not JSON: %v\n%s", err, text)
+		}
+		limit := 14
+		if n := len(answer.PotentialContradictions); n > 0 {
+			limit += 6 + 9*n
+		}
+		bounded("memory_store", text, limit)
+	}
+	reg, _ := h.call("memory_agent_register", map[string]any{"agent_type": "ai:claude-code", "capabilities": []string{"billing"}})
+	bounded("memory_agent_register", reg, 40)
+	agents, _ := h.call("memory_agent_list", nil)
+	bounded("memory_agent_list", agents, 60)
+	stats, _ := h.call("memory_stats", nil)
+	bounded("memory_stats", stats, 140)
+	caps, _ := h.call("memory_capabilities", nil)
+	for _, tool := range []string{"memory_session_start", "memory_get"} {
+		args := map[string]any{"namespace": "billing"}
+		if tool == "memory_get" {
+			args = map[string]any{"id": ids[0]}
+		}
+		text, _ := h.call(tool, args)
+		t.Logf("%s answers:\n%s", tool, text)
+	}
+	t.Logf("%-22s %5d tokens (the host's answer, not bounded here)", "memory_capabilities", tokencost.Count(caps))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return fmt.Sprintf("%s … (%d lines)", s[:i], strings.Count(s, "\n")+1)
+	}
+	return s
 }

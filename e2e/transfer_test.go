@@ -26,7 +26,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	h.ok("memory_agent_register", map[string]any{"agent_type": "human", "capabilities": []string{"review"}})
 	var ids []string
 	for i := range 30 {
-		m := h.ok("memory_store", map[string]any{"title": fmt.Sprintf("note %d", i), "content": fmt.Sprintf("content of note %d about postgres", i),
+		m := h.ok("memory_store", map[string]any{"format": "json", "title": fmt.Sprintf("note %d", i), "content": fmt.Sprintf("content of note %d about postgres", i),
 			"namespace": []string{"global", "infra", "team/a"}[i%3], "tags": []string{"t" + fmt.Sprint(i%4)}, "tier": []string{"short", "mid", "long"}[i%3]})
 		ids = append(ids, m["id"].(string))
 	}
@@ -44,11 +44,11 @@ func TestExportImportRoundTrip(t *testing.T) {
 	archivedID := ids[6]
 	ids = append(ids[:6], ids[7:]...)
 	// A standard with its policy (alice owns team), and bob's write it queued.
-	rules := h.ok("memory_store", map[string]any{"title": "team rules", "content": "writes need approval", "namespace": "team"})
+	rules := h.ok("memory_store", map[string]any{"format": "json", "title": "team rules", "content": "writes need approval", "namespace": "team"})
 	ids = append(ids, rules["id"].(string))
 	h.ok("memory_namespace_set_standard", map[string]any{"namespace": "team", "id": rules["id"], "governance": map[string]any{"write": "approve"}})
 	bob := e.startHost([]string{"--profile", "core", "--agent-id", "ai:bob"})
-	if q := bob.ok("memory_store", map[string]any{"title": "bob's note", "content": "queued", "namespace": "team"}); q["status"] != "pending" {
+	if q := bob.ok("memory_store", map[string]any{"format": "json", "title": "bob's note", "content": "queued", "namespace": "team"}); q["status"] != "pending" {
 		t.Fatalf("bob's store was not queued: %v", q)
 	}
 
@@ -98,7 +98,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	check := func() {
 		for _, id := range ids {
-			same("memory_get", map[string]any{"id": id})
+			same("memory_get", map[string]any{"id": id, "format": "json"})
 			same("memory_get_links", map[string]any{"id": id})
 		}
 		same("memory_kg_query", map[string]any{"source_id": ids[0], "max_depth": 3, "direction": "both"})
@@ -111,7 +111,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		same("memory_archive_list", map[string]any{})
 		same("memory_archive_list", map[string]any{"id": archivedID})
 		same("memory_archive_list", map[string]any{"id": ids[1]}) // its superseded version
-		same("memory_agent_list", map[string]any{})
+		same("memory_agent_list", map[string]any{"format": "json"})
 		// The archive (its row, its link, the superseded version) is what
 		// a re-export carries: the same file, line for line. (The engine
 		// writes agents' last-seen times into the registry once a minute;
@@ -226,7 +226,7 @@ func TestExportImportSubscriptionsAndMessages(t *testing.T) {
 	if len(subs) != 1 || subs[0]["id"] != sub["id"] || subs[0]["signed"] != true { // listed to alice: hers
 		t.Fatalf("subscriptions after the round trip: %v", subs)
 	}
-	m := alice2.ok("memory_store", map[string]any{"title": "after the move", "content": "stored in the new data dir"})
+	m := alice2.ok("memory_store", map[string]any{"format": "json", "title": "after the move", "content": "stored in the new data dir"})
 	delivered := func() bool { // verified against the secret by the receiver
 		recv.mu.Lock()
 		defer recv.mu.Unlock()

@@ -60,7 +60,7 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 		t.Errorf("search after upgrade: %v", out)
 	}
 	// New writes work and are attributed by the new rules.
-	n := h.ok("memory_store", map[string]any{"title": "After upgrade", "content": "written by the new release", "format": "json"})
+	n := h.ok("memory_store", map[string]any{"format": "json", "title": "After upgrade", "content": "written by the new release"})
 	if got := h.ok("memory_get", map[string]any{"id": n["id"], "format": "json"}); got["created_by"] != "ai:upgrader" {
 		t.Errorf("new memory: %v", got)
 	}

@@ -187,7 +187,7 @@ func TestSubscriptionToolsOverStdio(t *testing.T) {
 	if strings.Contains(text, secret) || !strings.Contains(text, `"signed":true`) {
 		t.Fatalf("list = %s", text)
 	}
-	h.ok("memory_store", map[string]any{"title": "flush", "content": "x"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "flush", "content": "x"})
 	if e.holdsInClear(t, secret) {
 		t.Fatal("the store holds the secret in the clear")
 	}
@@ -241,7 +241,7 @@ func TestWebhookFailsTwiceThenDeliveredOnce(t *testing.T) {
 	const secret = "exactly as given: ünïcode & spaces "
 	recv := newReceiver(t, secret, 500, 503)
 	sub := h.ok("memory_subscribe", map[string]any{"url": recv.srv.URL, "secret": secret, "events": "memory_store"})
-	m := h.ok("memory_store", map[string]any{"title": "release notes", "content": "private body text", "namespace": "proj"})
+	m := h.ok("memory_store", map[string]any{"format": "json", "title": "release notes", "content": "private body text", "namespace": "proj"})
 
 	eventually(t, 30*time.Second, "one accepted delivery", func() bool { return recv.acceptedCount() == 1 })
 	var listed map[string]any
@@ -270,7 +270,7 @@ func TestWebhookIncludesContentWhenAsked(t *testing.T) {
 	h := adminHost(e, "alice")
 	recv := newReceiver(t, "k")
 	h.ok("memory_subscribe", map[string]any{"url": recv.srv.URL, "secret": "k", "include_content": true})
-	h.ok("memory_store", map[string]any{"title": "with body", "content": "the body"})
+	h.ok("memory_store", map[string]any{"format": "json", "title": "with body", "content": "the body"})
 	eventually(t, 30*time.Second, "a delivery", func() bool { return recv.acceptedCount() == 1 })
 	if recv.accepted[0]["content"] != "the body" {
 		t.Fatalf("payload = %v", recv.accepted[0])
@@ -282,7 +282,7 @@ func TestWebhookDownForGoodIsDeadLettered(t *testing.T) {
 	h := adminHost(e, "alice")
 	recv := newReceiver(t, "k", 500, 500, 500, 500)
 	h.ok("memory_subscribe", map[string]any{"url": recv.srv.URL, "secret": "k"})
-	m := h.ok("memory_store", map[string]any{"title": "nobody hears", "content": "x"})
+	m := h.ok("memory_store", map[string]any{"format": "json", "title": "nobody hears", "content": "x"})
 	var s map[string]any
 	eventually(t, 30*time.Second, "a dead letter", func() bool {
 		s = subscriptions(h)[0]
@@ -308,7 +308,7 @@ func TestWebhookDeliveredAfterEngineKill9(t *testing.T) {
 	recv.hang = hang
 	h.ok("memory_subscribe", map[string]any{"url": recv.srv.URL, "secret": "k"})
 	pid := theEngine(t, e, nil)
-	m := h.ok("memory_store", map[string]any{"title": "survives", "content": "x"})
+	m := h.ok("memory_store", map[string]any{"format": "json", "title": "survives", "content": "x"})
 	select {
 	case <-recv.arrived: // the first attempt is in flight, and hangs
 	case <-time.After(30 * time.Second):

@@ -125,6 +125,25 @@ func (a *Args) Required(name string) (string, error) {
 	return s, nil
 }
 
+// Query returns a required query text (record.ValidateQuery).
+func (a *Args) Query(name string) (string, error) {
+	q, err := a.Required(name)
+	if err != nil {
+		return "", err
+	}
+	return q, record.ValidateQuery(name, q)
+}
+
+// TargetID returns a required id of a memory the tool changes or removes
+// (record.ValidateTargetID: at least the 8-character short id).
+func (a *Args) TargetID(name string) (string, error) {
+	id, err := a.Required(name)
+	if err != nil {
+		return "", err
+	}
+	return id, record.ValidateTargetID(name, id)
+}
+
 // Namespace returns a namespace argument, or def when it is absent. Every
 // tool reads namespaces through these getters, so one rule
 // (record.ValidateNamespace) applies to the value exactly as sent.

@@ -6,12 +6,15 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// The host signs an assertion for every tool call (who the call is for, and
-// which family runs it). The Family server puts it into the context a tool
-// handler receives, and the engine client below forwards it on every engine
-// call made with that context. Engine calls made with a context that did not
-// come from a tool call (context.Background() in a goroutine) carry none and
-// are refused by the engine: pass the handler's ctx along.
+// The host signs an assertion for every tool call (who the call is for,
+// which family runs it, and which plugin process). The Family server puts
+// it into the context a tool handler receives, and the engine client below
+// forwards it on every engine call made with that context. The engine
+// accepts it only from this process and only while the call runs: engine
+// calls made with a context that did not come from a tool call
+// (context.Background() in a goroutine) carry none, calls made after the
+// handler returned carry a dead one, and both are refused. Pass the
+// handler's ctx along, and finish before returning.
 
 type assertionKey struct{}
 

@@ -47,6 +47,7 @@ type EngineConn struct {
 	aimemoryv1.TransferClient
 	aimemoryv1.SubscriptionsClient
 	aimemoryv1.MessagesClient
+	aimemoryv1.CallsClient
 	conn *grpc.ClientConn
 }
 
@@ -68,6 +69,7 @@ func NewEngineConn(conn *grpc.ClientConn) *EngineConn {
 		TransferClient:      aimemoryv1.NewTransferClient(conn),
 		SubscriptionsClient: aimemoryv1.NewSubscriptionsClient(conn),
 		MessagesClient:      aimemoryv1.NewMessagesClient(conn),
+		CallsClient:         aimemoryv1.NewCallsClient(conn),
 		conn:                conn,
 	}
 }
@@ -93,6 +95,7 @@ func DialEngineAt(socketPath string, opts ...grpc.DialOption) (*EngineConn, erro
 	opts = append(append(FixedWindowDialOptions(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(forwardAssertion{}),
+		grpc.WithChainUnaryInterceptor(handOffWrites), // cancel.go
 		// The engine may be restarting (its host respawns it): wait for it
 		// within the caller's deadline instead of failing at once, and
 		// retry the socket quickly so a respawn is noticed in milliseconds.

@@ -25,7 +25,9 @@ func EngineError(err error) error {
 		// one shows up here rather than as Unavailable.
 		return Errorf("memory engine did not answer in time: %s; retry", st.Message())
 	case codes.Canceled:
-		return Errorf("memory engine call canceled: %s", st.Message())
+		// A tool call is stopped only before it hands a write to the
+		// engine (cancel.go), so nothing was written.
+		return Errorf("%s", CancelledMessage)
 	}
 	return Errorf("memory engine error (%s): %s", st.Code(), st.Message())
 }

@@ -3,11 +3,13 @@ module github.com/ai-memory/ai-memory/sdk
 go 1.26.0
 
 require (
-	github.com/ai-memory/ai-memory/proto v0.0.0
+	github.com/ai-memory/ai-memory/proto v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/tiktoken-go/tokenizer v0.10.0
+	golang.org/x/text v0.42.0
 	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -20,10 +22,5 @@ require (
 	github.com/oklog/run v1.1.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-// Inside this repository the SDK builds against the local proto module.
-replace github.com/ai-memory/ai-memory/proto => ../proto

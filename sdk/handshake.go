@@ -22,7 +22,10 @@ const ProtocolVersion = 1
 //	1.1  DescribeResponse.protocol_minor; family keyspaces (Keyspace)
 //	1.2  WatchEventsRequest.liveness_only
 //	1.3  Family.CallStream (DescribeResponse.call_stream, CallRequest.timeout_micros)
-const ProtocolMinor = 3
+//	1.4  CallRequest.cancel on a call stream (sdk/cancel.go)
+//	1.5  Calls.Track (hosts only): a tool call's assertion is accepted only
+//	     while the call runs, from the plugin process it was sent to
+const ProtocolMinor = 5
 
 // PluginKey names the one plugin every family binary dispenses.
 const PluginKey = "family"

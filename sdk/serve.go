@@ -3,6 +3,8 @@ package sdk
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -22,6 +24,11 @@ func Serve(name, version string, families ...Family) {
 		os.Exit(1)
 	}
 	go exitWhenOrphaned(os.Getppid())
+	// A signal sent to the host's whole process group (Ctrl-C at a
+	// terminal, a service manager stopping it) is the host's to act on: it
+	// stops its plugins itself, and a plugin that died of the signal first
+	// would be reported as a crash. The plugin still ends with its host.
+	signal.Ignore(syscall.SIGTERM, os.Interrupt)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginSet(impl),

@@ -52,16 +52,25 @@ func (s *familyServer) Describe(context.Context, *aimemoryv1.DescribeRequest) (*
 	return resp, nil
 }
 
-func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (resp *aimemoryv1.CallResponse, err error) {
+// Call runs one tool. The handler's context is the call's (cancel.go): a
+// cancel stops it only until it hands a write to the engine.
+func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
+	call := newInFlight(ctx, 0)
+	defer call.release()
+	return s.run(call.ctx, req), nil
+}
+
+// run answers req; every failure is a result, never a transport error.
+func (s *familyServer) run(ctx context.Context, req *aimemoryv1.CallRequest) (resp *aimemoryv1.CallResponse) {
 	t, ok := s.tools[req.GetTool()]
 	if !ok {
-		return &aimemoryv1.CallResponse{IsError: true, Text: fmt.Appendf(nil, "tool %q is not served by plugin %s", req.GetTool(), s.name)}, nil
+		return &aimemoryv1.CallResponse{IsError: true, Text: fmt.Appendf(nil, "tool %q is not served by plugin %s", req.GetTool(), s.name)}
 	}
 	// No input may crash the plugin: a panicking handler is an error result.
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("tool panicked", "tool", req.GetTool(), "panic", r, "stack", string(debug.Stack()))
-			resp, err = &aimemoryv1.CallResponse{IsError: true, Text: fmt.Appendf(nil, "internal error in %s; the call changed nothing it had not committed", req.GetTool())}, nil
+			resp = &aimemoryv1.CallResponse{IsError: true, Text: fmt.Appendf(nil, "internal error in %s; the call changed nothing it had not committed", req.GetTool())}
 		}
 	}()
 	args := json.RawMessage(req.GetArgumentsJson())
@@ -75,37 +84,61 @@ func (s *familyServer) Call(ctx context.Context, req *aimemoryv1.CallRequest) (r
 	ctx = withAssertion(ctx, cc.GetAssertion())
 	out, herr := t.Handler(ctx, Call{Tool: t.Name, Arguments: args, Context: cc})
 	if herr != nil {
-		return &aimemoryv1.CallResponse{IsError: true, Text: []byte(herr.Error())}, nil
+		return &aimemoryv1.CallResponse{IsError: true, Text: []byte(herr.Error())}
 	}
 	if t, ok := out.(Text); ok {
-		return &aimemoryv1.CallResponse{Text: []byte(t)}, nil
+		return &aimemoryv1.CallResponse{Text: []byte(t)}
 	}
 	text, merr := MarshalCompact(out)
 	if merr != nil {
-		return &aimemoryv1.CallResponse{IsError: true, Text: []byte("could not encode result: " + merr.Error())}, nil
+		return &aimemoryv1.CallResponse{IsError: true, Text: []byte("could not encode result: " + merr.Error())}
 	}
-	return &aimemoryv1.CallResponse{Text: text}, nil
+	return &aimemoryv1.CallResponse{Text: text}
 }
 
 // CallStream answers the requests of one stream in order, each as Call
-// would. The stream's context is the call's (the host cancels the stream
-// to cancel the call), and the deadline rides in each request.
+// would; the deadline rides in each request. A reader goroutine takes the
+// requests, so a cancel request reaches the call in flight (cancel.go);
+// the stream ending cancels it too.
 func (s *familyServer) CallStream(stream aimemoryv1.Family_CallStreamServer) error {
-	for {
-		req, err := stream.Recv()
-		if err != nil {
-			return nil // the host closed the stream, or cancelled it
+	type next struct {
+		req  *aimemoryv1.CallRequest
+		call *inFlight
+	}
+	calls := make(chan next)
+	go func() {
+		defer close(calls)
+		var current *inFlight
+		for {
+			req, err := stream.Recv()
+			if err != nil {
+				return // the host closed the stream, or cancelled it
+			}
+			if req.GetCancel() {
+				if current != nil {
+					current.cancel()
+				}
+				continue
+			}
+			// Made here, before the next request is read, so that a cancel
+			// read after it finds it.
+			current = newInFlight(stream.Context(), time.Duration(req.GetTimeoutMicros())*time.Microsecond)
+			select {
+			case calls <- next{req, current}:
+			case <-stream.Context().Done():
+				current.release()
+				return
+			}
 		}
-		ctx, cancel := stream.Context(), context.CancelFunc(func() {})
-		if t := req.GetTimeoutMicros(); t > 0 {
-			ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Microsecond)
-		}
-		resp, _ := s.Call(ctx, req) // Call's errors are results
-		cancel()
+	}()
+	for c := range calls {
+		resp := s.run(c.call.ctx, c.req)
+		c.call.release()
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // MarshalCompact encodes v as compact JSON without HTML escaping, which

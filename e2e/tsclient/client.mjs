@@ -16,7 +16,7 @@ await client.connect(transport);
 const text = (r) => r.content.map((c) => c.text).join("");
 const out = { server: client.getServerVersion(), capabilities: client.getServerCapabilities() };
 out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
-const stored = await client.callTool({ name: "memory_store", arguments: { title: "TS SDK", content: "stored through the official TypeScript client" } });
+const stored = await client.callTool({ name: "memory_store", arguments: { title: "TS SDK", content: "stored through the official TypeScript client", format: "json" } });
 out.store = JSON.parse(text(stored));
 const recalled = await client.callTool({ name: "memory_recall", arguments: { context: "typescript client", format: "json" } });
 out.recall = JSON.parse(text(recalled));

@@ -3,8 +3,8 @@ module example.com/ai-memory-notes
 go 1.26.0
 
 require (
-	github.com/ai-memory/ai-memory/proto v0.0.0
-	github.com/ai-memory/ai-memory/sdk v0.0.0
+	github.com/ai-memory/ai-memory/proto v0.7.0
+	github.com/ai-memory/ai-memory/sdk v0.7.0
 )
 
 require (
@@ -24,12 +24,4 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-// Outside this repository, drop these lines and require a tagged SDK
-// (go get github.com/ai-memory/ai-memory/sdk@latest). Inside it, the
-// example builds against the local SDK, as CI tests it.
-replace (
-	github.com/ai-memory/ai-memory/proto => ../../proto
-	github.com/ai-memory/ai-memory/sdk => ../../sdk
 )

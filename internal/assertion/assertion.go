@@ -1,13 +1,28 @@
 // Package assertion is how the engine learns who an engine call is for.
 //
-// A host mints a short-lived assertion per tool call (principal, session,
-// family, expiry), signed with HMAC-SHA256 under a key that only the engine
-// and the hosts of a data dir read (D/engine.key, 0600). The host hands it to
-// the plugin in CallContext.assertion; the plugin's engine client forwards it
-// as gRPC metadata; the engine verifies it and puts the caller into the
-// request context. A plugin never holds the key, so it cannot name another
-// principal or family than the one it was called for, and the check costs
-// one HMAC in the engine process: no extra hop.
+// An assertion is a token (principal, session, family, scope, the pid of
+// the one process that may present it, expiry), signed with HMAC-SHA256
+// under a key that only the engine and the hosts of a data dir read
+// (D/engine.key, 0600; plugins run confined away from it). Two kinds:
+//
+//   - A host's own calls carry a host assertion (family "host"), minted
+//     per process and reused while it is fresh.
+//   - A tool call's assertion names the host's call session with the
+//     engine and the call's number in it (Tracker, on the host's side). A
+//     plugin receives it in CallContext.assertion, the sdk forwards it as
+//     gRPC metadata, and the engine accepts it only from the plugin
+//     process it was sent to and only until the host reports the call
+//     ended (Gate, on the engine's side).
+//
+// A plugin never holds the key, so it cannot name another principal,
+// family or call than the one it was handed, and the check costs one HMAC
+// in the engine process: no extra hop.
+//
+// The token is P "." C "." E "." M: P the base64url JSON of what stays the
+// same across one caller's calls to one process (who, which process, which
+// session), C the call's number (0 for a host's), E the expiry (Unix
+// nanoseconds), M the base64url HMAC of everything before it. Both sides
+// keep P's encoding and decoding, so a call costs one HMAC on each.
 package assertion
 
 import (
@@ -17,6 +32,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,46 +46,54 @@ import (
 // MetadataKey is the gRPC metadata key an assertion travels under.
 const MetadataKey = aimemoryv1.AssertionMetadataKey
 
-// DefaultTTL bounds how long a minted assertion is accepted: longer than any
-// tool call should take, short enough that a leaked one soon goes stale.
+// DefaultTTL bounds how long a host assertion is accepted. A tool call's
+// assertion ends with its call, and at the latest at the call's deadline.
 const DefaultTTL = 10 * time.Minute
 
-// maxTokenBytes caps what Verify will parse; a real token is ~200 bytes.
+// maxTokenBytes caps what Verify will parse; a real token is ~300 bytes.
 const maxTokenBytes = 4096
 
-// claims is the signed payload.
-type claims struct {
+// static is the signed JSON part P: the same for every call of one caller
+// on one process in one session.
+type static struct {
 	Principal string `json:"p"`
 	Session   string `json:"s,omitempty"`
 	Family    string `json:"f"`
 	Scope     string `json:"n,omitempty"`
-	Expires   int64  `json:"e"` // Unix nanoseconds
+	PID       int    `json:"i"`           // the process that may present it
+	Calls     string `json:"k,omitempty"` // a tool call's: the host's call session
 }
 
-// Errors from Verify; all mean "refuse the call".
+// Verified is what a valid token asserts.
+type Verified struct {
+	Caller caller.Caller
+	PID    int    // the process that may present it
+	Calls  string // the call session of a tool call's assertion ("" for a host's)
+	Call   uint64
+}
+
+// Errors from Verify and the engine's checks; all mean "refuse the call".
 var (
-	ErrMissing = errors.New("no caller assertion")
-	ErrInvalid = errors.New("caller assertion is not valid")
-	ErrExpired = errors.New("caller assertion has expired")
+	ErrMissing     = errors.New("no caller assertion")
+	ErrInvalid     = errors.New("caller assertion is not valid")
+	ErrExpired     = errors.New("caller assertion has expired")
+	ErrOtherPID    = errors.New("caller assertion was issued to another process")
+	ErrCallEnded   = errors.New("the tool call this caller assertion was issued for has ended")
+	ErrUnboundCall = errors.New("caller assertion names no tool call (only a host's own calls may)")
 )
 
 // Signer mints and verifies assertions under one key.
-//
-// Both sides remember their work. A host hands out the token it minted for
-// the same caller until half its lifetime has passed (a token names no
-// call, so a reused one grants nothing a fresh one would not, and it still
-// expires at most DefaultTTL after it was minted), and an engine remembers
-// the tokens it verified, checking only their expiry when they come again.
-// Per call that saves the HMAC and JSON on both sides and, since the gRPC
-// header value repeats, its HPACK encoding: about 3% of the CPU of a call.
 type Signer struct {
-	key []byte
-	now func() time.Time
-	ttl time.Duration
+	key  []byte
+	now  func() time.Time
+	ttl  time.Duration
+	pid  int // this process's
+	macs sync.Pool
 
-	mu       sync.Mutex
-	minted   map[caller.Caller]mintedToken
-	verified map[string]claims // token → its claims, signature checked
+	mu      sync.Mutex
+	minted  map[caller.Caller]mintedToken // host assertions, reused while fresh
+	encoded map[static]string             // P of the calls this host signs
+	decoded map[string]static             // P of the tokens this engine verified
 }
 
 type mintedToken struct {
@@ -86,91 +113,131 @@ func NewSigner(key []byte, now func() time.Time) (*Signer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Signer{key: append([]byte(nil), key...), now: now, ttl: DefaultTTL}, nil
+	s := &Signer{key: append([]byte(nil), key...), now: now, ttl: DefaultTTL, pid: os.Getpid()}
+	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	return s, nil
 }
 
-// Mint returns a token asserting c, valid for at least half of DefaultTTL
-// (a fresh one, or the one minted for c less than DefaultTTL/2 ago).
+// Mint returns a host assertion for c, to be presented by this process
+// only, valid for at least half of DefaultTTL (a fresh one, or the one
+// minted for c less than DefaultTTL/2 ago). The engine accepts it only for
+// family caller.HostFamily: a tool call's assertion comes from a Tracker.
 func (s *Signer) Mint(c caller.Caller) []byte {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m, ok := s.minted[c]; ok && now.Add(s.ttl/2).UnixNano() < m.expires {
+	m, ok := s.minted[c]
+	s.mu.Unlock()
+	if ok && now.Add(s.ttl/2).UnixNano() < m.expires {
 		return m.token
 	}
-	token := s.mint(c, now)
+	expires := now.Add(s.ttl).UnixNano()
+	token := s.sign(static{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope, PID: s.pid}, 0, expires)
+	s.mu.Lock()
 	if s.minted == nil || len(s.minted) >= maxRemembered {
 		s.minted = map[caller.Caller]mintedToken{}
 	}
-	s.minted[c] = mintedToken{token: token, expires: now.Add(s.ttl).UnixNano()}
+	s.minted[c] = mintedToken{token: token, expires: expires}
+	s.mu.Unlock()
 	return token
 }
 
-func (s *Signer) mint(c caller.Caller, now time.Time) []byte {
-	payload, _ := json.Marshal(claims{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope, Expires: now.Add(s.ttl).UnixNano()})
-	enc := base64.RawURLEncoding
-	out := make([]byte, 0, enc.EncodedLen(len(payload))+1+enc.EncodedLen(sha256.Size))
-	out = enc.AppendEncode(out, payload)
-	out = append(out, '.')
-	return enc.AppendEncode(out, s.sign(payload))
-}
-
-// Verify checks a token's signature and expiry and returns its caller.
-func (s *Signer) Verify(token []byte) (caller.Caller, error) {
-	if len(token) == 0 {
-		return caller.Caller{}, ErrMissing
-	}
-	if len(token) > maxTokenBytes {
-		return caller.Caller{}, ErrInvalid
-	}
+// sign builds and signs the token of st, call and expiry.
+func (s *Signer) sign(st static, call uint64, expires int64) []byte {
 	s.mu.Lock()
-	c, known := s.verified[string(token)]
+	p, ok := s.encoded[st]
 	s.mu.Unlock()
-	if !known {
-		var err error
-		if c, err = s.check(token); err != nil {
-			return caller.Caller{}, err
-		}
+	if !ok {
+		raw, _ := json.Marshal(st)
+		p = base64.RawURLEncoding.EncodeToString(raw)
 		s.mu.Lock()
-		if s.verified == nil || len(s.verified) >= maxRemembered {
-			s.verified = map[string]claims{}
+		if s.encoded == nil || len(s.encoded) >= maxRemembered {
+			s.encoded = map[static]string{}
 		}
-		s.verified[string(token)] = c
+		s.encoded[st] = p
 		s.mu.Unlock()
 	}
-	if s.now().UnixNano() >= c.Expires {
-		return caller.Caller{}, ErrExpired
-	}
-	return caller.Caller{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope}, nil
+	out := make([]byte, 0, len(p)+64)
+	out = append(out, p...)
+	out = append(out, '.')
+	out = strconv.AppendUint(out, call, 10)
+	out = append(out, '.')
+	out = strconv.AppendInt(out, expires, 10)
+	var sum [sha256.Size]byte
+	mac := s.mac(out, sum[:0])
+	out = append(out, '.')
+	return base64.RawURLEncoding.AppendEncode(out, mac)
 }
 
-// check verifies a token's signature and claims, not its expiry.
-func (s *Signer) check(token []byte) (claims, error) {
-	dot := -1
-	for i, b := range token {
-		if b == '.' {
-			dot = i
-			break
-		}
+// Verify checks a token's signature and expiry and returns what it
+// asserts. Whether its process and call may present it now is the Gate's
+// to check.
+func (s *Signer) Verify(token []byte) (Verified, error) {
+	if len(token) == 0 {
+		return Verified{}, ErrMissing
 	}
-	if dot < 0 {
-		return claims{}, ErrInvalid
+	if len(token) > maxTokenBytes {
+		return Verified{}, ErrInvalid
 	}
-	enc := base64.RawURLEncoding
-	payload, err1 := enc.DecodeString(string(token[:dot]))
-	mac, err2 := enc.DecodeString(string(token[dot+1:]))
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.sign(payload)) {
-		return claims{}, ErrInvalid
+	signed, mac, ok := cutLast(string(token))
+	var sum [sha256.Size]byte
+	got := make([]byte, 0, sha256.Size+1)
+	got, err := base64.RawURLEncoding.AppendDecode(got, []byte(mac))
+	if !ok || err != nil || !hmac.Equal(got, s.mac([]byte(signed), sum[:0])) {
+		return Verified{}, ErrInvalid
 	}
-	var c claims
-	if json.Unmarshal(payload, &c) != nil || c.Principal == "" || c.Family == "" {
-		return claims{}, ErrInvalid
+	p, rest, _ := strings.Cut(signed, ".")
+	c, e, _ := strings.Cut(rest, ".")
+	call, err1 := strconv.ParseUint(c, 10, 64)
+	expires, err2 := strconv.ParseInt(e, 10, 64)
+	st, err3 := s.decode(p)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Verified{}, ErrInvalid
 	}
-	return c, nil
+	if s.now().UnixNano() >= expires {
+		return Verified{}, ErrExpired
+	}
+	return Verified{
+		Caller: caller.Caller{Principal: st.Principal, Session: st.Session, Family: st.Family, Scope: st.Scope},
+		PID:    st.PID, Calls: st.Calls, Call: call,
+	}, nil
 }
 
-func (s *Signer) sign(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write(payload)
-	return m.Sum(nil)
+// decode is the static part P of a token whose signature checked.
+func (s *Signer) decode(p string) (static, error) {
+	s.mu.Lock()
+	st, ok := s.decoded[p]
+	s.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(p)
+	if err != nil || json.Unmarshal(raw, &st) != nil || st.Principal == "" || st.Family == "" || st.PID <= 0 {
+		return static{}, ErrInvalid
+	}
+	s.mu.Lock()
+	if s.decoded == nil || len(s.decoded) >= maxRemembered {
+		s.decoded = map[string]static{}
+	}
+	s.decoded[p] = st
+	s.mu.Unlock()
+	return st, nil
+}
+
+// cutLast splits a token at its last dot: what is signed, and the MAC.
+func cutLast(token string) (signed, mac string, ok bool) {
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 || strings.Count(token[:i], ".") != 2 {
+		return "", "", false
+	}
+	return token[:i], token[i+1:], true
+}
+
+// mac appends the HMAC of data under the key to out.
+func (s *Signer) mac(data, out []byte) []byte {
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(data)
+	out = m.Sum(out)
+	s.macs.Put(m)
+	return out
 }

@@ -25,11 +25,11 @@ func testSigner(t *testing.T, key byte, now *time.Time) *Signer {
 func TestMintVerify(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	s := testSigner(t, 1, &now)
-	want := caller.Caller{Principal: "ai:claude-code", Session: "sess-1", Family: "graph"}
+	want := caller.Caller{Principal: "ai:claude-code", Session: "sess-1", Family: caller.HostFamily}
 	tok := s.Mint(want)
 	got, err := s.Verify(tok)
-	if err != nil || got != want {
-		t.Fatalf("Verify = %+v, %v; want %+v", got, err, want)
+	if err != nil || got != (Verified{Caller: want, PID: os.Getpid()}) {
+		t.Fatalf("Verify = %+v, %v; want %+v of this process", got, err, want)
 	}
 
 	now = now.Add(DefaultTTL - time.Nanosecond)

@@ -36,8 +36,10 @@ const Base = "core"
 // contract files them under a family (meta) but no plugin may declare them.
 var AlwaysOn = []string{"memory_capabilities"}
 
-// Instructions is the server's short MCP instructions text.
-const Instructions = "Persistent memory across sessions. Recall with memory_recall before work; store decisions, facts and preferences with memory_store. More tool families (lifecycle, graph, governance, power, meta, archive, other): memory_capabilities."
+// Instructions is the server's MCP instructions text, which harnesses put
+// in every request: the tool names and the family list are in the tool
+// definitions already, so it says only when to use them.
+const Instructions = "Persistent memory across sessions. Recall before work; store decisions, facts and preferences. More tools: memory_capabilities."
 
 // FirstParty returns the contract's family names in canonical order.
 func FirstParty() []string {

@@ -3,11 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
 	"github.com/ai-memory/ai-memory/internal/catalog"
@@ -38,14 +36,10 @@ func (c *tokenCreateCmd) Run(root *rootCmd) error {
 		// The installed family set, third-party families included (from
 		// the plugins' cached descriptions).
 		set := catalog.Contract()
-		if cfg, err := config.Load(config.Path(root.Config)); err == nil {
-			if bins, err := supervisor.Discover(pluginDir(), cfg.Plugins); err == nil {
-				dataDir := config.DataDir(root.DataDir)
-				sup := supervisor.New(supervisor.Options{Binaries: bins, CacheDir: filepath.Join(dataDir, "plugin-cache"),
-					EngineSocket: filepath.Join(dataDir, "engine.sock"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-				set = sup.Catalog()
-				defer sup.Close()
-			}
+		if bins, err := supervisor.Discover(pluginDir(), root.cfg.Plugins); err == nil {
+			sup := pluginSupervisor(root, bins)
+			set = sup.Catalog()
+			defer sup.Close()
 		}
 		var err error
 		if fams, err = catalog.ExpandNames(c.Families, set); err != nil {
@@ -91,6 +85,8 @@ func (c *tokenListCmd) Run(root *rootCmd) error {
 		fmt.Println("no tokens (ai-memory token create PRINCIPAL)")
 		return nil
 	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tPRINCIPAL\tFAMILIES\tNAMESPACES\tCREATED\tSTATE")
 	for _, t := range list {
 		state := "live"
 		if t.Revoked != nil {
@@ -103,9 +99,9 @@ func (c *tokenListCmd) Run(root *rootCmd) error {
 		if t.Namespaces != nil {
 			ns = strings.Join(t.Namespaces, ",")
 		}
-		fmt.Printf("%s  %-24s families=%s namespaces=%s created %s  %s\n", t.ID, t.Principal, fams, ns, t.Created.Format("2006-01-02"), state)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Principal, fams, ns, t.Created.Format("2006-01-02"), state)
 	}
-	return nil
+	return w.Flush()
 }
 
 type tokenRevokeCmd struct {

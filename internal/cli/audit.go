@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
@@ -74,6 +77,9 @@ func hasStore(dataDir string) error {
 // (and so creating its database) if needed.
 func engineFor(root *rootCmd, principal string) (*sdk.EngineConn, error) {
 	dataDir := config.DataDir(root.DataDir)
+	if err := root.reconcile(dataDir, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	creds, err := assertion.HostDial(dataDir, principal, "")
@@ -122,8 +128,10 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 		fmt.Println("no audit records")
 		return nil
 	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SEQ\tTIME\tVERDICT\tFAMILY/TOOL\tAGENT\tEVENT\tREASON")
 	for _, r := range resp.GetRecords() {
-		verdict := "DENY "
+		verdict := "DENY"
 		if r.GetGranted() {
 			verdict = "ALLOW"
 		}
@@ -138,9 +146,9 @@ func (c *auditListCmd) Run(root *rootCmd) error {
 		if n := r.GetSuppressed(); n > 0 {
 			reason += fmt.Sprintf(" [+%d more not recorded: rate limit]", n)
 		}
-		fmt.Printf("%-6d %s  %s  %-24s %-20s %-22s %s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, target, r.GetAgentId(), r.GetEvent(), reason)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.GetSeq(), record.FormatTime(r.GetAt()), verdict, cmp.Or(target, "-"), cmp.Or(r.GetAgentId(), "-"), r.GetEvent(), reason)
 	}
-	return nil
+	return w.Flush()
 }
 
 func (c *auditVerifyCmd) Run(root *rootCmd) error {

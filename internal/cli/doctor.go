@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 	"time"
 
 	"google.golang.org/grpc"
@@ -15,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
+	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -104,6 +106,7 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 		} else {
 			checks = append(checks, healthChecks(st)...)
 		}
+		checks = append(checks, recordsCheck(dataDir))
 	}
 
 	dir := pluginDir()
@@ -114,6 +117,11 @@ func (c *doctorCmd) Run(root *rootCmd) error {
 	add("plugins", err, fmt.Sprintf("%d found in %s", len(bins), dir))
 	for _, b := range bins {
 		add("plugin "+b.Name, supervisor.Verify(b), "SHA-256 matches "+b.Checksum[:12]+"…")
+	}
+	if active, detail := sandbox.Status(); active {
+		note("confinement", "active", true, detail)
+	} else {
+		note("confinement", "off", false, detail)
 	}
 
 	return report(checks, c.JSON)
@@ -129,13 +137,16 @@ func report(checks []check, asJSON bool) error {
 		out, _ := json.MarshalIndent(map[string]any{"healthy": healthy, "checks": checks}, "", "  ")
 		fmt.Println(string(out))
 	} else {
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "STATUS\tCHECK\tDETAIL")
 		for _, ch := range checks {
 			mark := ch.Status
 			if mark == "fail" {
 				mark = "FAIL"
 			}
-			fmt.Printf("%-7s %-22s %s\n", mark, ch.Name, ch.Detail)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", mark, ch.Name, ch.Detail)
 		}
+		w.Flush()
 	}
 	if !healthy {
 		return &exitError{code: 1, msg: "ai-memory doctor: problems found"}

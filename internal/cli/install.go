@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 type target struct {
 	Project  bool   `help:"Write the project-scoped config (.mcp.json, .vscode/mcp.json, ...) where the harness has one."`
 	Dir      string `help:"Project root for --project (default: the git work tree around the current directory, else the current directory)." type:"path"`
-	Binary   string `help:"The ai-memory binary the harness starts (default: this binary's absolute path)." type:"path"`
+	Binary   string `help:"The ai-memory the harness starts: a command name it finds on PATH (ai-memory) or a path (default: this binary's absolute path; in a project config, ai-memory when that is this binary on PATH)."`
 	Profile  string `help:"Profile to write (default: the harness's own, see docs/install.md)."`
 	Name     string `help:"The server's key in the harness config." default:"ai-memory"`
 	URL      string `name:"url" help:"Write the remote form: the Streamable HTTP URL of an ai-memory server."`
@@ -34,11 +36,17 @@ func (t *target) options(root *rootCmd, harness string) (install.Options, error)
 	}
 	o := install.Options{
 		Harness: harness, Project: t.Project, ProjectDir: t.Dir, Name: t.Name,
-		Binary: t.Binary, Profile: t.Profile, DataDir: root.DataDir, Home: home,
-		LookPath: func(b string) bool { _, err := exec.LookPath(b); return err == nil },
-	}
-	if o.Binary == "" {
-		o.Binary = selfPath()
+		Binary: t.Binary, Self: selfPath(), Profile: t.Profile, DataDir: root.DataDir, Home: home,
+		LookPath: func(b string) string {
+			path, err := exec.LookPath(b)
+			if err != nil {
+				return ""
+			}
+			if resolved, err := filepath.EvalSymlinks(path); err == nil {
+				return resolved
+			}
+			return path
+		},
 	}
 	if t.Profile != "" {
 		if _, err := catalog.ParseRequest(t.Profile); err != nil {
@@ -68,8 +76,8 @@ func (t *target) options(root *rootCmd, harness string) (install.Options, error)
 }
 
 type installCmd struct {
-	Harness   string `arg:"" predictor:"harness" help:"claude-code, claude-desktop, codex, gemini-cli, cursor, windsurf, cline, continue, vscode, zed or grok-cli."`
-	Apply     bool   `help:"Write the change (after a timestamped backup). Without it, show the diff and write nothing."`
+	Harness   string `arg:"" predictor:"harness" help:"claude-code, claude-desktop, codex, gemini-cli, cursor, windsurf, cline, continue, vscode, zed, grok (xAI) or grok-cli (@vibe-kit/grok-cli)."`
+	Apply     bool   `help:"Write the change (after a backup of the file, one kept per file). Without it, show the diff and write nothing."`
 	Uninstall bool   `help:"Remove the entry install wrote, and nothing else."`
 	File      string `help:"Edit this config file instead of the harness's own." type:"path"`
 	target
@@ -85,19 +93,32 @@ func (c *installCmd) Run(root *rootCmd) error {
 	if err != nil {
 		return &exitError{code: 1, msg: "ai-memory install " + c.Harness + ": " + err.Error()}
 	}
-	return reportPlan(os.Stdout, p, c.Apply, o)
+	_, err = reportPlan(os.Stdout, p, c.Apply, o)
+	return err
 }
 
-// reportPlan shows a plan and, with apply, carries it out.
-func reportPlan(w io.Writer, p *install.Plan, apply bool, o install.Options) error {
+// What reportPlan did with a plan.
+type outcome int
+
+const (
+	unchanged outcome = iota // the file already says it (or has nothing to remove)
+	dryRun                   // shown, not written
+	written
+)
+
+// reportPlan shows a plan (its notes on stderr) and, with apply, carries it out.
+func reportPlan(w io.Writer, p *install.Plan, apply bool, o install.Options) (outcome, error) {
 	h := p.Harness
+	for _, n := range p.Notes {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", h.Name, n)
+	}
 	switch {
 	case o.Uninstall && !p.Found:
 		fmt.Fprintf(w, "%s: %s has no %q entry written by ai-memory; nothing to remove\n", h.Title, p.Path, o.Name)
-		return nil
+		return unchanged, nil
 	case !p.Changed():
 		fmt.Fprintf(w, "%s: %s already has this entry; no change\n", h.Title, p.Path)
-		return nil
+		return unchanged, nil
 	}
 	if !o.Uninstall && o.Remote == nil {
 		fmt.Fprintf(w, "%s: profile %s. %s\n", h.Title, p.Profile, h.Why)
@@ -105,12 +126,12 @@ func reportPlan(w io.Writer, p *install.Plan, apply bool, o install.Options) err
 	if !apply {
 		fmt.Fprint(w, p.Diff())
 		fmt.Fprintf(w, "dry run: nothing written; add --apply to write %s\n", p.Path)
-		return nil
+		return dryRun, nil
 	}
 	start := time.Now()
 	backup, err := p.Apply(time.Now())
 	if err != nil {
-		return &exitError{code: 1, msg: fmt.Sprintf("ai-memory install %s: %s: %v", h.Name, p.Path, err)}
+		return dryRun, &exitError{code: 1, msg: fmt.Sprintf("ai-memory install %s: %s: %v", h.Name, p.Path, err)}
 	}
 	verb := "wrote"
 	if p.Delete {
@@ -121,7 +142,7 @@ func reportPlan(w io.Writer, p *install.Plan, apply bool, o install.Options) err
 		fmt.Fprintf(w, " (backup %s)", backup)
 	}
 	fmt.Fprintf(w, " in %s\n", time.Since(start).Round(time.Microsecond))
-	return nil
+	return written, nil
 }
 
 type initCmd struct {
@@ -131,7 +152,9 @@ type initCmd struct {
 }
 
 // Run detects the harnesses on this machine and installs into those the
-// user picks: asked on a terminal, or named with --yes --harness a,b.
+// user picks: asked on a terminal (yes or no, asked again until it is
+// one), or named with --yes --harness a,b. It ends with a summary and
+// what to do next.
 func (c *initCmd) Run(root *rootCmd) error {
 	names := c.Harnesses
 	probe, err := c.options(root, "")
@@ -160,32 +183,57 @@ func (c *initCmd) Run(root *rootCmd) error {
 		fmt.Println("not a terminal and no --yes: showing what would change, writing nothing")
 	}
 	in := bufio.NewReader(os.Stdin)
-	failed := 0
+	var added, already, declined, shown, projectOnly, failed []string
 	for _, n := range names {
 		o, _ := c.options(root, n)
 		p, err := install.Make(o)
-		if err != nil {
-			fmt.Printf("%s: skipped: %v\n", n, err)
-			failed++
+		if errors.Is(err, install.ErrProjectOnly) {
+			projectOnly = append(projectOnly, n)
 			continue
 		}
+		if err != nil {
+			fmt.Printf("%s: skipped: %v\n", n, err)
+			failed = append(failed, n)
+			continue
+		}
+		title := p.Harness.Title
 		apply := c.Yes
 		if interactive && p.Changed() {
-			fmt.Printf("Use ai-memory in %s (%s)? [Y/n] ", p.Harness.Title, p.Path)
-			answer, _ := in.ReadString('\n')
-			answer = strings.ToLower(strings.TrimSpace(answer))
-			apply = answer == "" || answer == "y" || answer == "yes"
-			if !apply {
+			if apply = ask(in, fmt.Sprintf("Add ai-memory to %s (%s)?", title, p.Path), true); !apply {
+				declined = append(declined, title)
 				continue
 			}
 		}
-		if err := reportPlan(os.Stdout, p, apply, o); err != nil {
+		switch done, err := reportPlan(os.Stdout, p, apply, o); {
+		case err != nil:
 			fmt.Println(err)
-			failed++
+			failed = append(failed, n)
+		case done == written:
+			added = append(added, title)
+		case done == unchanged:
+			already = append(already, title)
+		default:
+			shown = append(shown, title)
 		}
 	}
-	if failed > 0 {
-		return &exitError{code: 1, msg: fmt.Sprintf("ai-memory init: %d of %d harnesses not installed", failed, len(names))}
+	fmt.Println()
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"added to", added}, {"already in", already}, {"declined", declined}, {"dry run (nothing written)", shown},
+		{"project config only (run init --project in the project)", projectOnly}, {"not installed", failed}} {
+		if len(l.names) > 0 {
+			fmt.Printf("%s: %s\n", l.what, strings.Join(l.names, ", "))
+		}
+	}
+	switch {
+	case len(added) > 0:
+		fmt.Printf("next: restart %s (or start a new session there), then ask the agent to remember something; ai-memory doctor checks the installation\n", strings.Join(added, ", "))
+	case len(shown) > 0:
+		fmt.Println("next: run ai-memory init on a terminal to answer for each, or ai-memory init --yes to write them all")
+	}
+	if len(failed) > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("ai-memory init: %d of %d harnesses not installed", len(failed), len(names))}
 	}
 	return nil
 }

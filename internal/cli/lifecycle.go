@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mattn/go-isatty"
 
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -25,12 +24,37 @@ import (
 // shows the memory a delete names.
 const lifecycleProfile = "core,lifecycle"
 
-// confirm asks a yes/no question on the terminal; anything but y or yes is no.
-func confirm(question string) bool {
-	fmt.Printf("%s [y/N] ", question)
-	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-	answer = strings.ToLower(strings.TrimSpace(answer))
-	return answer == "y" || answer == "yes"
+// confirm asks a yes/no question on the terminal; the answer is no unless given.
+func confirm(question string) bool { return ask(bufio.NewReader(os.Stdin), question, false) }
+
+// ask asks a yes/no question until the answer is y, yes, n or no (any
+// case); an empty answer is def, and the end of input is no.
+func ask(in *bufio.Reader, question string, def bool) bool {
+	hint := "[y/N]"
+	if def {
+		hint = "[Y/n]"
+	}
+	for {
+		fmt.Printf("%s %s ", question, hint)
+		answer, err := in.ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(answer)) {
+		case "y", "yes":
+			return true
+		case "n", "no":
+			return false
+		case "":
+			if err != nil {
+				fmt.Println()
+				return false
+			}
+			return def
+		}
+		if err != nil {
+			fmt.Println()
+			return false
+		}
+		fmt.Println("please answer y (yes) or n (no)")
+	}
 }
 
 // mayAsk: a question needs a person at a terminal, and --json output is
@@ -65,7 +89,7 @@ func (c *forgetCmd) Run(root *rootCmd) error {
 	defer s.Close()
 	if !c.Yes {
 		args["dry_run"] = true
-		out, err := callTool(s, "memory_forget", args)
+		out, err := s.call("memory_forget", args)
 		if err != nil {
 			return err
 		}
@@ -80,22 +104,25 @@ func (c *forgetCmd) Run(root *rootCmd) error {
 		}); err != nil || !ask || n == 0 {
 			return err
 		}
-		if !confirm(fmt.Sprintf("Archive %s (restorable)?", plural(int(n), "memory", "memories"))) {
+		if !confirm(fmt.Sprintf("Archive %s (ai-memory archive restore ID brings one back)?", plural(int(n), "memory", "memories"))) {
 			fmt.Println("nothing archived")
 			return nil
 		}
 		delete(args, "dry_run")
 	}
-	out, err := callTool(s, "memory_forget", args)
+	out, err := s.call("memory_forget", args)
 	if err != nil {
 		return err
 	}
-	return c.show(out, func(v map[string]any) { bulkTable(v, "archived") })
+	return c.show(out, func(v map[string]any) {
+		bulkTable(v, "archived")
+		fmt.Println("ai-memory archive list shows them; ai-memory archive restore ID brings one back")
+	})
 }
 
 type deleteCmd struct {
 	ID      string `arg:"" help:"Id or unique prefix."`
-	Archive bool   `help:"Keep it in the archive, restorable (default: gone for good, with its links)."`
+	Archive bool   `help:"Keep it in the archive, restorable with ai-memory archive restore (default: gone for good, with its links)."`
 	Yes     bool   `short:"y" help:"Delete without asking. Without it: show what would go, and on a terminal ask."`
 	operator
 }
@@ -112,7 +139,7 @@ func (c *deleteCmd) Run(root *rootCmd) error {
 	}
 	how := "for good, with its links"
 	if c.Archive {
-		how = "to the archive (restorable)"
+		how = "to the archive (ai-memory archive restore " + cell(m["id"]) + " brings it back)"
 	}
 	what := fmt.Sprintf("memory %s %s in %s", m["id"], record.Quote(cell(m["title"])), cell(m["namespace"]))
 	if !c.Yes {
@@ -134,7 +161,7 @@ func (c *deleteCmd) Run(root *rootCmd) error {
 	if c.Archive {
 		args["archive"] = true
 	}
-	out, err := callTool(s, "memory_delete", args)
+	out, err := s.call("memory_delete", args)
 	if err != nil {
 		return err
 	}
@@ -173,7 +200,7 @@ func (c *updateCmd) Run(root *rootCmd) error {
 		return err
 	}
 	defer s.Close()
-	out, err := callTool(s, "memory_update", args)
+	out, err := s.call("memory_update", args)
 	if err != nil {
 		return err
 	}
@@ -183,8 +210,8 @@ func (c *updateCmd) Run(root *rootCmd) error {
 }
 
 // getMemory reads one memory by id or unique prefix.
-func getMemory(s *client.Client, id string) (map[string]any, error) {
-	out, err := callTool(s, "memory_get", map[string]any{"id": id})
+func getMemory(s *toolSession, id string) (map[string]any, error) {
+	out, err := s.call("memory_get", map[string]any{"id": id, "format": "json"})
 	if err != nil {
 		return nil, err
 	}

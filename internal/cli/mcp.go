@@ -41,7 +41,7 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 	sdk.StartProfiling("host")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := startRuntime(ctx, root, "mcp", c.Profile, c.AgentID, c.Namespace, c.EngineIdle)
+	rt, err := startRuntime(ctx, root, "mcp", c.Profile, c.AgentID, c.Namespace, c.EngineIdle, nil)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,6 @@ type runtime struct {
 	allow      guard.Allowlist
 	rate       *guard.RateLimit
 	maxMessage int
-	signer     *assertion.Signer
 	sessionID  string
 	namespace  string // the default namespace of memories a call does not place
 	nsSource   string // where it came from
@@ -94,7 +93,6 @@ func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcph
 		Profile:          rt.profile,
 		AgentID:          agentID,
 		SessionID:        sessionID,
-		Assertions:       rt.signer,
 		DefaultNamespace: rt.namespace,
 		Plugins:          rt.sup,
 		EngineReady:      rt.engine.Ready(),
@@ -113,13 +111,11 @@ func (rt *runtime) hostOptions(agentID, sessionID string, autoProfile bool) mcph
 	}
 }
 
-func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID, namespaceFlag string, engineIdle time.Duration) (*runtime, error) {
+// startRuntime starts what every host needs; keepFromPlugins names files
+// of the command's own (a TLS key) that no plugin may read.
+func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID, namespaceFlag string, engineIdle time.Duration, keepFromPlugins []string) (*runtime, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfgPath := config.Path(root.Config)
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": " + err.Error()}
-	}
+	cfg, cfgPath := root.cfg, root.cfgPath
 	request, source, err := config.ResolveProfile(profileFlag, cfg)
 	if err != nil {
 		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": invalid profile: " + err.Error()}
@@ -152,15 +148,13 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	if _, differ, err := settings.Reconcile(dataDir, cfg.Settings); err != nil {
-		return nil, &exitError{code: 2, msg: "ai-memory " + cmd + ": engine settings: " + err.Error()}
-	} else if len(differ) > 0 {
-		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",
-			"keys", strings.Join(differ, ", "), "config", cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
+	if err := root.reconcile(dataDir, log); err != nil {
+		return nil, err
 	}
 
 	// The data dir's key signs every engine call this host makes or hands a
-	// plugin: its own (family "host") and one assertion per tool call.
+	// plugin: its own (family "host") and one assertion per tool call,
+	// bound to the call's session with the engine (the keeper holds it).
 	key, err := assertion.LoadOrCreateKey(dataDir)
 	if err != nil {
 		return nil, err
@@ -169,6 +163,7 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 	if err != nil {
 		return nil, err
 	}
+	calls := assertion.NewTracker(signer)
 	sessionID := uuid.NewString()
 	hostCreds := signer.HostCredentials(identity.Resolve(agentID, ""), sessionID)
 
@@ -186,10 +181,13 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 		Logger:       log,
 		Keep:         request.Mentions,
 		CallTimeout:  callTimeout,
+		Calls:        calls,
+		Launcher:     selfPath(),
+		Sandbox:      pluginSandbox(cfg, cfgPath, dataDir, keepFromPlugins...),
 	})
 	rt := &runtime{log: log, cfg: cfg, cfgPath: cfgPath, dataDir: dataDir, source: source, maxMessage: maxMessage,
 		namespace: namespace, nsSource: nsSource,
-		signer: signer, sessionID: sessionID, sup: sup, rate: guard.NewRateLimit(interval, nil)}
+		sessionID: sessionID, sup: sup, rate: guard.NewRateLimit(interval, nil)}
 	fail := func(err error) (*runtime, error) {
 		rt.close()
 		return nil, err
@@ -200,11 +198,26 @@ func startRuntime(ctx context.Context, root *rootCmd, cmd, profileFlag, agentID,
 	if rt.allow, err = guard.NewAllowlist(cfg.MCP.Allowlist, sup.Catalog()); err != nil {
 		return fail(badConfig(err))
 	}
-	rt.engine = keeper.Start(ctx, selfPath(), dataDir, engineIdle, log, hostCreds)
+	rt.engine = keeper.Start(ctx, selfPath(), dataDir, engineIdle, log, calls, hostCreds)
 	if rt.engineConn, err = sdk.DialEngineAt(filepath.Join(dataDir, "engine.sock"), hostCreds); err != nil {
 		return fail(err)
 	}
 	return rt, nil
+}
+
+// reconcile records config.toml's engine sections ([storage], [ttl], ...)
+// in a data dir that has none yet, as every host does before its engine
+// starts, and warns when they differ from those in force there.
+func (r *rootCmd) reconcile(dataDir string, log *slog.Logger) error {
+	_, differ, err := settings.Reconcile(dataDir, engineSettings(r.cfg, r.cfgPath, log))
+	if err != nil {
+		return &exitError{code: 2, msg: "ai-memory " + r.command + ": engine settings: " + err.Error()}
+	}
+	if len(differ) > 0 {
+		log.Warn("config.toml disagrees with this data dir's engine settings; the data dir's stay in force",
+			"keys", strings.Join(differ, ", "), "config", r.cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
+	}
+	return nil
 }
 
 // pollableStdin is stdin, read through the runtime's network poller when it

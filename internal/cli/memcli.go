@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
@@ -15,6 +16,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/engine"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -68,9 +72,19 @@ func (o *operatorID) identity() (string, error) {
 	return id, nil
 }
 
+// toolSession is an MCP session with `ai-memory mcp`, for one command.
+type toolSession struct {
+	c      *client.Client
+	cmd    string      // the command's name, which its errors begin with
+	stderr *tailBuffer // the host's last words, for when it fails
+}
+
+func (s *toolSession) Close() { s.c.Close() }
+
 // session starts `ai-memory mcp` as the operator with profile's families
-// and initializes MCP.
-func (o *operator) session(root *rootCmd, profile string) (*client.Client, error) {
+// and initializes MCP. The host's stderr is kept (its tail): when it exits
+// before answering, its last line says why.
+func (o *operator) session(root *rootCmd, profile string) (*toolSession, error) {
 	id, err := o.identity()
 	if err != nil {
 		return nil, err
@@ -82,7 +96,8 @@ func (o *operator) session(root *rootCmd, profile string) (*client.Client, error
 	if root.DataDir != "" {
 		args = append(args, "--data-dir", root.DataDir)
 	}
-	c, err := client.NewStdioMCPClientWithOptions(selfPath(), os.Environ(), args, transport.WithCommandStderrWriter(io.Discard))
+	s := &toolSession{cmd: root.command, stderr: &tailBuffer{max: 4 << 10}}
+	s.c, err = client.NewStdioMCPClientWithOptions(selfPath(), os.Environ(), args, transport.WithCommandStderrWriter(s.stderr))
 	if err != nil {
 		return nil, err
 	}
@@ -91,30 +106,39 @@ func (o *operator) session(root *rootCmd, profile string) (*client.Client, error
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "ai-memory-cli", Version: Version}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		c.Close()
+	if _, err := s.c.Initialize(ctx, req); err != nil {
+		s.c.Close()
+		if last := s.stderr.lastLine(); last != "" {
+			return nil, fmt.Errorf("the host (ai-memory mcp) did not start: %s", last)
+		}
 		return nil, fmt.Errorf("starting ai-memory mcp: %w", err)
 	}
-	return c, nil
+	return s, nil
 }
 
 // call runs one core tool as the operator; an isError answer is exit status 1.
 func (o *operator) call(root *rootCmd, tool string, args map[string]any) ([]byte, error) {
-	c, err := o.session(root, "core")
+	return o.callIn(root, "core", tool, args)
+}
+
+// callIn runs one tool in a session of profile's families.
+func (o *operator) callIn(root *rootCmd, profile, tool string, args map[string]any) ([]byte, error) {
+	s, err := o.session(root, profile)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	return callTool(c, tool, args)
+	defer s.Close()
+	return s.call(tool, args)
 }
 
-// callTool runs one tool in a session; an isError answer is exit status 1.
-func callTool(c *client.Client, tool string, args map[string]any) ([]byte, error) {
+// call runs one tool in the session; an isError answer is exit status 1,
+// its text after the command's name.
+func (s *toolSession) call(tool string, args map[string]any) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = tool, args
-	res, err := c.CallTool(ctx, req)
+	res, err := s.c.CallTool(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +149,34 @@ func callTool(c *client.Client, tool string, args map[string]any) ([]byte, error
 		}
 	}
 	if res.IsError {
-		return nil, &exitError{code: 1, msg: "ai-memory " + strings.TrimPrefix(tool, "memory_") + ": " + text.String()}
+		return nil, &exitError{code: 1, msg: "ai-memory " + s.cmd + ": " + text.String()}
 	}
 	return []byte(text.String()), nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = t.b[over:]
+	}
+	return len(p), nil
+}
+
+// lastLine is the last line that is not empty.
+func (t *tailBuffer) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // show prints the answer as JSON, or via human.
@@ -169,8 +218,8 @@ func setIf(m map[string]any, k string, v any) {
 type storeCmd struct {
 	Title     string   `required:"" help:"Title (unique per namespace)."`
 	Content   string   `help:"Content; - or absent reads standard input." default:"-"`
-	Tier      string   `help:"short, mid (default) or long." enum:",short,mid,long" default:""`
-	Namespace string   `help:"Namespace (default global)."`
+	Tier      string   `help:"How long it lives: short (6 hours), mid (7 days) or long (never expires); a recall keeps a short one at least an hour more, a mid one a day. These are the defaults of [ttl] in config.toml." enum:"short,mid,long" default:"mid"`
+	Namespace string   `help:"Namespace (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project around the current directory, named after its origin remote, else its folder; else global)."`
 	Tag       []string `help:"A tag (repeatable)."`
 	Priority  int      `help:"1-10 (default 5)."`
 	operator
@@ -194,7 +243,7 @@ func (c *storeCmd) Run(root *rootCmd) error {
 	if err != nil {
 		return err
 	}
-	args := map[string]any{"title": c.Title, "content": content, "source": "cli"}
+	args := map[string]any{"title": c.Title, "content": content, "source": "cli", "format": "json"}
 	setIf(args, "tier", c.Tier)
 	setIf(args, "namespace", c.Namespace)
 	setIf(args, "tags", c.Tag)
@@ -204,13 +253,43 @@ func (c *storeCmd) Run(root *rootCmd) error {
 		return err
 	}
 	return c.show(out, func(v map[string]any) {
-		fmt.Printf("stored %v (%v, %v) as %v\n", v["id"], v["tier"], v["namespace"], v["agent_id"])
+		fmt.Printf("stored %v in %v as %v; %s\n", v["id"], v["namespace"], v["agent_id"], lifetime(root, cell(v["tier"])))
 	})
+}
+
+// lifetime says how long a memory of tier lives under the data dir's
+// engine settings ([ttl]), as the engine applies them.
+func lifetime(root *rootCmd, tier string) string {
+	set, _, err := settings.Load(config.DataDir(root.DataDir))
+	if err != nil {
+		return "tier " + tier
+	}
+	ttl := engine.TiersFromSettings(set)
+	d := ttl.ForTier(tier)
+	if d <= 0 {
+		return "tier " + tier + ": it never expires"
+	}
+	line := fmt.Sprintf("tier %s: it expires in %s", tier, durationText(d))
+	if extend := map[string]time.Duration{"short": ttl.ShortExtend, "mid": ttl.MidExtend}[tier]; extend > 0 {
+		line += fmt.Sprintf(", and a recall keeps it at least %s more", durationText(extend))
+	}
+	return line + " (--tier long never expires)"
+}
+
+// durationText is d in whole days, else hours, else minutes.
+func durationText(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
+		return plural(int(d/(24*time.Hour)), "day", "days")
+	case d >= time.Hour && d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour", "hours")
+	}
+	return d.Round(time.Second).String()
 }
 
 type recallCmd struct {
 	Context   []string `arg:"" help:"What to recall."`
-	Namespace string   `help:"Only this namespace (a/b also matches a)."`
+	Namespace string   `help:"Only this namespace (a/b also matches a; default: every namespace)."`
 	Limit     int      `help:"At most this many (default 10)."`
 	operator
 }
@@ -228,7 +307,7 @@ func (c *recallCmd) Run(root *rootCmd) error {
 
 type searchCmd struct {
 	Query     []string `arg:"" help:"Words that must all appear."`
-	Namespace string   `help:"Only this namespace."`
+	Namespace string   `help:"Only this namespace (default: every namespace)."`
 	Tier      string   `help:"Only this tier." enum:",short,mid,long" default:""`
 	Limit     int      `help:"At most this many (default 20)."`
 	operator
@@ -247,7 +326,7 @@ func (c *searchCmd) Run(root *rootCmd) error {
 }
 
 type listCmd struct {
-	Namespace string `help:"Only this namespace."`
+	Namespace string `help:"Only this namespace (default: every namespace)."`
 	Tier      string `help:"Only this tier." enum:",short,mid,long" default:""`
 	Limit     int    `help:"At most this many (default 20)."`
 	operator
@@ -271,7 +350,7 @@ type getCmd struct {
 }
 
 func (c *getCmd) Run(root *rootCmd) error {
-	out, err := c.call(root, "memory_get", map[string]any{"id": c.ID})
+	out, err := c.call(root, "memory_get", map[string]any{"id": c.ID, "format": "json"})
 	if err != nil {
 		return err
 	}
@@ -311,17 +390,21 @@ func memoryTable(rows any, score bool) {
 		if len(id) > 8 {
 			id = id[:8]
 		}
-		updated, _ := m["updated_at"].(string)
-		if len(updated) > 16 {
-			updated = strings.Replace(updated[:16], "T", " ", 1)
-		}
-		row := table.Row{id, clipRunes(cell(m["title"]), 40), m["namespace"], m["tier"], updated, clipRunes(oneLine(cell(m["content"])), 60)}
+		row := table.Row{id, clipRunes(cell(m["title"]), 40), m["namespace"], m["tier"], minute(cell(m["updated_at"])), clipRunes(oneLine(cell(m["content"])), 60)}
 		if score {
 			row = append(row, m["score"])
 		}
 		t.AppendRow(row)
 	}
 	t.Render()
+}
+
+// minute is an RFC 3339 time cut to the minute, as "2026-12-01 14:00".
+func minute(t string) string {
+	if len(t) > 16 {
+		return strings.Replace(t[:16], "T", " ", 1)
+	}
+	return t
 }
 
 func cell(v any) string {

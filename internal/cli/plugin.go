@@ -34,11 +34,33 @@ type pluginRemoveCmd struct {
 }
 
 // pluginSupervisor describes bins (from the data dir's cache, or by
-// launching each once) without serving anything.
+// launching each once, confined as when served) without serving anything.
 func pluginSupervisor(root *rootCmd, bins []supervisor.Binary) *supervisor.Supervisor {
 	dataDir := config.DataDir(root.DataDir)
+	cfgPath := config.Path(root.Config)
+	cfg, _ := config.Load(cfgPath) // its errors are the caller's to report; the defaults confine as much
 	return supervisor.New(supervisor.Options{Binaries: bins, CacheDir: filepath.Join(dataDir, "plugin-cache"),
-		EngineSocket: filepath.Join(dataDir, "engine.sock"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		EngineSocket: filepath.Join(dataDir, "engine.sock"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Launcher: selfPath(), Sandbox: pluginSandbox(cfg, cfgPath, dataDir)})
+}
+
+// pluginSandbox is what plugin processes may have beyond the defaults
+// (config [plugin_sandbox]), and what they never may: the data dir, the
+// config and its directory, libpq's password file, and the command's own
+// key files.
+func pluginSandbox(cfg config.Config, cfgPath, dataDir string, keyFiles ...string) supervisor.Sandbox {
+	protected := []string{dataDir, cfgPath, filepath.Dir(cfgPath)}
+	if p := os.Getenv("PGPASSFILE"); p != "" {
+		protected = append(protected, p)
+	} else if home, err := os.UserHomeDir(); err == nil {
+		protected = append(protected, filepath.Join(home, ".pgpass"))
+	}
+	for _, f := range keyFiles {
+		if f != "" {
+			protected = append(protected, f)
+		}
+	}
+	return supervisor.Sandbox{Env: cfg.PluginSandbox.Env, Read: cfg.PluginSandbox.Read, Protected: protected}
 }
 
 func (c *pluginAddCmd) Run(root *rootCmd) error {
@@ -53,12 +75,8 @@ func (c *pluginAddCmd) Run(root *rootCmd) error {
 	if err != nil {
 		return err
 	}
-	cfgPath := config.Path(root.Config)
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return err
-	}
-	pins := maps.Clone(cfg.Plugins)
+	cfgPath := root.cfgPath
+	pins := maps.Clone(root.cfg.Plugins)
 	if pins == nil {
 		pins = map[string]string{}
 	}
@@ -111,11 +129,7 @@ func (c *pluginAddCmd) Run(root *rootCmd) error {
 }
 
 func (c *pluginListCmd) Run(root *rootCmd) error {
-	cfg, err := config.Load(config.Path(root.Config))
-	if err != nil {
-		return err
-	}
-	bins, err := supervisor.Discover(pluginDir(), cfg.Plugins)
+	bins, err := supervisor.Discover(pluginDir(), root.cfg.Plugins)
 	if err != nil {
 		return err
 	}
@@ -153,11 +167,7 @@ func (c *pluginListCmd) Run(root *rootCmd) error {
 }
 
 func (c *pluginRemoveCmd) Run(root *rootCmd) error {
-	cfgPath := config.Path(root.Config)
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return err
-	}
+	cfg, cfgPath := root.cfg, root.cfgPath
 	path := c.Path
 	if _, ok := cfg.Plugins[path]; !ok {
 		if abs, err := filepath.Abs(path); err == nil {

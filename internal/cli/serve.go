@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +24,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/metrics"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
@@ -57,6 +60,7 @@ type serveCmd struct {
 	AgentID        string        `help:"--auth none: the identity of every client (default: ai:<client name>)." env:"AI_MEMORY_AGENT_ID"`
 	Namespace      string        `help:"Default namespace of memories a call does not place (default: $$AI_MEMORY_NAMESPACE, else config [mcp].namespace, else the git project it starts in, else global)."`
 	EngineIdle     time.Duration `help:"How long a spawned engine waits without clients before it exits." default:"30s" env:"AI_MEMORY_ENGINE_IDLE_TIMEOUT"`
+	MetricsListen  string        `help:"Serve Prometheus metrics at http://ADDR/metrics (off unless given; a port alone, :9464, listens on loopback). No metric holds memory content, a title or a principal (docs/deploy.md)." name:"metrics-listen" env:"AI_MEMORY_METRICS_LISTEN"`
 }
 
 func (c *serveCmd) Run(root *rootCmd) error {
@@ -90,9 +94,21 @@ func (c *serveCmd) Run(root *rootCmd) error {
 		}
 	}
 
+	var metricsListener net.Listener
+	if c.MetricsListen != "" {
+		addr, err := metricsAddr(c.MetricsListen)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		if metricsListener, err = net.Listen("tcp", addr); err != nil {
+			return refuse("--metrics-listen: %v", err)
+		}
+		defer metricsListener.Close()
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.Namespace, c.EngineIdle)
+	rt, err := startRuntime(ctx, root, "serve", c.Profile, c.AgentID, c.Namespace, c.EngineIdle, []string{c.TLSKey})
 	if err != nil {
 		return err
 	}
@@ -117,6 +133,9 @@ func (c *serveCmd) Run(root *rootCmd) error {
 		Heartbeat:      30 * time.Second,
 		Audit:          auditlog.Recorder{Engine: rt.engineConn},
 		Logger:         rt.log,
+	}
+	if metricsListener != nil {
+		opts.Metrics = metrics.NewHost()
 	}
 	switch c.Auth {
 	case "token":
@@ -146,7 +165,12 @@ func (c *serveCmd) Run(root *rootCmd) error {
 		o.Allowlist = rt.allow.Within(p.Families).Attested(attest, p.Attestation)
 		o.Scope = p.Namespaces
 		o.Attestation = p.Attestation
+		o.Metrics = opts.Metrics
 		return mcphost.New(o)
+	}
+	front := httpfront.New(opts)
+	if metricsListener != nil {
+		serveMetrics(ctx, metricsListener, opts.Metrics, front, rt)
 	}
 
 	l, err := net.Listen("tcp", c.Listen)
@@ -159,11 +183,49 @@ func (c *serveCmd) Run(root *rootCmd) error {
 	}
 	rt.log.Info("ai-memory serve ready", "url", scheme+"://"+l.Addr().String()+"/mcp", "auth", c.Auth,
 		"mtls", c.ClientCA != "", "profile", rt.profile.Label(), "data_dir", rt.dataDir)
-	err = httpfront.New(opts).Serve(ctx, l, c.ShutdownGrace)
+	err = front.Serve(ctx, l, c.ShutdownGrace)
 	if ctx.Err() != nil {
 		rt.log.Info("ai-memory serve stopped on signal")
 	}
 	return err
+}
+
+// metricsAddr is --metrics-listen as an address to listen on: a port
+// alone (":9464" or "9464") is on loopback; a host, any host, is as given.
+func metricsAddr(flag string) (string, error) {
+	if !strings.Contains(flag, ":") {
+		flag = ":" + flag
+	}
+	host, port, err := net.SplitHostPort(flag)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("--metrics-listen %s: must be host:port or a port", sdk.Quote(flag))
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// serveMetrics serves /metrics on l until ctx ends: the host's counters,
+// the front's sessions and connections, and the engine's metrics, asked
+// of it at each scrape.
+func serveMetrics(ctx context.Context, l net.Listener, m *metrics.Host, front *httpfront.Front, rt *runtime) {
+	m.Gauge("ai_memory_http_sessions", "Live MCP sessions over HTTP, all principals.", func() float64 { return float64(front.Stats().Sessions) })
+	m.Gauge("ai_memory_http_principals", "Principals with a host now (each with its grant).", func() float64 { return float64(front.Stats().Principals) })
+	m.Gauge("ai_memory_http_connections", "Open HTTP connections.", func() float64 { return float64(front.Stats().Connections) })
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler(func(ctx context.Context) ([][]byte, error) {
+		resp, err := rt.engineConn.Metrics(ctx, &aimemoryv1.MetricsRequest{})
+		return resp.GetFamilies(), err
+	}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(rt.log.Handler(), slog.LevelWarn)}
+	go srv.Serve(l)
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	rt.log.Info("metrics", "url", "http://"+l.Addr().String()+"/metrics")
 }
 
 func isLoopback(host string) bool {

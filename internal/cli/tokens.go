@@ -12,6 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/config"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
 	"github.com/ai-memory/ai-memory/internal/tokencost"
@@ -24,7 +25,7 @@ type describeOnly struct{ *supervisor.Supervisor }
 
 func (describeOnly) Start(string) error { return nil }
 
-func (describeOnly) Call(context.Context, string, string, []byte, *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+func (describeOnly) Call(context.Context, caller.Caller, string, []byte, *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	return nil, fmt.Errorf("doctor does not run tools")
 }
 

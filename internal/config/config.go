@@ -43,6 +43,16 @@ type Config struct {
 	} `toml:"mcp"`
 	// Plugins pins extra plugin binaries: path → SHA-256 hex.
 	Plugins map[string]string `toml:"plugins"`
+	// PluginSandbox widens what every plugin process gets beyond its
+	// allow-listed environment and, where plugins run confined, beyond the
+	// system's readable paths (docs/plugins.md, "What a plugin can reach").
+	PluginSandbox struct {
+		// Env names host environment variables passed on to plugins.
+		Env []string `toml:"env"`
+		// Read names absolute paths plugins may read; the data dir, the
+		// config dir and key files stay out even below one of them.
+		Read []string `toml:"read"`
+	} `toml:"plugin_sandbox"`
 	// The engine-scoped sections ([storage], [ttl]): recorded in the data
 	// dir by the first host, and only compared by later ones.
 	settings.Settings
@@ -99,10 +109,36 @@ func Load(path string) (Config, error) {
 	if err == nil {
 		err = c.Settings.Validate()
 	}
+	if err == nil {
+		err = c.validatePluginSandbox()
+	}
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
+}
+
+func (c Config) validatePluginSandbox() error {
+	for _, name := range c.PluginSandbox.Env {
+		if !envName(name) {
+			return fmt.Errorf("[plugin_sandbox] env: %s is not an environment variable name (letters, digits and _, not starting with a digit)", sdk.Quote(name))
+		}
+	}
+	for _, p := range c.PluginSandbox.Read {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("[plugin_sandbox] read: %s must be an absolute path", sdk.Quote(p))
+		}
+	}
+	return nil
+}
+
+func envName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ExpansionInterval is [mcp].expansion_interval, default 5 minutes.

@@ -2,9 +2,8 @@ package engine
 
 import (
 	"context"
-	"net"
 	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +25,48 @@ func (s staticCreds) GetRequestMetadata(context.Context, ...string) (map[string]
 }
 func (staticCreds) RequireTransportSecurity() bool { return false }
 
+// openCalls opens a host's call session with dir's engine, as the keeper
+// does, and returns its tracker.
+func openCalls(t *testing.T, dir string) *assertion.Tracker {
+	t.Helper()
+	key, err := assertion.LoadKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := assertion.NewSigner(key, nil)
+	tracker := assertion.NewTracker(signer)
+	conn, err := sdk.DialEngineAt(SocketPath(dir), signer.HostCredentials("test-host", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := conn.Track(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, served := make(chan struct{}), make(chan error, 1)
+	go func() { served <- tracker.Serve(stream, func() { close(opened) }) }()
+	t.Cleanup(func() { cancel(); <-served; conn.Close() })
+	select {
+	case <-opened:
+	case err := <-served:
+		t.Fatalf("call session: %v", err)
+	}
+	return tracker
+}
+
+// begin is the assertion of one tool call of c, served by process pid.
+func begin(t *testing.T, calls *assertion.Tracker, c caller.Caller, pid int) ([]byte, func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	token, end, err := calls.Begin(ctx, c, pid, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token, end
+}
+
 func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	dir := shortDir(t)
 	ctx0, stop := context.WithCancel(context.Background())
@@ -41,16 +82,32 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	past := time.Now().Add(-time.Hour)
 	stale, _ := assertion.NewSigner(key, func() time.Time { return past })
 	otherKey, _ := assertion.NewSigner(make([]byte, 32), nil)
+	calls := openCalls(t, dir)
 	c := caller.Caller{Principal: "ai:a", Session: "s", Family: "core"}
+	host := caller.Caller{Principal: "ai:a", Session: "s", Family: caller.HostFamily}
+	ended, end := begin(t, calls, c, os.Getpid())
+	end()
+	// A call for someone else on the same process waits until the engine
+	// has applied that end.
+	_, endSync := begin(t, calls, caller.Caller{Principal: "ai:b", Session: "s", Family: "core"}, os.Getpid())
+	endSync()
+	otherPID, endOther := begin(t, calls, c, os.Getppid())
+	defer endOther()
 
-	refused := map[string][]grpc.DialOption{
-		"none":      nil,
-		"garbage":   {grpc.WithPerRPCCredentials(staticCreds("not-a-token"))},
-		"other key": {grpc.WithPerRPCCredentials(staticCreds(otherKey.Mint(c)))},
-		"expired":   {grpc.WithPerRPCCredentials(staticCreds(stale.Mint(c)))},
+	refused := map[string]struct {
+		opts []grpc.DialOption
+		want string
+	}{
+		"none":                   {nil, "no caller assertion"},
+		"garbage":                {[]grpc.DialOption{grpc.WithPerRPCCredentials(staticCreds("not-a-token"))}, "not valid"},
+		"other key":              {[]grpc.DialOption{grpc.WithPerRPCCredentials(staticCreds(otherKey.Mint(host)))}, "not valid"},
+		"expired":                {[]grpc.DialOption{grpc.WithPerRPCCredentials(staticCreds(stale.Mint(host)))}, "expired"},
+		"a plugin's, of no call": {[]grpc.DialOption{grpc.WithPerRPCCredentials(staticCreds(signer.Mint(c)))}, "names no tool call"},
+		"of a call that ended":   {[]grpc.DialOption{grpc.WithPerRPCCredentials(staticCreds(ended))}, "has ended"},
+		"issued to another pid":  {[]grpc.DialOption{grpc.WithPerRPCCredentials(staticCreds(otherPID))}, "another process"},
 	}
-	for name, opts := range refused {
-		conn, err := sdk.DialEngineAt(SocketPath(dir), opts...)
+	for name, tc := range refused {
+		conn, err := sdk.DialEngineAt(SocketPath(dir), tc.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,14 +115,16 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 		_, err = conn.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "c", Tier: "long"}})
 		cancel()
 		conn.Close()
-		if status.Code(err) != codes.Unauthenticated {
-			t.Errorf("%s: err = %v, want Unauthenticated", name, err)
+		if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want Unauthenticated: %s", name, err, tc.want)
 		}
 	}
 
-	// A plugin's valid assertion works for memory calls, but the audit log
-	// is the hosts' alone.
-	conn, err := sdk.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(signer.Mint(c))))
+	// A plugin's assertion of a call in flight works for memory calls, but
+	// what only hosts do (the audit log, export, backup) is refused.
+	live, endLive := begin(t, calls, c, os.Getpid())
+	defer endLive()
+	conn, err := sdk.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(live)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +133,16 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	if _, err := conn.Health(ctx, &aimemoryv1.HealthRequest{}); err != nil {
 		t.Fatalf("valid plugin assertion refused: %v", err)
 	}
-	_, err = conn.AppendAudit(ctx, &aimemoryv1.AppendAuditRequest{Record: &aimemoryv1.AuditRecord{AgentId: "ai:a", Event: "forged"}})
-	if status.Code(err) != codes.PermissionDenied {
-		t.Fatalf("plugin AppendAudit: %v, want PermissionDenied", err)
+	_, appendErr := conn.AppendAudit(ctx, &aimemoryv1.AppendAuditRequest{Record: &aimemoryv1.AuditRecord{AgentId: "ai:a", Event: "forged"}})
+	_, listErr := conn.ListAudit(ctx, &aimemoryv1.ListAuditRequest{Limit: 1})
+	export, err := conn.Export(ctx, &aimemoryv1.ExportRequest{})
+	if err == nil {
+		_, err = export.Recv()
+	}
+	for name, err := range map[string]error{"AppendAudit": appendErr, "ListAudit": listErr, "Export": err} {
+		if status.Code(err) != codes.PermissionDenied {
+			t.Errorf("plugin %s: %v, want PermissionDenied", name, err)
+		}
 	}
 	// The assertion also travels on a tool call's context, as the sdk forwards it.
 	plain, err := sdk.DialEngineAt(SocketPath(dir))
@@ -87,32 +153,5 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	resp, err := plain.ListAudit(ctx, &aimemoryv1.ListAuditRequest{Limit: 1})
 	if status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("plain client: %v %v, want Unauthenticated", resp, err)
-	}
-}
-
-func TestPeerUIDIsOwnUser(t *testing.T) {
-	sock := filepath.Join(shortDir(t)+"x", "p.sock")
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lis.Close()
-	go func() {
-		if c, err := net.Dial("unix", sock); err == nil {
-			defer c.Close()
-			c.Read(make([]byte, 1))
-		}
-	}()
-	c, err := restrictToOwnUser(lis, quiet(t)).Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	uid, err := peerUID(c)
-	if err != nil || uid != os.Getuid() {
-		t.Fatalf("peerUID = %d, %v; want %d", uid, err, os.Getuid())
 	}
 }

@@ -36,6 +36,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/metrics"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
@@ -157,7 +159,7 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if opts.TTL == (storage.TTL{}) {
-		opts.TTL = tiersFromSettings(set)
+		opts.TTL = TiersFromSettings(set)
 	}
 	if opts.ArchiveMaxAge == 0 {
 		opts.ArchiveMaxAge = set.ArchiveMaxAge()
@@ -182,8 +184,10 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 
 	ev := &events.Broadcaster{}
+	m := metrics.NewEngine()
 	opened, err := openBackend(ctx, dir, set, storage.Options{
 		TTL: opts.TTL, Policy: opts.Policy, Governance: opts.Governance, Events: ev, OpenTimeout: opts.OpenTimeout, Logger: log, Now: opts.Now, Audit: chain,
+		Committed: m.Committed,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -214,15 +218,11 @@ func Serve(ctx context.Context, opts Options) error {
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("engine: remove stale socket: %w", err)
 	}
-	lis, err := net.Listen("unix", sock)
+	lis, removeSocket, err := listenOwnSocket(sock)
 	if err != nil {
-		return fmt.Errorf("engine: listen: %w", err)
+		return err
 	}
-	defer os.Remove(sock)
-	if err := os.Chmod(sock, 0o600); err != nil {
-		lis.Close()
-		return fmt.Errorf("engine: %w", err)
-	}
+	defer removeSocket()
 	lis = restrictToOwnUser(lis, log)
 
 	conns := newConnTracker(opts.IdleTimeout)
@@ -230,9 +230,11 @@ func Serve(ctx context.Context, opts Options) error {
 	// is an error. Refusals are audited around the caller check, so its own
 	// count too, with the caller it verified when it did.
 	refusals := server.NewRefusals(auditLog, log)
+	gate := assertion.NewGate(signer)
 	serverOpts := append(server.Recover(log), refusals.Record()...)
-	serverOpts = append(serverOpts, signer.ServerOptions()...)
+	serverOpts = append(serverOpts, gate.ServerOptions()...)
 	serverOpts = append(serverOpts, refusals.NoteCaller()...)
+	serverOpts = append(serverOpts, peerCredentials())
 	serverOpts = append(serverOpts, sdk.FastServerOptions()...)
 	seen, recordsSeen := st.(seenRecorder)
 	if recordsSeen {
@@ -254,8 +256,10 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	guard, backoff, timeout := webhookConfig(set.Webhooks)
 	guard.Resolver = opts.WebhookResolver
+	addGauges(m, st, emb)
 	server.Register(g, server.Config{Backend: st, BackendName: opened.name, Location: opened.location, Events: ev, Version: opts.Version, DataDir: dir, Log: log, Embedder: emb, Chat: chat,
-		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Audit: auditLog})
+		Webhooks: server.Webhooks{Guard: guard, Sealer: sealer}, Audit: auditLog, Metrics: m})
+	aimemoryv1.RegisterCallsServer(g, gate) // the hosts' call sessions
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
 	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
@@ -307,7 +311,8 @@ func Serve(ctx context.Context, opts Options) error {
 				}
 			}
 			d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: guard, Dial: opts.WebhookDial, Sealer: sealer,
-				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook")})
+				Backoff: backoff, Timeout: timeout, Hold: conns.Hold, Log: log.With("component", "webhook"),
+				Settled: func(o storage.Outcome) { m.Settled(outcomeName(o)) }})
 			if err := d.Run(ctx); err != nil {
 				log.Error("webhook dispatcher stopped", "err", err)
 			}
@@ -326,6 +331,34 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	stopGracefully(g, 2*time.Second)
 	return nil
+}
+
+// listenOwnSocket listens on the unix socket sock (0600). remove deletes the
+// socket only while the path is still this listener's: a data dir deleted
+// and recreated under a running engine gets a successor engine with a
+// socket of the same name, which the first engine, on its way out, must
+// not take away (every new host then timed out). net's own unlink on
+// Close is turned off for the same reason.
+func listenOwnSocket(sock string) (lis net.Listener, remove func(), err error) {
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: listen: %w", err)
+	}
+	l.SetUnlinkOnClose(false)
+	own, err := os.Lstat(sock)
+	if err == nil {
+		err = os.Chmod(sock, 0o600)
+	}
+	if err != nil {
+		l.Close()
+		os.Remove(sock)
+		return nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	return l, func() {
+		if now, err := os.Lstat(sock); err == nil && os.SameFile(own, now) {
+			os.Remove(sock)
+		}
+	}, nil
 }
 
 // embedderFromSettings is the data dir's embedding endpoint, else the
@@ -362,8 +395,9 @@ func chatFromSettings(dir string, log *slog.Logger) (*server.Chat, error) {
 	return &server.Chat{Client: models.New(*set.Models.Chat)}, nil
 }
 
-// tiersFromSettings applies the data dir's engine.toml over the default expiry.
-func tiersFromSettings(set settings.Settings) storage.TTL {
+// TiersFromSettings applies the data dir's engine.toml over the default
+// expiry (the CLI says with it how long a stored memory lives).
+func TiersFromSettings(set settings.Settings) storage.TTL {
 	d := storage.DefaultTTL()
 	t := set.Apply(settings.Tiers{Short: d.Short, Mid: d.Mid, Long: d.Long, ShortExtend: d.ShortExtend, MidExtend: d.MidExtend})
 	return storage.TTL{Short: t.Short, Mid: t.Mid, Long: t.Long, ShortExtend: t.ShortExtend, MidExtend: t.MidExtend}

@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
@@ -23,13 +23,9 @@ func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
 	t.Cleanup(func() { stop(); <-done })
 	dial(t, dir)
-	key, err := assertion.LoadKey(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, _ := assertion.NewSigner(key, nil)
+	calls := openCalls(t, dir)
 	as := func(family string) *sdk.EngineConn {
-		tok := signer.Mint(caller.Caller{Principal: "ai:a", Session: "s", Family: family})
+		tok, _ := begin(t, calls, caller.Caller{Principal: "ai:a", Session: "s", Family: family}, os.Getpid()) // in flight for the whole test
 		c, err := sdk.DialEngineAt(SocketPath(dir), grpc.WithPerRPCCredentials(staticCreds(tok)))
 		if err != nil {
 			t.Fatal(err)

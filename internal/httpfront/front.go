@@ -38,6 +38,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/apitoken"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 	"github.com/ai-memory/ai-memory/sdk"
 )
 
@@ -111,6 +112,8 @@ type Options struct {
 	SessionIdle, HostIdle time.Duration
 	// Audit records refusals (rate-limited); nil logs them only.
 	Audit mcphost.Auditor
+	// Metrics counts refusals by kind; nil counts nothing.
+	Metrics *metrics.Host
 	// Heartbeat is the interval of SSE keep-alives on streams.
 	Heartbeat time.Duration
 	// Extra serves other paths (the OAuth protected-resource metadata)
@@ -172,7 +175,7 @@ func New(opts Options) *Front {
 	opts.MaxSessions = cmp.Or(opts.MaxSessions, 64)
 	opts.SessionIdle = cmp.Or(opts.SessionIdle, 30*time.Minute)
 	opts.HostIdle = cmp.Or(opts.HostIdle, 10*time.Minute)
-	f := &Front{opts: opts, log: opts.Logger, tenants: map[string]*tenant{}, refusals: newRefusals(opts.Logger, opts.Audit)}
+	f := &Front{opts: opts, log: opts.Logger, tenants: map[string]*tenant{}, refusals: newRefusals(opts.Logger, opts.Audit, opts.Metrics)}
 	f.srv = &http.Server{
 		Handler:           f,
 		TLSConfig:         opts.TLS,
@@ -200,8 +203,9 @@ func (f *Front) Serve(ctx context.Context, l net.Listener, grace time.Duration) 
 	ll := newLimitListener(l, f.opts.MaxConnections, f.opts.TLS == nil, f.connectionsFull)
 	f.listener.Store(ll)
 	bg, stop := context.WithCancel(context.Background())
-	defer stop()
-	go f.refusals.run(bg)
+	audited := make(chan struct{})
+	defer func() { stop(); <-audited }() // the refusals queued are audited before the engine goes
+	go func() { f.refusals.run(bg); close(audited) }()
 	go f.janitor(bg)
 	errc := make(chan error, 1)
 	go func() {
@@ -361,7 +365,14 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request, p Principal, t *ten
 		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	// A tools/list answer is reported once written, so an expansion
+	// waiting for this client's new list answers after it (mcphost/relist.go).
+	listing := mcphost.IsToolsList(body)
+	version := t.host.ToolsVersion()
 	t.handler.ServeHTTP(w, r)
+	if listing && rc.Flush() == nil {
+		t.host.ListAnswered(r.Header.Get(server.HeaderKeySessionID), version)
+	}
 	if sid := w.Header().Get(server.HeaderKeySessionID); sid != "" {
 		t.sessions.named(sid, initializeClient(body))
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -33,7 +34,12 @@ type blockingPlugins struct {
 	release chan struct{}
 }
 
-func (p *blockingPlugins) Call(ctx context.Context, _, _ string, _ []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+func (p *blockingPlugins) Catalog() *catalog.Set { return testSet }
+func (p *blockingPlugins) Tools(string) []*aimemoryv1.ToolDefinition {
+	return []*aimemoryv1.ToolDefinition{{Name: "memory_store", Description: "t", InputSchemaJson: []byte(`{"type":"object"}`)}}
+}
+func (p *blockingPlugins) Start(string) error { return nil }
+func (p *blockingPlugins) Call(ctx context.Context, _ caller.Caller, _ string, _ []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	p.entered <- cc.GetAgentId()
 	select {
 	case <-p.release:

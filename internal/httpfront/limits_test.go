@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -29,7 +30,7 @@ func (echoPlugins) Tools(string) []*aimemoryv1.ToolDefinition {
 	return []*aimemoryv1.ToolDefinition{{Name: "memory_store", Description: "t", InputSchemaJson: []byte(`{"type":"object"}`)}}
 }
 func (echoPlugins) Start(string) error { return nil }
-func (echoPlugins) Call(_ context.Context, _, _ string, _ []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+func (echoPlugins) Call(_ context.Context, _ caller.Caller, _ string, _ []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	return &aimemoryv1.CallResponse{Text: []byte("ok " + cc.GetAgentId())}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 )
 
 // RefusedEvent is the audit event of a request the front turned away.
@@ -37,9 +38,10 @@ type refusal struct {
 // refusals logs every refusal to stderr and audits it, within the limits
 // above. Audit appends run on their own goroutine, off the request path.
 type refusals struct {
-	log   *slog.Logger
-	audit mcphost.Auditor
-	queue chan mcphost.AuditEntry
+	log     *slog.Logger
+	audit   mcphost.Auditor
+	queue   chan mcphost.AuditEntry
+	metrics *metrics.Host // counts every refusal, over the limits too
 
 	mu       sync.Mutex
 	bySource map[string]int
@@ -48,14 +50,15 @@ type refusals struct {
 	heldN    int
 }
 
-func newRefusals(log *slog.Logger, audit mcphost.Auditor) *refusals {
-	return &refusals{log: log, audit: audit, queue: make(chan mcphost.AuditEntry, 64),
+func newRefusals(log *slog.Logger, audit mcphost.Auditor, m *metrics.Host) *refusals {
+	return &refusals{log: log, audit: audit, metrics: m, queue: make(chan mcphost.AuditEntry, 64),
 		bySource: map[string]int{}, held: map[string]int{}}
 }
 
-// record logs and audits rf, unless its source or the front is over its
-// limit for this window.
+// record counts rf, and logs and audits it unless its source or the front
+// is over its limit for this window.
 func (rs *refusals) record(rf refusal) {
+	rs.metrics.Refused(rf.kind)
 	source := rf.principal.ID
 	if source == "" {
 		source = rf.addr
@@ -116,16 +119,32 @@ func (rs *refusals) enqueue(e mcphost.AuditEntry) {
 	}
 }
 
-// run appends queued records until ctx ends.
+// run appends queued records until ctx ends, then those still queued:
+// the server stops only once its refusals are audited.
 func (rs *refusals) run(ctx context.Context) {
 	for {
 		select {
 		case e := <-rs.queue:
-			if err := rs.audit.Record(ctx, e); err != nil {
-				rs.log.Error("audit write failed", "event", e.Event, "err", err)
-			}
+			rs.write(e)
 		case <-ctx.Done():
-			return
+			for {
+				select {
+				case e := <-rs.queue:
+					rs.write(e)
+				default:
+					return
+				}
+			}
 		}
+	}
+}
+
+// write appends one record; a write under way is not cut short by the
+// server stopping.
+func (rs *refusals) write(e mcphost.AuditEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rs.audit.Record(ctx, e); err != nil {
+		rs.log.Error("audit write failed", "event", e.Event, "err", err)
 	}
 }

@@ -1,10 +1,14 @@
 package install
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/ai-memory/ai-memory/internal/catalog"
 )
 
 // Each harness is described from its own documentation or source; the
@@ -39,6 +43,9 @@ type Harness struct {
 
 	detect []string // files or directories (~ is the home) whose presence means installed
 	bins   []string // executables on PATH that mean installed
+	// binIs, when set, must accept the resolved path of a bins executable
+	// (two harnesses install a `grok`).
+	binIs func(path string) bool
 }
 
 // Launch is how a harness starts the stdio server.
@@ -52,6 +59,7 @@ type Launch struct {
 type Remote struct {
 	URL      string
 	TokenEnv string
+	profile  string // the profile install was given (the server decides its own)
 }
 
 func (r Remote) header(ref string) ordered {
@@ -68,15 +76,49 @@ func withHeaders(o ordered, h ordered) ordered {
 	return o
 }
 
+// The harness notes install prints, as each harness was measured (Claude
+// Code 2.1.197, Codex CLI 0.171.0, Gemini CLI 0.61.0 against a loopback
+// provider: e2e/harness) or, where marked, as its documentation says.
 const (
-	whyDeferred = "Claude Code defers tool schemas (tool search) and refreshes its list on tools/list_changed, " +
-		"so it starts on core and a session expands on demand: memory_capabilities {\"family\": F, \"include_schema\": true}."
-	whyListChanged = "VS Code refreshes its tool list on tools/list_changed, so it starts on core and a session " +
-		"expands on demand: memory_capabilities {\"family\": F, \"include_schema\": true}."
-	whyEager = "loads every tool schema when it starts and does not act on tools/list_changed, so every extra " +
-		"family costs input tokens on every request: core, with other tools run through " +
+	whyClaudeCode = "Claude Code sends the six core tools in full with every request (tool search, on against " +
+		"Anthropic's API, defers only other tools) and refreshes its list on tools/list_changed: a session " +
+		"expands on demand with memory_capabilities {\"family\": F, \"include_schema\": true}, and the next request " +
+		"offers F's tools. On core the entry says alwaysLoad, so `claude -p` connects ai-memory before its first " +
+		"request; `claude -p` runs MCP tools only with --allowedTools mcp__ai-memory."
+	whyCodex = "Codex never re-reads its tool list (it ignores tools/list_changed), so it stays on core and reaches " +
+		"other families through memory_capabilities {\"tool\": T, \"arguments\": {...}}. memory_capabilities and " +
+		"core's tools are approved in advance so `codex exec` can call them (docs/install.md says why)."
+	whyGemini = "Gemini CLI sends every schema with every request and refreshes its list on tools/list_changed: " +
+		"a session expands on demand with memory_capabilities {\"family\": F, \"include_schema\": true}, and the " +
+		"next request offers F's tools. `gemini -p` runs MCP tools only with --yolo."
+	whyListChanged = "refreshes its tool list on tools/list_changed (its documentation says), so it starts on core " +
+		"and a session expands on demand: memory_capabilities {\"family\": F, \"include_schema\": true}."
+	whyEager = "loads every tool schema when it starts and does not act on tools/list_changed (its documentation " +
+		"says), so every extra family costs input tokens on every request: core, with other tools run through " +
 		"memory_capabilities {\"tool\": T, \"arguments\": {...}}, or reinstall with --profile."
 )
+
+// profileOf is the --profile an entry's arguments name.
+func (l Launch) profileOf() string {
+	for i, a := range l.Args {
+		if a == "--profile" && i+1 < len(l.Args) {
+			return l.Args[i+1]
+		}
+	}
+	return ""
+}
+
+// codexApprovals approves in advance the tools every profile lists: core's
+// and memory_capabilities (whose bridge runs what ai-memory's allowlist
+// lets this identity run). Other tools keep Codex's default, which runs
+// read-only tools and asks for the rest (`codex exec` refuses them).
+func codexApprovals() ordered {
+	var o ordered
+	for _, t := range append(slices.Clone(catalog.AlwaysOn), catalog.Contract().ToolsOf(catalog.Base)...) {
+		o = append(o, field{"tools." + t + ".approval_mode", "approve"})
+	}
+	return o
+}
 
 func stdioEntry(typ string) func(string, Launch) any {
 	return func(_ string, l Launch) any {
@@ -100,11 +142,26 @@ var Harnesses = []*Harness{
 			return filepath.Join(o.Home, ".claude.json"), nil
 		},
 		project: ".mcp.json",
-		stdio:   stdioEntry("stdio"),
-		remote: func(_ string, r Remote) any {
-			return withHeaders(ordered{{"type", "http"}, {"url", r.URL}}, r.header("${"+r.TokenEnv+"}"))
+		// On core, whose tools Claude Code loads in full anyway, alwaysLoad
+		// changes one thing: `claude -p` connects the server before its
+		// first request instead of in the background. A larger profile
+		// keeps tool search's deferral. (A remote entry goes by --profile
+		// too: the server's own profile decides what it lists.)
+		stdio: func(name string, l Launch) any {
+			o := stdioEntry("stdio")(name, l).(ordered)
+			if l.profileOf() == catalog.Base {
+				o = append(o, field{"alwaysLoad", true})
+			}
+			return o
 		},
-		Profile: "core", Why: whyDeferred,
+		remote: func(_ string, r Remote) any {
+			o := withHeaders(ordered{{"type", "http"}, {"url", r.URL}}, r.header("${"+r.TokenEnv+"}"))
+			if r.profile == catalog.Base {
+				o = append(o, field{"alwaysLoad", true})
+			}
+			return o
+		},
+		Profile: "core", Why: whyClaudeCode,
 		detect: []string{"~/.claude.json", "~/.claude"}, bins: []string{"claude"},
 	},
 	{
@@ -129,16 +186,16 @@ var Harnesses = []*Harness{
 		},
 		project: filepath.Join(".codex", "config.toml"),
 		stdio: func(_ string, l Launch) any {
-			return ordered{{"command", l.Command}, {"args", l.Args}}
+			return append(ordered{{"command", l.Command}, {"args", l.Args}}, codexApprovals()...)
 		},
 		remote: func(_ string, r Remote) any {
 			o := ordered{{"url", r.URL}}
 			if r.TokenEnv != "" {
 				o = append(o, field{"bearer_token_env_var", r.TokenEnv})
 			}
-			return o
+			return append(o, codexApprovals()...)
 		},
-		Profile: "core", Why: "Codex " + whyEager,
+		Profile: "core", Why: whyCodex,
 		detect: []string{"~/.codex"}, bins: []string{"codex"},
 	},
 	{
@@ -152,7 +209,7 @@ var Harnesses = []*Harness{
 		remote: func(_ string, r Remote) any {
 			return withHeaders(ordered{{"httpUrl", r.URL}}, r.header("$"+r.TokenEnv))
 		},
-		Profile: "core", Why: "Gemini CLI " + whyEager,
+		Profile: "core", Why: whyGemini,
 		detect: []string{"~/.gemini"}, bins: []string{"gemini"},
 	},
 	{
@@ -217,7 +274,7 @@ var Harnesses = []*Harness{
 		remote: func(_ string, r Remote) any {
 			return withHeaders(ordered{{"type", "http"}, {"url", r.URL}}, r.header("${env:"+r.TokenEnv+"}"))
 		},
-		Profile: "core", Why: whyListChanged,
+		Profile: "core", Why: "VS Code " + whyListChanged,
 		detect: []string{"@vscode"}, bins: []string{"code"},
 	},
 	{
@@ -237,25 +294,48 @@ var Harnesses = []*Harness{
 		stdio: func(_ string, l Launch) any {
 			return ordered{{"source", "custom"}, {"command", l.Command}, {"args", l.Args}, {"env", ordered{}}}
 		},
-		noRemote: "Zed's documented custom server form is a command; its settings do not expand environment variables",
-		Profile:  "core", Why: "Zed " + whyEager,
+		noRemote: "Zed's remote form (url, headers) takes the header as written; its settings do not read it from the environment",
+		Profile:  "core", Why: "Zed " + whyListChanged,
 		detect: []string{"~/.config/zed"}, bins: []string{"zed"},
 	},
 	{
-		Name: "grok-cli", Title: "Grok CLI",
+		// xAI's own: Grok Build, the `grok` command.
+		Name: "grok", Title: "Grok (xAI)",
+		format: formatTOML,
+		user: func(o *Options) (string, error) {
+			return filepath.Join(o.grokHome(), "config.toml"), nil
+		},
+		project: filepath.Join(".grok", "config.toml"),
+		stdio: func(_ string, l Launch) any {
+			return ordered{{"command", l.Command}, {"args", l.Args}}
+		},
+		remote: func(_ string, r Remote) any {
+			return withHeaders(ordered{{"url", r.URL}}, r.header("${"+r.TokenEnv+"}"))
+		},
+		Profile: "core", Why: "Grok " + whyEager,
+		detect: []string{"~/.grok/config.toml", "~/.grok/bin/grok"}, bins: []string{"grok"},
+		binIs: func(path string) bool { return !vibeKit(path) },
+	},
+	{
+		// The community's @vibe-kit/grok-cli, also a `grok` command.
+		Name: "grok-cli", Title: "grok-cli (@vibe-kit/grok-cli)",
 		container: []string{"mcpServers"},
 		user: func(*Options) (string, error) {
-			return "", fmt.Errorf("grok-cli reads MCP servers only from .grok/settings.json in the project (grok-cli 0.0.34): use --project")
+			return "", fmt.Errorf("%w: grok-cli reads MCP servers only from .grok/settings.json in the project (grok-cli 0.0.34): use --project", ErrProjectOnly)
 		},
 		project: filepath.Join(".grok", "settings.json"),
 		stdio: func(name string, l Launch) any {
 			return ordered{{"name", name}, {"transport", ordered{{"type", "stdio"}, {"command", l.Command}, {"args", l.Args}, {"env", ordered{}}}}}
 		},
 		noRemote: "grok-cli does not expand environment variables in headers, so the token would have to be written into the file",
-		Profile:  "core", Why: "Grok CLI " + whyEager,
-		detect: []string{"~/.grok"}, bins: []string{"grok"},
+		Profile:  "core", Why: "grok-cli " + whyEager,
+		detect: []string{"~/.grok/user-settings.json"}, bins: []string{"grok"},
+		binIs: vibeKit,
 	},
 }
+
+// ErrProjectOnly: the harness has no user config, only a project one.
+var ErrProjectOnly = errors.New("no user config")
 
 // Lookup finds a harness by name.
 func Lookup(name string) (*Harness, error) {
@@ -284,11 +364,25 @@ func (h *Harness) Detected(o *Options) bool {
 		}
 	}
 	for _, b := range h.bins {
-		if o.lookPath(b) {
+		if path := o.lookPath(b); path != "" && (h.binIs == nil || h.binIs(path)) {
 			return true
 		}
 	}
 	return false
+}
+
+// vibeKit: the resolved path of a `grok` is the community grok-cli's npm
+// package (npm links its bin into node_modules/@vibe-kit/grok-cli).
+func vibeKit(path string) bool {
+	return strings.Contains(filepath.ToSlash(path), "/@vibe-kit/grok-cli/")
+}
+
+// grokHome is xAI's Grok home: $GROK_HOME, else ~/.grok.
+func (o *Options) grokHome() string {
+	if d := o.getenv("GROK_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(o.Home, ".grok")
 }
 
 // HasProject reports whether the harness has a project-scoped config.

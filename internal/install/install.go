@@ -29,16 +29,22 @@ type Options struct {
 	ProjectDir string // the project root for Project
 	File       string // config path to use instead of the harness's own
 	Name       string // server key, default DefaultName
-	Binary     string // the ai-memory binary the harness starts
-	Profile    string // "" is the harness's default
-	DataDir    string // written as --data-dir when set
-	Remote     *Remote
-	Uninstall  bool
+	// Binary is the ai-memory the harness starts, as the user gave it: a
+	// command name looked up on PATH, or a path ("" = Self, see command).
+	Binary string
+	// Self is this binary's resolved path, the default.
+	Self      string
+	Profile   string // "" is the harness's default
+	DataDir   string // written as --data-dir when set
+	Remote    *Remote
+	Uninstall bool
 
-	Home     string
-	Getenv   func(string) string
-	GOOS     string
-	LookPath func(string) bool
+	Home   string
+	Getenv func(string) string
+	GOOS   string
+	// LookPath is the resolved path of an executable found on PATH, ""
+	// when there is none (nil: none is).
+	LookPath func(string) string
 }
 
 func (o *Options) getenv(k string) string {
@@ -48,11 +54,66 @@ func (o *Options) getenv(k string) string {
 	return o.Getenv(k)
 }
 
-func (o *Options) lookPath(bin string) bool {
+func (o *Options) lookPath(bin string) string {
 	if o.LookPath == nil {
-		return false
+		return ""
 	}
 	return o.LookPath(bin)
+}
+
+// command is the binary an entry starts, as written, and notes for the
+// user on it. A project config travels with the project, so it names the
+// command as the user types it (ai-memory) when that finds this very
+// binary on PATH; otherwise, and in a user config (GUI harnesses do not
+// start servers with the shell's PATH), it is an absolute path, and a
+// project config says so. A binary that is not there is a warning.
+func (o *Options) command() (cmd string, notes []string, err error) {
+	bin := o.Binary
+	if bin == "" {
+		bin = o.Self
+	}
+	if bin == "" {
+		return "", nil, fmt.Errorf("no ai-memory binary to write: pass --binary")
+	}
+	if !strings.ContainsRune(bin, '/') && !strings.ContainsRune(bin, filepath.Separator) {
+		if o.lookPath(bin) == "" {
+			notes = append(notes, fmt.Sprintf("warning: %s is not on PATH here: the harness will not find it unless its PATH has it", bin))
+		}
+		return bin, notes, nil
+	}
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		notes = append(notes, fmt.Sprintf("warning: %s does not exist: the harness will fail to start it (build it, or pass --binary)", abs))
+	}
+	if !o.Project {
+		return abs, notes, nil
+	}
+	onPath := o.lookPath(DefaultName)
+	var why string
+	switch {
+	case o.Binary != "":
+		why = "--binary gave a path; --binary " + DefaultName + " names the command instead"
+	case onPath == "":
+		why = DefaultName + " is not on PATH; put it there and install again for an entry that works on other machines"
+	case sameFile(onPath, abs):
+		return DefaultName, notes, nil
+	default:
+		why = "the " + DefaultName + " on PATH is another binary (" + onPath + "); pass --binary " + DefaultName + " to write that one"
+	}
+	notes = append(notes, fmt.Sprintf("note: this project config names %s, a path on this machine: %s", abs, why))
+	return abs, notes, nil
+}
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 func (o *Options) goos() string {
@@ -102,6 +163,8 @@ type Plan struct {
 	Delete  bool // uninstall leaves nothing of the file: remove it
 	Found   bool // uninstall: our entry was there
 	Profile string
+	// Notes are warnings and remarks on the entry (see Options.command).
+	Notes []string
 }
 
 // Changed reports whether applying the plan changes the file.
@@ -168,16 +231,20 @@ func Make(o Options) (*Plan, error) {
 			if h.remote == nil {
 				return nil, fmt.Errorf("%s has no remote form that reads a token from the environment: %s", h.Title, h.noRemote)
 			}
-			entry = h.remote(o.Name, *o.Remote)
+			r := *o.Remote
+			r.profile = p.Profile
+			entry = h.remote(o.Name, r)
 		} else {
-			if o.Binary == "" {
-				return nil, fmt.Errorf("no ai-memory binary to write: pass --binary")
+			cmd, notes, err := o.command()
+			if err != nil {
+				return nil, err
 			}
+			p.Notes = notes
 			args := []string{"mcp", "--profile", p.Profile}
 			if o.DataDir != "" {
 				args = append(args, "--data-dir", o.DataDir)
 			}
-			entry = Launch{Command: o.Binary, Args: args}
+			entry = Launch{Command: cmd, Args: args}
 		}
 	}
 	switch h.format {
@@ -305,7 +372,7 @@ func owned(e map[string]any) bool {
 		switch k {
 		case "url", "httpUrl", "serverUrl":
 			hasURL = true
-		case "type", "headers", "bearer_token_env_var", "name":
+		case "type", "headers", "bearer_token_env_var", "name", "alwaysLoad":
 		default:
 			return false
 		}
@@ -329,10 +396,15 @@ func sameJSON(cur map[string]any, want any) bool {
 	return bytes.Equal(a, b)
 }
 
+// backupTime is the UTC time in a backup's name (<file>.bak.<time>).
+const backupTime = "20060102T150405.000Z"
+
 // Apply writes the plan: a backup of the file as it was
 // (<file>.bak.<UTC time>), then the new content by rename, so the file is
-// never half written. It returns the backup's path ("" when there was no
-// file). Parent directories are created as needed.
+// never half written. One backup is kept per file: the ones earlier runs
+// of install made of it are removed once the new one is written. It
+// returns the backup's path ("" when there was no file). Parent
+// directories are created as needed.
 func (p *Plan) Apply(now time.Time) (backup string, err error) {
 	if !p.Changed() {
 		return "", nil
@@ -342,10 +414,11 @@ func (p *Plan) Apply(now time.Time) (backup string, err error) {
 		if st, err := os.Stat(p.Path); err == nil {
 			mode = st.Mode().Perm()
 		}
-		backup = p.Path + ".bak." + now.UTC().Format("20060102T150405.000Z")
+		backup = p.Path + ".bak." + now.UTC().Format(backupTime)
 		if err := os.WriteFile(backup, p.Before, mode); err != nil {
 			return "", fmt.Errorf("backup: %w", err)
 		}
+		pruneBackups(p.Path, backup)
 	}
 	if p.Delete {
 		return backup, os.Remove(p.Path)
@@ -370,6 +443,22 @@ func (p *Plan) Apply(now time.Time) (backup string, err error) {
 		return backup, err
 	}
 	return backup, os.Rename(tmp.Name(), p.Path)
+}
+
+// pruneBackups removes the backups of path that install made before keep:
+// files named <path>.bak.<UTC time> exactly, nothing else.
+func pruneBackups(path, keep string) {
+	prefix := filepath.Base(path) + ".bak."
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		stamp, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || e.Name() == filepath.Base(keep) || !e.Type().IsRegular() {
+			continue
+		}
+		if _, err := time.Parse(backupTime, stamp); err == nil {
+			os.Remove(filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
 }
 
 // ReadLaunch reads back the stdio command a harness config holds for name,

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,6 +26,7 @@ var existing = map[string]string{
 	"cline":          "strict.json",
 	"vscode":         "vscode.json",
 	"zed":            "zed.json",
+	"grok":           "grok.toml",
 	"grok-cli":       "grok.json",
 }
 
@@ -300,5 +302,215 @@ func BenchmarkInstallApply(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// executable makes an empty executable file at path.
+func executable(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A project config travels: it names the command as typed when PATH finds
+// this very binary, and says so whenever it holds a path of this machine.
+func TestProjectConfigNamesTheCommandOnPath(t *testing.T) {
+	home := t.TempDir()
+	self := executable(t, filepath.Join(home, "opt", "bin", "ai-memory"))
+	other := executable(t, filepath.Join(home, "elsewhere", "ai-memory"))
+	link := filepath.Join(home, "bin", "ai-memory")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, binary, onPath, want, note string
+	}{
+		{"this binary on PATH, through a link", "", link, "ai-memory", ""},
+		{"not on PATH", "", "", self, "ai-memory is not on PATH"},
+		{"another ai-memory on PATH", "", other, self, "is another binary (" + other + ")"},
+		{"--binary a path", self, link, self, "--binary gave a path"},
+		{"--binary a name", "ai-memory", link, "ai-memory", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Harness: "claude-code", Project: true, ProjectDir: filepath.Join(home, "proj"), Binary: tc.binary, Self: self,
+				Home: home, GOOS: "linux", Getenv: func(string) string { return "" },
+				LookPath: func(b string) string {
+					if b == "ai-memory" {
+						return tc.onPath
+					}
+					return ""
+				}}
+			p := plan(t, o)
+			apply(t, p)
+			l, err := ReadLaunch("claude-code", p.Path, DefaultName)
+			if err != nil || l.Command != tc.want {
+				t.Fatalf("command %q (%v), want %q", l.Command, err, tc.want)
+			}
+			notes := strings.Join(p.Notes, "\n")
+			if tc.note == "" && notes != "" || !strings.Contains(notes, tc.note) {
+				t.Errorf("notes %q, want %q", notes, tc.note)
+			}
+			if tc.want != "ai-memory" && !strings.Contains(notes, "a path on this machine") {
+				t.Errorf("a machine path written without saying so: %q", notes)
+			}
+		})
+	}
+	// A user config keeps the absolute path (GUI harnesses do not start
+	// servers with the shell's PATH), and says nothing.
+	o := Options{Harness: "cursor", Self: self, Home: home, GOOS: "linux", Getenv: func(string) string { return "" },
+		LookPath: func(string) string { return link }}
+	if p := plan(t, o); !bytes.Contains(p.After, []byte(self)) || len(p.Notes) != 0 {
+		t.Errorf("user config: notes %q\n%s", p.Notes, p.After)
+	}
+}
+
+// A binary that is not there is written (the user may build it next) but warned about.
+func TestMissingBinaryWarns(t *testing.T) {
+	for binary, want := range map[string]string{
+		"/no/such/dir/ai-memory": "/no/such/dir/ai-memory does not exist",
+		"ai-memory-nope":         "ai-memory-nope is not on PATH here",
+	} {
+		o := testOptions(t, "codex")
+		o.Binary = binary
+		p := plan(t, o)
+		if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, want) || !strings.HasPrefix(notes, "warning: ") {
+			t.Errorf("--binary %s: notes %q, want %q", binary, notes, want)
+		}
+		if !bytes.Contains(p.After, []byte(binary)) {
+			t.Errorf("--binary %s became:\n%s", binary, p.After)
+		}
+	}
+}
+
+// Every apply keeps one backup of the file: install's earlier ones go,
+// and nothing else does.
+func TestOneBackupPerFile(t *testing.T) {
+	o := testOptions(t, "cursor")
+	p := plan(t, o)
+	os.MkdirAll(filepath.Dir(p.Path), 0o755)
+	os.WriteFile(p.Path, []byte(`{"mcpServers": {}}`), 0o644)
+	mine := []string{p.Path + ".bak", p.Path + ".bak.mine", p.Path + ".bak.20261201T140000.123Z.old"}
+	for _, f := range mine {
+		os.WriteFile(f, []byte("the user's"), 0o644)
+	}
+	at := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+	for i := range 6 {
+		o.Uninstall = i%2 == 1
+		p, err := Make(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Apply(at.Add(time.Duration(i) * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backups, _ := filepath.Glob(p.Path + ".bak*")
+	want := append(mine, p.Path+".bak.20261201T140005.000Z")
+	if strings.Join(backups, " ") != strings.Join(sorted(want), " ") {
+		t.Errorf("backups after three install/uninstall rounds:\n%s\nwant\n%s", strings.Join(backups, "\n"), strings.Join(sorted(want), "\n"))
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// xAI's Grok and the community grok-cli both install a `grok` and a
+// ~/.grok: each is detected by what is its own.
+func TestGrokTargetsAreDetectedApart(t *testing.T) {
+	detected := func(files []string, grokBin string) string {
+		home := t.TempDir()
+		for _, f := range files {
+			executable(t, filepath.Join(home, f))
+		}
+		o := Options{Home: home, GOOS: "linux", Getenv: func(string) string { return "" },
+			LookPath: func(b string) string {
+				if b == "grok" {
+					return grokBin
+				}
+				return ""
+			}}
+		var names []string
+		for _, n := range []string{"grok", "grok-cli"} {
+			if h, _ := Lookup(n); h.Detected(&o) {
+				names = append(names, n)
+			}
+		}
+		return strings.Join(names, ",")
+	}
+	for _, tc := range []struct {
+		files   []string
+		grokBin string
+		want    string
+	}{
+		{[]string{".grok/config.toml"}, "", "grok"},
+		{[]string{".grok/bin/grok"}, "", "grok"},
+		{nil, "/home/u/.grok/bin/grok", "grok"},
+		{[]string{".grok/user-settings.json"}, "", "grok-cli"},
+		{nil, "/usr/lib/node_modules/@vibe-kit/grok-cli/dist/index.js", "grok-cli"},
+		{[]string{".grok/config.toml", ".grok/user-settings.json"}, "", "grok,grok-cli"},
+		{[]string{".grok/sessions/x"}, "", ""}, // a ~/.grok alone says neither
+	} {
+		if got := detected(tc.files, tc.grokBin); got != tc.want {
+			t.Errorf("files %v, grok at %q: detected %q, want %q", tc.files, tc.grokBin, got, tc.want)
+		}
+	}
+}
+
+// Each Grok target writes its own file in its own format.
+func TestGrokTargetsWriteTheirOwnFormats(t *testing.T) {
+	o := testOptions(t, "grok")
+	p := plan(t, o)
+	if p.Path != filepath.Join(o.Home, ".grok", "config.toml") || !bytes.Contains(p.After, []byte("[mcp_servers.ai-memory]\ncommand = \""+testBinary+"\"")) {
+		t.Errorf("grok: %s\n%s", p.Path, p.After)
+	}
+	o.Getenv = func(k string) string {
+		if k == "GROK_HOME" {
+			return "/srv/grok"
+		}
+		return ""
+	}
+	if p := plan(t, o); p.Path != "/srv/grok/config.toml" {
+		t.Errorf("grok with GROK_HOME: %s", p.Path)
+	}
+	o = testOptions(t, "grok")
+	o.Project, o.ProjectDir = true, filepath.Join(o.Home, "proj")
+	if p := plan(t, o); p.Path != filepath.Join(o.ProjectDir, ".grok", "config.toml") {
+		t.Errorf("grok --project: %s", p.Path)
+	}
+	c := testOptions(t, "grok-cli")
+	if p := plan(t, c); p.Path != filepath.Join(c.ProjectDir, ".grok", "settings.json") || !bytes.Contains(p.After, []byte(`"transport": {`)) {
+		t.Errorf("grok-cli: %s\n%s", p.Path, p.After)
+	}
+	c.Project = false
+	if _, err := Make(c); err == nil || !strings.Contains(err.Error(), "use --project") {
+		t.Errorf("grok-cli without --project: %v", err)
+	}
+}
+
+// alwaysLoad is written for core only: a larger profile keeps Claude Code's
+// tool search deferring the tools it does not mark always-load itself.
+func TestClaudeCodeAlwaysLoadOnlyOnCore(t *testing.T) {
+	for profile, want := range map[string]bool{"core": true, "full": false, "core,graph": false} {
+		o := testOptions(t, "claude-code")
+		o.Profile = profile
+		p := plan(t, o)
+		if got := bytes.Contains(p.After, []byte(`"alwaysLoad": true`)); got != want {
+			t.Errorf("profile %s: alwaysLoad written = %v, want %v\n%s", profile, got, want, p.After)
+		}
 	}
 }

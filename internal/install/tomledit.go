@@ -106,19 +106,31 @@ func tomlRender(name, harness string, fields ordered) []byte {
 	fmt.Fprintf(&b, "%s (written by `ai-memory install %s`; `--uninstall` removes this block)\n", beginMarker(name), harness)
 	fmt.Fprintf(&b, "[mcp_servers.%s]\n", tomlKey(name))
 	for _, f := range fields {
-		v, _ := json.Marshal(f.v) // JSON strings and arrays of strings are valid TOML
-		if s, ok := f.v.([]string); ok {
-			parts := make([]string, len(s))
-			for i, x := range s {
-				q, _ := json.Marshal(x)
-				parts[i] = string(q)
-			}
-			v = []byte("[" + strings.Join(parts, ", ") + "]")
-		}
-		fmt.Fprintf(&b, "%s = %s\n", f.k, v)
+		fmt.Fprintf(&b, "%s = %s\n", f.k, tomlValue(f.v))
 	}
 	b.WriteString(endMarker(name) + "\n")
 	return b.Bytes()
+}
+
+// tomlValue renders a string, a list of strings, or an inline table of
+// them (JSON strings are valid TOML basic strings).
+func tomlValue(v any) string {
+	switch x := v.(type) {
+	case []string:
+		parts := make([]string, len(x))
+		for i, s := range x {
+			parts[i] = tomlValue(s)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case ordered:
+		parts := make([]string, len(x))
+		for i, f := range x {
+			parts[i] = tomlKey(f.k) + " = " + tomlValue(f.v)
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	q, _ := json.Marshal(v)
+	return string(q)
 }
 
 func tomlKey(k string) string {

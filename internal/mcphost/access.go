@@ -126,7 +126,7 @@ func (h *Host) loadProfile() {
 	agent := h.identity()
 	for _, f := range h.opts.Profile.Families() {
 		if h.opts.Allowlist.Decide(agent, f).Allowed {
-			if err := h.load(f); err != nil {
+			if err := h.load(f, false); err != nil {
 				h.log.Warn("family in profile is not available", "family", f, "err", err)
 			}
 		} else {

@@ -28,16 +28,16 @@ func (h *Host) capabilitiesTool() mcp.Tool {
 	// accept is taken but not advertised: only legacy clients ask for v1.
 	// The family names are spelled out rather than an "enum", as in every
 	// family's schema: fewer tokens, and a wrong name gets an error listing them.
-	familyDesc, _ := json.Marshal("List its tools: " + orList(h.set.Families()))
+	familyDesc, _ := json.Marshal(orList(h.set.Families()))
 	schema := fmt.Sprintf(`{"type":"object","properties":{`+
 		`"family":{"type":"string","description":%s},`+
-		`"include_schema":{"type":"boolean","description":"With family: load it, return its schemas"},`+
-		`"tool":{"type":"string","description":"Run any tool, loading its family"},`+
+		`"include_schema":{"type":"boolean","description":"Load its tools"},`+
+		`"tool":{"type":"string","description":"Tool to run"},`+
 		`"arguments":{"type":"object","description":"Its arguments"}}}`, familyDesc)
 	t := mcp.NewToolWithRawSchema(capabilitiesName,
 		"Memory tool families: list, load, or run their tools.", json.RawMessage(schema))
 	t.Annotations = mcp.ToolAnnotation{DestructiveHint: sdk.Bool(false)}
-	t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
+	t.Meta = alwaysLoadMeta()
 	return t
 }
 
@@ -57,9 +57,9 @@ type capabilitiesArgs struct {
 	accept        string
 }
 
-// expands reports whether these arguments ask to grant a family: a load
-// with include_schema, or a bridged call of a tool whose family is not
-// loaded yet.
+// expands reports whether these arguments may grant a family: a load
+// with include_schema, or a bridged call of a tool whose family this
+// session was not granted yet.
 func (h *Host) expands(a capabilitiesArgs) bool {
 	if a.family != nil && a.includeSchema {
 		return true
@@ -68,7 +68,7 @@ func (h *Host) expands(a capabilitiesArgs) bool {
 		return false
 	}
 	f := h.set.FamilyOf(a.tool)
-	return f != "" && !h.isLoaded(f)
+	return f != "" && !h.isGranted(f)
 }
 
 func decodeCapabilitiesArgs(raw []byte, set *catalog.Set) (capabilitiesArgs, error) {
@@ -148,7 +148,12 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	case !h.visible(*args.family):
 		err = fmt.Errorf("family: unknown family %s; one of %s", sdk.Quote(*args.family), strings.Join(h.visibleFamilies(), ", "))
 	case args.includeSchema:
-		out, err = h.expand(ctx, *args.family)
+		relisted := h.relistWaiter(ctx)
+		var version uint64
+		if out, version, err = h.expand(ctx, *args.family); err == nil && version > 0 {
+			releaseOrder(ctx)
+			relisted(version)
+		}
 	default:
 		out = map[string]any{"schema_version": familyListSchema, "family": *args.family,
 			"loaded": h.isLoaded(*args.family), "tools": h.set.ToolsOf(*args.family)}
@@ -165,8 +170,10 @@ func (h *Host) capabilities(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 
 // bridge runs any tool the identity may use and returns its result
 // unchanged, for clients that never refresh their tool list. A family not
-// loaded yet is granted on first use, through the same checks, rate limit
-// and audit as an expansion: one call, not two.
+// granted yet is granted on first use, through the same checks, rate limit
+// and audit as an expansion (one call, not two), but its tools are not
+// registered: the session's tool list, and so every later request of the
+// client, stays as it was. Only include_schema or a profile adds tools.
 func (h *Host) bridge(ctx context.Context, tool string, args json.RawMessage) *mcp.CallToolResult {
 	if args == nil {
 		args = json.RawMessage("{}")
@@ -179,7 +186,7 @@ func (h *Host) bridge(ctx context.Context, tool string, args json.RawMessage) *m
 	if family == "" || !h.visible(family) {
 		return unknown
 	}
-	if !h.isLoaded(family) {
+	if !h.isGranted(family) {
 		h.suggestUnloaded(tool, family)
 		if !h.set.Installed(family) {
 			return mcp.NewToolResultError(fmt.Sprintf("%s belongs to the %s family, which no installed plugin provides yet.", tool, family))
@@ -188,7 +195,7 @@ func (h *Host) bridge(ctx context.Context, tool string, args json.RawMessage) *m
 		if err := h.permitCall(ctx, family, tool); err != nil {
 			return mcp.NewToolResultError(err.Error())
 		}
-		if _, err := h.expand(ctx, family); err != nil {
+		if err := h.grant(ctx, family, nil); err != nil {
 			return mcp.NewToolResultError(err.Error())
 		}
 	}
@@ -268,15 +275,18 @@ func (h *Host) embedder(ctx context.Context) map[string]any {
 	return out
 }
 
-// expand grants a family to this session: allowlist, then (for a family not
-// yet loaded) the rate limit, then registration. Every attempt is audited.
-func (h *Host) expand(ctx context.Context, family string) (any, error) {
+// grant clears a family for this session: allowlist, then (for a family
+// not granted yet) the rate limit, then its plugin is started, so a refused
+// or broken binary is reported here and its tools run at once, then
+// register (nil: nothing is registered, as for the bridge). Every attempt
+// is audited, once.
+func (h *Host) grant(ctx context.Context, family string, register func() error) error {
 	agent := h.identityOf(ctx)
 	entry := AuditEntry{AgentID: agent, Event: "capability_expansion", Family: family}
-	deny := func(reason string, err error) (any, error) {
+	deny := func(reason string, err error) error {
 		entry.Reason = reason
 		h.audit(ctx, entry)
-		return nil, err
+		return err
 	}
 	if d := h.opts.Allowlist.Decide(agent, family); !d.Allowed {
 		return deny("allowlist rule "+ruleName(d.Rule), h.deniedError(agent, family, d))
@@ -284,25 +294,53 @@ func (h *Host) expand(ctx context.Context, family string) (any, error) {
 	if !h.set.Installed(family) {
 		return deny("unavailable", fmt.Errorf("family: %v", h.unavailable(family)))
 	}
-	if !h.isLoaded(family) && h.opts.Allowlist.Enabled() {
+	if !h.isGranted(family) && h.opts.Allowlist.Enabled() {
 		if ok, wait := h.opts.RateLimit.Take(agent); !ok {
 			return deny("rate_limited", fmt.Errorf("family: %s may load one new family per %s; try again in %s, or ask an operator to start the server with --profile %s,%s",
 				agent, h.opts.RateLimit.Interval(), wait.Round(1e9), catalog.Base, family))
 		}
 	}
-	// Start the plugin before granting, so a refused or broken binary is
-	// reported here and the tools are callable the moment they are listed.
 	if err := h.opts.Plugins.Start(family); err != nil {
 		return deny("unavailable", fmt.Errorf("family: %s could not be started: %v", family, err))
 	}
-	if err := h.load(family); err != nil {
-		return deny("unavailable", fmt.Errorf("family: %v", err))
+	if register != nil {
+		if err := register(); err != nil {
+			return deny("unavailable", fmt.Errorf("family: %v", err))
+		}
 	}
+	h.reg.Lock()
+	h.granted[family] = true
+	h.reg.Unlock()
 	entry.Granted, entry.Reason = true, "granted"
 	h.audit(ctx, entry)
+	return nil
+}
+
+// bridgeHint is the expansion result's one line for a model whose client
+// has not refreshed its tool list yet.
+const bridgeHint = "A tool not in your tool list yet runs through " + capabilitiesName + ` {"tool": "<name>", "arguments": {...}}.`
+
+// expand grants a family and registers its tools in this session (mcp-go
+// then sends tools/list_changed), and returns their schemas. version is
+// the tools version that lists them when this call registered them, 0
+// when they were registered already.
+func (h *Host) expand(ctx context.Context, family string) (out any, version uint64, err error) {
+	register := func() error {
+		if h.isLoaded(family) {
+			return nil
+		}
+		if err := h.load(family, true); err != nil {
+			return err
+		}
+		version = h.ToolsVersion()
+		return nil
+	}
+	if err := h.grant(ctx, family, register); err != nil {
+		return nil, 0, err
+	}
 	var tools []mcp.Tool
 	for _, d := range h.opts.Plugins.Tools(family) {
 		tools = append(tools, wireTool(d))
 	}
-	return map[string]any{"schema_version": familySchemasSchema, "family": family, "loaded": true, "tools": tools}, nil
+	return map[string]any{"schema_version": familySchemasSchema, "family": family, "loaded": true, "tools": tools, "hint": bridgeHint}, version, nil
 }

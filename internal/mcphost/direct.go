@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 // A call of a registered family tool is the host's hot path, and it is
@@ -51,6 +53,10 @@ func (h *Host) direct(ctx context.Context, env *envelope) (mcp.JSONRPCMessage, b
 	}
 	return toolAnswerLine(env.ID, a), true
 }
+
+// errCancelled answers a call cancelled before the host sent it to its
+// plugin; once sent, the plugin's answer says what happened (sdk/cancel.go).
+var errCancelled = errors.New(sdk.CancelledMessage)
 
 // cancelDirect cancels the direct call a notifications/cancelled names.
 func (h *Host) cancelDirect(env *envelope) {

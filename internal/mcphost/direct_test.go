@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -78,7 +79,7 @@ type waitingPlugins struct {
 	started chan struct{}
 }
 
-func (w *waitingPlugins) Call(ctx context.Context, _, _ string, _ []byte, _ *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+func (w *waitingPlugins) Call(ctx context.Context, _ caller.Caller, _ string, _ []byte, _ *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	close(w.started)
 	<-ctx.Done()
 	return nil, ctx.Err()

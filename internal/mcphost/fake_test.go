@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -37,9 +38,10 @@ var testSet = func() *catalog.Set {
 // fakePlugins serves testFamilies; every call echoes its tool, arguments and
 // context. start, when set, runs inside Start (tests block it to order events).
 type fakePlugins struct {
-	start func(family string)
-	mu    sync.Mutex
-	calls []string
+	start   func(family string)
+	mu      sync.Mutex
+	calls   []string
+	callers []caller.Caller // who each call was for
 }
 
 func (p *fakePlugins) Catalog() *catalog.Set { return testSet }
@@ -59,11 +61,12 @@ func (p *fakePlugins) Start(family string) error {
 	return nil
 }
 
-func (p *fakePlugins) Call(_ context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+func (p *fakePlugins) Call(_ context.Context, who caller.Caller, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	p.mu.Lock()
 	p.calls = append(p.calls, tool)
+	p.callers = append(p.callers, who)
 	p.mu.Unlock()
-	out, _ := json.Marshal(map[string]any{"tool": tool, "family": family, "args": json.RawMessage(args), "agent_id": cc.GetAgentId()})
+	out, _ := json.Marshal(map[string]any{"tool": tool, "family": who.Family, "args": json.RawMessage(args), "agent_id": cc.GetAgentId()})
 	return &aimemoryv1.CallResponse{Text: out}, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -20,6 +22,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
+	"github.com/ai-memory/ai-memory/internal/metrics"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -29,7 +32,9 @@ type Plugins interface {
 	Catalog() *catalog.Set
 	Tools(family string) []*aimemoryv1.ToolDefinition
 	Start(family string) error
-	Call(ctx context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error)
+	// Call runs a tool of who.Family for who; the supervisor signs who,
+	// bound to the call and the plugin process serving it, into cc.Assertion.
+	Call(ctx context.Context, who caller.Caller, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error)
 }
 
 // Options configure a Host.
@@ -48,6 +53,10 @@ type Options struct {
 	// MaxMessageBytes bounds one message on the stdio front
 	// (DefaultMaxMessageBytes if zero).
 	MaxMessageBytes int
+	// RelistWait bounds how long an expansion's answer waits for the
+	// client to fetch the new tool list (DefaultRelistWait if zero; a
+	// negative value does not wait). See relist.go.
+	RelistWait time.Duration
 
 	// Guardrails (zero values: no allowlist, no limit, full discovery, no audit).
 	Allowlist         guard.Allowlist
@@ -59,10 +68,8 @@ type Options struct {
 	// Vectors reports the engine's embedding endpoint and vector coverage
 	// for memory_capabilities (nil: reported as keyword only).
 	Vectors func(context.Context) (*aimemoryv1.VectorStatusResponse, error)
-	// Assertions signs, per call, who the call is for and which family runs
-	// it; the plugin forwards it to the engine. Nil sends none (an engine
-	// then refuses the plugin's engine calls).
-	Assertions Minter
+	// Metrics counts tool calls by tool and outcome; nil counts nothing.
+	Metrics *metrics.Host
 
 	// For an HTTP principal: the namespaces its credential grants ("*"
 	// alone: every namespace; "=ns": ns without what lies below it),
@@ -71,11 +78,6 @@ type Options struct {
 	// carry. Stdio leaves both empty.
 	Scope       []string
 	Attestation string
-}
-
-// Minter signs caller assertions (package assertion's Signer).
-type Minter interface {
-	Mint(caller.Caller) []byte
 }
 
 // Host is one MCP server session over the plugins.
@@ -88,11 +90,18 @@ type Host struct {
 	mu         sync.Mutex // guards clientName
 	clientName string
 
-	// reg guards loaded and is held while tools are added or removed, so a
-	// family's tools are registered exactly while it counts as loaded.
+	// reg guards loaded, granted and tools, and is held while tools are
+	// added or removed, so a family's tools are registered exactly while it
+	// counts as loaded.
 	reg    sync.Mutex
 	loaded map[string]bool
-	tools  map[string]string // registered family tool → its family
+	// granted families passed the expansion checks in this session; the
+	// bridge runs their tools without registering them (loaded implies granted).
+	granted map[string]bool
+	tools   map[string]string // registered family tool → its family
+
+	toolsVersion atomic.Uint64 // bumped at every registration change
+	lists        listings      // what each session was last listed (relist.go)
 
 	// inflight cancels the direct calls (see direct.go) by request id, for
 	// notifications/cancelled.
@@ -109,7 +118,7 @@ func New(opts Options) *Host {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Host{opts: opts, log: opts.Logger, set: opts.Plugins.Catalog(), loaded: map[string]bool{}, tools: map[string]string{}, suggest: newSuggestions()}
+	h := &Host{opts: opts, log: opts.Logger, set: opts.Plugins.Catalog(), loaded: map[string]bool{}, granted: map[string]bool{}, tools: map[string]string{}, suggest: newSuggestions()}
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		h.learnClient(req.Params.ClientInfo.Name)
@@ -121,6 +130,7 @@ func New(opts Options) *Host {
 			h.learnClient(s.GetClientInfo().Name)
 		}
 	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { h.lists.forget(s.SessionID()) })
 	h.srv = server.NewMCPServer("ai-memory", opts.Version,
 		server.WithToolCapabilities(true),
 		server.WithInstructions(catalog.Instructions),
@@ -129,7 +139,7 @@ func New(opts Options) *Host {
 		// Lists vary with the principal (HTTP) or the session's grants.
 		server.WithCacheHints(0, mcp.CacheScopePrivate),
 	)
-	h.srv.AddTool(h.capabilitiesTool(), h.capabilities)
+	h.srv.AddTool(h.capabilitiesTool(), h.counted(h.capabilities))
 	h.loadProfile()
 	return h
 }
@@ -158,17 +168,33 @@ func (h *Host) isLoaded(family string) bool {
 	return h.loaded[family]
 }
 
+// isGranted reports whether a family passed the expansion checks in this
+// session (loaded, or granted through the bridge).
+func (h *Host) isGranted(family string) bool {
+	h.reg.Lock()
+	defer h.reg.Unlock()
+	return h.loaded[family] || h.granted[family]
+}
+
 // load grants a family to this session and registers its tools, under one
 // lock (mcp-go then notifies clients with tools/list_changed). The plugin
-// is started in the background so the first call finds it warm.
-func (h *Host) load(family string) (err error) {
+// is started in the background so the first call finds it warm. A family
+// loaded on request (include_schema) is marked always-load, so a client
+// that defers tools (Claude Code's tool search) offers the tools the model
+// asked for in its very next request; a profile's tools keep their
+// plugin's choice.
+func (h *Host) load(family string, requested bool) (err error) {
 	defs := h.opts.Plugins.Tools(family)
 	if len(defs) == 0 {
 		return h.unavailable(family)
 	}
 	tools := make([]server.ServerTool, 0, len(defs))
 	for _, d := range defs {
-		tools = append(tools, server.ServerTool{Tool: wireTool(d), Handler: h.route(family)})
+		t := wireTool(d)
+		if requested {
+			t.Meta = alwaysLoadMeta()
+		}
+		tools = append(tools, server.ServerTool{Tool: t, Handler: h.route(family)})
 	}
 	h.reg.Lock()
 	defer h.reg.Unlock()
@@ -183,6 +209,7 @@ func (h *Host) load(family string) (err error) {
 		}
 	}()
 	h.srv.AddTools(tools...)
+	h.toolsVersion.Add(1)
 	h.loaded[family] = true
 	for _, d := range defs {
 		h.tools[d.GetName()] = family
@@ -208,7 +235,9 @@ func (h *Host) unload(family string) {
 		delete(h.tools, d.GetName())
 	}
 	h.srv.DeleteTools(names...)
+	h.toolsVersion.Add(1)
 	delete(h.loaded, family)
+	delete(h.granted, family)
 }
 
 // unavailable explains why a family cannot be loaded.
@@ -226,14 +255,21 @@ func wireTool(d *aimemoryv1.ToolDefinition) mcp.Tool {
 		t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: a.ReadOnly, DestructiveHint: a.Destructive, IdempotentHint: a.Idempotent, OpenWorldHint: a.OpenWorld}
 	}
 	if d.GetAlwaysLoad() {
-		t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
+		t.Meta = alwaysLoadMeta()
 	}
 	return t
 }
 
-// callContext is who is calling, as the host resolved it, with the signed
-// assertion the plugin's engine calls carry for a tool of family.
-func (h *Host) callContext(ctx context.Context, family string) *aimemoryv1.CallContext {
+// alwaysLoadMeta asks a client that defers tool schemas to send this one
+// in full with every request.
+func alwaysLoadMeta() *mcp.Meta {
+	return &mcp.Meta{AdditionalFields: map[string]any{"anthropic/alwaysLoad": true}}
+}
+
+// callContext is who is calling, as the host resolved it, for a tool of
+// family: the context the plugin receives, and the caller its engine calls
+// are made for (the supervisor signs it into the call's assertion).
+func (h *Host) callContext(ctx context.Context, family string) (*aimemoryv1.CallContext, caller.Caller) {
 	name := h.clientNameOf(ctx)
 	cc := &aimemoryv1.CallContext{
 		AgentId:    identity.Resolve(h.opts.AgentID, name),
@@ -242,10 +278,7 @@ func (h *Host) callContext(ctx context.Context, family string) *aimemoryv1.CallC
 
 		DefaultNamespace: h.opts.DefaultNamespace,
 	}
-	if h.opts.Assertions != nil {
-		cc.Assertion = h.opts.Assertions.Mint(caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family, Scope: strings.Join(h.opts.Scope, " ")})
-	}
-	return cc
+	return cc, caller.Caller{Principal: cc.AgentId, Session: cc.SessionId, Family: family, Scope: strings.Join(h.opts.Scope, " ")}
 }
 
 // route forwards a direct tool call to the plugin serving family.
@@ -278,19 +311,51 @@ func (a answer) result() *mcp.CallToolResult {
 // run executes a tool of a loaded family for this session: the one path
 // shared by direct calls and the memory_capabilities bridge.
 func (h *Host) run(ctx context.Context, family, tool string, args []byte) answer {
+	start, outcome := time.Now(), metrics.Refused
+	defer func() {
+		if ctx.Err() != nil && outcome != metrics.OK && outcome != metrics.ToolError {
+			outcome = metrics.Cancelled // the client gave up (or the server is stopping)
+		}
+		h.opts.Metrics.ObserveCall(tool, outcome, time.Since(start))
+	}()
 	if err := h.permitCall(ctx, family, tool); err != nil {
 		return failed(err)
 	}
 	h.observeCall(tool, args)
+	outcome = metrics.Unavailable
 	if err := h.waitEngine(ctx); err != nil {
 		return failed(err)
 	}
-	resp, err := h.opts.Plugins.Call(ctx, family, tool, args, h.callContext(ctx, family))
+	outcome = metrics.Failed
+	if ctx.Err() != nil { // sent nowhere yet (past here, the plugin tells what happened)
+		outcome = metrics.Cancelled
+		return failed(errCancelled)
+	}
+	cc, who := h.callContext(ctx, family)
+	resp, err := h.opts.Plugins.Call(ctx, who, tool, args, cc)
 	if err != nil {
 		h.log.Error("tool call failed", "tool", tool, "err", err)
 		return failed(err)
 	}
+	if outcome = metrics.OK; resp.GetIsError() {
+		outcome = metrics.ToolError
+	}
 	return answer{text: resp.GetText(), isError: resp.GetIsError()}
+}
+
+// counted is memory_capabilities counted as a call (a call it bridges is
+// counted again, as its own tool, by run).
+func (h *Host) counted(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		res, err := next(ctx, req)
+		outcome := metrics.OK
+		if err != nil || res == nil || res.IsError {
+			outcome = metrics.ToolError
+		}
+		h.opts.Metrics.ObserveCall(capabilitiesName, outcome, time.Since(start))
+		return res, err
+	}
 }
 
 // rawArguments returns the call's arguments as the client sent them; they
@@ -329,7 +394,7 @@ func (h *Host) waitEngine(ctx context.Context) error {
 		}
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return errCancelled
 	}
 }
 

@@ -60,8 +60,11 @@ func TestBridgeGrantsOnFirstUse(t *testing.T) {
 	if isErr || !strings.Contains(text, `"say":"hi"`) {
 		t.Fatalf("bridged call without expansion: %q", text)
 	}
-	if !h.isLoaded("echo") {
-		t.Error("the bridge did not grant the family")
+	if !h.isGranted("echo") || h.isLoaded("echo") {
+		t.Errorf("after a bridged call: granted %v, loaded %v; want granted, not loaded", h.isGranted("echo"), h.isLoaded("echo"))
+	}
+	if _, listed := h.srv.ListTools()["test_echo"]; listed {
+		t.Error("the bridge registered the family's tools")
 	}
 	e := audit.all()
 	if len(e) != 1 || e[0].Event != "capability_expansion" || !e[0].Granted || e[0].Family != "echo" {
@@ -87,7 +90,7 @@ func TestBridgeDeniesAsBefore(t *testing.T) {
 	if !isErr || text != direct || !strings.Contains(text, "not cleared for the echo family") {
 		t.Fatalf("denied bridge = %q, direct call = %q", text, direct)
 	}
-	if h.isLoaded("echo") {
+	if h.isGranted("echo") {
 		t.Fatal("a denied identity was granted")
 	}
 	for _, e := range audit.all() {
@@ -131,7 +134,7 @@ func TestRegistrationMatchesGrant(t *testing.T) {
 				default:
 				}
 				if i%2 == 0 {
-					h.load("echo")
+					h.load("echo", false)
 				} else {
 					h.unload("echo")
 				}

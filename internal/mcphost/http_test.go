@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -43,30 +42,22 @@ func TestAnswerCall(t *testing.T) {
 	}
 }
 
-type recordingMinter struct {
-	mu   sync.Mutex
-	seen []caller.Caller
-}
-
-func (m *recordingMinter) Mint(c caller.Caller) []byte {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.seen = append(m.seen, c)
-	return []byte("token")
-}
-
-// An HTTP principal's namespace prefixes are signed into each call's
-// assertion, and its attestation level goes into each audit record.
+// An HTTP principal's namespace prefixes go with each call's caller (which
+// the supervisor signs into its assertion), and its attestation level goes
+// into each audit record.
 func TestScopeAndAttestationReachAssertionAndAudit(t *testing.T) {
-	m := &recordingMinter{}
-	h, audit := newTestHost(t, &fakePlugins{}, withAllowlist(t, map[string][]string{"tester": {"core"}}), func(o *Options) {
-		o.Assertions, o.Scope, o.Attestation = m, []string{"team-a", "shared/"}, "mtls"
+	p := &fakePlugins{}
+	h, audit := newTestHost(t, p, withAllowlist(t, map[string][]string{"tester": {"core"}}), func(o *Options) {
+		o.Scope, o.Attestation = []string{"team-a", "shared/"}, "mtls"
 	})
 	if msg, ok := h.AnswerCall(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_store","arguments":{}}}`)); !ok || msg == nil {
 		t.Fatal("no answer")
 	}
-	if len(m.seen) != 1 || m.seen[0].Scope != "team-a shared/" || m.seen[0].Principal != "tester" {
-		t.Fatalf("minted %+v", m.seen)
+	p.mu.Lock()
+	seen := p.callers
+	p.mu.Unlock()
+	if len(seen) != 1 || seen[0] != (caller.Caller{Principal: "tester", Session: "s1", Family: "core", Scope: "team-a shared/"}) {
+		t.Fatalf("calls were for %+v", seen)
 	}
 	h.AnswerCall(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_echo","arguments":{}}}`))
 	got := audit.all()

@@ -63,3 +63,19 @@ func TestRecoveredIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestNestsDeeperThan(t *testing.T) {
+	for in, want := range map[string]bool{
+		`[[1]]`:                  false,
+		`[[[1]]]`:                true,
+		`{"a":{"b":[1]}}`:        true,
+		`{"a":"[[[[","b":[1]}`:   false, // brackets in a string
+		`{"a":"\"[[[[","b":[1]}`: false, // after an escaped quote, still in the string
+		`{"a":"\\","b":[[[1]]]}`: true,  // an escaped backslash ends before the quote
+		`[[1],[1],[1],[1],[1]]`:  false, // siblings do not add up
+	} {
+		if got := nestsDeeperThan([]byte(in), 2); got != want {
+			t.Errorf("nestsDeeperThan(%s, 2) = %v, want %v", in, got, want)
+		}
+	}
+}

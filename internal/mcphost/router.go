@@ -50,6 +50,46 @@ func decodeEnvelope(line []byte) (envelope, error) {
 
 var errNotObject = errors.New("not a JSON object")
 
+// maxJSONDepth is encoding/json's nesting limit (every decoder here, mcp-go's
+// too, is encoding/json): a message nested deeper is valid JSON none of
+// them reads.
+const maxJSONDepth = 10000
+
+// tooDeepAnswer answers a message nested deeper than maxJSONDepth with an
+// Invalid Request error carrying the message's own id, read from its
+// top-level object, so the client is not left waiting for its timeout (a
+// parse error has no id to answer).
+func tooDeepAnswer(line []byte) (mcp.JSONRPCMessage, bool) {
+	if !nestsDeeperThan(line, maxJSONDepth) {
+		return nil, false
+	}
+	return errorResponse(leadingID(line), mcp.INVALID_REQUEST,
+		fmt.Sprintf("Invalid Request: the message nests deeper than %d levels, the most the JSON parser reads", maxJSONDepth), nil), true
+}
+
+// nestsDeeperThan reports whether data opens more than limit objects or
+// arrays inside one another (strings skipped).
+func nestsDeeperThan(data []byte, limit int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
 // isRequest reports whether the message expects a response.
 func (e *envelope) isRequest() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
 
@@ -62,6 +102,9 @@ func (e *envelope) isRequest() bool { return len(e.ID) > 0 && string(e.ID) != "n
 func (h *Host) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONRPCMessage {
 	env, err := decodeEnvelope(raw)
 	if err != nil {
+		if msg, deep := tooDeepAnswer(raw); deep {
+			return msg
+		}
 		return bounded(h.srv.HandleMessage(ctx, raw)) // mcp-go answers what it cannot parse
 	}
 	return h.handle(ctx, &env, raw)
@@ -69,13 +112,17 @@ func (h *Host) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONR
 
 // AnswerCall answers a tools/call message the host answers itself: a
 // known tool whose family is not loaded (the isError result naming the
-// family), an unknown tool, or a registered family tool (the direct path).
-// ok is false for everything else, which belongs to mcp-go. The HTTP front
+// family), an unknown tool, a registered family tool (the direct path), or
+// a message nested too deep to decode (tooDeepAnswer). ok is false for
+// everything else, which belongs to mcp-go. The HTTP front
 // calls it before handing a message to mcp-go's transport, which would
 // only say "not found".
 func (h *Host) AnswerCall(ctx context.Context, raw []byte) (msg mcp.JSONRPCMessage, ok bool) {
 	env, err := decodeEnvelope(raw)
-	if err != nil || env.Method != string(mcp.MethodToolsCall) || !env.isRequest() || env.Params.Name == "" {
+	if err != nil {
+		return tooDeepAnswer(raw) // mcp-go would answer it without its id
+	}
+	if env.Method != string(mcp.MethodToolsCall) || !env.isRequest() || env.Params.Name == "" {
 		return nil, false
 	}
 	name := env.Params.Name
@@ -92,6 +139,13 @@ func (h *Host) AnswerCall(ctx context.Context, raw []byte) (msg mcp.JSONRPCMessa
 		return errorResponse(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("unknown tool %s; %s lists the families and their tools", sdk.Quote(name), capabilitiesName), nil), true
 	}
 	return h.direct(ctx, &env)
+}
+
+// IsToolsList reports whether a message is a tools/list request (the HTTP
+// front reports their answers to the host, see ListAnswered).
+func IsToolsList(raw []byte) bool {
+	env, err := decodeEnvelope(raw)
+	return err == nil && env.Method == string(mcp.MethodToolsList) && env.isRequest()
 }
 
 func (h *Host) handle(ctx context.Context, env *envelope, raw json.RawMessage) mcp.JSONRPCMessage {

@@ -28,7 +28,10 @@ func newStdioSession() *stdioSession {
 	return &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100)}
 }
 
-func (s *stdioSession) SessionID() string { return "stdio" }
+// stdioSessionID names the one session of a stdio pipe.
+const stdioSessionID = "stdio"
+
+func (s *stdioSession) SessionID() string { return stdioSessionID }
 func (s *stdioSession) Initialize()       { s.initialized.Store(true) }
 func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
 

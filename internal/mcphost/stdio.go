@@ -126,6 +126,9 @@ func (f *stdioFront) read(ctx context.Context, in io.Reader) error {
 func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 	env, err := decodeEnvelope(line)
 	if err != nil {
+		if resp, deep := tooDeepAnswer(line); deep {
+			return f.spawn(ctx, nil, func() { f.w.send(resp) })
+		}
 		code, msg := mcp.PARSE_ERROR, "Parse error: the message is not valid JSON"
 		if json.Valid(line) {
 			code, msg = mcp.INVALID_REQUEST, "Invalid Request: a message must be one JSON-RPC object"
@@ -149,13 +152,18 @@ func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 	}
 	after := f.barrier
 	var done chan struct{}
+	callCtx := ctx
 	if f.h.ordersAfter(&env, line) {
 		done = make(chan struct{})
 		f.barrier = done
+		// An expansion releases what follows once its tools are registered,
+		// before it waits for the client's new tool list (relist.go).
+		callCtx = withRelease(ctx, sync.OnceFunc(func() { close(done) }))
 	}
+	listing := env.Method == string(mcp.MethodToolsList)
 	return f.spawn(ctx, env.ID, func() {
 		if done != nil {
-			defer close(done)
+			defer releaseOrder(callCtx)
 		}
 		if after != nil {
 			select {
@@ -164,8 +172,15 @@ func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 				return
 			}
 		}
-		if resp := f.h.handle(ctx, &env, line); resp != nil {
+		var version uint64
+		if listing {
+			version = f.h.ToolsVersion()
+		}
+		if resp := f.h.handle(callCtx, &env, line); resp != nil {
 			f.w.send(resp)
+			if listing {
+				f.h.ListAnswered(stdioSessionID, version)
+			}
 		}
 	})
 }

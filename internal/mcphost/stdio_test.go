@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -288,13 +289,118 @@ func TestStdioExpansionThenCallBackToBack(t *testing.T) {
 	if text, isErr := resultText(t, p.response(2)); isErr || !strings.Contains(text, `"say":"hi"`) {
 		t.Fatalf("call sent right after the expansion: %q", text)
 	}
-	// A bridged call that grants, then a direct call, in one write.
-	p.write(call(3, "memory_capabilities", `{"tool":"test_echo2","arguments":{"n":1}}`) + call(4, "test_echo2", `{"n":2}`))
+	// A bridged call that grants, then a second bridged call, in one write.
+	p.write(call(3, "memory_capabilities", `{"tool":"test_echo2","arguments":{"n":1}}`) + call(4, "memory_capabilities", `{"tool":"test_echo2","arguments":{"n":2}}`))
 	if text, isErr := resultText(t, p.response(3)); isErr || !strings.Contains(text, `"n":1`) {
 		t.Fatalf("bridged first use: %q", text)
 	}
 	if text, isErr := resultText(t, p.response(4)); isErr || !strings.Contains(text, `"n":2`) {
-		t.Fatalf("call after a bridged grant: %q", text)
+		t.Fatalf("second bridged call: %q", text)
+	}
+	// The bridge registered nothing: a direct call is still told how to load the family.
+	p.write(call(5, "test_echo2", `{}`))
+	if text, isErr := resultText(t, p.response(5)); !isErr || !strings.Contains(text, "not loaded") {
+		t.Fatalf("direct call after bridged calls: %q", text)
+	}
+}
+
+// next returns the next message the host wrote, notifications included.
+func (p *pipe) next() map[string]any {
+	p.t.Helper()
+	select {
+	case m, ok := <-p.msgs:
+		if !ok {
+			p.t.Fatal("stdout closed")
+		}
+		return m
+	case <-time.After(30 * time.Second):
+		p.t.Fatal("nothing written for 30 s")
+	}
+	return nil
+}
+
+// A client that re-lists on list_changed gets the new list, and is asked
+// to list once more, before the expansion's answer: its next model request
+// offers the new tools.
+func TestStdioExpansionAnswersAfterTheNewList(t *testing.T) {
+	h, _ := newTestHost(t, &fakePlugins{}, func(o *Options) { o.RelistWait = time.Hour })
+	p := startPipe(t, h)
+	p.write(call(1, "memory_capabilities", `{"family":"echo","include_schema":true}`))
+	if m := p.next(); m["method"] != "notifications/tools/list_changed" {
+		t.Fatalf("first message after the expansion: %v", m)
+	}
+	// Held: a ping sent now is answered first.
+	p.write(`{"jsonrpc":"2.0","id":"ping","method":"ping"}` + "\n")
+	if m := p.next(); m["id"] != "ping" {
+		t.Fatalf("expected the ping's answer while the expansion waits, got %.200v", m)
+	}
+	p.write(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}` + "\n")
+	list := p.next()
+	if list["id"] != "list" || !strings.Contains(fmt.Sprint(list["result"]), "test_echo") {
+		t.Fatalf("expected the new list, got %.300v", list)
+	}
+	// Asked for, so marked always-load for clients that defer tools.
+	for _, tool := range list["result"].(map[string]any)["tools"].([]any) {
+		if m := tool.(map[string]any); m["name"] == "test_echo" && fmt.Sprint(m["_meta"]) != "map[anthropic/alwaysLoad:true]" {
+			t.Errorf("expanded tool's _meta = %v", m["_meta"])
+		}
+	}
+	// Then a second notification, whose list the answer also waits for.
+	if m := p.next(); m["method"] != "notifications/tools/list_changed" {
+		t.Fatalf("after the first list: %.200v", m)
+	}
+	p.write(`{"jsonrpc":"2.0","id":"ping2","method":"ping"}` + "\n")
+	if m := p.next(); m["id"] != "ping2" {
+		t.Fatalf("expected the ping's answer while the expansion waits, got %.200v", m)
+	}
+	p.write(`{"jsonrpc":"2.0","id":"list2","method":"tools/list"}` + "\n")
+	if m := p.next(); m["id"] != "list2" {
+		t.Fatalf("expected the second list, got %.200v", m)
+	}
+	text, isErr := resultText(t, p.next())
+	if isErr || !strings.Contains(text, "test_echo") || !strings.Contains(text, bridgeHint[:20]) {
+		t.Fatalf("expansion answer: %.300q", text)
+	}
+	// Loading it again changes nothing and answers at once.
+	p.write(call(2, "memory_capabilities", `{"family":"echo","include_schema":true}`))
+	if _, isErr := resultText(t, p.response(2)); isErr {
+		t.Fatal("second load failed")
+	}
+}
+
+// A client that never re-lists waits RelistWait once (and is not notified
+// a second time); the session is then not waited for again until it lists.
+func TestStdioExpansionWaitIsBoundedForClientsThatDoNotRelist(t *testing.T) {
+	h, _ := newTestHost(t, &fakePlugins{}, func(o *Options) { o.RelistWait = 50 * time.Millisecond })
+	p := startPipe(t, h)
+	p.write(call(1, "memory_capabilities", `{"family":"echo","include_schema":true}`))
+	if _, isErr := resultText(t, p.response(1)); isErr {
+		t.Fatal("expansion failed")
+	}
+	h.lists.mu.Lock()
+	deaf := h.lists.get(stdioSessionID).deaf
+	h.lists.mu.Unlock()
+	if !deaf {
+		t.Fatal("a wait that ran out did not mark the session")
+	}
+	// The next expansion is not held: with an hour's bound it still answers.
+	h.opts.RelistWait = time.Hour
+	p.write(call(2, "memory_capabilities", `{"family":"echo2","include_schema":true}`))
+	if _, isErr := resultText(t, p.response(2)); isErr {
+		t.Fatal("second expansion failed")
+	}
+	// Listing again makes the session one that re-lists.
+	h.lists.mu.Lock()
+	listed := h.lists.get(stdioSessionID).changed
+	h.lists.mu.Unlock()
+	p.write(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}` + "\n")
+	p.response("list")
+	<-listed
+	h.lists.mu.Lock()
+	deaf = h.lists.get(stdioSessionID).deaf
+	h.lists.mu.Unlock()
+	if deaf {
+		t.Fatal("listing did not clear the mark")
 	}
 }
 
@@ -318,11 +424,11 @@ type blockingPlugins struct {
 	block chan struct{}
 }
 
-func (b *blockingPlugins) Call(ctx context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+func (b *blockingPlugins) Call(ctx context.Context, who caller.Caller, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
 	if strings.Contains(string(args), "block") {
 		<-b.block
 	}
-	return b.fakePlugins.Call(ctx, family, tool, args, cc)
+	return b.fakePlugins.Call(ctx, who, tool, args, cc)
 }
 
 // blockingAudit holds every audit append until released.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -41,7 +42,8 @@ func (f *fakeFamily) Call(ctx context.Context, req *aimemoryv1.CallRequest, _ ..
 }
 
 // CallStream runs each request sent on the stream through call, with the
-// stream's context and the request's deadline, as the sdk's server does.
+// stream's context and the request's deadline, as the sdk's server does;
+// a cancel request cancels the call's context.
 func (f *fakeFamily) CallStream(ctx context.Context, _ ...grpc.CallOption) (aimemoryv1.Family_CallStreamClient, error) {
 	return &fakeStream{ctx: ctx, call: f.call}, nil
 }
@@ -50,18 +52,43 @@ type fakeStream struct {
 	grpc.ClientStream // not used
 	ctx               context.Context
 	call              func(ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error)
-	req               *aimemoryv1.CallRequest
+
+	mu        sync.Mutex
+	req       *aimemoryv1.CallRequest
+	cancelled bool
+	stop      context.CancelFunc // the running call's
 }
 
-func (s *fakeStream) Send(req *aimemoryv1.CallRequest) error { s.req = req; return nil }
+func (s *fakeStream) Send(req *aimemoryv1.CallRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if req.GetCancel() {
+		s.cancelled = true
+		if s.stop != nil {
+			s.stop()
+		}
+		return nil
+	}
+	s.req, s.cancelled, s.stop = req, false, nil
+	return nil
+}
 
 func (s *fakeStream) Recv() (*aimemoryv1.CallResponse, error) {
-	ctx, cancel := s.ctx, context.CancelFunc(func() {})
+	s.mu.Lock()
+	ctx, stopTimeout := s.ctx, context.CancelFunc(func() {})
 	if t := s.req.GetTimeoutMicros(); t > 0 {
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Microsecond)
+		ctx, stopTimeout = context.WithTimeout(ctx, time.Duration(t)*time.Microsecond)
 	}
+	defer stopTimeout()
+	ctx, cancel := context.WithCancel(ctx)
+	s.stop = cancel
+	if s.cancelled {
+		cancel()
+	}
+	req := s.req
+	s.mu.Unlock()
 	defer cancel()
-	return s.call(ctx, s.req)
+	return s.call(ctx, req)
 }
 
 // fakePlugins launches fake instances; each binary's calls run behave.
@@ -116,6 +143,9 @@ func newFake(t *testing.T, timeout time.Duration, f *fakePlugins, bins ...Binary
 
 var echoBin = Binary{Name: "echo", Checksum: strings.Repeat("e", 64)}
 
+// echo is who the tests' calls are for: a call of the echo family.
+var echo = caller.Caller{Principal: "ai:test", Family: "echo"}
+
 func echoDescribes() map[string]*aimemoryv1.DescribeResponse {
 	return map[string]*aimemoryv1.DescribeResponse{"echo": describeOf("echo", map[string][]string{"echo": {"ok", "fail"}})}
 }
@@ -152,7 +182,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 		errs := map[string]chan error{"a": make(chan error, 1), "b": make(chan error, 1)}
 		for _, name := range []string{"a", "b"} {
 			go func() {
-				_, err := s.Call(context.Background(), "echo", "fail", []byte(name), nil)
+				_, err := s.Call(context.Background(), echo, "fail", []byte(name), nil)
 				errs[name] <- err
 			}()
 		}
@@ -165,7 +195,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 			t.Fatalf("first failing call: %v", err)
 		}
 		// A call after the first failure starts instance 3.
-		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil {
+		if _, err := s.Call(context.Background(), echo, "ok", []byte("{}"), nil); err != nil {
 			t.Fatal(err)
 		}
 		if f.launches() != 3 {
@@ -177,7 +207,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 		if f.proc(3).Exited() {
 			t.Fatal("a late failure of the old instance stopped its replacement")
 		}
-		if _, err := s.Call(context.Background(), "echo", "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
+		if _, err := s.Call(context.Background(), echo, "ok", []byte("{}"), nil); err != nil || f.launches() != 3 {
 			t.Fatalf("after the late failure: err=%v launches=%d, want instance 3 still serving", err, f.launches())
 		}
 	})
@@ -194,34 +224,51 @@ func TestHungPluginIsReplacedAfterTheCallTimeout(t *testing.T) {
 			return &aimemoryv1.CallResponse{Text: []byte("ok")}, nil
 		}
 		s := newFake(t, 20*time.Millisecond, f, echoBin)
-		_, err := s.Call(context.Background(), "echo", "fail", nil, nil)
+		_, err := s.Call(context.Background(), echo, "fail", nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "did not answer fail within 20ms") {
 			t.Fatalf("hung call: %v", err)
 		}
 		if !f.proc(2).Exited() {
 			t.Fatal("the hung instance was not stopped")
 		}
-		if _, err := s.Call(context.Background(), "echo", "ok", nil, nil); err != nil || f.launches() != 3 {
+		if _, err := s.Call(context.Background(), echo, "ok", nil, nil); err != nil || f.launches() != 3 {
 			t.Fatalf("next call: err=%v launches=%d, want a fresh instance 3", err, f.launches())
 		}
 	})
 }
 
-func TestCallerCancelDoesNotBlameThePlugin(t *testing.T) {
+// A call the caller cancels is not torn down: a streaming plugin is told
+// and answers (sdk/cancel.go: it stops only before its first write), a
+// unary one runs to its end, and either way the caller gets the answer,
+// which says what happened. The plugin is not blamed.
+func TestCallerCancelWaitsForTheAnswer(t *testing.T) {
 	bothPaths(t, func(t *testing.T, describes map[string]*aimemoryv1.DescribeResponse) {
+		started, finish := make(chan struct{}), make(chan struct{})
 		f := &fakePlugins{describes: describes}
 		f.behave = func(inst int, ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
-			<-ctx.Done()
-			return nil, status.FromContextError(ctx.Err()).Err()
+			close(started)
+			select {
+			case <-ctx.Done():
+				return &aimemoryv1.CallResponse{IsError: true, Text: []byte(sdk.CancelledMessage)}, nil
+			case <-finish:
+				return &aimemoryv1.CallResponse{Text: []byte("written")}, nil
+			}
 		}
 		s := newFake(t, time.Minute, f, echoBin)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		defer cancel()
-		if _, err := s.Call(ctx, "echo", "ok", nil, nil); err == nil {
-			t.Fatal("no error")
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-started
+			cancel()
+			if !describes["echo"].GetCallStream() {
+				close(finish) // a unary call is not told: it ends as it would have
+			}
+		}()
+		want := map[bool]string{false: "written", true: sdk.CancelledMessage}[describes["echo"].GetCallStream()]
+		if resp, err := s.Call(ctx, echo, "ok", nil, nil); err != nil || string(resp.GetText()) != want {
+			t.Fatalf("cancelled call: %q, %v; want the plugin's answer %q", resp.GetText(), err, want)
 		}
 		if f.proc(2).Exited() {
-			t.Fatal("a call the caller gave up on stopped the plugin")
+			t.Fatal("a call the caller cancelled stopped the plugin")
 		}
 	})
 }

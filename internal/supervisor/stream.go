@@ -31,10 +31,13 @@ type callStream struct {
 	cancel context.CancelFunc // ends the stream, and so the plugin's call on it
 }
 
-// call runs req on a stream. ctx cancels the call as it would a unary one:
-// the stream is cancelled (the plugin's handler sees its context end) and
-// never reused. Its deadline travels in the request.
-func (p *callStreams) call(ctx context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
+// call runs req on a stream. ctx carries the call's deadline, which
+// travels in the request; when it ends, the stream is cancelled and never
+// reused. A cancel of caller (the client's) is told to the plugin on the
+// stream instead, and the call waits for its answer: a plugin stops a call
+// only before it hands a write to the engine (sdk/cancel.go), so the
+// answer says what happened. A stream that carried a cancel is not reused.
+func (p *callStreams) call(ctx, caller context.Context, req *aimemoryv1.CallRequest) (*aimemoryv1.CallResponse, error) {
 	if d, ok := ctx.Deadline(); ok {
 		left := time.Until(d).Microseconds()
 		if left <= 0 {
@@ -50,10 +53,15 @@ func (p *callStreams) call(ctx context.Context, req *aimemoryv1.CallRequest) (*a
 	stop := context.AfterFunc(ctx, cs.cancel)
 	err = cs.st.Send(req)
 	if err == nil || errors.Is(err, io.EOF) { // io.EOF: the stream's status comes with Recv
+		tell := context.AfterFunc(caller, func() { cs.st.Send(&aimemoryv1.CallRequest{Cancel: true}) })
 		var resp *aimemoryv1.CallResponse
-		if resp, err = cs.st.Recv(); err == nil {
-			if stop() {
+		resp, err = cs.st.Recv()
+		untold := tell()
+		if err == nil {
+			if stop() && untold {
 				p.put(cs)
+			} else {
+				cs.cancel()
 			}
 			return resp, nil
 		}

@@ -4,6 +4,10 @@
 // families and tools pass the catalog's checks are served. go-plugin does
 // not restart a dead plugin; the supervisor starts a fresh one on the next
 // call, and stops one that does not answer within the call timeout.
+//
+// A plugin process gets an allow-listed environment (env.go), runs
+// confined where the OS allows it (package sandbox, through the launcher),
+// and each call hands it an assertion bound to that call and that process.
 package supervisor
 
 import (
@@ -25,6 +29,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 )
@@ -50,6 +56,22 @@ type Options struct {
 	// AutoMTLS turns on go-plugin's mutual TLS between host and plugin. Off
 	// by default: see docs/ARCHITECTURE.md for the measured cost and why.
 	AutoMTLS bool
+	// Calls signs each call's assertion for the instance that serves it
+	// (assertion.Tracker); nil hands plugins none, and the engine then
+	// refuses their engine calls.
+	Calls CallSigner
+	// Launcher is the ai-memory binary, whose `plugin-exec` starts each
+	// plugin confined (package sandbox); "" (or an OS without a launcher)
+	// starts plugins directly.
+	Launcher string
+	// Sandbox widens what plugins get (environment, readable paths).
+	Sandbox Sandbox
+}
+
+// CallSigner signs the assertion of one call of c, served by the plugin
+// process pid until deadline at the latest; end reports the call ended.
+type CallSigner interface {
+	Begin(ctx context.Context, c caller.Caller, pid int, deadline time.Time) (token []byte, end func(), err error)
 }
 
 // Supervisor owns the plugin processes of one host.
@@ -62,6 +84,7 @@ type Supervisor struct {
 	set      *catalog.Set
 	refused  []catalog.Refusal
 	leftOut  map[string]error // binary path → why it could not describe itself
+	readable []string         // what a confined plugin may read
 }
 
 // managed is one plugin binary and, while it runs, its current instance.
@@ -76,6 +99,7 @@ type managed struct {
 // instance that had it, so it never stops a replacement started since.
 type instance struct {
 	proc   process
+	pid    int // the process the engine will see presenting its calls' assertions
 	family aimemoryv1.FamilyClient
 
 	streamsOnce sync.Once
@@ -118,6 +142,12 @@ func newSupervisor(opts Options, start func(Binary) (*instance, error)) *Supervi
 	s := &Supervisor{opts: opts, log: opts.Logger, start: start, byFamily: map[string]*managed{}}
 	if s.start == nil {
 		s.start = s.launch
+	}
+	if s.opts.Launcher != "" && sandbox.Supported {
+		s.readable = sandbox.Readable(append(sandbox.SystemReadable(), opts.Sandbox.Read...), opts.Sandbox.Protected)
+		if sandbox.ABI() == 0 {
+			s.log.Warn("plugins run unconfined: this kernel offers no Landlock (see docs/plugins.md)")
+		}
 	}
 	return s
 }
@@ -226,26 +256,41 @@ func (s *Supervisor) unserved(family string) error {
 	return fmt.Errorf("no installed plugin serves the %s family", family)
 }
 
-// Call runs a tool of a family with the call context the host resolved. If
-// the plugin died, or did not answer within the call timeout, this call gets
-// a clear error, that instance is stopped, and the next call starts a fresh
-// one; a late failure of an old instance never stops its replacement.
-func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
-	m := s.byFamily[family]
+// Call runs a tool of who's family for who, with the call context the host
+// resolved; cc.Assertion is set to the call's assertion. If the plugin
+// died, or did not answer within the call timeout, this call gets a clear
+// error, that instance is stopped, and the next call starts a fresh one; a
+// late failure of an old instance never stops its replacement.
+func (s *Supervisor) Call(ctx context.Context, who caller.Caller, tool string, args []byte, cc *aimemoryv1.CallContext) (*aimemoryv1.CallResponse, error) {
+	m := s.byFamily[who.Family]
 	if m == nil {
-		return nil, s.unserved(family)
+		return nil, s.unserved(who.Family)
 	}
 	inst, err := s.running(m)
 	if err != nil {
 		return nil, err
 	}
+	// A cancel of ctx does not tear the call down: its answer must say
+	// what happened, a write that committed included (sdk/cancel.go). A
+	// streaming plugin is told of the cancel; a unary one runs to its end.
 	deadline := time.Now().Add(s.opts.CallTimeout)
-	callCtx, cancel := context.WithDeadline(ctx, deadline)
+	callCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
+	if cc == nil {
+		cc = &aimemoryv1.CallContext{}
+	}
+	if s.opts.Calls != nil {
+		token, end, err := s.opts.Calls.Begin(callCtx, who, inst.pid, deadline)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tool, err)
+		}
+		defer end()
+		cc.Assertion = token
+	}
 	req := &aimemoryv1.CallRequest{Tool: tool, ArgumentsJson: args, Context: cc}
 	var resp *aimemoryv1.CallResponse
 	if m.desc.GetCallStream() {
-		resp, err = inst.callStreams().call(callCtx, req)
+		resp, err = inst.callStreams().call(callCtx, ctx, req)
 	} else {
 		resp, err = inst.family.Call(callCtx, req)
 	}
@@ -254,8 +299,6 @@ func (s *Supervisor) Call(ctx context.Context, family, tool string, args []byte,
 	}
 	const retry = "it will be restarted on the next call (if the call was a write, check whether it took effect before retrying)"
 	switch {
-	case ctx.Err() != nil: // the caller gave up; the plugin is not to blame
-		return nil, fmt.Errorf("%s: %w", tool, ctx.Err())
 	// The plugin's server enforces the propagated deadline too, and its
 	// answer (DeadlineExceeded) may arrive before callCtx's own timer
 	// has fired: the clock decides, not which side noticed first.
@@ -318,31 +361,49 @@ func (m *managed) stop() {
 // ErrChecksum marks a plugin binary that no longer matches what was pinned.
 var ErrChecksum = errors.New("plugin binary does not match its pinned SHA-256")
 
-// launch starts a verified plugin process. go-plugin hashes the binary
-// against the pinned checksum right before exec.
+// launch starts a verified plugin process, with its own temporary
+// directory and the allow-listed environment. Through the launcher (Linux)
+// the launcher hashes the binary against the pinned checksum on the
+// descriptor it executes, confined; otherwise go-plugin hashes it right
+// before exec.
 func (s *Supervisor) launch(b Binary) (*instance, error) {
 	sum, err := hexDecode(b.Checksum)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: pinned checksum: %w", b.Name, err)
 	}
+	tmp, err := os.MkdirTemp("", "ai-memory-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", b.Name, err)
+	}
 	cmd := exec.Command(b.Path)
-	cmd.Env = append(os.Environ(), sdk.EngineSocketEnv+"="+s.opts.EngineSocket)
+	secure := &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
+	if s.opts.Launcher != "" && sandbox.Supported {
+		write := append(sandbox.SystemWritable(), tmp)
+		if dir := profileDir(); dir != "" {
+			write = append(write, dir)
+		}
+		cmd = exec.Command(s.opts.Launcher, sandbox.Policy{Binary: b.Path, SHA256: b.Checksum, Read: s.readable, Write: write}.Args()...)
+		secure = nil // the launcher checks what it executes
+	}
+	cmd.Env = pluginEnv(os.Environ(), s.opts.EngineSocket, tmp, s.opts.Sandbox.Env)
 	dieWithParent(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          sdk.PluginSet(nil),
 		Cmd:              cmd,
+		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		GRPCDialOptions:  sdk.GRPCDialOptions(),
-		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		SecureConfig:     secure,
 		AutoMTLS:         s.opts.AutoMTLS,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: b.Name, Output: os.Stderr, Level: hclog.Warn}),
 	})
+	proc := &pluginProcess{Client: client, tmp: tmp}
 	rpc, err := client.Client()
 	if err != nil {
-		client.Kill()
-		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			actual, _ := fileSHA256(b.Path)
+		proc.Kill()
+		// go-plugin's check, or the launcher's (which only says it exited).
+		if actual, _ := fileSHA256(b.Path); errors.Is(err, plugin.ErrChecksumsDoNotMatch) || actual != b.Checksum {
 			if !b.FirstParty {
 				return nil, fmt.Errorf("%w: %s has SHA-256 %s but %s was pinned; it changed after it was pinned — if you trust the new binary, re-pin it: ai-memory plugin add %s",
 					ErrChecksum, b.Path, actual, b.Checksum, b.Path)
@@ -358,15 +419,27 @@ func (s *Supervisor) launch(b Binary) (*instance, error) {
 	}
 	raw, err := rpc.Dispense(sdk.PluginKey)
 	if err != nil {
-		client.Kill()
+		proc.Kill()
 		return nil, fmt.Errorf("plugin %s: %w", b.Name, err)
 	}
 	fc, ok := raw.(aimemoryv1.FamilyClient)
 	if !ok {
-		client.Kill()
+		proc.Kill()
 		return nil, fmt.Errorf("plugin %s does not serve the Family service", b.Name)
 	}
-	return &instance{proc: client, family: fc}, nil
+	return &instance{proc: proc, pid: cmd.Process.Pid, family: fc}, nil
+}
+
+// pluginProcess is a plugin's go-plugin client; killing it also removes
+// the plugin's temporary directory.
+type pluginProcess struct {
+	*plugin.Client
+	tmp string
+}
+
+func (p *pluginProcess) Kill() {
+	p.Client.Kill()
+	os.RemoveAll(p.tmp)
 }
 
 // describe returns a binary's Describe answer, cached per checksum in the

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ai-memory/ai-memory/internal/version"
 	"github.com/ai-memory/ai-memory/plugins/core/corefamily"
 	"github.com/ai-memory/ai-memory/plugins/core/metafamily"
 	"github.com/ai-memory/ai-memory/sdk"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
@@ -22,5 +20,5 @@ func main() {
 	}
 	// meta is served here beside core (DESIGN: plugins/core serves core, meta).
 	families := append(corefamily.Families(eng), metafamily.Families(eng, metafamily.Sources{Standards: metafamily.EngineStandards{Eng: eng}, Inbox: metafamily.EngineInbox{Eng: eng}})...)
-	sdk.Serve("core", version, families...)
+	sdk.Serve("core", version.String(), families...)
 }

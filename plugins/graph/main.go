@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ai-memory/ai-memory/internal/version"
 	"github.com/ai-memory/ai-memory/plugins/graph/graphfamily"
 	"github.com/ai-memory/ai-memory/sdk"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
@@ -19,5 +17,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "graph:", err)
 		os.Exit(1)
 	}
-	sdk.Serve("graph", version, graphfamily.Families(eng)...)
+	sdk.Serve("graph", version.String(), graphfamily.Families(eng)...)
 }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ai-memory/ai-memory/internal/version"
 	"github.com/ai-memory/ai-memory/plugins/power/powerfamily"
 	"github.com/ai-memory/ai-memory/sdk"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	eng, err := sdk.DialEngine() // lazy: a missing engine shows up on the first call
@@ -19,5 +17,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "power:", err)
 		os.Exit(1)
 	}
-	sdk.Serve("power", version, powerfamily.Families(eng)...)
+	sdk.Serve("power", version.String(), powerfamily.Families(eng)...)
 }

@@ -83,7 +83,8 @@ func hasBadControl(s string) bool {
 	return false
 }
 
-// ValidateTitle: non-empty after trim, ≤ 512 characters, no control characters but \n and \t.
+// ValidateTitle: non-empty after trim, ≤ 512 characters, no control
+// characters but \n and \t, no format characters but the joiners (text.go).
 func ValidateTitle(s string) error {
 	switch {
 	case strings.TrimSpace(s) == "":
@@ -94,6 +95,8 @@ func ValidateTitle(s string) error {
 		return fieldErr("title", "must be at most %d characters (got %d)", MaxTitleChars, utf8.RuneCountInString(s))
 	case hasBadControl(s):
 		return fieldErr("title", "must not contain control characters other than newline and tab")
+	case hasFormatChar(s):
+		return fieldErr("title", "must not contain format characters (Unicode Cf: zero-width spaces, direction marks) other than the joiners U+200C and U+200D")
 	}
 	return nil
 }
@@ -113,7 +116,8 @@ func ValidateContent(s string) error {
 	return nil
 }
 
-// ValidateNamespace applies data-model §3 to a namespace value of field.
+// ValidateNamespace applies data-model §3 and the identity rule (text.go)
+// to a namespace value of field.
 // It is the one namespace rule: every tool checks namespace arguments with
 // it (through sdk.Args) on the value as sent, never trimmed or stripped
 // first, so " " and "a/" are errors in every tool.
@@ -144,6 +148,9 @@ func ValidateNamespace(field, ns string) error {
 		case ".", "..":
 			return fieldErr(field, "must not contain a '.' or '..' segment")
 		}
+	}
+	if rule := identityRule(ns); rule != "" {
+		return fieldErr(field, "%s (got %s)", rule, Quote(ns))
 	}
 	return nil
 }
@@ -234,6 +241,38 @@ func ValidateID(field, id string) error {
 	return nil
 }
 
+// MaxQueryChars bounds the text of a recall or search query
+// (docs/RETRIEVAL.md): about 600 words, more than a question or a prompt
+// needs; longer text is a document, and every word of it is another
+// posting list to read.
+const MaxQueryChars = 4096
+
+// ValidateQuery: a query of field is at most MaxQueryChars characters.
+func ValidateQuery(field, q string) error {
+	if n := utf8.RuneCountInString(q); n > MaxQueryChars {
+		return fieldErr(field, "must be at most %d characters (got %d)", MaxQueryChars, n)
+	}
+	return nil
+}
+
+// MinTargetID is the shortest id a tool that changes or removes memories
+// accepts: the short ids results show are at least this long, and a
+// shorter prefix, unique by chance, once made memory_delete {"id": "3"}
+// delete an unrelated memory.
+const MinTargetID = 8
+
+// ValidateTargetID is ValidateID for the id of a memory a tool changes or
+// removes: at least MinTargetID characters, a full id or a short id.
+func ValidateTargetID(field, id string) error {
+	if err := ValidateID(field, id); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(id); n < MinTargetID {
+		return fieldErr(field, "must be a full id or a short id of at least %d characters, as results show it (got %s)", MinTargetID, Quote(id))
+	}
+	return nil
+}
+
 // ValidateAgentID: 1–128 bytes of ASCII letters, digits and _ - : @ . /
 func ValidateAgentID(field, id string) error {
 	if id == "" || len(id) > MaxAgentIDBytes {
@@ -246,6 +285,21 @@ func ValidateAgentID(field, id string) error {
 		}
 	}
 	return nil
+}
+
+// MaxAgentTypeBytes bounds a registered agent's type.
+const MaxAgentTypeBytes = 64
+
+// ValidateAgentType: 1–64 bytes without control characters, and the
+// identity rule (text.go).
+func ValidateAgentType(t string) error {
+	switch {
+	case t == "" || len(t) > MaxAgentTypeBytes:
+		return fieldErr("agent_type", "must be 1 to %d bytes (got %d)", MaxAgentTypeBytes, len(t))
+	case !utf8.ValidString(t) || hasBadControl(t) || strings.ContainsAny(t, "\n\t"):
+		return fieldErr("agent_type", "must be valid UTF-8 without control characters")
+	}
+	return ValidateIdentity("agent_type", t)
 }
 
 // ValidateMetadata: a JSON object, ≤ 65,536 bytes serialised, nesting ≤ 32.

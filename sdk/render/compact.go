@@ -1,8 +1,12 @@
 package render
 
 import (
+	"context"
+	"slices"
 	"strconv"
 	"strings"
+
+	"google.golang.org/grpc"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
@@ -26,7 +30,8 @@ import (
 // score: with the content inline, a score tells an agent little that the
 // order does not, and it cost two tokens a row (json and toon keep it).
 // The header leaves out mode (always keyword) and tokens_used unless a
-// budget was asked for.
+// budget was asked for. Standards, when any apply, come before the
+// memories with their short ids.
 func (l Listing) Compact() string {
 	var b strings.Builder
 	first := true
@@ -100,6 +105,7 @@ func (l Listing) Compact() string {
 	if b.Len() > 0 {
 		b.WriteByte('\n')
 	}
+	b.WriteString(l.standardsTOON(l.shortID))
 	b.WriteString("memories[" + strings.Join(names, "|") + "]:")
 	for i, m := range l.Memories {
 		b.WriteByte('\n')
@@ -114,26 +120,21 @@ func (l Listing) Compact() string {
 			case "title":
 				b.WriteString(EscapeTOON(m.GetTitle()))
 			case "content":
-				b.WriteString(EscapeTOON(CutContent(id, m.GetContent())))
+				b.WriteString(EscapeTOON(CutContentAt(id, m.GetContent(), l.Cut)))
 			default:
 				b.WriteString(cells[n][i])
 			}
 		}
 	}
-	b.WriteString(l.TOONTail)
 	return b.String()
 }
 
 // shortID is id's shortest unique prefix when known, else id.
-func (l Listing) shortID(id string) string {
-	if s, ok := l.ShortIDs[id]; ok {
-		return s
-	}
-	return id
-}
+func (l Listing) shortID(id string) string { return Short(l.ShortIDs, id) }
 
-// MinShortID is the shortest id prefix results show.
-const MinShortID = 8
+// MinShortID is the shortest id prefix results show: the shortest a tool
+// that changes or removes a memory accepts.
+const MinShortID = record.MinTargetID
 
 // ShortIDLength is what a Listing asks the engine for alongside its
 // memories: their short ids when the format shows them (toon_compact), so
@@ -148,13 +149,58 @@ func ShortIDLength(format string) uint32 {
 // WithShortIDs records the short ids the engine answered, one per memory of
 // l in order; an empty one (not asked for) leaves the full id.
 func (l *Listing) WithShortIDs(shorts []string) {
+	ids := make([]string, len(l.Memories))
+	for i, m := range l.Memories {
+		ids[i] = m.GetId()
+	}
+	l.ShortIDs = AddShortIDs(l.ShortIDs, ids, shorts)
+}
+
+// AddShortIDs adds ids[i] → shorts[i] to m (made if nil) and returns it; an
+// empty short id, or one past ids, is skipped.
+func AddShortIDs(m map[string]string, ids, shorts []string) map[string]string {
 	for i, short := range shorts {
-		if i >= len(l.Memories) || short == "" {
+		if i >= len(ids) || short == "" {
 			continue
 		}
-		if l.ShortIDs == nil {
-			l.ShortIDs = make(map[string]string, len(shorts))
+		if m == nil {
+			m = make(map[string]string, len(shorts))
 		}
-		l.ShortIDs[l.Memories[i].GetId()] = short
+		m[ids[i]] = short
 	}
+	return m
+}
+
+// shortIDReader is the engine call ShortIDsOf needs.
+type shortIDReader interface {
+	ShortIds(ctx context.Context, in *aimemoryv1.ShortIdsRequest, opts ...grpc.CallOption) (*aimemoryv1.ShortIdsResponse, error)
+}
+
+// ShortIDsOf asks the engine for the short ids of ids (full id → short id),
+// for results that show ids outside a listing (a store's answer, links,
+// standards). Best effort: on a failed read it returns nil and the result
+// shows full ids, which are as good, only longer.
+func ShortIDsOf(ctx context.Context, eng shortIDReader, ids ...string) map[string]string {
+	var ask []string
+	for _, id := range ids {
+		if id != "" && !slices.Contains(ask, id) {
+			ask = append(ask, id)
+		}
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	resp, err := eng.ShortIds(ctx, &aimemoryv1.ShortIdsRequest{Ids: ask, MinLength: MinShortID})
+	if err != nil {
+		return nil
+	}
+	return AddShortIDs(nil, ask, resp.GetPrefixes())
+}
+
+// Short is id's short form in shorts, else id.
+func Short(shorts map[string]string, id string) string {
+	if s, ok := shorts[id]; ok {
+		return s
+	}
+	return id
 }

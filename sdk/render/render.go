@@ -47,10 +47,11 @@ type Listing struct {
 	ShortIDs  map[string]string
 	Caller    string // the session's agent id: shared by every row, it says nothing
 	Budgeted  bool   // a token budget was asked for: tokens_used matters
-	// What follows the rows: pairs appended to the JSON object, and the
-	// same in TOON text (core's recall puts the namespace standards here).
-	Tail     []Pair
-	TOONTail string
+	// Standards are the namespace standards that apply, most general first:
+	// in TOON before the memories (rules before facts), in JSON after them
+	// as "standard" (one) or "standards".
+	Standards []Standard
+	Cut       int // bytes of content a row carries (0 = ContentCut, negative = whole)
 }
 
 // Render returns the result in format: a JSON object, or TOON text.
@@ -79,7 +80,8 @@ func (l Listing) JSON() (any, error) {
 	if len(l.Memories) > 0 {
 		views := make([]View, len(l.Memories))
 		for i, m := range l.Memories {
-			views[i] = NewView(m, true)
+			views[i] = NewView(m)
+			views[i].Content = CutContentAt(m.GetId(), m.GetContent(), l.Cut)
 			if l.Scores != nil {
 				s := Round3(l.Scores[i])
 				views[i].Score = &s
@@ -92,11 +94,20 @@ func (l Listing) JSON() (any, error) {
 			return nil, err
 		}
 	}
-	for _, p := range l.Tail {
+	if len(l.Standards) > 0 {
+		std := make([]Standard, len(l.Standards))
+		for i, st := range l.Standards {
+			std[i] = st
+			std[i].Content = CutContentAt(st.ID, st.Content, l.Cut)
+		}
+		key, val := "standards", any(std)
+		if len(std) == 1 {
+			key, val = "standard", std[0]
+		}
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		if err := writeJSONPair(&b, p.Key, p.Val); err != nil {
+		if err := writeJSONPair(&b, key, val); err != nil {
 			return nil, err
 		}
 	}
@@ -145,7 +156,7 @@ func (l Listing) columns() []column {
 		return strconv.FormatFloat(Round3(s), 'f', -1, 64)
 	}}
 	tags := column{"tags", func(m *aimemoryv1.Memory, _ float64) string { return TagsCell(m.GetTags()) }}
-	content := str("content", func(m *aimemoryv1.Memory) string { return CutContent(m.GetId(), m.GetContent()) })
+	content := str("content", func(m *aimemoryv1.Memory) string { return CutContentAt(m.GetId(), m.GetContent(), l.Cut) })
 
 	conf := column{"confidence", func(m *aimemoryv1.Memory, _ float64) string {
 		return strconv.FormatFloat(m.GetConfidence(), 'f', -1, 64)
@@ -185,7 +196,10 @@ func (l Listing) TOON() string {
 		b.WriteByte(':')
 		b.WriteString(toonValue(p.Val))
 	}
-	b.WriteByte('\n')
+	if len(l.Meta) > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString(l.standardsTOON(func(id string) string { return id }))
 	cols := l.columns()
 	b.WriteString("memories[")
 	for i, c := range cols {
@@ -208,7 +222,22 @@ func (l Listing) TOON() string {
 			b.WriteString(c.cell(m, score))
 		}
 	}
-	b.WriteString(l.TOONTail)
+	return b.String()
+}
+
+// standardsTOON is the standards block, one line each and a line break
+// after: their namespace, id (as id writes it), title and content.
+func (l Listing) standardsTOON(id func(string) string) string {
+	if len(l.Standards) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("standards[namespace|id|title|content]:\n")
+	for _, st := range l.Standards {
+		short := id(st.ID)
+		b.WriteString(EscapeTOON(st.Namespace) + "|" + short + "|" + EscapeTOON(st.Title) + "|" +
+			EscapeTOON(CutContentAt(short, st.Content, l.Cut)) + "\n")
+	}
 	return b.String()
 }
 

@@ -162,3 +162,56 @@ func TestJSONListing(t *testing.T) {
 		t.Errorf("empty json = %s", text)
 	}
 }
+
+// TestStandardsAndCut: standards come before the memories in TOON (short
+// ids in the compact form) and after them in JSON, one as "standard";
+// every form cuts content at Cut bytes, a negative Cut at none.
+func TestStandardsAndCut(t *testing.T) {
+	std := []Standard{{Namespace: "org", ID: "33333333-cccc", Title: "Rule", Content: "Always | review.\n" + strings.Repeat("r", 30)}}
+	l := Listing{Meta: []Pair{{"count", 1}}, Key: "memories", Memories: sampleMemories()[1:], Standards: std, Cut: 20,
+		ShortIDs: map[string]string{"33333333-cccc": "33333333", "22222222-bbbb": "22222222"}}
+	want := strings.Join([]string{
+		"count:1",
+		"standards[namespace|id|title|content]:",
+		`org|33333333|Rule|Always \| review.\nrrr…[27 more bytes; memory_get 33333333]`,
+		"memories[id|title|content]:",
+		"22222222|Plain|" + strings.Repeat("z", 20) + "…[1990 more bytes; memory_get 22222222]",
+	}, "\n")
+	if got := l.Compact(); got != want {
+		t.Errorf("toon_compact:\n%s\nwant:\n%s", got, want)
+	}
+	if got := l.TOON(); !strings.Contains(got, "count:1\nstandards[namespace|id|title|content]:\norg|33333333-cccc|Rule|") ||
+		!strings.Contains(got, "…[1990 more bytes; memory_get 22222222-bbbb]") {
+		t.Errorf("toon:\n%s", got)
+	}
+	out, err := l.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(out.(json.RawMessage)); !strings.HasSuffix(text, `,"standard":{"namespace":"org","id":"33333333-cccc","title":"Rule","content":"Always | review.\nrrr…[27 more bytes; memory_get 33333333-cccc]"}}`) {
+		t.Errorf("json = %s", text)
+	}
+	l.Cut, l.Standards = -1, nil
+	if got := l.TOON(); !strings.HasSuffix(got, "|"+strings.Repeat("z", ContentCut+10)) {
+		t.Errorf("a negative Cut cut the content: …%s", got[len(got)-60:])
+	}
+}
+
+// TestCard: a memory's card says only what differs from the defaults and
+// from the session's own namespace and agent; content comes last, whole.
+func TestCard(t *testing.T) {
+	m := sampleMemories()[0]
+	m.MetadataJson = []byte(`{"agent_id":"alice","scope":"team","ticket":"OPS|1"}`)
+	got := Card{Memory: m, Namespace: "org/team", Caller: "alice", Blocks: "links[x]:\nrow\n"}.Compact()
+	want := "title:Pipes \\| colons: here\n" +
+		`tier:long|priority:9|confidence:0.5|tags:db,x\,y|source:user|scope:team|metadata:{"ticket":"OPS\|1"}` + "\n" +
+		"links[x]:\nrow\ncontent:\nline one\nline two"
+	if got != want {
+		t.Errorf("card:\n%s\nwant:\n%s", got, want)
+	}
+	plain := sampleMemories()[1]
+	plain.Content = "c"
+	if got := (Card{Memory: plain, Namespace: "proj"}).Compact(); got != "title:Plain\nnamespace:global\ncontent:\nc" {
+		t.Errorf("card of defaults outside the session's namespace = %q", got)
+	}
+}

@@ -18,15 +18,32 @@ const ContentCut = 2000
 
 // CutContent shortens content to ContentCut bytes on a UTF-8 boundary and
 // says how much is left and how to get it.
-func CutContent(id, content string) string {
-	if len(content) <= ContentCut {
+func CutContent(id, content string) string { return CutContentAt(id, content, ContentCut) }
+
+// CutContentAt is CutContent at limit bytes (0 = ContentCut, negative =
+// whole).
+func CutContentAt(id, content string, limit int) string {
+	if limit == 0 {
+		limit = ContentCut
+	}
+	if limit < 0 || len(content) <= limit {
 		return content
 	}
-	n := ContentCut
+	n := limit
 	for n > 0 && !utf8.RuneStart(content[n]) {
 		n--
 	}
 	return fmt.Sprintf("%s…[%d more bytes; memory_get %s]", content[:n], len(content)-n, id)
+}
+
+// Standard is a namespace standard a result shows before its memories
+// (recall's injection, session_start): the namespace it governs and its
+// memory.
+type Standard struct {
+	Namespace string `json:"namespace"`
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Content   string `json:"content"`
 }
 
 // View is one memory as a JSON result shows it: RFC 3339 times, the
@@ -53,12 +70,8 @@ type View struct {
 	Content        string          `json:"content,omitempty"`
 }
 
-// NewView renders m; cut shortens its content for list-like results.
-func NewView(m *aimemoryv1.Memory, cut bool) View {
-	content := m.GetContent()
-	if cut {
-		content = CutContent(m.GetId(), content)
-	}
+// NewView renders m, its content whole (a listing cuts it).
+func NewView(m *aimemoryv1.Memory) View {
 	return View{
 		ID:             m.GetId(),
 		Title:          m.GetTitle(),
@@ -76,7 +89,7 @@ func NewView(m *aimemoryv1.Memory, cut bool) View {
 		LastAccessedAt: record.FormatTime(m.GetLastAccessedAt()),
 		ExpiresAt:      record.FormatTime(m.GetExpiresAt()),
 		Metadata:       MetadataJSON(m.GetMetadataJson()),
-		Content:        content,
+		Content:        m.GetContent(),
 	}
 }
 
@@ -101,6 +114,26 @@ func MetadataString(raw []byte, key string) string {
 		return ""
 	}
 	return s
+}
+
+// metadataWithout is metadata without keys (shown elsewhere), nil when
+// nothing else is left or it is not an object.
+func metadataWithout(raw []byte, keys ...string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	for _, k := range keys {
+		delete(m, k)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // Round3 rounds a score to 3 decimal places, as results show it.

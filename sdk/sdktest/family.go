@@ -49,7 +49,13 @@ func (f *Family) Call(tool, args string) (string, bool) {
 	f.t.Helper()
 	cc := &aimemoryv1.CallContext{AgentId: f.AgentID, SessionId: "s1", ClientName: "test"}
 	if f.Engine != nil {
-		cc.Assertion = f.Engine.Assert(f.AgentID, f.family)
+		var end func() error
+		cc.Assertion, end = f.Engine.call(f.AgentID, f.family)
+		defer func() {
+			if err := end(); err != nil {
+				f.t.Errorf("%s: ending the call: %v", tool, err)
+			}
+		}()
 	}
 	resp, err := f.Server.Call(context.Background(), &aimemoryv1.CallRequest{
 		Tool:          tool,

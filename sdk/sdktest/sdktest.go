@@ -33,6 +33,7 @@ type Engine struct {
 	DataDir string
 	Socket  string // the engine's unix socket: what sdk.DialEngine reads from sdk.EngineSocketEnv
 	key     []byte
+	calls   *calls
 }
 
 // DirectPrincipal is who the Engine's own calls are made for.
@@ -42,9 +43,18 @@ const DirectPrincipal = "sdktest"
 const BinEnv = "AI_MEMORY_TEST_BIN"
 
 // Assert returns the assertion a host would sign for a call of family's
-// tool made for principal.
+// tool made for principal, to be presented by this process, of a call
+// that does not end while the engine runs (Family.Call ends each of its
+// calls, after which the engine refuses their assertions).
 func (e *Engine) Assert(principal, family string) []byte {
-	return mint(e.key, principal, "s1", family)
+	a, _ := e.call(principal, family)
+	return a
+}
+
+// call is the assertion of one call, and end, which reports it ended.
+func (e *Engine) call(principal, family string) (assertion []byte, end func() error) {
+	c, n := e.calls.begin(principal, family)
+	return mint(e.key, c, n), func() error { return e.calls.end(n) }
 }
 
 // Binary is the path of the ai-memory binary: $AI_MEMORY_TEST_BIN/ai-memory,
@@ -116,11 +126,20 @@ func StartEngine(t testing.TB) *Engine {
 		stop()
 		t.Fatalf("sdktest: engine did not start: %v", err)
 	}
+	ctx, endCalls := context.WithCancel(context.Background())
+	calls, err := openCalls(ctx, conn)
+	if err != nil {
+		endCalls()
+		conn.Close()
+		stop()
+		t.Fatalf("sdktest: call session: %v", err)
+	}
 	t.Cleanup(func() {
+		endCalls()
 		conn.Close()
 		stop()
 	})
-	return &Engine{EngineConn: conn, DataDir: dataDir, Socket: socket, key: key}
+	return &Engine{EngineConn: conn, DataDir: dataDir, Socket: socket, key: key, calls: calls}
 }
 
 // waitKey waits for the signing key the engine writes at start.

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk"
 )
 
 func TestStartEngine(t *testing.T) {
@@ -51,5 +53,38 @@ func TestEnginesAreIsolated(t *testing.T) {
 	}
 	if h, _ := b.Health(ctx, &aimemoryv1.HealthRequest{}); h.GetMemoryCount() != 0 {
 		t.Errorf("second engine sees %d memories", h.GetMemoryCount())
+	}
+}
+
+// A tool call's assertion works during its call, as the host's would, and
+// is refused once Family.Call has ended the call.
+func TestCallAssertionEndsWithTheCall(t *testing.T) {
+	eng := StartEngine(t)
+	t.Setenv(sdk.EngineSocketEnv, eng.Socket)
+	var kept string
+	f := NewFamily(t, "keeper", []sdk.Family{{Name: "keeper", Tools: []sdk.Tool{{
+		Name: "keeper_list", Description: "List one memory and keep the call's assertion.",
+		Schema: sdk.Schema(`{"type":"object","properties":{"x":{"type":"string","description":"unused"}}}`),
+		Handler: func(ctx context.Context, _ sdk.Call) (any, error) {
+			kept = sdk.CallAssertion(ctx)
+			conn, err := sdk.DialEngine()
+			if err != nil {
+				return nil, err
+			}
+			defer conn.Close()
+			_, err = conn.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 1})
+			return status.Code(err).String(), nil
+		}}}}}).WithEngine(eng)
+	if got := f.OK("keeper_list", `{}`, nil); got != `"OK"` {
+		t.Fatalf("during the call: %s", got)
+	}
+	plain, err := sdk.DialEngineAt(eng.Socket) // as the plugin's own client
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), aimemoryv1.AssertionMetadataKey, kept)
+	if _, err := plain.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 1}); status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "has ended") {
+		t.Fatalf("after the call: %v, want Unauthenticated: its call has ended", err)
 	}
 }

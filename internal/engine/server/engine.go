@@ -43,6 +43,8 @@ type Config struct {
 	// Audit is the engine's audit log (audit.Open); nil: the backend's,
 	// its pin kept in memory only.
 	Audit *audit.Log
+	// Metrics is what the Metrics RPC answers; nil answers none.
+	Metrics interface{ Families() ([][]byte, error) }
 }
 
 // Register registers every engine service on g.
@@ -94,6 +96,22 @@ func (s *Engine) Health(ctx context.Context, _ *aimemoryv1.HealthRequest) (*aime
 		Location:      s.cfg.Location,
 		Capabilities:  capabilities(s.cfg.Backend),
 	}, nil
+}
+
+// Metrics returns the engine's Prometheus metrics, for a host's /metrics.
+// Only a host may read them: they are the data dir's, not a principal's.
+func (s *Engine) Metrics(ctx context.Context, _ *aimemoryv1.MetricsRequest) (*aimemoryv1.MetricsResponse, error) {
+	if c, ok := caller.FromContext(ctx); !ok || !c.IsHost() {
+		return nil, status.Error(codes.PermissionDenied, "metrics: only a host (ai-memory serve) may read the engine's metrics")
+	}
+	if s.cfg.Metrics == nil {
+		return &aimemoryv1.MetricsResponse{}, nil
+	}
+	families, err := s.cfg.Metrics.Families()
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &aimemoryv1.MetricsResponse{Families: families}, nil
 }
 
 // backupChunk is the size of one Backup message.

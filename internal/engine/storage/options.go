@@ -75,6 +75,10 @@ type Options struct {
 	// Audit keys the audit chain (the data dir's audit.key); nil means a
 	// random key, so a chain verifies only while the store is open (tests).
 	Audit *audit.Chain
+	// Committed, when set, is told of every commit: how many write
+	// requests it made durable and how long its transaction took, fsync
+	// included (the engine's metrics). Called under the commit order.
+	Committed func(writes int, took time.Duration)
 }
 
 // WithDefaults fills the zero fields of o.
@@ -96,6 +100,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Audit == nil {
 		o.Audit = audit.Ephemeral()
+	}
+	if o.Committed == nil {
+		o.Committed = func(int, time.Duration) {}
 	}
 	return o
 }

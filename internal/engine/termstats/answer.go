@@ -68,6 +68,9 @@ func AnswerRelatedTerms(src Source, req *aimemoryv1.RelatedTermsRequest) (*aimem
 	if err != nil {
 		return nil, err
 	}
+	if err := record.ValidateQuery("query", req.GetQuery()); err != nil {
+		return nil, err
+	}
 	terms := src.An.Query(req.GetQuery())
 	if len(terms) > MaxQueryTerms {
 		return nil, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", MaxQueryTerms, len(terms))}

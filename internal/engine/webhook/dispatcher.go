@@ -48,7 +48,10 @@ type Config struct {
 	Rand    func() float64 // jitter; nil: math/rand/v2
 	// Hold keeps the engine up while deliveries are queued; nil: nothing.
 	Hold func() (release func())
-	Log  *slog.Logger
+	// Settled is told of each attempt's settled outcome (the engine's
+	// metrics); nil: nothing.
+	Settled func(storage.Outcome)
+	Log     *slog.Logger
 }
 
 // Dispatcher attempts the queued deliveries. The store queues them in the
@@ -271,6 +274,8 @@ func (d *Dispatcher) attempt(ctx context.Context, s *storage.Subscription, q *st
 	}
 	if err := d.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), queuedAt, q, outcome); err != nil {
 		d.log.Warn("webhook settle", "delivery", key, "err", err)
+	} else if d.cfg.Settled != nil {
+		d.cfg.Settled(outcome)
 	}
 }
 

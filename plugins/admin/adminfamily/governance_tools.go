@@ -297,6 +297,12 @@ func (s *service) setStandard(ctx context.Context, call sdk.Call) (any, error) {
 			return nil, err
 		}
 	}
+	// A short id, which results show, names the same memory as its full id.
+	ids, err := sdk.ResolveIDs(ctx, s.eng, req.Id)
+	if err != nil {
+		return nil, err
+	}
+	req.Id = ids[0]
 	resp, err := s.eng.SetStandard(ctx, req)
 	if err != nil {
 		return nil, sdk.EngineError(err)

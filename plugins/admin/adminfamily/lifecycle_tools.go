@@ -99,14 +99,8 @@ func (s *service) resolve(ctx context.Context, id string) (string, error) {
 	return resp.GetMemories()[0].GetId(), nil
 }
 
-// requiredID reads and checks the id argument.
-func requiredID(a *sdk.Args) (string, error) {
-	id, err := a.Required("id")
-	if err != nil {
-		return "", err
-	}
-	return id, record.ValidateID("id", id)
-}
+// requiredID reads and checks the id of the memory a tool changes.
+func requiredID(a *sdk.Args) (string, error) { return a.TargetID("id") }
 
 // updateResult is memory_update's answer: the fields an update can change
 // (content is left out: the caller has it).
@@ -333,6 +327,9 @@ func forgetRequest(call sdk.Call) (*aimemoryv1.ForgetRequest, error) {
 		return nil, err
 	}
 	if req.Pattern, err = a.Str("pattern", ""); err != nil {
+		return nil, err
+	}
+	if err := record.ValidateQuery("pattern", req.Pattern); err != nil {
 		return nil, err
 	}
 	if req.Tier, err = a.Str("tier", ""); err != nil {

@@ -14,7 +14,7 @@ import (
 
 const subscribeSchema = `{"type":"object","properties":{
 "url":{"type":"string","description":"https URL to POST to"},
-"events":{"type":"string","description":"Comma list, default *"},
+"events":{"type":"string","description":"* (default) or a comma list of memory_store, memory_update, memory_delete, memory_gc, memory_promote, memory_forget, memory_link_created, memory_link_invalidated, memory_consolidated, approval_requested"},
 "secret":{"type":"string","description":"HMAC-SHA256 key"},
 "namespace_filter":{"type":"string","description":"Exact namespace"},
 "agent_filter":{"type":"string","description":"Exact agent id"},

@@ -20,7 +20,7 @@ const listSchema = `{"type":"object","properties":{
 const restoreSchema = `{"type":"object","properties":{
 "id":{"type":"string","description":"Exact"},
 "version":{"type":"string","description":"Its archived_at"},
-"on_conflict":{"type":"string","description":"error or merge"}
+"on_conflict":{"type":"string","description":"error (default) or merge"}
 },"required":["id"]}`
 
 const purgeSchema = `{"type":"object","properties":{

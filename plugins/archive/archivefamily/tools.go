@@ -168,11 +168,8 @@ func restoreRequest(call sdk.Call) (*aimemoryv1.RestoreMemoryRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := a.Required("id")
+	id, err := a.TargetID("id")
 	if err != nil {
-		return nil, err
-	}
-	if err := record.ValidateID("id", id); err != nil {
 		return nil, err
 	}
 	req := &aimemoryv1.RestoreMemoryRequest{Id: id}
@@ -264,7 +261,7 @@ func (s *service) purgeRequest(call sdk.Call) (*aimemoryv1.PurgeArchiveRequest, 
 		return nil, sdk.Errorf("ids: must hold 1 to %d ids (got %d)", maxIDs, len(req.Ids))
 	}
 	for i, id := range req.Ids {
-		if err := record.ValidateID(fmt.Sprintf("ids[%d]", i), id); err != nil {
+		if err := record.ValidateTargetID(fmt.Sprintf("ids[%d]", i), id); err != nil {
 			return nil, err
 		}
 	}

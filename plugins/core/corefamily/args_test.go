@@ -13,12 +13,12 @@ import (
 // and the validation tables exercise.
 var parsers = map[string]func(raw []byte) error{
 	"memory_store": func(raw []byte) error {
-		_, err := storeRequest(sdk.Call{Arguments: raw, Context: &aimemoryv1.CallContext{AgentId: "ai:test"}})
+		_, _, err := storeRequest(sdk.Call{Arguments: raw, Context: &aimemoryv1.CallContext{AgentId: "ai:test"}})
 		return err
 	},
 	"memory_recall": func(raw []byte) error { _, err := parseRecall(raw); return err },
 	"memory_list":   func(raw []byte) error { _, err := parseList(raw); return err },
-	"memory_get":    func(raw []byte) error { _, err := parseGet(raw); return err },
+	"memory_get":    func(raw []byte) error { _, _, err := parseGet(raw); return err },
 	"memory_search": func(raw []byte) error { _, err := parseSearch(raw); return err },
 }
 
@@ -181,7 +181,7 @@ func TestStoreIdentity(t *testing.T) {
 			if tc.args != "" {
 				args += "," + tc.args
 			}
-			req, err := storeRequest(sdk.Call{Arguments: []byte(args + "}"), Context: &aimemoryv1.CallContext{AgentId: tc.session}})
+			req, _, err := storeRequest(sdk.Call{Arguments: []byte(args + "}"), Context: &aimemoryv1.CallContext{AgentId: tc.session}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestStoreIdentity(t *testing.T) {
 		})
 	}
 
-	req, err := storeRequest(sdk.Call{Arguments: []byte(`{"title":"t","content":"c"}`), Context: &aimemoryv1.CallContext{}})
+	req, _, err := storeRequest(sdk.Call{Arguments: []byte(`{"title":"t","content":"c"}`), Context: &aimemoryv1.CallContext{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func BenchmarkStoreRequest(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := storeRequest(call); err != nil {
+		if _, _, err := storeRequest(call); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -222,7 +222,7 @@ func BenchmarkParseGet(b *testing.B) {
 	raw := []byte(`{"id":"0b6f3c2e-6f1d-4c1e-9a7e-2d1f0c9b8a71"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseGet(raw); err != nil {
+		if _, _, err := parseGet(raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -36,8 +36,9 @@ func TestDescribe(t *testing.T) {
 
 	n, _ := sdktest.WireCost(t, tools)
 	t.Logf("the 5 core tool definitions cost %d cl100k_base tokens", n)
-	// A guard against creep; the host's budget test covers the whole surface.
-	if n > 680 {
-		t.Errorf("core tools cost %d tokens; keep them at most 680", n)
+	// A guard against creep; e2e's TestClaudeCodeSurfaceBudget covers the
+	// whole surface as harnesses send it.
+	if n > 700 {
+		t.Errorf("core tools cost %d tokens; keep them at most 700", n)
 	}
 }

@@ -1,10 +1,13 @@
 package corefamily
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 func TestGet(t *testing.T) {
@@ -24,7 +27,7 @@ func TestGet(t *testing.T) {
 	}
 
 	// Absent and zero fields are left out, not null.
-	raw := h.OK("memory_get", `{"id":"`+id+`"}`, nil)
+	raw := h.OK("memory_get", `{"id":"`+id+`","format":"json"}`, nil)
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &fields); err != nil {
 		t.Fatal(err)
@@ -59,4 +62,37 @@ func TestGetAmbiguousPrefix(t *testing.T) {
 		}
 	}
 	t.Fatal("no shared prefix among 17 ids")
+}
+
+// TestGetCard: the default answer is a card: the title, the fields that
+// differ from their defaults (and from the session's own agent and
+// namespace), the links by short id, then the whole content unescaped;
+// no id (the caller gave it) and no timestamps. toon is the listing's full
+// row plus the links with their times.
+func TestGetCard(t *testing.T) {
+	h := newHarness(t)
+	plain := h.store("Plain", "line one\nline two | with a pipe", "")
+	rich := h.store("Rich", "body", `{"tier":"long","namespace":"infra","tags":["db","ops"],"priority":8,"confidence":0.5,"source":"user","agent_id":"ai:bob","scope":"team","metadata":{"ticket":"OPS-1"}}`)
+	if got, want := h.OK("memory_get", `{"id":"`+plain+`"}`, nil), "title:Plain\ncontent:\nline one\nline two | with a pipe"; got != want {
+		t.Errorf("card of a memory with every default = %q, want %q", got, want)
+	}
+	if _, err := h.eng.PutLink(context.Background(), &aimemoryv1.PutLinkRequest{SourceId: rich, TargetId: plain, Relation: "supersedes", ObservedBy: "ai:test"}); err != nil {
+		t.Fatal(err)
+	}
+	got := h.OK("memory_get", `{"id":"`+rich[:8]+`"}`, nil)
+	want := "title:Rich\n" +
+		`tier:long|namespace:infra|priority:8|confidence:0.5|tags:db,ops|source:user|agent_id:ai:bob|scope:team|metadata:{"ticket":"OPS-1"}` + "\n" +
+		"links[source_id|relation|target_id]:\n" + rich[:8] + "|supersedes|" + plain[:8] + "\n" +
+		"content:\nbody"
+	if got != want {
+		t.Errorf("card =\n%s\nwant\n%s", got, want)
+	}
+
+	toon := h.OK("memory_get", `{"id":"`+rich+`","format":"toon"}`, nil)
+	for _, part := range []string{"memories[id|title|tier|namespace|", rich + "|Rich|long|infra|8|", "created_at", "links[source_id|relation|target_id|created_at]:\n" + rich + "|supersedes|" + plain + "|"} {
+		if !strings.Contains(toon, part) {
+			t.Errorf("toon lacks %q:\n%s", part, toon)
+		}
+	}
+	h.Fails("memory_get", `{"id":"`+rich+`","format":"yaml"}`, "format: must be one of toon_compact, toon, json")
 }

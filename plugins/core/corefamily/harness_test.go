@@ -12,19 +12,20 @@ import (
 // over a real engine on a temporary data dir.
 type harness struct {
 	*sdktest.Family
-	t *testing.T
+	t   *testing.T
+	eng *sdktest.Engine
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	eng := sdktest.StartEngine(t)
-	return &harness{Family: sdktest.NewFamily(t, "core", Families(eng)).WithEngine(eng), t: t}
+	return &harness{Family: sdktest.NewFamily(t, "core", Families(eng)).WithEngine(eng), t: t, eng: eng}
 }
 
-// store stores a memory from extra JSON fields and returns its id.
+// store stores a memory from extra JSON fields and returns its full id.
 func (h *harness) store(title, content, extra string) string {
 	h.t.Helper()
-	args := map[string]any{"title": title, "content": content}
+	args := map[string]any{"title": title, "content": content, "format": "json"}
 	if extra != "" {
 		dec := json.NewDecoder(strings.NewReader(extra))
 		dec.UseNumber() // keep large numbers exact
@@ -66,7 +67,7 @@ type memory struct {
 func (h *harness) get(id string) memory {
 	h.t.Helper()
 	var m memory
-	h.OK("memory_get", `{"id":"`+id+`"}`, &m)
+	h.OK("memory_get", `{"id":"`+id+`","format":"json"}`, &m)
 	return m
 }
 

@@ -3,6 +3,7 @@ package corefamily
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ func parseRecall(raw []byte) (*recallQuery, error) {
 		return nil, err
 	}
 	q := &recallQuery{}
-	if q.context, err = a.Required("context"); err != nil {
+	if q.context, err = a.Query("context"); err != nil {
 		return nil, err
 	}
 	f := &q.filter
@@ -139,14 +140,7 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 		}
 	}
 	l := render.Listing{Meta: meta, Key: "memories", Scores: []float64{}, Namespace: q.filter.Namespace,
-		Caller: sdk.Caller(call.Context), Budgeted: q.hasBudget, TOONTail: standardsTOON(std)}
-	switch len(std) { // the namespace standards injected (standards.go)
-	case 0:
-	case 1:
-		l.Tail = []render.Pair{{Key: "standard", Val: std[0]}}
-	default:
-		l.Tail = []render.Pair{{Key: "standards", Val: std}}
-	}
+		Caller: sdk.Caller(call.Context), Budgeted: q.hasBudget, Standards: std}
 	shorts := make([]string, len(hits))
 	for i, h := range hits {
 		l.Memories = append(l.Memories, h.mem)
@@ -154,6 +148,12 @@ func (s *service) recall(ctx context.Context, call sdk.Call) (any, error) {
 		shorts[i] = h.short
 	}
 	l.WithShortIDs(shorts)
+	if q.format == render.TOONCompact && len(std) > 0 {
+		if l.ShortIDs == nil {
+			l.ShortIDs = map[string]string{}
+		}
+		maps.Copy(l.ShortIDs, render.ShortIDsOf(ctx, s.eng, standardIDs(std)...))
+	}
 	return l.Render(q.format)
 }
 

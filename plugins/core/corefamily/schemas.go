@@ -8,7 +8,7 @@ import "github.com/ai-memory/ai-memory/sdk"
 
 const (
 	storeDesc  = "Store a memory."
-	recallDesc = "Memories matching any context word, best first; marks them accessed."
+	recallDesc = "Memories matching any context word, best first."
 	listDesc   = "Memories, highest priority first."
 	getDesc    = "A memory in full, with its links."
 	searchDesc = "Memories containing every query word."
@@ -31,20 +31,20 @@ const storeSchema = `{"type":"object","properties":{
 "title":{"type":"string","description":"Unique per namespace"},
 "content":{"type":"string","description":"Text"},
 "tier":{"type":"string","description":"short, mid (default) or long"},
-"namespace":{"type":"string","description":"Default global; a/b nests"},
+"namespace":{"type":"string","description":"Default: the project; a/b nests"},
 "tags":{"type":"array","items":{"type":"string"},"description":"Labels"},
 "priority":{"type":"integer","description":"1-10, default 5"},
 "confidence":{"type":"number","description":"0-1, default 1"},
-"source":{"type":"string","description":"Origin, default claude"},
+"source":{"type":"string","description":"user, claude (default), hook, api, cli, import, consolidation, system, chaos or notify"},
 "metadata":{"type":"object","description":"Any JSON"},
-"agent_id":{"type":"string","description":"Author, default you"},
+"agent_id":{"type":"string","description":"Author; default you"},
 "scope":{"type":"string","description":"private (default), team, unit, org or collective"},
 "on_conflict":{"type":"string","description":"Title taken: merge (default), version or error"}
 },"required":["title","content"]}`
 
 const recallSchema = `{"type":"object","properties":{
 "context":{"type":"string","description":"What to recall"},
-"namespace":{"type":"string","description":"Exact; a/b also matches a"},
+"namespace":{"type":"string","description":"Exact, plus ancestors"},
 "limit":{"type":"integer","description":"0-50, default 10"},
 "tags":{"type":"string","description":"One tag"},
 "since":{"type":"string","description":"Min created_at, RFC 3339"},

@@ -32,7 +32,7 @@ func parseSearch(raw []byte) (*searchQuery, error) {
 		Filter: &aimemoryv1.Filter{},
 	}}
 	f := q.req.Filter
-	if q.req.Query, err = a.Required("query"); err != nil {
+	if q.req.Query, err = a.Query("query"); err != nil {
 		return nil, err
 	}
 	if f.Namespace, err = namespaceArg(a, "namespace"); err != nil {

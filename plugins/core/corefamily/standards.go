@@ -2,7 +2,6 @@ package corefamily
 
 import (
 	"context"
-	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/render"
@@ -14,16 +13,8 @@ import (
 // the ranked memories. Best effort, like recall's bookkeeping: a failure
 // is logged and the recall answers without them.
 
-// standardRow is one injected standard.
-type standardRow struct {
-	Namespace string `json:"namespace"`
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	Content   string `json:"content"`
-}
-
 // standards reads the chain's standards for ns ("" = global only).
-func (s *service) standards(ctx context.Context, ns string) []standardRow {
+func (s *service) standards(ctx context.Context, ns string) []render.Standard {
 	if ns == "" {
 		ns = "*"
 	}
@@ -32,7 +23,7 @@ func (s *service) standards(ctx context.Context, ns string) []standardRow {
 		s.log.Warn("recall: namespace standards not injected", "namespace", ns, "err", err)
 		return nil
 	}
-	var out []standardRow
+	var out []render.Standard
 	seen := map[string]bool{}
 	for _, l := range resp.GetLevels() {
 		m := l.GetMemory()
@@ -40,13 +31,13 @@ func (s *service) standards(ctx context.Context, ns string) []standardRow {
 			continue
 		}
 		seen[m.GetId()] = true
-		out = append(out, standardRow{Namespace: l.GetStandard().GetNamespace(), ID: m.GetId(), Title: m.GetTitle(), Content: render.CutContent(m.GetId(), m.GetContent())})
+		out = append(out, render.Standard{Namespace: l.GetStandard().GetNamespace(), ID: m.GetId(), Title: m.GetTitle(), Content: m.GetContent()})
 	}
 	return out
 }
 
 // withoutStandards drops the injected standards from the ranked hits.
-func withoutStandards(hits []scored, std []standardRow) []scored {
+func withoutStandards(hits []scored, std []render.Standard) []scored {
 	if len(std) == 0 {
 		return hits
 	}
@@ -59,7 +50,7 @@ func withoutStandards(hits []scored, std []standardRow) []scored {
 	return out
 }
 
-func containsID(std []standardRow, id string) bool {
+func containsID(std []render.Standard, id string) bool {
 	for _, r := range std {
 		if r.ID == id {
 			return true
@@ -68,15 +59,11 @@ func containsID(std []standardRow, id string) bool {
 	return false
 }
 
-// standardsTOON is the standards block of a TOON recall.
-func standardsTOON(std []standardRow) string {
-	if len(std) == 0 {
-		return ""
+// standardIDs are the standards' memory ids.
+func standardIDs(std []render.Standard) []string {
+	ids := make([]string, len(std))
+	for i, r := range std {
+		ids[i] = r.ID
 	}
-	var b strings.Builder
-	b.WriteString("\nstandards[namespace|id|title|content]:")
-	for _, r := range std {
-		b.WriteString("\n" + render.EscapeTOON(r.Namespace) + "|" + r.ID + "|" + render.EscapeTOON(r.Title) + "|" + render.EscapeTOON(r.Content))
-	}
-	return b.String()
+	return ids
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
-// store and get always answer JSON; a format argument is accepted (agents
-// pass it out of habit) but must still be a known one.
+// store and get take format without advertising it: agents read the
+// default answer (docs/RETRIEVAL.md); json is complete, for programs.
 var storeArgs = argNames(storeSchema, "format")
 
 var conflictPolicies = map[string]aimemoryv1.ConflictPolicy{
@@ -19,7 +19,8 @@ var conflictPolicies = map[string]aimemoryv1.ConflictPolicy{
 	"error":   aimemoryv1.ConflictPolicy_CONFLICT_POLICY_ERROR,
 }
 
-// storeResult is memory_store's answer; empty fields are left out.
+// storeResult is memory_store's answer in JSON, complete for programs;
+// empty fields are left out.
 type storeResult struct {
 	ID                      string   `json:"id"`
 	Tier                    string   `json:"tier"`
@@ -31,8 +32,20 @@ type storeResult struct {
 	PotentialContradictions []string `json:"potential_contradictions,omitempty"`
 }
 
+// storeAnswer is memory_store's default answer: the short id, and of the
+// rest only what the caller does not know already.
+type storeAnswer struct {
+	ID                      string   `json:"id"`
+	Title                   string   `json:"title,omitempty"`    // versioned: not the title asked for
+	Tier                    string   `json:"tier,omitempty"`     // a merge kept a longer tier
+	AgentID                 string   `json:"agent_id,omitempty"` // the author, when not the caller
+	Duplicate               bool     `json:"duplicate,omitempty"`
+	Action                  string   `json:"action,omitempty"`
+	PotentialContradictions []string `json:"potential_contradictions,omitempty"`
+}
+
 func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
-	req, err := storeRequest(call)
+	req, format, err := storeRequest(call)
 	if err != nil {
 		return nil, err
 	}
@@ -55,79 +68,96 @@ func (s *service) store(ctx context.Context, call sdk.Call) (any, error) {
 	if resp.GetOutcome() == aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED {
 		out.Duplicate, out.Action = true, "updated existing memory"
 	}
-	return out, nil
+	if format == render.JSON {
+		return out, nil
+	}
+	shorts := render.ShortIDsOf(ctx, s.eng, append([]string{out.ID}, out.PotentialContradictions...)...)
+	answer := storeAnswer{ID: render.Short(shorts, out.ID), Duplicate: out.Duplicate, Action: out.Action}
+	if out.Title != req.GetMemory().GetTitle() {
+		answer.Title = out.Title
+	}
+	if out.Tier != req.GetMemory().GetTier() {
+		answer.Tier = out.Tier
+	}
+	if out.AgentID != sdk.Caller(call.Context) {
+		answer.AgentID = out.AgentID
+	}
+	for _, id := range out.PotentialContradictions {
+		answer.PotentialContradictions = append(answer.PotentialContradictions, render.Short(shorts, id))
+	}
+	return answer, nil
 }
 
 // storeRequest validates every argument in the spec's order, so nothing is
-// written unless all of them are good.
-func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
+// written unless all of them are good; format is the answer's.
+func storeRequest(call sdk.Call) (_ *aimemoryv1.StoreMemoryRequest, format string, err error) {
 	a, err := sdk.ParseArgs(call.Arguments, storeArgs)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	title, err := a.Required("title")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	content, err := a.Required("content")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	tier, err := a.Str("tier", record.DefaultTier)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := record.ValidateTier("tier", tier); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := record.ValidateTitle(title); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := record.ValidateContent(content); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ns, err := a.Namespace("namespace", call.DefaultNamespace())
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	source, err := a.Str("source", record.DefaultSource)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := record.ValidateSource(source); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	tags, err := a.StringList("tags")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := record.ValidateTags("tags", tags); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	priority, err := a.Integer("priority", record.DefaultPriority, record.MinPriority, record.MaxPriority)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := record.ValidatePriority(priority); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	confidence, err := a.Number("confidence", 1.0)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := record.ValidateConfidence(confidence); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	metadata, err := storeMetadata(a, call.Context)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	policy, err := a.OneOf("on_conflict", "merge", "merge", "version", "error")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if _, err := render.FormatArg(a); err != nil {
-		return nil, err
+	if format, err = render.FormatArg(a); err != nil {
+		return nil, "", err
 	}
 	return &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{
@@ -136,7 +166,7 @@ func storeRequest(call sdk.Call) (*aimemoryv1.StoreMemoryRequest, error) {
 			Source: source, MetadataJson: metadata,
 		},
 		OnConflict: conflictPolicies[policy],
-	}, nil
+	}, format, nil
 }
 
 // storeMetadata builds the metadata object: the caller's, stamped with the

@@ -9,11 +9,19 @@ import (
 func TestStore(t *testing.T) {
 	h := newHarness(t)
 
+	// The default answer is the short id alone: the caller knows the rest.
 	var res map[string]any
 	h.OK("memory_store", `{"title":"Postgres config","content":"max_connections=200"}`, &res)
+	short, _ := res["id"].(string)
+	if len(short) != 8 || len(res) != 1 {
+		t.Fatalf("store answer = %v, want the short id alone", res)
+	}
+	// json is complete: the full id and every field.
+	h.OK("memory_store", `{"title":"Postgres config","content":"max_connections=200","format":"json"}`, &res)
 	id, _ := res["id"].(string)
-	want := map[string]any{"id": id, "tier": "mid", "title": "Postgres config", "namespace": "global", "agent_id": "ai:test"}
-	if len(id) != 36 || !equalJSON(res, want) {
+	want := map[string]any{"id": id, "tier": "mid", "title": "Postgres config", "namespace": "global", "agent_id": "ai:test",
+		"duplicate": true, "action": "updated existing memory"}
+	if len(id) != 36 || !strings.HasPrefix(id, short) || !equalJSON(res, want) {
 		t.Fatalf("store result = %v, want %v (no empty fields)", res, want)
 	}
 
@@ -31,10 +39,11 @@ func TestStore(t *testing.T) {
 		t.Errorf("large metadata number not kept exactly: %s", raw)
 	}
 
-	// A title word shared in the namespace is a potential contradiction.
+	// A title word shared in the namespace is a potential contradiction,
+	// named by its short id.
 	h.OK("memory_store", `{"title":"Postgres tuning","content":"work_mem=64MB"}`, &res)
-	if pc, _ := res["potential_contradictions"].([]any); len(pc) != 1 || pc[0] != id {
-		t.Errorf("potential_contradictions = %v, want [%s]", res["potential_contradictions"], id)
+	if pc, _ := res["potential_contradictions"].([]any); len(pc) != 1 || pc[0] != short {
+		t.Errorf("potential_contradictions = %v, want [%s]", res["potential_contradictions"], short)
 	}
 }
 
@@ -44,14 +53,14 @@ func TestStoreConflicts(t *testing.T) {
 	id := h.store("Deploy", "v1", `{"tier":"long","tags":["a"]}`)
 
 	// merge (the default): same id, content replaced, tier kept at long,
-	// the original author kept.
+	// the original author kept. The answer says what differs from the
+	// call: the tier kept and the author.
 	h.AgentID = "bob"
 	var res map[string]any
 	h.OK("memory_store", `{"title":"Deploy","content":"v2","tier":"short","priority":9}`, &res)
-	want := map[string]any{"id": id, "tier": "long", "title": "Deploy", "namespace": "global", "agent_id": "alice",
-		"duplicate": true, "action": "updated existing memory"}
+	want := map[string]any{"id": id[:8], "tier": "long", "agent_id": "alice", "duplicate": true, "action": "updated existing memory"}
 	if !equalJSON(res, want) {
-		t.Errorf("merge result = %v, want %v", res, want)
+		t.Errorf("merge answer = %v, want %v", res, want)
 	}
 	if m := h.get(id); m.Content != "v2" || m.Priority != 9 || m.Tier != "long" || len(m.Tags) != 0 || m.Metadata["agent_id"] != "alice" {
 		t.Errorf("merged memory = %+v", m)

@@ -2,16 +2,17 @@ package metafamily
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
-var sessionArgs = sdk.ArgNames(sessionSchema)
+// format is accepted but not advertised, as on memory_store and
+// memory_get: agents read the default; programs ask for json.
+var sessionArgs = sdk.ArgNames(sessionSchema, "format")
 
 // Bounds of session_start.
 const (
@@ -23,8 +24,8 @@ const (
 	contentCut    = 1000 // bytes of content shown per memory or standard
 )
 
-// sessionResult is memory_session_start's answer. Its whole JSON text, as
-// sent, is at most budget_tokens cl100k tokens.
+// sessionResult is memory_session_start's answer in JSON, complete for
+// programs (full ids, update times, why each memory was chosen).
 type sessionResult struct {
 	Mode      string       `json:"mode"`
 	Standards []Standard   `json:"standards,omitempty"`
@@ -50,6 +51,7 @@ type sessionQuery struct {
 	namespace string
 	limit     int
 	budget    int
+	format    string
 }
 
 func parseSession(raw []byte) (*sessionQuery, error) {
@@ -70,7 +72,16 @@ func parseSession(raw []byte) (*sessionQuery, error) {
 		return nil, err
 	}
 	q.limit, q.budget = int(limit), int(budget)
+	if q.format, err = render.FormatArg(a); err != nil {
+		return nil, err
+	}
 	return q, nil
+}
+
+// candidate is a memory session_start may show, and which list chose it.
+type candidate struct {
+	mem *aimemoryv1.Memory
+	why string
 }
 
 // sessionStart picks what an agent should know on turn one:
@@ -86,6 +97,10 @@ func parseSession(raw []byte) (*sessionQuery, error) {
 // while the whole result, counted with the cl100k counter of
 // `doctor --tokens`, stays within budget_tokens; one that does not fit is
 // skipped (more counts them) and the next is tried.
+//
+// The default format is a compact listing (docs/RETRIEVAL.md): short ids,
+// the asked namespace and other shared values once, no timestamps and no
+// reason per memory; toon adds every field, json is the complete object.
 func (s *service) sessionStart(ctx context.Context, call sdk.Call) (any, error) {
 	q, err := parseSession(call.Arguments)
 	if err != nil {
@@ -95,32 +110,41 @@ func (s *service) sessionStart(ctx context.Context, call sdk.Call) (any, error) 
 	if err != nil {
 		return nil, sdk.EngineError(err)
 	}
-	res := &sessionResult{Mode: "session_start", Memories: []sessionMem{}}
+	r := &session{q: q, caller: sdk.Caller(call.Context)}
 	if n, known, err := s.inbox.Unread(ctx); err != nil {
 		return nil, sdk.EngineError(err)
 	} else if known {
-		res.Unread = &n
+		r.unread = &n
 	}
 	cands, err := s.candidates(ctx, q, standards)
 	if err != nil {
 		return nil, err
 	}
-	f := &fitter{budget: q.budget, res: res}
+	if q.format == render.TOONCompact {
+		ids := make([]string, 0, len(standards)+len(cands))
+		for _, st := range standards {
+			ids = append(ids, st.ID)
+		}
+		for _, c := range cands {
+			ids = append(ids, c.mem.GetId())
+		}
+		r.shorts = render.ShortIDsOf(ctx, s.eng, ids...)
+	}
+	f := &fitter{budget: q.budget, r: r}
 	if err := f.start(); err != nil {
 		return nil, err
 	}
 	for _, st := range standards {
-		st.Content = cut(st.ID, st.Content)
-		f.add(st, func() { res.Standards = append(res.Standards, st) })
+		f.add(r.cost(st.ID, st.Namespace, st.Title, st.Content), func() { r.standards = append(r.standards, st) })
 	}
-	for _, m := range cands {
-		f.add(m, func() { res.Memories, res.Count = append(res.Memories, m), res.Count+1 })
+	for _, c := range cands {
+		f.add(r.cost(c.mem.GetId(), "", c.mem.GetTitle(), c.mem.GetContent()), func() { r.memories = append(r.memories, c) })
 	}
 	return f.finish(), nil
 }
 
 // candidates reads both lists and interleaves them.
-func (s *service) candidates(ctx context.Context, q *sessionQuery, standards []Standard) ([]sessionMem, error) {
+func (s *service) candidates(ctx context.Context, q *sessionQuery, standards []Standard) ([]candidate, error) {
 	filter := &aimemoryv1.Filter{Namespace: q.namespace, NamespaceAncestors: q.namespace != ""}
 	// Ask for more than limit: guarded namespaces and repeats are dropped.
 	n := uint32(min(q.limit+8, 2*maxLimit))
@@ -132,7 +156,7 @@ func (s *service) candidates(ctx context.Context, q *sessionQuery, standards []S
 	for _, st := range standards {
 		seen[st.ID] = true
 	}
-	var out []sessionMem
+	var out []candidate
 	lists := [2][]*aimemoryv1.Memory{resp.GetMemories(), resp.GetRecent()}
 	why := [2]string{"priority", "recent"}
 	for i := 0; len(out) < q.limit && (len(lists[0]) > 0 || len(lists[1]) > 0); i = 1 - i {
@@ -145,22 +169,83 @@ func (s *service) candidates(ctx context.Context, q *sessionQuery, standards []S
 			continue
 		}
 		seen[m.GetId()] = true
-		out = append(out, sessionMem{
-			ID: m.GetId(), Title: m.GetTitle(), Namespace: m.GetNamespace(), Tier: m.GetTier(), Priority: m.GetPriority(),
-			UpdatedAt: record.FormatTime(m.GetUpdatedAt()), Content: cut(m.GetId(), m.GetContent()), Why: why[i],
-		})
+		out = append(out, candidate{mem: m, why: why[i]})
 	}
 	return out, nil
 }
 
-// fitter grows a result within budget. A part's cost is its own count
-// plus its comma; cl100k usually merges across the seams between parts
-// (`"},{"`), so the sum tends to overestimate, and finish counts the
-// whole rendering exactly, dropping the last parts while it is over.
+// session is one answer being built: what is chosen so far, and how to
+// render it in the format asked for.
+type session struct {
+	q         *sessionQuery
+	caller    string
+	unread    *int
+	shorts    map[string]string // full id → short id, in toon_compact
+	standards []Standard
+	memories  []candidate
+	more      int
+}
+
+// text renders the answer.
+func (r *session) text() (sdk.Text, error) {
+	if r.q.format == render.JSON {
+		res := sessionResult{Mode: "session_start", Memories: []sessionMem{}, Count: len(r.memories), Unread: r.unread, More: r.more}
+		for _, st := range r.standards {
+			st.Content = render.CutContentAt(st.ID, st.Content, contentCut)
+			res.Standards = append(res.Standards, st)
+		}
+		for _, c := range r.memories {
+			m := c.mem
+			res.Memories = append(res.Memories, sessionMem{
+				ID: m.GetId(), Title: m.GetTitle(), Namespace: m.GetNamespace(), Tier: m.GetTier(), Priority: m.GetPriority(),
+				UpdatedAt: record.FormatTime(m.GetUpdatedAt()), Content: render.CutContentAt(m.GetId(), m.GetContent(), contentCut), Why: c.why,
+			})
+		}
+		raw, err := sdk.MarshalCompact(res)
+		return sdk.Text(raw), err
+	}
+	meta := []render.Pair{{Key: "count", Val: len(r.memories)}}
+	if r.unread != nil {
+		meta = append(meta, render.Pair{Key: "unread", Val: *r.unread})
+	}
+	if r.more > 0 {
+		meta = append(meta, render.Pair{Key: "more", Val: r.more})
+	}
+	l := render.Listing{Meta: meta, Key: "memories", Namespace: r.q.namespace, Caller: r.caller,
+		Standards: r.standards, Cut: contentCut, ShortIDs: r.shorts}
+	for _, c := range r.memories {
+		l.Memories = append(l.Memories, c.mem)
+	}
+	if r.q.format == render.TOON {
+		return sdk.Text(l.TOON()), nil
+	}
+	return sdk.Text(l.Compact()), nil
+}
+
+// cost estimates what one standard or memory adds to the answer: its JSON
+// object, or its TOON row (the rest of a row's cells cost little).
+func (r *session) cost(id, namespace, title, content string) int {
+	content = render.CutContentAt(id, content, contentCut)
+	if r.q.format == render.JSON {
+		raw, err := sdk.MarshalCompact(sessionMem{ID: id, Namespace: namespace, Title: title, Content: content})
+		if err != nil {
+			return r.q.budget + 1
+		}
+		return sdk.CountTokens(string(raw)) + 25 // tier, priority, updated_at, why
+	}
+	row := render.Short(r.shorts, id) + "|" + render.EscapeTOON(title) + "|" + render.EscapeTOON(content)
+	if namespace != "" {
+		row = render.EscapeTOON(namespace) + "|" + row
+	}
+	return sdk.CountTokens(row) + 3
+}
+
+// fitter grows an answer within budget. A part's cost is an estimate
+// (cl100k often merges across the seams between parts), so finish counts
+// the whole rendering exactly, dropping the last parts while it is over.
 type fitter struct {
 	budget, used int
-	res          *sessionResult
-	skipped      int
+	r            *session
 }
 
 func (f *fitter) start() error {
@@ -172,61 +257,41 @@ func (f *fitter) start() error {
 	return nil
 }
 
-// add applies a part when its cost still fits, else counts it as skipped.
-func (f *fitter) add(part any, apply func()) {
-	raw, err := sdk.MarshalCompact(part)
-	if err != nil {
-		f.skipped++
-		return
-	}
-	n := sdk.CountTokens(string(raw))
-	if f.used+n+1 > f.budget {
-		f.skipped++
+// add applies a part when its cost still fits, else counts it as left out.
+func (f *fitter) add(cost int, apply func()) {
+	if f.used+cost+1 > f.budget {
+		f.r.more++
 		return
 	}
 	apply()
-	f.used += n + 1
+	f.used += cost + 1
 }
 
-// finish is the result's text, its exact count within budget.
+// finish is the answer's text, its exact count within budget.
 func (f *fitter) finish() sdk.Text {
-	r := f.res
-	r.More = f.skipped
+	r := f.r
 	for {
 		n, text := f.render()
 		if n <= f.budget {
 			return text
 		}
 		switch {
-		case len(r.Memories) > 0:
-			r.Memories, r.Count = r.Memories[:len(r.Memories)-1], r.Count-1
-		case len(r.Standards) > 0:
-			r.Standards = r.Standards[:len(r.Standards)-1]
+		case len(r.memories) > 0:
+			r.memories = r.memories[:len(r.memories)-1]
+		case len(r.standards) > 0:
+			r.standards = r.standards[:len(r.standards)-1]
 		default:
 			return text // start checked that the envelope fits
 		}
-		r.More++
+		r.more++
 	}
 }
 
-// render is the result's JSON text and its exact token count.
+// render is the answer's text and its exact token count.
 func (f *fitter) render() (int, sdk.Text) {
-	raw, err := sdk.MarshalCompact(f.res)
+	text, err := f.r.text()
 	if err != nil {
 		return f.budget + 1, ""
 	}
-	return sdk.CountTokens(string(raw)), sdk.Text(raw)
-}
-
-// cut shortens content to contentCut bytes on a UTF-8 boundary and says
-// how to read the rest.
-func cut(id, content string) string {
-	if len(content) <= contentCut {
-		return content
-	}
-	n := contentCut
-	for n > 0 && !utf8.RuneStart(content[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s…[%d more bytes; memory_get %s]", content[:n], len(content)-n, id)
+	return sdk.CountTokens(string(text)), text
 }

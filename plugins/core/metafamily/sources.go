@@ -6,15 +6,11 @@ import (
 	"google.golang.org/grpc"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/sdk/render"
 )
 
 // Standard is a namespace standard session_start shows first.
-type Standard struct {
-	Namespace string `json:"namespace"`
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	Content   string `json:"content"`
-}
+type Standard = render.Standard
 
 // StandardsSource gives the standards that apply to a namespace ("" =
 // the global one), most general first: EngineStandards, the governance

@@ -28,25 +28,27 @@ var parsers = map[string]func(raw []byte) error{
 // TestArgumentErrors: every bad argument is an error naming the field and
 // the rule; nothing is coerced or dropped.
 func TestArgumentErrors(t *testing.T) {
-	const st = `"source_id":"a","target_id":"b"`
+	const st = `"source_id":"aaaaaaaa","target_id":"bbbbbbbb"`
 	tests := []struct {
 		tool, args, want string
 	}{
 		{"memory_link", `[]`, "arguments: must be a JSON object"},
-		{"memory_link", `{"target_id":"b"}`, "source_id is required"},
-		{"memory_link", `{"source_id":"a"}`, "target_id is required"},
-		{"memory_link", `{"source_id":3,"target_id":"b"}`, "source_id: must be a string (got number)"},
-		{"memory_link", `{"source_id":" ","target_id":"b"}`, "source_id: must not be empty"},
-		{"memory_link", `{"source_id":"a","target_id":"a"}`, "target_id: must differ from source_id"},
+		{"memory_link", `{"target_id":"bbbbbbbb"}`, "source_id is required"},
+		{"memory_link", `{"source_id":"aaaaaaaa"}`, "target_id is required"},
+		{"memory_link", `{"source_id":"3","target_id":"bbbbbbbb"}`, "source_id: must be a full id or a short id of at least 8 characters"},
+		{"memory_kg_invalidate", `{"source_id":"aaaaaaaa","target_id":"bbbbbbb","relation":"supersedes"}`, "target_id: must be a full id or a short id of at least 8 characters"},
+		{"memory_link", `{"source_id":3,"target_id":"bbbbbbbb"}`, "source_id: must be a string (got number)"},
+		{"memory_link", `{"source_id":" ","target_id":"bbbbbbbb"}`, "source_id: must not be empty"},
+		{"memory_link", `{"source_id":"aaaaaaaa","target_id":"aaaaaaaa"}`, "target_id: must differ from source_id"},
 		{"memory_link", `{` + st + `,"relation":"depends_on"}`, "relation: must be one of related_to, supersedes, contradicts, derived_from"},
 		{"memory_link", `{` + st + `,"relation":1}`, "relation: must be a string"},
 		{"memory_link", `{` + st + `,"agent_id":"x"}`, `unknown argument "agent_id"`},
-		{"memory_link", `{"source_id":"` + strings.Repeat("x", 129) + `","target_id":"b"}`, "source_id: must be at most 128 bytes"},
+		{"memory_link", `{"source_id":"` + strings.Repeat("x", 129) + `","target_id":"bbbbbbbb"}`, "source_id: must be at most 128 bytes"},
 		{"memory_kg_invalidate", `{` + st + `}`, "relation is required"},
 		{"memory_kg_invalidate", `{` + st + `,"relation":"nope"}`, "relation: must be one of"},
 		{"memory_kg_invalidate", `{` + st + `,"relation":"supersedes","valid_until":"tomorrow"}`, "valid_until: must be an RFC 3339 timestamp"},
 		{"memory_kg_invalidate", `{` + st + `,"relation":"supersedes","valid_until":5}`, "valid_until: must be a string"},
-		{"memory_kg_invalidate", `{"source_id":"a","target_id":"a","relation":"supersedes"}`, "target_id: must differ"},
+		{"memory_kg_invalidate", `{"source_id":"aaaaaaaa","target_id":"aaaaaaaa","relation":"supersedes"}`, "target_id: must differ"},
 		{"memory_get_links", `{}`, "id is required"},
 		{"memory_get_links", `{"id":"a\u0001"}`, "id: must not contain control characters"},
 		{"memory_kg_query", `{}`, "source_id is required"},
@@ -127,11 +129,11 @@ func TestArgumentDefaults(t *testing.T) {
 	if q, _ := parseQuery([]byte(`{"source_id":"a","allowed_agents":null,"valid_at":""}`)); q.observers != nil || q.validAt != 0 {
 		t.Fatalf("null and blank mean absent: %+v", q)
 	}
-	l, err := parseLink(testCall([]byte(`{"source_id":"a","target_id":"b"}`)))
+	l, err := parseLink(testCall([]byte(`{"source_id":"aaaaaaaa","target_id":"bbbbbbbb"}`)))
 	if err != nil || l.Relation != "related_to" || l.ObservedBy != "ai:test" {
 		t.Fatalf("link defaults = %v, %v", l, err)
 	}
-	l, _ = parseLink(sdk.Call{Arguments: []byte(`{"source_id":"a","target_id":"b"}`), Context: &aimemoryv1.CallContext{}})
+	l, _ = parseLink(sdk.Call{Arguments: []byte(`{"source_id":"aaaaaaaa","target_id":"bbbbbbbb"}`), Context: &aimemoryv1.CallContext{}})
 	if l.ObservedBy != "anonymous" {
 		t.Fatalf("no session identity: observed_by = %q", l.ObservedBy)
 	}

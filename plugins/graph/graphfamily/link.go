@@ -32,11 +32,11 @@ func parseLink(call sdk.Call) (*aimemoryv1.PutLinkRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := memoryID(a, "source_id")
+	src, err := a.TargetID("source_id")
 	if err != nil {
 		return nil, err
 	}
-	dst, err := memoryID(a, "target_id")
+	dst, err := a.TargetID("target_id")
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +89,11 @@ func parseInvalidate(call sdk.Call) (*aimemoryv1.InvalidateLinkRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := memoryID(a, "source_id")
+	src, err := a.TargetID("source_id")
 	if err != nil {
 		return nil, err
 	}
-	dst, err := memoryID(a, "target_id")
+	dst, err := a.TargetID("target_id")
 	if err != nil {
 		return nil, err
 	}

@@ -10,12 +10,12 @@ import "github.com/ai-memory/ai-memory/sdk"
 // the valid ones.
 
 const (
-	linkDesc       = "Link two memories (directed); relinking revives an invalidated link."
+	linkDesc       = "Link two memories (directed)."
 	getLinksDesc   = "Links from and to a memory."
-	queryDesc      = "Memories reachable from source_id, each once, nearest first, with depth and via path."
-	timelineDesc   = "Links from source_id, earliest valid_from first."
+	queryDesc      = "Memories reachable from source_id, nearest first."
+	timelineDesc   = "Links from source_id, oldest first."
 	invalidateDesc = "End a link's validity, keeping it as history."
-	registerDesc   = "Create an entity (canonical name plus aliases), or return the existing one."
+	registerDesc   = "Create an entity with aliases, or get the existing one."
 	byAliasDesc    = "Entity by name or alias, case-insensitive."
 	taxonomyDesc   = "Namespace tree with live memory counts."
 )
@@ -37,7 +37,7 @@ const querySchema = `{"type":"object","properties":{
 "source_id":{"type":"string","description":"Memory id"},
 "max_depth":{"type":"integer","description":"Hops, 1-5, default 1"},
 "direction":{"type":"string","description":"out (default), in or both"},
-"relation":{"type":"string","description":"Only this relation"},
+"relation":{"type":"string","description":"Only this one: related_to, supersedes, contradicts or derived_from"},
 "valid_at":{"type":"string","description":"RFC 3339; only links valid then"},
 "allowed_agents":{"type":"array","items":{"type":"string"},"description":"Only links these agents observed"},
 "limit":{"type":"integer","description":"Default 200"}
@@ -52,7 +52,7 @@ const timelineSchema = `{"type":"object","properties":{
 
 const invalidateSchema = `{"type":"object","properties":{
 ` + endsProps + `
-"relation":{"type":"string","description":"The link's relation"},
+"relation":{"type":"string","description":"related_to, supersedes, contradicts or derived_from"},
 "valid_until":{"type":"string","description":"RFC 3339, default now"}
 },"required":["source_id","target_id","relation"]}`
 
@@ -61,7 +61,7 @@ const registerSchema = `{"type":"object","properties":{
 "namespace":{"type":"string","description":"Namespace"},
 "aliases":{"type":"array","items":{"type":"string"},"description":"Other names"},
 "metadata":{"type":"object","description":"Any JSON; new entity only"},
-"agent_id":{"type":"string","description":"Author, default you"}
+"agent_id":{"type":"string","description":"Author; default you"}
 },"required":["canonical_name","namespace"]}`
 
 const byAliasSchema = `{"type":"object","properties":{

@@ -23,8 +23,8 @@ func TestLinkAndGetLinks(t *testing.T) {
 		t.Fatalf("link again = %+v", again)
 	}
 	h.OK("memory_link", jsonArgs("source_id", c, "target_id", a, "relation", "contradicts"), nil)
-	h.Fails("memory_link", jsonArgs("source_id", a, "target_id", "ghost"), "target_id: memory not found: ghost")
-	h.Fails("memory_link", jsonArgs("source_id", "ghost", "target_id", a), "source_id: memory not found: ghost")
+	h.Fails("memory_link", jsonArgs("source_id", a, "target_id", "ghost-memory"), "target_id: memory not found: ghost-memory")
+	h.Fails("memory_link", jsonArgs("source_id", "ghost-memory", "target_id", a), "source_id: memory not found: ghost-memory")
 
 	var got struct {
 		Count int       `json:"count"`
@@ -43,7 +43,7 @@ func TestLinkAndGetLinks(t *testing.T) {
 	if text := h.OK("memory_get_links", jsonArgs("id", b), nil); !strings.Contains(text, `"count":1`) {
 		t.Errorf("b's links = %s", text)
 	}
-	h.Fails("memory_get_links", jsonArgs("id", "ghost"), "id: memory not found: ghost")
+	h.Fails("memory_get_links", jsonArgs("id", "ghost-memory"), "id: memory not found: ghost-memory")
 }
 
 func TestInvalidate(t *testing.T) {
@@ -69,7 +69,7 @@ func TestInvalidate(t *testing.T) {
 	if text := h.OK("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", b, "relation", "supersedes"), nil); text != `{"found":false}` {
 		t.Fatalf("no such link = %s", text)
 	}
-	h.Fails("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", "ghost", "relation", "supersedes"), "target_id: memory not found")
+	h.Fails("memory_kg_invalidate", jsonArgs("source_id", a, "target_id", "ghost-memory", "relation", "supersedes"), "target_id: memory not found")
 	var rows struct {
 		Out []linkRow `json:"out"`
 	}
@@ -134,8 +134,8 @@ func TestQueryShapes(t *testing.T) {
 	if text := h.OK("memory_kg_query", jsonArgs("source_id", h.memory("lonely", "n")), nil); text != `{"count":0}` {
 		t.Fatalf("no links = %s", text)
 	}
-	h.Fails("memory_kg_query", jsonArgs("source_id", "ghost"), "source_id: memory not found: ghost")
-	h.Fails("memory_kg_query", jsonArgs("source_id", "ghost", "allowed_agents", []string{}), "source_id: memory not found: ghost")
+	h.Fails("memory_kg_query", jsonArgs("source_id", "ghost-memory"), "source_id: memory not found: ghost-memory")
+	h.Fails("memory_kg_query", jsonArgs("source_id", "ghost-memory", "allowed_agents", []string{}), "source_id: memory not found: ghost-memory")
 }
 
 func TestTimelineShapes(t *testing.T) {
@@ -169,7 +169,7 @@ func TestTimelineShapes(t *testing.T) {
 	if tl.Count != 0 {
 		t.Fatalf("since > until = %+v", tl)
 	}
-	h.Fails("memory_kg_timeline", jsonArgs("source_id", "ghost"), "source_id: memory not found: ghost")
+	h.Fails("memory_kg_timeline", jsonArgs("source_id", "ghost-memory"), "source_id: memory not found: ghost-memory")
 }
 
 func TestEntities(t *testing.T) {

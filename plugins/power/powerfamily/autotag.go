@@ -39,7 +39,11 @@ func (s *service) autoTag(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.memoryArg(ctx, a, "id")
+	id, err := a.TargetID("id") // the tags it finds are written
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.memoryByID(ctx, "id", id)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +173,11 @@ func (s *service) memoryArg(ctx context.Context, a *sdk.Args, name string) (*aim
 	if err := record.ValidateID(name, id); err != nil {
 		return nil, err
 	}
+	return s.memoryByID(ctx, name, id)
+}
+
+// memoryByID fetches the memory id (or unique prefix) of argument name.
+func (s *service) memoryByID(ctx context.Context, name, id string) (*aimemoryv1.Memory, error) {
 	resp, err := s.eng.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{id}, AllowPrefix: true})
 	if err != nil {
 		return nil, sdk.EngineError(err)

@@ -3,6 +3,7 @@ package powerfamily
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -54,7 +55,7 @@ func (s *service) consolidate(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	seen := map[string]bool{}
 	for i, id := range ids {
-		if err := record.ValidateID(fmt.Sprintf("ids[%d]", i), id); err != nil {
+		if err := record.ValidateTargetID(fmt.Sprintf("ids[%d]", i), id); err != nil {
 			return nil, err
 		}
 		if seen[id] {
@@ -84,6 +85,15 @@ func (s *service) consolidate(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 
+	// Short ids, which results show, name the same memories as full ids.
+	if ids, err = sdk.ResolveIDs(ctx, s.eng, ids...); err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		if j := slices.Index(ids, id); j < i {
+			return nil, sdk.Errorf("ids[%d]: names the same memory as ids[%d] (%s)", i, j, record.Quote(id))
+		}
+	}
 	res := consolidateResult{Method: methodCaller}
 	if !given {
 		srcs, err := s.sources(ctx, ids)

@@ -18,7 +18,6 @@ const (
 	methodPMI         = "pmi"
 	defaultExpansions = 8
 	maxExpansions     = 50
-	maxQueryBytes     = 4096
 )
 
 type expandResult struct {
@@ -34,15 +33,9 @@ func (s *service) expandQuery(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := a.Required("query")
+	q, err := a.Query("query")
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case strings.TrimSpace(q) == "":
-		return nil, sdk.Errorf("query: must not be empty")
-	case len(q) > maxQueryBytes:
-		return nil, sdk.Errorf("query: must be at most %d bytes (got %d)", maxQueryBytes, len(q))
 	}
 	ns, err := a.NamespaceFilter("namespace")
 	if err != nil {

@@ -41,11 +41,11 @@ const consolidateSchema = `{"type":"object","properties":{
 "ids":{"type":"array","items":{"type":"string"},"description":"2-100 ids"},
 "title":{"type":"string","description":"New title"},
 "summary":{"type":"string","description":"Default: generated"},
-"namespace":{"type":"string","description":"Target"}
+"namespace":{"type":"string","description":"Default: the project"}
 },"required":["ids","title"]}`
 
 const inboxSchema = `{"type":"object","properties":{
-"unread_only":{"type":"boolean","description":"Default false"},
+"unread_only":{"type":"boolean","description":"Only unread"},
 "limit":{"type":"integer","description":"Default 20"},
 "mark_read":{"type":"boolean","description":"Mark read"}
 }}`

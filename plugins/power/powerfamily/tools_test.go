@@ -74,7 +74,7 @@ func TestAutoTag(t *testing.T) {
 		}
 	}
 	h.Fails("memory_auto_tag", `{}`, "id")
-	h.Fails("memory_auto_tag", jsonArgs("id", "ghost"), "id: memory not found: ghost")
+	h.Fails("memory_auto_tag", jsonArgs("id", "ghost-memory"), "id: memory not found: ghost-memory")
 }
 
 func TestExpandQuery(t *testing.T) {
@@ -104,7 +104,7 @@ func TestExpandQuery(t *testing.T) {
 	h.Fails("memory_expand_query", `{}`, "query")
 	h.Fails("memory_expand_query", jsonArgs("query", "  "), "query: must not be empty")
 	h.Fails("memory_expand_query", jsonArgs("query", "x", "limit", 0), "limit: must be an integer from 1 to 50")
-	h.Fails("memory_expand_query", jsonArgs("query", strings.Repeat("a ", 3000)), "query: must be at most 4096 bytes")
+	h.Fails("memory_expand_query", jsonArgs("query", strings.Repeat("a ", 3000)), "query: must be at most 4096 characters (got 6000)")
 }
 
 func TestDetectContradiction(t *testing.T) {
@@ -145,7 +145,7 @@ func TestDetectContradiction(t *testing.T) {
 	}
 	h.Fails("memory_detect_contradiction", jsonArgs("id_a", port1), "id_b")
 	h.Fails("memory_detect_contradiction", jsonArgs("id_b", port1), "id_a")
-	h.Fails("memory_detect_contradiction", jsonArgs("id_a", "ghost", "id_b", port1), "id_a: memory not found: ghost")
-	h.Fails("memory_detect_contradiction", jsonArgs("id_a", port1, "id_b", "ghost"), "id_b: memory not found: ghost")
+	h.Fails("memory_detect_contradiction", jsonArgs("id_a", "ghost-memory", "id_b", port1), "id_a: memory not found: ghost-memory")
+	h.Fails("memory_detect_contradiction", jsonArgs("id_a", port1, "id_b", "ghost-memory"), "id_b: memory not found: ghost-memory")
 	h.Fails("memory_detect_contradiction", jsonArgs("id_a", port1, "id_b", 7), "id_b")
 }

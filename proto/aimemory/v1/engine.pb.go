@@ -21,6 +21,88 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type MetricsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricsRequest) Reset() {
+	*x = MetricsRequest{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricsRequest) ProtoMessage() {}
+
+func (x *MetricsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricsRequest.ProtoReflect.Descriptor instead.
+func (*MetricsRequest) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{0}
+}
+
+type MetricsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each an io.prometheus.client.MetricFamily (the Prometheus client
+	// model) in protobuf encoding.
+	Families      [][]byte `protobuf:"bytes,1,rep,name=families,proto3" json:"families,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricsResponse) Reset() {
+	*x = MetricsResponse{}
+	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricsResponse) ProtoMessage() {}
+
+func (x *MetricsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricsResponse.ProtoReflect.Descriptor instead.
+func (*MetricsResponse) Descriptor() ([]byte, []int) {
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *MetricsResponse) GetFamilies() [][]byte {
+	if x != nil {
+		return x.Families
+	}
+	return nil
+}
+
 type BackupRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -29,7 +111,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -41,7 +123,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[0]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -54,7 +136,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{0}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{2}
 }
 
 type BackupChunk struct {
@@ -66,7 +148,7 @@ type BackupChunk struct {
 
 func (x *BackupChunk) Reset() {
 	*x = BackupChunk{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -78,7 +160,7 @@ func (x *BackupChunk) String() string {
 func (*BackupChunk) ProtoMessage() {}
 
 func (x *BackupChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[1]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -91,7 +173,7 @@ func (x *BackupChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupChunk.ProtoReflect.Descriptor instead.
 func (*BackupChunk) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{1}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *BackupChunk) GetData() []byte {
@@ -109,7 +191,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -121,7 +203,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[2]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -134,7 +216,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{2}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{4}
 }
 
 type HealthResponse struct {
@@ -156,7 +238,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[3]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -168,7 +250,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[3]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -181,7 +263,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{3}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HealthResponse) GetVersion() string {
@@ -252,7 +334,7 @@ type BackendCapability struct {
 
 func (x *BackendCapability) Reset() {
 	*x = BackendCapability{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -264,7 +346,7 @@ func (x *BackendCapability) String() string {
 func (*BackendCapability) ProtoMessage() {}
 
 func (x *BackendCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[4]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -277,7 +359,7 @@ func (x *BackendCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackendCapability.ProtoReflect.Descriptor instead.
 func (*BackendCapability) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{4}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BackendCapability) GetName() string {
@@ -312,7 +394,7 @@ type CountByKey struct {
 
 func (x *CountByKey) Reset() {
 	*x = CountByKey{}
-	mi := &file_aimemory_v1_engine_proto_msgTypes[5]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -324,7 +406,7 @@ func (x *CountByKey) String() string {
 func (*CountByKey) ProtoMessage() {}
 
 func (x *CountByKey) ProtoReflect() protoreflect.Message {
-	mi := &file_aimemory_v1_engine_proto_msgTypes[5]
+	mi := &file_aimemory_v1_engine_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -337,7 +419,7 @@ func (x *CountByKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountByKey.ProtoReflect.Descriptor instead.
 func (*CountByKey) Descriptor() ([]byte, []int) {
-	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{5}
+	return file_aimemory_v1_engine_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CountByKey) GetKey() string {
@@ -358,7 +440,10 @@ var File_aimemory_v1_engine_proto protoreflect.FileDescriptor
 
 const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\n" +
-	"\x18aimemory/v1/engine.proto\x12\vaimemory.v1\"\x0f\n" +
+	"\x18aimemory/v1/engine.proto\x12\vaimemory.v1\"\x10\n" +
+	"\x0eMetricsRequest\"-\n" +
+	"\x0fMetricsResponse\x12\x1a\n" +
+	"\bfamilies\x18\x01 \x03(\fR\bfamilies\"\x0f\n" +
 	"\rBackupRequest\"!\n" +
 	"\vBackupChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x0f\n" +
@@ -379,10 +464,11 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\n" +
 	"CountByKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x04R\x05count2\x8d\x01\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count2\xd3\x01\n" +
 	"\x06Engine\x12A\n" +
 	"\x06Health\x12\x1a.aimemory.v1.HealthRequest\x1a\x1b.aimemory.v1.HealthResponse\x12@\n" +
-	"\x06Backup\x12\x1a.aimemory.v1.BackupRequest\x1a\x18.aimemory.v1.BackupChunk0\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x06Backup\x12\x1a.aimemory.v1.BackupRequest\x1a\x18.aimemory.v1.BackupChunk0\x01\x12D\n" +
+	"\aMetrics\x12\x1b.aimemory.v1.MetricsRequest\x1a\x1c.aimemory.v1.MetricsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_engine_proto_rawDescOnce sync.Once
@@ -396,23 +482,27 @@ func file_aimemory_v1_engine_proto_rawDescGZIP() []byte {
 	return file_aimemory_v1_engine_proto_rawDescData
 }
 
-var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_aimemory_v1_engine_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_aimemory_v1_engine_proto_goTypes = []any{
-	(*BackupRequest)(nil),     // 0: aimemory.v1.BackupRequest
-	(*BackupChunk)(nil),       // 1: aimemory.v1.BackupChunk
-	(*HealthRequest)(nil),     // 2: aimemory.v1.HealthRequest
-	(*HealthResponse)(nil),    // 3: aimemory.v1.HealthResponse
-	(*BackendCapability)(nil), // 4: aimemory.v1.BackendCapability
-	(*CountByKey)(nil),        // 5: aimemory.v1.CountByKey
+	(*MetricsRequest)(nil),    // 0: aimemory.v1.MetricsRequest
+	(*MetricsResponse)(nil),   // 1: aimemory.v1.MetricsResponse
+	(*BackupRequest)(nil),     // 2: aimemory.v1.BackupRequest
+	(*BackupChunk)(nil),       // 3: aimemory.v1.BackupChunk
+	(*HealthRequest)(nil),     // 4: aimemory.v1.HealthRequest
+	(*HealthResponse)(nil),    // 5: aimemory.v1.HealthResponse
+	(*BackendCapability)(nil), // 6: aimemory.v1.BackendCapability
+	(*CountByKey)(nil),        // 7: aimemory.v1.CountByKey
 }
 var file_aimemory_v1_engine_proto_depIdxs = []int32{
-	4, // 0: aimemory.v1.HealthResponse.capabilities:type_name -> aimemory.v1.BackendCapability
-	2, // 1: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
-	0, // 2: aimemory.v1.Engine.Backup:input_type -> aimemory.v1.BackupRequest
-	3, // 3: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
-	1, // 4: aimemory.v1.Engine.Backup:output_type -> aimemory.v1.BackupChunk
-	3, // [3:5] is the sub-list for method output_type
-	1, // [1:3] is the sub-list for method input_type
+	6, // 0: aimemory.v1.HealthResponse.capabilities:type_name -> aimemory.v1.BackendCapability
+	4, // 1: aimemory.v1.Engine.Health:input_type -> aimemory.v1.HealthRequest
+	2, // 2: aimemory.v1.Engine.Backup:input_type -> aimemory.v1.BackupRequest
+	0, // 3: aimemory.v1.Engine.Metrics:input_type -> aimemory.v1.MetricsRequest
+	5, // 4: aimemory.v1.Engine.Health:output_type -> aimemory.v1.HealthResponse
+	3, // 5: aimemory.v1.Engine.Backup:output_type -> aimemory.v1.BackupChunk
+	1, // 6: aimemory.v1.Engine.Metrics:output_type -> aimemory.v1.MetricsResponse
+	4, // [4:7] is the sub-list for method output_type
+	1, // [1:4] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
 	1, // [1:1] is the sub-list for extension extendee
 	0, // [0:1] is the sub-list for field type_name
@@ -429,7 +519,7 @@ func file_aimemory_v1_engine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_aimemory_v1_engine_proto_rawDesc), len(file_aimemory_v1_engine_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,8 +19,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Engine_Health_FullMethodName = "/aimemory.v1.Engine/Health"
-	Engine_Backup_FullMethodName = "/aimemory.v1.Engine/Backup"
+	Engine_Health_FullMethodName  = "/aimemory.v1.Engine/Health"
+	Engine_Backup_FullMethodName  = "/aimemory.v1.Engine/Backup"
+	Engine_Metrics_FullMethodName = "/aimemory.v1.Engine/Metrics"
 )
 
 // EngineClient is the client API for Engine service.
@@ -34,6 +35,10 @@ type EngineClient interface {
 	// Backup streams a consistent copy of the whole database file, taken in
 	// one read transaction while writes go on. Hosts only (the CLI's backup).
 	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupChunk], error)
+	// Metrics is the engine's own Prometheus metrics (commits, webhook
+	// deliveries and queue, embedding backlog), which a host serving
+	// /metrics (serve --metrics-listen) relays with its own. Hosts only.
+	Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsResponse, error)
 }
 
 type engineClient struct {
@@ -73,6 +78,16 @@ func (c *engineClient) Backup(ctx context.Context, in *BackupRequest, opts ...gr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Engine_BackupClient = grpc.ServerStreamingClient[BackupChunk]
 
+func (c *engineClient) Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MetricsResponse)
+	err := c.cc.Invoke(ctx, Engine_Metrics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EngineServer is the server API for Engine service.
 // All implementations must embed UnimplementedEngineServer
 // for forward compatibility.
@@ -84,6 +99,10 @@ type EngineServer interface {
 	// Backup streams a consistent copy of the whole database file, taken in
 	// one read transaction while writes go on. Hosts only (the CLI's backup).
 	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error
+	// Metrics is the engine's own Prometheus metrics (commits, webhook
+	// deliveries and queue, embedding backlog), which a host serving
+	// /metrics (serve --metrics-listen) relays with its own. Hosts only.
+	Metrics(context.Context, *MetricsRequest) (*MetricsResponse, error)
 	mustEmbedUnimplementedEngineServer()
 }
 
@@ -99,6 +118,9 @@ func (UnimplementedEngineServer) Health(context.Context, *HealthRequest) (*Healt
 }
 func (UnimplementedEngineServer) Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error {
 	return status.Errorf(codes.Unimplemented, "method Backup not implemented")
+}
+func (UnimplementedEngineServer) Metrics(context.Context, *MetricsRequest) (*MetricsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Metrics not implemented")
 }
 func (UnimplementedEngineServer) mustEmbedUnimplementedEngineServer() {}
 func (UnimplementedEngineServer) testEmbeddedByValue()                {}
@@ -150,6 +172,24 @@ func _Engine_Backup_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Engine_BackupServer = grpc.ServerStreamingServer[BackupChunk]
 
+func _Engine_Metrics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MetricsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EngineServer).Metrics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Engine_Metrics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EngineServer).Metrics(ctx, req.(*MetricsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Engine_ServiceDesc is the grpc.ServiceDesc for Engine service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -160,6 +200,10 @@ var Engine_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Health",
 			Handler:    _Engine_Health_Handler,
+		},
+		{
+			MethodName: "Metrics",
+			Handler:    _Engine_Metrics_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -440,6 +440,13 @@ type CallRequest struct {
 	// On CallStream only, the time left of the host's call deadline, in
 	// microseconds (a unary Call carries it as gRPC's own deadline).
 	TimeoutMicros int64 `protobuf:"varint,4,opt,name=timeout_micros,json=timeoutMicros,proto3" json:"timeout_micros,omitempty"`
+	// On CallStream only: the client cancelled the call in flight on this
+	// stream (the request carries nothing else). The call still answers: a
+	// plugin stops it if it has handed no write to the engine yet (its answer
+	// then says nothing was written), else lets it finish, and the answer is
+	// its result. Tearing the stream down instead would lose the answer of a
+	// write that committed.
+	Cancel        bool `protobuf:"varint,5,opt,name=cancel,proto3" json:"cancel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -500,6 +507,13 @@ func (x *CallRequest) GetTimeoutMicros() int64 {
 		return x.TimeoutMicros
 	}
 	return 0
+}
+
+func (x *CallRequest) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
 }
 
 type CallResponse struct {
@@ -605,12 +619,13 @@ const file_aimemory_v1_family_proto_rawDesc = "" +
 	"\vclient_name\x18\x03 \x01(\tR\n" +
 	"clientName\x12\x1c\n" +
 	"\tassertion\x18\x04 \x01(\fR\tassertion\x12+\n" +
-	"\x11default_namespace\x18\x05 \x01(\tR\x10defaultNamespace\"\xa3\x01\n" +
+	"\x11default_namespace\x18\x05 \x01(\tR\x10defaultNamespace\"\xbb\x01\n" +
 	"\vCallRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12%\n" +
 	"\x0earguments_json\x18\x02 \x01(\fR\rargumentsJson\x122\n" +
 	"\acontext\x18\x03 \x01(\v2\x18.aimemory.v1.CallContextR\acontext\x12%\n" +
-	"\x0etimeout_micros\x18\x04 \x01(\x03R\rtimeoutMicros\"=\n" +
+	"\x0etimeout_micros\x18\x04 \x01(\x03R\rtimeoutMicros\x12\x16\n" +
+	"\x06cancel\x18\x05 \x01(\bR\x06cancel\"=\n" +
 	"\fCallResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\fR\x04text\x12\x19\n" +
 	"\bis_error\x18\x02 \x01(\bR\aisError2\xd5\x01\n" +

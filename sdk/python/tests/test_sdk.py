@@ -14,6 +14,7 @@ from pathlib import Path
 from ai_memory import (
     AiMemory,
     AsyncAiMemory,
+    PendingApproval,
     ProfileNotLoaded,
     StdioClient,
     ToolError,
@@ -27,14 +28,17 @@ BIN = Path(os.environ.get("AI_MEMORY_TEST_BIN") or Path(__file__).resolve().pare
 
 
 class Server(unittest.TestCase):
-    def spawn(self, profile: str, config: str = "") -> AiMemory:
+    def new_dir(self, config: str = "") -> str:
         d = tempfile.mkdtemp(prefix="aim")
         self.addCleanup(shutil.rmtree, d, True)
-        cfg = Path(d, "config.toml")
-        cfg.write_text(config)
+        Path(d, "config.toml").write_text(config)
+        return d
+
+    def spawn(self, profile: str, config: str = "", d: str | None = None, agent_id: str | None = None) -> AiMemory:
+        d = d or self.new_dir(config)
         mem = AiMemory.spawn(
-            str(BIN), profile=profile, data_dir=str(Path(d, "d")), client_name="py-sdk-test", cwd=d,
-            env={"HOME": d, "AI_MEMORY_CONFIG": str(cfg), "AI_MEMORY_ENGINE_IDLE_TIMEOUT": "2s"},
+            str(BIN), profile=profile, data_dir=str(Path(d, "d")), agent_id=agent_id, client_name="py-sdk-test", cwd=d,
+            env={"HOME": d, "AI_MEMORY_CONFIG": str(Path(d, "config.toml")), "AI_MEMORY_ENGINE_IDLE_TIMEOUT": "2s"},
         )
         self.addCleanup(mem.close)
         return mem
@@ -92,6 +96,25 @@ class Server(unittest.TestCase):
             mem.store("no content", "")
         self.assertIsNotNone(mem.run("memory_get_links", {"id": s["id"]}))
 
+    def test_empty_results_are_empty_lists(self) -> None:
+        mem = self.spawn("core")
+        rec = mem.recall("nothing stored yet")
+        self.assertEqual((rec["count"], rec["memories"]), (0, []))
+        self.assertEqual(mem.list()["memories"], [])
+        self.assertEqual(mem.search("nothing")["results"], [])
+
+    def test_a_queued_store_raises_pending_approval(self) -> None:
+        d = self.new_dir()
+        alice = self.spawn("admin", d=d, agent_id="ai:alice")
+        rules = alice.store("team rules", "writes need approval", namespace="team")
+        alice.run("memory_namespace_set_standard", {"namespace": "team", "id": rules["id"], "governance": {"write": "approve"}})
+        bob = self.spawn("core", d=d, agent_id="ai:bob")
+        with self.assertRaises(PendingApproval) as cm:
+            bob.store("proposal", "queued, not written", namespace="team")
+        self.assertEqual(cm.exception.pending["status"], "pending")
+        self.assertTrue(cm.exception.pending["pending_id"])
+        self.assertEqual(bob.search("queued", namespace="team")["count"], 0)
+
     def test_async_session_shape(self) -> None:
         """AsyncAiMemory and require_profile_async over an object shaped like
         mcp's ClientSession (awaitable call_tool returning CallToolResult-like
@@ -106,8 +129,12 @@ class Server(unittest.TestCase):
 
         async def go() -> None:
             a = AsyncAiMemory(Session())
-            with self.assertRaises(ProfileNotLoaded):
+            with self.assertRaises(ProfileNotLoaded) as cm:
                 await require_profile_async(a.session, "graph")
+            self.assertIn("ai-memory mcp, or ai-memory serve over HTTP", cm.exception.hint)  # a session cannot say which
+            with self.assertRaises(ProfileNotLoaded) as cm:
+                await a.require_profile("graph", transport="http")
+            self.assertEqual(cm.exception.hint, "restart ai-memory serve with --profile graph or set AI_MEMORY_PROFILE=graph where it runs")
             self.assertEqual((await a.require_profile("graph", expand=True))["expanded"], ["graph"])
             s = await a.store("async", "through the async wrapper")
             self.assertEqual((await a.get(s["id"]))["content"], "through the async wrapper")

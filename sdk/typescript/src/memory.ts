@@ -1,9 +1,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { callJSON, callText } from "./call.js";
+import { PendingApproval, type Pending } from "./errors.js";
+import { VERSION } from "./version.js";
 import { requireProfile, type RequireProfileOptions, type RequireProfileResult } from "./profile.js";
 import type {
-  Capabilities, FamilySchemas, ListArgs, ListResult, Memory, RecallArgs, RecallResult,
+  Capabilities, FamilySchemas, ListArgs, ListResult, MemoryWithLinks, RecallArgs, RecallResult,
   SearchArgs, SearchResult, StoreArgs, StoreResult,
 } from "./types.js";
 
@@ -47,7 +49,7 @@ export class AiMemory {
       stderr: opts.stderr ?? "ignore",
       cwd: opts.cwd,
     });
-    const client = new Client({ name: opts.clientName ?? "ai-memory-sdk", version: "0.1.0" });
+    const client = new Client({ name: opts.clientName ?? "ai-memory-sdk", version: VERSION });
     await client.connect(transport);
     return new AiMemory(client);
   }
@@ -75,24 +77,35 @@ export class AiMemory {
     return requireProfile(this.client, profile, opts);
   }
 
-  store(args: StoreArgs): Promise<StoreResult> {
-    return callJSON<StoreResult>(this.client, "memory_store", { ...args });
+  /**
+   * Stores a memory. Throws PendingApproval when the namespace's standard
+   * queued the write for approval (nothing was written).
+   */
+  async store(args: StoreArgs): Promise<StoreResult> {
+    const r = await callJSON<StoreResult | Pending>(this.client, "memory_store", { ...args, format: "json" });
+    if ("pending_id" in r) throw new PendingApproval("memory_store", r);
+    return r;
   }
 
-  recall(args: RecallArgs): Promise<RecallResult> {
-    return callJSON<RecallResult>(this.client, "memory_recall", { ...args, format: "json" });
+  // The server leaves out an empty list of memories (fewer tokens for an
+  // agent); these results always have one.
+  async recall(args: RecallArgs): Promise<RecallResult> {
+    const r = await callJSON<RecallResult>(this.client, "memory_recall", { ...args, format: "json" });
+    return { ...r, memories: r.memories ?? [] };
   }
 
-  list(args: ListArgs = {}): Promise<ListResult> {
-    return callJSON<ListResult>(this.client, "memory_list", { ...args, format: "json" });
+  async list(args: ListArgs = {}): Promise<ListResult> {
+    const r = await callJSON<ListResult>(this.client, "memory_list", { ...args, format: "json" });
+    return { ...r, memories: r.memories ?? [] };
   }
 
-  get(id: string): Promise<Memory> {
-    return callJSON<Memory>(this.client, "memory_get", { id });
+  get(id: string): Promise<MemoryWithLinks> {
+    return callJSON<MemoryWithLinks>(this.client, "memory_get", { id, format: "json" });
   }
 
-  search(args: SearchArgs): Promise<SearchResult> {
-    return callJSON<SearchResult>(this.client, "memory_search", { ...args, format: "json" });
+  async search(args: SearchArgs): Promise<SearchResult> {
+    const r = await callJSON<SearchResult>(this.client, "memory_search", { ...args, format: "json" });
+    return { ...r, results: r.results ?? [] };
   }
 
   /** Any tool by name, its text answer as is (for the TOON formats). */

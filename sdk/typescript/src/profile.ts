@@ -1,5 +1,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ProfileNotLoaded, ToolError } from "./errors.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ProfileNotLoaded, ToolError, type TransportKind } from "./errors.js";
 import type { Capabilities, FamilySchemas } from "./types.js";
 import { callJSON, type ToolCaller } from "./call.js";
 
@@ -98,7 +101,15 @@ export async function requireProfile(
     missing = families.filter((f) => !loaded.has(f));
   }
   if (missing.length > 0) {
-    throw new ProfileNotLoaded(profile.trim(), missing, denied);
+    throw new ProfileNotLoaded(profile.trim(), missing, denied, transportOf(client));
   }
   return { requested: profile.trim(), families, expanded };
+}
+
+/** stdio or HTTP, for a Client connected by one of the MCP SDK's transports. */
+function transportOf(client: Client | ToolCaller): TransportKind | undefined {
+  const t = (client as { transport?: unknown }).transport;
+  if (t instanceof StdioClientTransport) return "stdio";
+  if (t instanceof StreamableHTTPClientTransport || t instanceof SSEClientTransport) return "http";
+  return undefined;
 }

@@ -6,6 +6,7 @@ export type Scope = "private" | "team" | "unit" | "org" | "collective";
 export interface Memory {
   id: string;
   title: string;
+  /** in recall, list and search a long content is cut, saying so; memory_get has it whole */
   content: string;
   tier: Tier;
   namespace: string;
@@ -13,10 +14,12 @@ export interface Memory {
   confidence: number;
   tags?: string[];
   source: string;
-  created_by: string;
-  updated_by: string;
+  /** who stored it, as the server's host resolved the caller; absent on memories older than the field */
+  created_by?: string;
+  updated_by?: string;
   created_at: string;
   updated_at: string;
+  /** absent for tier long (no expiry) */
   expires_at?: string;
   last_accessed_at?: string;
   access_count?: number;
@@ -24,6 +27,19 @@ export interface Memory {
   /** recall only: the memory's rank score */
   score?: number;
   [key: string]: unknown;
+}
+
+/** One link of memory_get, in either direction. */
+export interface Link {
+  source_id: string;
+  target_id: string;
+  relation: string;
+  created_at?: string;
+}
+
+/** memory_get's answer: the memory with its content whole, and its links. */
+export interface MemoryWithLinks extends Memory {
+  links?: Link[];
 }
 
 export interface StoreArgs {
@@ -47,8 +63,12 @@ export interface StoreResult {
   tier: Tier;
   title: string;
   namespace: string;
-  agent_id: string;
-  [key: string]: unknown;
+  agent_id?: string;
+  /** true when the title existed and the memory was merged into it */
+  duplicate?: boolean;
+  action?: string;
+  /** ids of memories the new one may contradict */
+  potential_contradictions?: string[];
 }
 
 export interface RecallArgs {
@@ -62,11 +82,29 @@ export interface RecallArgs {
   budget_tokens?: number;
 }
 
+/** One namespace standard recall puts beside the memories. */
+export interface StandardRow {
+  namespace: string;
+  id: string;
+  title: string;
+  content: string;
+}
+
 export interface RecallResult {
   count: number;
+  /** "keyword" or "hybrid" */
   mode: string;
   tokens_used: number;
-  memories?: Memory[];
+  /** best first; empty when nothing matched (the SDK fills in the [] the server leaves out) */
+  memories: Memory[];
+  /** why recall was keyword-only although an embedding model is configured */
+  semantic_reason?: string;
+  budget_tokens?: number;
+  budget_overflow?: boolean;
+  memories_dropped?: number;
+  /** the namespace standard of the recalled namespace, or several along its chain */
+  standard?: StandardRow;
+  standards?: StandardRow[];
 }
 
 export interface ListArgs {
@@ -78,7 +116,8 @@ export interface ListArgs {
 
 export interface ListResult {
   count: number;
-  memories?: Memory[];
+  /** newest first; [] when none */
+  memories: Memory[];
 }
 
 export interface SearchArgs extends ListArgs {
@@ -88,7 +127,8 @@ export interface SearchArgs extends ListArgs {
 
 export interface SearchResult {
   count: number;
-  results?: Memory[];
+  /** [] when none */
+  results: Memory[];
 }
 
 /** One row of the capabilities overview's family table. */
@@ -107,11 +147,13 @@ export interface Capabilities {
   version: string;
   tier: string;
   features: Record<string, unknown>;
+  /** the embedding endpoint's state, when one is configured */
+  embedder?: Record<string, unknown>;
   /** the profile this server was started with */
-  profile?: string;
+  profile: string;
   /** each named profile's families, as this server resolves them */
-  profiles?: Record<string, string[]>;
-  families?: {
+  profiles: Record<string, string[]>;
+  families: {
     schema_version: string;
     always_on: string[];
     families: FamilyRow[];
@@ -123,5 +165,5 @@ export interface FamilySchemas {
   schema_version: string;
   family: string;
   loaded: boolean;
-  tools: { name: string; description?: string; inputSchema: unknown }[];
+  tools: { name: string; description?: string; inputSchema: Record<string, unknown>; annotations?: Record<string, unknown> }[];
 }

@@ -5,21 +5,24 @@ import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { AiMemory, requireProfile, resolveProfile, ProfileNotLoaded, ToolError } from "../dist/index.js";
+import { AiMemory, requireProfile, resolveProfile, PendingApproval, ProfileNotLoaded, ToolError } from "../dist/index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const bin = join(process.env.AI_MEMORY_TEST_BIN ?? resolve(here, "../../../bin"), "ai-memory");
 const dirs = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-async function spawn(profile, config = "") {
+function newDir(config = "") {
   const dir = mkdtempSync(join(tmpdir(), "aim"));
   dirs.push(dir);
-  const cfg = join(dir, "config.toml");
-  writeFileSync(cfg, config);
+  writeFileSync(join(dir, "config.toml"), config);
+  return dir;
+}
+
+async function spawn(profile, config = "", dir = newDir(config), agentId = undefined) {
   const mem = await AiMemory.spawn({
-    binary: bin, profile, dataDir: join(dir, "d"), clientName: "ts-sdk-test", cwd: dir,
-    env: { HOME: dir, AI_MEMORY_CONFIG: cfg, AI_MEMORY_ENGINE_IDLE_TIMEOUT: "2s" },
+    binary: bin, profile, dataDir: join(dir, "d"), clientName: "ts-sdk-test", cwd: dir, agentId,
+    env: { HOME: dir, AI_MEMORY_CONFIG: join(dir, "config.toml"), AI_MEMORY_ENGINE_IDLE_TIMEOUT: "2s" },
   });
   return mem;
 }
@@ -117,5 +120,38 @@ test("typed core wrappers", async () => {
     assert.ok(links);
   } finally {
     await mem.close();
+  }
+});
+
+test("empty results are empty lists, as typed", async () => {
+  const mem = await spawn("core");
+  try {
+    const rec = await mem.recall({ context: "nothing stored yet" });
+    assert.deepEqual([rec.count, rec.memories], [0, []]);
+    assert.deepEqual((await mem.list()).memories, []);
+    assert.deepEqual((await mem.search({ query: "nothing" })).results, []);
+  } finally {
+    await mem.close();
+  }
+});
+
+test("a store the namespace's standard queues throws PendingApproval", async () => {
+  const dir = newDir();
+  const alice = await spawn("admin", "", dir, "ai:alice");
+  let bob;
+  try {
+    const rules = await alice.store({ title: "team rules", content: "writes need approval", namespace: "team" });
+    await alice.run("memory_namespace_set_standard", { namespace: "team", id: rules.id, governance: { write: "approve" } });
+    bob = await spawn("core", "", dir, "ai:bob");
+    await assert.rejects(bob.store({ title: "proposal", content: "queued, not written", namespace: "team" }), (e) => {
+      assert.ok(e instanceof PendingApproval, String(e));
+      assert.equal(e.pending.status, "pending");
+      assert.ok(e.pending.pending_id, JSON.stringify(e.pending));
+      return true;
+    });
+    assert.equal((await bob.search({ query: "queued", namespace: "team" })).count, 0);
+  } finally {
+    await bob?.close();
+    await alice.close();
   }
 });

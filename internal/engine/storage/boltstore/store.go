@@ -50,6 +50,8 @@ type Store struct {
 	log    *slog.Logger
 	seen   ops.LastSeen // identities seen on calls, for the registry (gov_agents.go)
 	audit  *audit.Chain // keys the audit log (audit.go)
+	// committed is told of each commit (storage.Options.Committed).
+	committed func(writes int, took time.Duration)
 
 	an *keyword.Analyzer
 	// writeMu orders commits and their in-memory index updates the same way.
@@ -102,6 +104,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		log:    opts.Logger,
 		audit:  opts.Audit,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		committed: opts.Committed,
 
 		grown: make(chan struct{}, 1),
 	}

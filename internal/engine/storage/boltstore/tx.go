@@ -211,6 +211,7 @@ func (s *Store) awaitFollowers() {
 func (s *Store) commit(batch []*writeReq) {
 	for len(batch) > 0 {
 		failed, failure := -1, error(nil)
+		start := time.Now()
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			for i, r := range batch {
 				if err := s.run(r, tx); err != nil {
@@ -238,6 +239,7 @@ func (s *Store) commit(batch []*writeReq) {
 			}
 			s.noteLogged(logged, events)
 			s.commits++
+			s.committed(len(batch), time.Since(start))
 			if len(batch) > max(s.largestBatch, 1) {
 				s.largestBatch = len(batch)
 				s.log.Info("group commit: largest so far", "writes", len(batch))

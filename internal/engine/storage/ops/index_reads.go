@@ -108,6 +108,9 @@ func KeywordQuery(an *keyword.Analyzer, req *aimemoryv1.SearchMemoriesRequest, f
 	default:
 		return index.Query{}, &record.FieldError{Field: "rank", Rule: fmt.Sprintf("must be SEARCH or RECALL (got %d)", req.GetRank())}
 	}
+	if err := record.ValidateQuery("query", req.GetQuery()); err != nil {
+		return index.Query{}, err
+	}
 	terms := an.Query(req.GetQuery())
 	if len(terms) > termstats.MaxQueryTerms {
 		return index.Query{}, &record.FieldError{Field: "query", Rule: fmt.Sprintf("must have at most %d distinct words (got %d)", termstats.MaxQueryTerms, len(terms))}

@@ -47,8 +47,10 @@ func Registration(ctx context.Context, gov *governance.Config, req *aimemoryv1.R
 		}
 		who = id
 	}
-	if len(req.GetAgentType()) > 64 {
-		return nil, &record.FieldError{Field: "agent_type", Rule: "must be at most 64 bytes"}
+	if t := req.GetAgentType(); t != "" {
+		if err := record.ValidateAgentType(t); err != nil {
+			return nil, err
+		}
 	}
 	if err := record.ValidateTags("capabilities", req.GetCapabilities()); err != nil {
 		return nil, err

@@ -3,7 +3,9 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -72,4 +74,70 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// WithoutPassword is dsn with any password taken out (a URL's user info or
+// password parameter, a key/value string's password keyword), and whether
+// it had one: what may be written to a file the engine reads, while the
+// password travels in its environment (EnvDSN). A dsn that does not parse
+// is returned unchanged.
+func WithoutPassword(dsn string) (string, bool) {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		had := false
+		if _, ok := u.User.Password(); ok {
+			u.User, had = url.User(u.User.Username()), true
+		}
+		if q := u.Query(); q.Has("password") {
+			q.Del("password")
+			u.RawQuery, had = q.Encode(), true
+		}
+		return u.String(), had
+	}
+	var kept []string
+	had := false
+	for rest := strings.TrimSpace(dsn); rest != ""; rest = strings.TrimLeft(rest, " \t\n\r") {
+		key, value, tail, ok := nextSetting(rest)
+		if !ok {
+			return dsn, false
+		}
+		if key == "password" {
+			had = true
+		} else {
+			kept = append(kept, key+"="+value)
+		}
+		rest = tail
+	}
+	return strings.Join(kept, " "), had
+}
+
+// nextSetting reads one `key = value` of a libpq key/value string, the
+// value as written (quoted or not).
+func nextSetting(s string) (key, value, rest string, ok bool) {
+	eq := strings.IndexByte(s, '=')
+	if eq <= 0 {
+		return "", "", "", false
+	}
+	key = strings.TrimSpace(s[:eq])
+	s = strings.TrimLeft(s[eq+1:], " \t\n\r")
+	end := 0
+	if strings.HasPrefix(s, "'") {
+		for end = 1; end < len(s) && s[end] != '\''; end++ {
+			if s[end] == '\\' {
+				end++
+			}
+		}
+		if end >= len(s) {
+			return "", "", "", false // unterminated quote
+		}
+		end++
+	} else {
+		for end < len(s) && !strings.ContainsRune(" \t\n\r", rune(s[end])) {
+			if s[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		end = min(end, len(s))
+	}
+	return key, s[:end], s[end:], key != ""
 }

@@ -47,3 +47,29 @@ func TestResolveDSN(t *testing.T) {
 		}
 	}
 }
+
+// A DSN's password is taken out in either form, everything else kept, and
+// the result still names the same database.
+func TestWithoutPassword(t *testing.T) {
+	for _, tc := range []struct {
+		dsn, want string
+		had       bool
+	}{
+		{"postgres://team:s3cret@db.example:5433/memory?sslmode=require", "postgres://team@db.example:5433/memory?sslmode=require", true},
+		{"postgresql://team@db.example/memory?password=s3cret&sslmode=disable", "postgresql://team@db.example/memory?sslmode=disable", true},
+		{"postgres://team@db.example/memory", "postgres://team@db.example/memory", false},
+		{"host=db.example user=team password=s3cret dbname=memory", "host=db.example user=team dbname=memory", true},
+		{"host = /tmp/pg user=team  password = 'it\\'s s3cret' dbname=memory", "host=/tmp/pg user=team dbname=memory", true},
+		{"host=db.example password=s3cr\\ et dbname=memory", "host=db.example dbname=memory", true},
+		{"host=db.example dbname=memory", "host=db.example dbname=memory", false},
+		{"host=db.example password='unterminated", "host=db.example password='unterminated", false},
+	} {
+		got, had := WithoutPassword(tc.dsn)
+		if got != tc.want || had != tc.had || strings.Contains(got, "s3cret") && tc.had {
+			t.Errorf("WithoutPassword(%q) = %q, %v; want %q, %v", tc.dsn, got, had, tc.want, tc.had)
+		}
+		if tc.had && Redact(got) != Redact(tc.dsn) {
+			t.Errorf("%q: names %s without its password, %s with", tc.dsn, Redact(got), Redact(tc.dsn))
+		}
+	}
+}

@@ -58,6 +58,8 @@ type Store struct {
 	now    func() time.Time
 	log    *slog.Logger
 	an     *keyword.Analyzer
+	// committed is told of each commit (storage.Options.Committed).
+	committed func(writes int, took time.Duration)
 
 	// writeMu orders this engine's commits and their index updates the
 	// same way (an index change must apply to the state it was made on).
@@ -119,6 +121,8 @@ func Open(ctx context.Context, dsn string, opts storage.Options) (*Store, error)
 		log:    opts.Logger,
 		audit:  opts.Audit,
 		an:     keyword.NewAnalyzer(stemCacheSize),
+
+		committed: opts.Committed,
 
 		claimID: newClaimID(),
 	}

@@ -55,8 +55,10 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	var err error
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		var w *writeTx
+		start := time.Now()
 		w, err = s.runTx(ctx, fn)
 		if err == nil {
+			s.committed(1, time.Since(start))
 			// The log has this write's changes, after any of other engines'
 			// committed before it: applying them in log order keeps the
 			// index a replay of the database.
@@ -115,7 +117,9 @@ func (s *Store) runTx(ctx context.Context, fn func(w *writeTx) error) (w *writeT
 			return nil, err
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
+	// Once COMMIT is sent the write is handed off: a cancel then would not
+	// stop the server from committing, only hide that it did.
+	if err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
 	return w, nil

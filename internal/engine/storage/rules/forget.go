@@ -8,11 +8,9 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Forget pattern limits.
-const (
-	MaxPatternBytes = 4096
-	MaxPatternTerms = 64
-)
+// MaxPatternTerms bounds a forget pattern's words; its length is a
+// query's (record.ValidateQuery).
+const MaxPatternTerms = 64
 
 // Forget is a validated ForgetRequest: what a memory must match.
 type Forget struct {
@@ -41,8 +39,8 @@ func NewForget(req *aimemoryv1.ForgetRequest, query func(string) []string) (*For
 		}
 	}
 	if pattern != "" {
-		if len(pattern) > MaxPatternBytes {
-			return nil, &record.FieldError{Field: "pattern", Rule: fmt.Sprintf("must be at most %d bytes (got %d)", MaxPatternBytes, len(pattern))}
+		if err := record.ValidateQuery("pattern", pattern); err != nil {
+			return nil, err
 		}
 		f.Terms = query(pattern)
 		switch {

@@ -7,15 +7,30 @@ import subprocess
 from typing import Any, Mapping, cast
 
 from .call import call_json, call_json_async
+from .errors import PendingApproval
 from .profile import RequireProfileResult, require_profile, require_profile_async
 from .stdio import StdioClient
-from .types import Capabilities, FamilySchemas, ListResult, Memory, RecallResult, SearchResult, StoreResult
+from .types import Capabilities, FamilySchemas, ListResult, MemoryWithLinks, RecallResult, SearchResult, StoreResult
 
 
 def _args(d: Mapping[str, Any], **fixed: Any) -> dict[str, Any]:
     out = {k: v for k, v in d.items() if v is not None}
     out.update(fixed)
     return out
+
+
+def _stored(answer: Any) -> StoreResult:
+    """memory_store's answer, or PendingApproval when a standard queued it."""
+    if "pending_id" in answer:
+        raise PendingApproval("memory_store", answer)
+    return cast(StoreResult, answer)
+
+
+# The server leaves out an empty list of memories (fewer tokens for an
+# agent); these results always have one.
+def _with_list(answer: Any, key: str) -> Any:
+    answer.setdefault(key, [])
+    return answer
 
 
 def spawn_args(profile: str | None, data_dir: str | None, agent_id: str | None) -> list[str]:
@@ -85,19 +100,21 @@ class AiMemory:
         return require_profile(self.client, profile, expand=expand)
 
     def store(self, title: str, content: str, **fields: Any) -> StoreResult:
-        return cast(StoreResult, call_json(self.client, "memory_store", _args(fields, title=title, content=content)))
+        """Stores a memory; raises PendingApproval when the namespace's
+        standard queued the write (nothing was written)."""
+        return _stored(call_json(self.client, "memory_store", _args(fields, title=title, content=content, format="json")))
 
     def recall(self, context: str, **fields: Any) -> RecallResult:
-        return cast(RecallResult, call_json(self.client, "memory_recall", _args(fields, context=context, format="json")))
+        return cast(RecallResult, _with_list(call_json(self.client, "memory_recall", _args(fields, context=context, format="json")), "memories"))
 
     def list(self, **fields: Any) -> ListResult:
-        return cast(ListResult, call_json(self.client, "memory_list", _args(fields, format="json")))
+        return cast(ListResult, _with_list(call_json(self.client, "memory_list", _args(fields, format="json")), "memories"))
 
-    def get(self, id: str) -> Memory:
-        return cast(Memory, call_json(self.client, "memory_get", {"id": id}))
+    def get(self, id: str) -> MemoryWithLinks:
+        return cast(MemoryWithLinks, call_json(self.client, "memory_get", {"id": id, "format": "json"}))
 
     def search(self, query: str, **fields: Any) -> SearchResult:
-        return cast(SearchResult, call_json(self.client, "memory_search", _args(fields, query=query, format="json")))
+        return cast(SearchResult, _with_list(call_json(self.client, "memory_search", _args(fields, query=query, format="json")), "results"))
 
 
 class AsyncAiMemory:
@@ -115,20 +132,21 @@ class AsyncAiMemory:
     async def run(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
         return await call_json_async(self.session, "memory_capabilities", {"tool": tool, "arguments": dict(arguments or {})})
 
-    async def require_profile(self, profile: str, *, expand: bool = False) -> RequireProfileResult:
-        return await require_profile_async(self.session, profile, expand=expand)
+    async def require_profile(self, profile: str, *, expand: bool = False, transport: str | None = None) -> RequireProfileResult:
+        return await require_profile_async(self.session, profile, expand=expand, transport=transport)
 
     async def store(self, title: str, content: str, **fields: Any) -> StoreResult:
-        return cast(StoreResult, await call_json_async(self.session, "memory_store", _args(fields, title=title, content=content)))
+        return _stored(await call_json_async(self.session, "memory_store", _args(fields, title=title, content=content, format="json")))
 
     async def recall(self, context: str, **fields: Any) -> RecallResult:
-        return cast(RecallResult, await call_json_async(self.session, "memory_recall", _args(fields, context=context, format="json")))
+        answer = await call_json_async(self.session, "memory_recall", _args(fields, context=context, format="json"))
+        return cast(RecallResult, _with_list(answer, "memories"))
 
     async def list(self, **fields: Any) -> ListResult:
-        return cast(ListResult, await call_json_async(self.session, "memory_list", _args(fields, format="json")))
+        return cast(ListResult, _with_list(await call_json_async(self.session, "memory_list", _args(fields, format="json")), "memories"))
 
-    async def get(self, id: str) -> Memory:
-        return cast(Memory, await call_json_async(self.session, "memory_get", {"id": id}))
+    async def get(self, id: str) -> MemoryWithLinks:
+        return cast(MemoryWithLinks, await call_json_async(self.session, "memory_get", {"id": id, "format": "json"}))
 
     async def search(self, query: str, **fields: Any) -> SearchResult:
-        return cast(SearchResult, await call_json_async(self.session, "memory_search", _args(fields, query=query, format="json")))
+        return cast(SearchResult, _with_list(await call_json_async(self.session, "memory_search", _args(fields, query=query, format="json")), "results"))

@@ -60,11 +60,13 @@ def require_profile(client: Any, profile: str, *, expand: bool = False) -> Requi
     {family, include_schema: true}, where the server's allowlist permits."""
     from .call import call_json
 
-    return _require(lambda name, args: call_json(client, name, args), profile, expand)
+    return _require(lambda name, args: call_json(client, name, args), profile, expand, _transport_of(client))
 
 
-async def require_profile_async(session: Any, profile: str, *, expand: bool = False) -> RequireProfileResult:
-    """require_profile for an async client: the official mcp ClientSession."""
+async def require_profile_async(session: Any, profile: str, *, expand: bool = False, transport: str | None = None) -> RequireProfileResult:
+    """require_profile for an async client: the official mcp ClientSession.
+    A session does not say how it is connected: transport ("stdio" or
+    "http") picks ProfileNotLoaded's hint."""
     from .call import call_json_async
 
     caps = await call_json_async(session, "memory_capabilities", {})
@@ -85,10 +87,17 @@ async def require_profile_async(session: Any, profile: str, *, expand: bool = Fa
             if got.get("loaded"):
                 loaded.add(f)
                 expanded.append(f)
-    return _finish(profile, wanted, loaded, expanded, denied)
+    return _finish(profile, wanted, loaded, expanded, denied, transport)
 
 
-def _require(call: Callable[[str, Mapping[str, Any]], Any], profile: str, expand: bool) -> RequireProfileResult:
+def _transport_of(client: Any) -> str | None:
+    """"stdio" for the stdlib StdioClient (or an AiMemory around one)."""
+    inner = getattr(client, "client", client)
+    kind = getattr(inner, "transport_kind", None)
+    return kind if kind in ("stdio", "http") else None
+
+
+def _require(call: Callable[[str, Mapping[str, Any]], Any], profile: str, expand: bool, transport: str | None) -> RequireProfileResult:
     caps = call("memory_capabilities", {})
     wanted, rows, loaded = _check(caps, profile)
     denied: dict[str, str] = {}
@@ -107,7 +116,7 @@ def _require(call: Callable[[str, Mapping[str, Any]], Any], profile: str, expand
             if got.get("loaded"):
                 loaded.add(f)
                 expanded.append(f)
-    return _finish(profile, wanted, loaded, expanded, denied)
+    return _finish(profile, wanted, loaded, expanded, denied, transport)
 
 
 def _not_installed(rows: Sequence[Mapping[str, Any]], family: str) -> str:
@@ -117,10 +126,12 @@ def _not_installed(rows: Sequence[Mapping[str, Any]], family: str) -> str:
     return ""
 
 
-def _finish(profile: str, wanted: list[str], loaded: set[str], expanded: list[str], denied: dict[str, str]) -> RequireProfileResult:
+def _finish(
+    profile: str, wanted: list[str], loaded: set[str], expanded: list[str], denied: dict[str, str], transport: str | None
+) -> RequireProfileResult:
     missing = [f for f in wanted if f not in loaded]
     if missing:
-        raise ProfileNotLoaded(profile.strip(), missing, denied)
+        raise ProfileNotLoaded(profile.strip(), missing, denied, transport)
     return {"requested": profile.strip(), "families": wanted, "expanded": expanded}
 
 

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
+from ._version import __version__
 from .errors import McpError
 
 PROTOCOL_VERSION = "2025-06-18"
@@ -21,6 +22,8 @@ class StdioClient:
 
     Requests are serialized (one at a time); notifications the server sends
     are kept in ``notifications`` (their method names)."""
+
+    transport_kind = "stdio"  # for ProfileNotLoaded's hint
 
     def __init__(
         self,
@@ -55,7 +58,7 @@ class StdioClient:
                 {
                     "protocolVersion": PROTOCOL_VERSION,
                     "capabilities": {},
-                    "clientInfo": {"name": client_name, "version": "0.1.0"},
+                    "clientInfo": {"name": client_name, "version": __version__},
                 },
             )
         except BaseException:

@@ -1,7 +1,8 @@
 // Package pgtest gives tests a throwaway PostgreSQL: one cluster per test
 // binary, started on first use (initdb + pg_ctl on a temporary directory,
 // reached by a unix socket only), a fresh database per test; or a cluster
-// of a test's own that it may stop and start (NewCluster). As root, which initdb refuses,
+// of a test's own that it may stop and start (NewCluster), or that admits
+// only connections that give its password (NewPasswordCluster). As root, which initdb refuses,
 // the cluster runs as the postgres user. AI_MEMORY_TEST_PG_DSN points the
 // tests at a server of one's own instead.
 //
@@ -11,6 +12,8 @@ package pgtest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
@@ -74,7 +77,7 @@ func ensure() {
 			adminDSN = dsn
 			return
 		}
-		shared, unusable = newCluster()
+		shared, unusable = newCluster("")
 		if unusable == nil {
 			adminDSN = shared.admin
 		}
@@ -141,7 +144,21 @@ type Cluster struct {
 // EnvDSN, cannot be restarted by a test).
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
-	c, err := newCluster()
+	c, err := newCluster("")
+	need(t, err)
+	t.Cleanup(c.remove)
+	return c
+}
+
+// NewPasswordCluster starts a cluster for t alone on which every
+// connection, over its socket too, must authenticate with the superuser's
+// password (scram-sha-256): its DSNs carry the password, and a process
+// without one is refused. For tests that holding no DSN means no data.
+func NewPasswordCluster(t testing.TB) *Cluster {
+	t.Helper()
+	raw := make([]byte, 18)
+	rand.Read(raw)
+	c, err := newCluster(base64.RawURLEncoding.EncodeToString(raw))
 	need(t, err)
 	t.Cleanup(c.remove)
 	return c
@@ -199,8 +216,9 @@ func withDB(dsn, name string) string {
 	return dsn + " dbname=" + name
 }
 
-// newCluster makes and starts a cluster in a temporary directory.
-func newCluster() (*Cluster, error) {
+// newCluster makes and starts a cluster in a temporary directory; with a
+// password, every connection must give it (scram-sha-256).
+func newCluster(password string) (*Cluster, error) {
 	bin, err := findBin()
 	if err != nil {
 		return nil, err
@@ -212,6 +230,7 @@ func newCluster() (*Cluster, error) {
 	run := func(name string, args ...string) *exec.Cmd {
 		return exec.Command(filepath.Join(bin, name), args...)
 	}
+	owner := func(string) error { return nil }
 	if os.Geteuid() == 0 { // initdb refuses root: the cluster is the postgres user's
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -227,9 +246,20 @@ func newCluster() (*Cluster, error) {
 		run = func(name string, args ...string) *exec.Cmd {
 			return exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(bin, name)}, args...)...)
 		}
+		owner = func(path string) error { return os.Chown(path, uid, gid) }
 	}
 	c := &Cluster{dir: dir, data: filepath.Join(dir, "data"), run: run, stopped: true}
-	if out, err := run("initdb", "-D", c.data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
+	auth := []string{"--auth=trust"}
+	if password != "" {
+		pwfile := filepath.Join(dir, "pwfile")
+		if err := errors.Join(os.WriteFile(pwfile, []byte(password+"\n"), 0o600), owner(pwfile)); err != nil {
+			c.remove()
+			return nil, err
+		}
+		auth = []string{"--auth=scram-sha-256", "--pwfile=" + pwfile}
+		defer os.Remove(pwfile) // only the cluster's verifier remains
+	}
+	if out, err := run("initdb", append([]string{"-D", c.data, "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"}, auth...)...).CombinedOutput(); err != nil {
 		c.remove()
 		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
@@ -244,6 +274,9 @@ func newCluster() (*Cluster, error) {
 		return nil, err
 	}
 	c.admin = fmt.Sprintf("host=%s port=5432 user=postgres dbname=postgres sslmode=disable", dir)
+	if password != "" {
+		c.admin += " password=" + password
+	}
 	return c, nil
 }
 
