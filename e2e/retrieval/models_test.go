@@ -13,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/embed"
 	"github.com/ai-memory/ai-memory/internal/embed/embedtest"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 )
 
 // How the local model's figures in docs/RETRIEVAL.md were made: every
@@ -42,41 +43,18 @@ func TestModelRetrieval(t *testing.T) {
 			t.Fatal(err)
 		}
 		docVecs, queryVecs := collectionVectors(t, m, c)
-		pos := map[string]int{}
-		for i, d := range c.Docs {
-			pos[d.ID] = i
+		// The keyword top 30 with scores, once (the engine's ranking).
+		type kwList struct {
+			ids    []string
+			scores []float64
+			self   float64
 		}
-		// vectorTop is the best 50 stored docs above floor by cosine.
-		vectorTop := func(q Query, floor float32) []string {
-			type hit struct {
-				id  string
-				cos float32
-			}
-			var hits []hit
-			for i, d := range c.Docs[:q.After] {
-				if q.Namespace != "" && d.Namespace != q.Namespace {
-					continue
-				}
-				if cos := dot(queryVecs[q.ID], docVecs[i]); cos >= floor {
-					hits = append(hits, hit{d.ID, cos})
-				}
-			}
-			slices.SortStableFunc(hits, func(a, b hit) int {
-				switch {
-				case a.cos > b.cos:
-					return -1
-				case a.cos < b.cos:
-					return 1
-				}
-				return 0
-			})
-			ids := make([]string, 0, 50)
-			for _, h := range hits[:min(50, len(hits))] {
-				ids = append(ids, h.id)
-			}
+		kw := map[string]kwList{}
+		keywordOnly := run(c, variant{titleW: 1, tagW: 1, stop: true, fuse: func(q Query, ids []string, scores []float64, self float64) []string {
+			kw[q.ID] = kwList{ids, scores, self}
 			return ids
-		}
-		var bm, vec Tally
+		}})
+		var bm Tally
 		x := NewBM25()
 		next := 0
 		queries := slices.Clone(c.Queries)
@@ -85,30 +63,167 @@ func TestModelRetrieval(t *testing.T) {
 			for ; next < len(queries) && queries[next].After <= i; next++ {
 				q := queries[next]
 				bm.Add(x.Search(q.Text, q.Namespace, 10), c.Qrels[q.ID])
-				v := vectorTop(q, -1)
-				vec.Add(v[:min(10, len(v))], c.Qrels[q.ID])
 			}
 			if i < len(c.Docs) {
 				x.Add(c.Docs[i])
 			}
 		}
-		t.Logf("%-8s %-24s %v", name, "textbook BM25", bm.Mean())
-		t.Logf("%-8s %-24s %v", name, "keyword (engine)", run(c, variant{titleW: 1, tagW: 1, stop: true}))
-		t.Logf("%-8s %-24s %v", name, "vector", vec.Mean())
-		for _, floor := range []float32{0.2, 0.25, 0.3, 0.35, 0.4, 0.5} {
-			for _, w := range []float64{0.5, 1} {
-				fused := variant{titleW: 1, tagW: 1, stop: true, fuse: func(q Query, kw []string) []string {
-					lists := [][]index.Hit{hits(kw), hits(vectorTop(q, floor))}
-					var out []string
-					for _, h := range index.Fuse(lists, []float64{1, w}, 10) {
-						out = append(out, h.ID)
+		t.Logf("%-8s %-34s %v", name, "textbook BM25", bm.Mean())
+		t.Logf("%-8s %-34s %v", name, "keyword (engine)", keywordOnly)
+		for _, prec := range []string{"8-bit"} {
+			docs := make([][]float32, len(docVecs))
+			for i, v := range docVecs {
+				docs[i] = quantized(v, prec)
+			}
+			pos := map[string]int{}
+			for i, d := range c.Docs {
+				pos[d.ID] = i
+			}
+			// ranked is every stored doc of q's namespace by cosine, best first.
+			ranked := map[string][]scoredID{}
+			for _, q := range c.Queries {
+				var hs []scoredID
+				for i, d := range c.Docs[:q.After] {
+					if q.Namespace != "" && d.Namespace != q.Namespace {
+						continue
 					}
-					return out
-				}}
-				t.Logf("%-8s %-24s %v", name, fmt.Sprintf("hybrid floor %.2f w %.1f", floor, w), run(c, fused))
+					hs = append(hs, scoredID{d.ID, float64(dot(queryVecs[q.ID], docs[i]))})
+				}
+				slices.SortStableFunc(hs, func(a, b scoredID) int {
+					switch {
+					case a.s > b.s:
+						return -1
+					case a.s < b.s:
+						return 1
+					}
+					return 0
+				})
+				ranked[q.ID] = hs
+			}
+			cosOf := func(q Query, id string) float64 {
+				return float64(dot(queryVecs[q.ID], docs[pos[id]]))
+			}
+			vectorTop := func(q Query, floor float64) []scoredID {
+				var out []scoredID
+				for _, h := range ranked[q.ID] {
+					if h.s < floor || len(out) == 50 {
+						break
+					}
+					out = append(out, h)
+				}
+				return out
+			}
+			score := func(label string, f func(q Query) []string) {
+				var tl Tally
+				for _, q := range c.Queries {
+					tl.Add(f(q), c.Qrels[q.ID])
+				}
+				t.Logf("%-8s %-34s %v", name, prec+" "+label, tl.Mean())
+			}
+			score("vector", func(q Query) []string { return idsOf(vectorTop(q, -1), 10) })
+			for _, floor := range []float64{0.3, 0.4, 0.5} {
+				for _, w := range []float64{0.5, 1} {
+					score(fmt.Sprintf("rrf floor %.2f w %.1f", floor, w), func(q Query) []string {
+						var vh []index.Hit
+						for _, h := range vectorTop(q, floor) {
+							vh = append(vh, index.Hit{ID: h.id})
+						}
+						var out []string
+						for _, h := range index.Fuse([][]index.Hit{hits(kw[q.ID].ids), vh}, []float64{1, w}, 10) {
+							out = append(out, h.ID)
+						}
+						return out
+					})
+				}
+			}
+			if prec != "8-bit" {
+				continue
+			}
+			for _, floor := range []float64{0.1} {
+				for _, w := range []float64{3, 5, 8} {
+					for _, p := range []float64{0.3, 0.5, 0.7} {
+						score(fmt.Sprintf("calibrated floor %.2f w %.1f gate %.1f", floor, w, p), func(q Query) []string {
+							k := kw[q.ID]
+							wq := w
+							if len(k.scores) > 0 && k.scores[0]/k.self >= p {
+								wq = 0
+							}
+							return blend(k.ids, k.scores, k.self, vectorTop(q, floor), func(id string) float64 { return cosOf(q, id) }, floor, wq)
+						})
+					}
+				}
 			}
 		}
 	}
+}
+
+type scoredID struct {
+	id string
+	s  float64
+}
+
+func idsOf(hs []scoredID, n int) []string {
+	var out []string
+	for _, h := range hs[:min(n, len(hs))] {
+		out = append(out, h.id)
+	}
+	return out
+}
+
+// blend is the calibrated blend tried against RRF: over the union of the
+// keyword and vector candidates, keyword score / the query's own weight +
+// w · (cosine − floor)/(1 − floor) where the cosine passes the floor.
+func blend(kwIDs []string, kwScores []float64, self float64, vec []scoredID, cos func(string) float64, floor, w float64) []string {
+	sc := map[string]float64{}
+	var order []string
+	add := func(id string) {
+		if _, ok := sc[id]; !ok {
+			sc[id] = 0
+			order = append(order, id)
+		}
+	}
+	for i, id := range kwIDs {
+		add(id)
+		sc[id] += kwScores[i] / self
+	}
+	for _, h := range vec {
+		add(h.id)
+	}
+	for _, id := range order {
+		if c := cos(id); c > floor {
+			sc[id] += w * (c - floor) / (1 - floor)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b string) int {
+		switch {
+		case sc[a] > sc[b]:
+			return -1
+		case sc[a] < sc[b]:
+			return 1
+		}
+		return 0
+	})
+	return order[:min(10, len(order))]
+}
+
+// quantized is v as the store would give it back at precision prec.
+func quantized(v []float32, prec string) []float32 {
+	switch prec {
+	case "8-bit":
+		scale, q := vecset.Quantize(v)
+		return (&vecset.Entry{Scale: scale, Q: q}).Vector()
+	case "16-bit":
+		var m float32
+		for _, x := range v {
+			m = max(m, float32(math.Abs(float64(x))))
+		}
+		out := make([]float32, len(v))
+		for i, x := range v {
+			out[i] = float32(math.Round(float64(x/m*32767))) * m / 32767
+		}
+		return out
+	}
+	return v
 }
 
 func hits(ids []string) []index.Hit {

@@ -28,9 +28,10 @@ type variant struct {
 	fbDocs, fbTerms int
 	fbWeight        float64
 	perFieldNorm    bool
-	// fuse, when set, gets the keyword top 30 and returns the ranking
-	// scored instead (hybrid variants, models_test.go).
-	fuse func(q Query, keyword []string) []string
+	// fuse, when set, gets the keyword top 30 with their scores and the
+	// query's own weight (the sum of its terms' idf) and returns the
+	// ranking scored instead (hybrid variants, models_test.go).
+	fuse func(q Query, keyword []string, scores []float64, self float64) []string
 }
 
 type fdoc struct {
@@ -189,11 +190,17 @@ func run(c *Collection, v variant) Scores {
 			cut = 30 // the engine's keyword candidates: max(3·limit, 30)
 		}
 		var ids []string
+		var scores []float64
 		for _, r := range res[:min(cut, len(res))] {
 			ids = append(ids, docs[r.i].d.ID)
+			scores = append(scores, r.s)
 		}
 		if v.fuse != nil {
-			ids = v.fuse(q, ids)
+			self := 0.0
+			for _, x := range terms {
+				self += math.Log(1 + (n-float64(df[x])+0.5)/(float64(df[x])+0.5))
+			}
+			ids = v.fuse(q, ids, scores, self)
 		}
 		return ids[:min(10, len(ids))]
 	}
