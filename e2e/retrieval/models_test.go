@@ -244,7 +244,7 @@ func dot(a, b []float32) float32 {
 
 // collectionVectors embeds c's docs (title and content, as the engine
 // does) and queries, cached in the temp dir across runs.
-func collectionVectors(t *testing.T, m *embed.Model, c *Collection) ([][]float32, map[string][]float32) {
+func collectionVectors(t testing.TB, m *embed.Model, c *Collection) ([][]float32, map[string][]float32) {
 	var texts []string
 	for _, d := range c.Docs {
 		texts = append(texts, d.Title+" "+d.Content)

@@ -20,11 +20,14 @@ type Local struct {
 // retrieval benchmark (docs/RETRIEVAL.md "Hybrid recall"): MiniLM's
 // answers to questions asked in other words often score 0.2 to 0.4.
 var localDefaults = settings.Endpoint{
-	MinSimilarity:      0.1,
+	MinSimilarity:      LocalMinSimilarity,
 	DuplicateThreshold: 0.9,
 	Concurrency:        1,    // one background worker, at low priority
 	RatePerSec:         1000, // reindex has no endpoint to spare
 }
+
+// LocalMinSimilarity is the local model's min_similarity.
+const LocalMinSimilarity = 0.1
 
 // backfillBatch is how many memories one background step embeds (about a
 // third of a second of one core for memories of 50 tokens).
