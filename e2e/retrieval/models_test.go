@@ -54,23 +54,9 @@ func TestModelRetrieval(t *testing.T) {
 			kw[q.ID] = kwList{ids, scores, self}
 			return ids
 		}})
-		var bm Tally
-		x := NewBM25()
-		next := 0
-		queries := slices.Clone(c.Queries)
-		slices.SortStableFunc(queries, func(a, b Query) int { return a.After - b.After })
-		for i := 0; i <= len(c.Docs); i++ {
-			for ; next < len(queries) && queries[next].After <= i; next++ {
-				q := queries[next]
-				bm.Add(x.Search(q.Text, q.Namespace, 10), c.Qrels[q.ID])
-			}
-			if i < len(c.Docs) {
-				x.Add(c.Docs[i])
-			}
-		}
-		t.Logf("%-8s %-34s %v", name, "textbook BM25", bm.Mean())
+		t.Logf("%-8s %-34s %v", name, "textbook BM25", bm25Scores(c))
 		t.Logf("%-8s %-34s %v", name, "keyword (engine)", keywordOnly)
-		for _, prec := range []string{"8-bit"} {
+		for _, prec := range []string{"float32", "16-bit", "8-bit"} {
 			docs := make([][]float32, len(docVecs))
 			for i, v := range docVecs {
 				docs[i] = quantized(v, prec)
@@ -80,33 +66,24 @@ func TestModelRetrieval(t *testing.T) {
 				pos[d.ID] = i
 			}
 			// ranked is every stored doc of q's namespace by cosine, best first.
-			ranked := map[string][]scoredID{}
+			ranked := map[string][]index.Hit{}
 			for _, q := range c.Queries {
-				var hs []scoredID
+				var hs []index.Hit
 				for i, d := range c.Docs[:q.After] {
 					if q.Namespace != "" && d.Namespace != q.Namespace {
 						continue
 					}
-					hs = append(hs, scoredID{d.ID, float64(dot(queryVecs[q.ID], docs[i]))})
+					hs = append(hs, index.Hit{ID: d.ID, Score: float64(dot(queryVecs[q.ID], docs[i]))})
 				}
-				slices.SortStableFunc(hs, func(a, b scoredID) int {
-					switch {
-					case a.s > b.s:
-						return -1
-					case a.s < b.s:
-						return 1
-					}
-					return 0
-				})
-				ranked[q.ID] = hs
+				ranked[q.ID] = vecset.ByScore(hs)
 			}
 			cosOf := func(q Query, id string) float64 {
 				return float64(dot(queryVecs[q.ID], docs[pos[id]]))
 			}
-			vectorTop := func(q Query, floor float64) []scoredID {
-				var out []scoredID
+			vectorTop := func(q Query, floor float64) []index.Hit {
+				var out []index.Hit
 				for _, h := range ranked[q.ID] {
-					if h.s < floor || len(out) == 50 {
+					if h.Score < floor || len(out) == 50 {
 						break
 					}
 					out = append(out, h)
@@ -124,12 +101,8 @@ func TestModelRetrieval(t *testing.T) {
 			for _, floor := range []float64{0.3, 0.4, 0.5} {
 				for _, w := range []float64{0.5, 1} {
 					score(fmt.Sprintf("rrf floor %.2f w %.1f", floor, w), func(q Query) []string {
-						var vh []index.Hit
-						for _, h := range vectorTop(q, floor) {
-							vh = append(vh, index.Hit{ID: h.id})
-						}
 						var out []string
-						for _, h := range index.Fuse([][]index.Hit{hits(kw[q.ID].ids), vh}, []float64{1, w}, 10) {
+						for _, h := range index.Fuse([][]index.Hit{hits(kw[q.ID].ids), vectorTop(q, floor)}, []float64{1, w}, 10) {
 							out = append(out, h.ID)
 						}
 						return out
@@ -157,15 +130,10 @@ func TestModelRetrieval(t *testing.T) {
 	}
 }
 
-type scoredID struct {
-	id string
-	s  float64
-}
-
-func idsOf(hs []scoredID, n int) []string {
+func idsOf(hs []index.Hit, n int) []string {
 	var out []string
 	for _, h := range hs[:min(n, len(hs))] {
-		out = append(out, h.id)
+		out = append(out, h.ID)
 	}
 	return out
 }
@@ -173,7 +141,7 @@ func idsOf(hs []scoredID, n int) []string {
 // blend is the calibrated blend tried against RRF: over the union of the
 // keyword and vector candidates, keyword score / the query's own weight +
 // w · (cosine − floor)/(1 − floor) where the cosine passes the floor.
-func blend(kwIDs []string, kwScores []float64, self float64, vec []scoredID, cos func(string) float64, floor, w float64) []string {
+func blend(kwIDs []string, kwScores []float64, self float64, vec []index.Hit, cos func(string) float64, floor, w float64) []string {
 	sc := map[string]float64{}
 	var order []string
 	add := func(id string) {
@@ -187,7 +155,7 @@ func blend(kwIDs []string, kwScores []float64, self float64, vec []scoredID, cos
 		sc[id] += kwScores[i] / self
 	}
 	for _, h := range vec {
-		add(h.id)
+		add(h.ID)
 	}
 	for _, id := range order {
 		if c := cos(id); c > floor {
