@@ -170,12 +170,12 @@ func (s *Set) Missing(ids []string, model, after string, limit int) []index.Hit 
 
 // Nearest is the limit live memories of idx matching f whose vectors by
 // model are closest to q (cosine), best first, with cosine at least minCos.
-// The best 4·limit are selected first (no sort of every candidate); only
-// when the filter leaves fewer than limit of them is the whole list sorted.
+// The best 4·limit are selected first (no sort of every candidate), then 8
+// times as many while the filter leaves fewer than limit of them.
 func (s *Set) Nearest(idx *index.Index, f *index.Filter, q []float32, model string, limit int, minCos float64, now int64) []index.Hit {
 	qq := quantizeQuery(q)
-	var all []index.Hit
 	s.mu.RLock()
+	all := make([]index.Hit, 0, len(s.es)) // one allocation, not a growth per doubling
 	for i, e := range s.es {
 		if e.Model != model || len(e.Q) != len(qq.q) {
 			continue
@@ -185,7 +185,7 @@ func (s *Set) Nearest(idx *index.Index, f *index.Filter, q []float32, model stri
 		}
 	}
 	s.mu.RUnlock()
-	if k := 4 * limit; len(all) > k {
+	for k := 4 * limit; k < len(all); k *= 8 {
 		if out := Filtered(idx, f, best(all, k), limit, now); len(out) == limit {
 			return out
 		}
