@@ -14,7 +14,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -369,18 +368,7 @@ func TestUpgradeFromSchema5(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t, Options{})
 	vecs := map[string][]float32{"near": {0.9, 0.1, 0, 0}, "far": {0, 0.2, 1, 0}}
-	ids := map[string]string{}
-	for title, v := range vecs {
-		r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: title + " text", Namespace: "n"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := r.GetMemory()
-		ids[title] = m.Id
-		if _, err := s.PutVectors(ctx, "m", []storage.VectorPut{{ID: m.Id, Text: EmbedText(m), Vector: v}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ids := storagetest.StoreWithVectors(t, s, vecs)
 	// Back to schema 5: each vector as its float32 value.
 	if err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketVectors)

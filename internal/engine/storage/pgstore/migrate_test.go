@@ -11,7 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -79,18 +79,7 @@ func TestVectorsMigrateTo8Bit(t *testing.T) {
 		t.Fatal(err)
 	}
 	vecs := map[string][]float32{"near": {0.9, 0.1, 0, 0}, "far": {0, 0.2, 1, 0}, "zero": {0, 0, 0, 0}}
-	ids := map[string]string{}
-	for title, v := range vecs {
-		r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: title + " text", Namespace: "n"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := r.GetMemory()
-		ids[title] = m.Id
-		if _, err := s.PutVectors(ctx, "m", []storage.VectorPut{{ID: m.Id, Text: vecset.EmbedText(m), Vector: v}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ids := storagetest.StoreWithVectors(t, s, vecs)
 	var before []byte
 	if err := s.pool.QueryRow(ctx, `SELECT q FROM vectors WHERE id = $1`, ids["near"]).Scan(&before); err != nil {
 		t.Fatal(err)
