@@ -30,9 +30,15 @@ type modelPullCmd struct {
 }
 
 func (c *modelPullCmd) Run() error {
-	s, err := knownModel(c.Name)
+	_, err := pullModel(c.Name, c.From)
+	return err
+}
+
+// pullModel is model pull: also what init runs when the user says yes.
+func pullModel(name, from string) (modelfiles.Found, error) {
+	s, err := knownModel(name)
 	if err != nil {
-		return err
+		return modelfiles.Found{}, err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -40,8 +46,8 @@ func (c *modelPullCmd) Run() error {
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		bar = progressbar.DefaultBytes(s.Size(), "pulling "+s.Name)
 	}
-	fmt.Fprintf(os.Stderr, "ai-memory model pull: %s (%s, %.1f MB) from %s\n", s.Name, s.License, float64(s.Size())/1e6, cmp.Or(c.From, modelfiles.HuggingFace))
-	f, err := modelfiles.Pull(ctx, s, modelfiles.PullOptions{From: c.From, Progress: func(done, total int64) {
+	fmt.Fprintf(os.Stderr, "ai-memory model pull: %s (%s, %.1f MB) from %s\n", s.Name, s.License, float64(s.Size())/1e6, cmp.Or(from, modelfiles.HuggingFace))
+	f, err := modelfiles.Pull(ctx, s, modelfiles.PullOptions{From: from, Progress: func(done, total int64) {
 		if bar != nil {
 			bar.Set64(done)
 		}
@@ -50,10 +56,10 @@ func (c *modelPullCmd) Run() error {
 		bar.Finish()
 	}
 	if err != nil {
-		return &exitError{code: 1, msg: "ai-memory model pull: " + err.Error() + "\n(run it again to resume)"}
+		return f, &exitError{code: 1, msg: "ai-memory model pull: " + err.Error() + "\n(run it again to resume)"}
 	}
 	fmt.Printf("%s in %s\n", f.Name, f.Dir)
-	return nil
+	return f, nil
 }
 
 type modelImportCmd struct {

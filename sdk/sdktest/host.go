@@ -38,7 +38,7 @@ func StartHost(t testing.TB, plugin, profile string) *Host {
 		t.Fatalf("sdktest: %v", err)
 	}
 	h := &Host{t: t, DataDir: filepath.Join(root, "data"), Config: filepath.Join(root, "config.toml")}
-	env := append(os.Environ(), "AI_MEMORY_DATA_DIR="+h.DataDir, "AI_MEMORY_CONFIG="+h.Config, "AI_MEMORY_AGENT_ID=ai:sdktest",
+	env := engineEnv(root, "AI_MEMORY_DATA_DIR="+h.DataDir, "AI_MEMORY_CONFIG="+h.Config, "AI_MEMORY_AGENT_ID=ai:sdktest",
 		"AI_MEMORY_ENGINE_IDLE_TIMEOUT=1s") // the engine the host spawns ends soon after it
 	add := exec.Command(bin, "plugin", "add", plugin)
 	add.Env = env

@@ -98,7 +98,7 @@ func StartEngine(t testing.TB) *Engine {
 	dataDir := filepath.Join(root, "data")
 	cmd := exec.Command(bin, "--data-dir", dataDir, "engine")
 	cmd.Stderr = t.Output()
-	cmd.Env = append(os.Environ(), "AI_MEMORY_CONFIG="+filepath.Join(root, "config.toml"))
+	cmd.Env = engineEnv(root, "AI_MEMORY_CONFIG="+filepath.Join(root, "config.toml"))
 	cmd.SysProcAttr = engineProcAttr()
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(root)
