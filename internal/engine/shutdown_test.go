@@ -29,14 +29,14 @@ func TestStopJoinsEverythingAndKeepsAcknowledgedWrites(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// An endpoint that gives every text the same vector: the embedder
+	// is busy while the engine stops.
 	embeddings := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct{ Input []string }
 		json.NewDecoder(r.Body).Decode(&req)
-		var data []map[string]any
-		for i, in := range req.Input {
-			v := make([]float64, 8)
-			v[len(in)%8] = 1
-			data = append(data, map[string]any{"index": i, "embedding": v})
+		data := make([]map[string]any, len(req.Input))
+		for i := range data {
+			data[i] = map[string]any{"index": i, "embedding": []float64{1, 0, 0, 0}}
 		}
 		json.NewEncoder(w).Encode(map[string]any{"data": data})
 	}))
