@@ -39,24 +39,33 @@ func BenchmarkInitialize(b *testing.B) {
 }
 
 // BenchmarkStoreOverMCP measures memory_store end to end: client → host →
-// plugin → engine (one fsynced bbolt commit) → back.
+// plugin → engine (one fsynced bbolt commit) → back; without an embedding
+// model and with the local one loaded (each store is then embedded in the
+// background, off the write path).
 func BenchmarkStoreOverMCP(b *testing.B) {
-	e := newEnv(b)
-	s := e.startRaw()
-	var samples []time.Duration
-	i := 0
-	for b.Loop() {
-		i++
-		start := time.Now()
-		resp := s.request("tools/call", map[string]any{"name": "memory_store", "arguments": map[string]any{
-			"title": fmt.Sprintf("bench %d", i), "content": "a benchmark memory about deploy pipelines and friday releases"}})
-		samples = append(samples, time.Since(start))
-		if _, isErr := toolResult(resp); isErr {
-			b.Fatalf("store failed: %v", resp)
-		}
+	for _, mode := range []string{"keyword", "local-model"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newEnv(b)
+			if mode == "local-model" {
+				e.withModel(b)
+			}
+			s := e.startRaw()
+			var samples []time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				start := time.Now()
+				resp := s.request("tools/call", map[string]any{"name": "memory_store", "arguments": map[string]any{
+					"title": fmt.Sprintf("bench %d", i), "content": "a benchmark memory about deploy pipelines and friday releases"}})
+				samples = append(samples, time.Since(start))
+				if _, isErr := toolResult(resp); isErr {
+					b.Fatalf("store failed: %v", resp)
+				}
+			}
+			benchutil.ReportPercentiles(b, samples, "store")
+			reportRSS(b, e, s.cmd.Process.Pid)
+		})
 	}
-	benchutil.ReportPercentiles(b, samples, "store")
-	reportRSS(b, e, s.cmd.Process.Pid)
 }
 
 // BenchmarkRecallOverMCP measures recall and search end to end on 10k memories.

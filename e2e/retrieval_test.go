@@ -45,7 +45,11 @@ func runRetrievalIn(t testing.TB, e *env, c *retrieval.Collection, settle func()
 					ID string `json:"id"`
 				} `json:"memories"`
 			}
-			callJSON(t, s, "memory_recall", map[string]any{"context": q.Text, "namespace": q.Namespace, "limit": 10, "format": "json"}, &res)
+			args := map[string]any{"context": q.Text, "limit": 10, "format": "json"}
+			if q.Namespace != "" {
+				args["namespace"] = q.Namespace
+			}
+			callJSON(t, s, "memory_recall", args, &res)
 			var ranked []string
 			for _, m := range res.Memories {
 				ranked = append(ranked, docOf[m.ID])
@@ -167,26 +171,40 @@ func TestHybridRetrievalNotWorseThanKeyword(t *testing.T) {
 
 // BenchmarkRetrieval reports recall@5, recall@10 and nDCG@10 of
 // memory_recall over MCP on the whole shipped collections, beside
-// textbook BM25's in the same run (bm25-* metrics).
+// textbook BM25's in the same run (bm25-* metrics): keyword recall, and
+// hybrid recall with the local embedding model (skipped without it), every
+// memory embedded before each group of questions.
 func BenchmarkRetrieval(b *testing.B) {
-	for _, name := range []string{"notes", "dialogue"} {
-		b.Run(name, func(b *testing.B) {
-			c := loadCollection(b, name)
-			var r retrievalRun
-			for b.Loop() {
-				r = runRetrieval(b, c)
-			}
-			b.Logf("ours: %v", r.ours)
-			b.Logf("bm25: %v", r.bm25)
-			for _, m := range []struct {
-				name string
-				s    retrieval.Scores
-			}{{"", r.ours}, {"bm25-", r.bm25}} {
-				b.ReportMetric(m.s.Recall5, m.name+"recall@5")
-				b.ReportMetric(m.s.Recall10, m.name+"recall@10")
-				b.ReportMetric(m.s.NDCG10, m.name+"nDCG@10")
-				b.ReportMetric(m.s.Success5, m.name+"success@5")
-			}
-		})
+	for _, name := range []string{"notes", "dialogue", "agent"} {
+		for _, mode := range []string{"keyword", "local-model"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				c := loadCollection(b, name)
+				var r retrievalRun
+				for b.Loop() {
+					if mode == "keyword" {
+						r = runRetrieval(b, c)
+						continue
+					}
+					e := newEnv(b)
+					e.withModel(b)
+					r = runRetrievalIn(b, e, c, func() {
+						if out, code := e.cli("reindex", "--quiet", "--batch", "64"); code != 0 {
+							b.Fatalf("reindex: %s", out)
+						}
+					})
+				}
+				b.Logf("ours: %v", r.ours)
+				b.Logf("bm25: %v", r.bm25)
+				for _, m := range []struct {
+					name string
+					s    retrieval.Scores
+				}{{"", r.ours}, {"bm25-", r.bm25}} {
+					b.ReportMetric(m.s.Recall5, m.name+"recall@5")
+					b.ReportMetric(m.s.Recall10, m.name+"recall@10")
+					b.ReportMetric(m.s.NDCG10, m.name+"nDCG@10")
+					b.ReportMetric(m.s.Success5, m.name+"success@5")
+				}
+			})
+		}
 	}
 }

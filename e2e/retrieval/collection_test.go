@@ -13,7 +13,7 @@ var update = flag.Bool("update", false, "rewrite testdata from the generators")
 // TestShippedCollections checks that the committed files are exactly what
 // the generators make (go test ./e2e/retrieval -update rewrites them).
 func TestShippedCollections(t *testing.T) {
-	for _, c := range []*Collection{Notes(), Dialogue()} {
+	for _, c := range []*Collection{Notes(), Dialogue(), Agent()} {
 		for name, want := range c.Files() {
 			path := filepath.Join(Dir, c.Name, name)
 			if *update {

@@ -28,6 +28,10 @@ type variant struct {
 	fbDocs, fbTerms int
 	fbWeight        float64
 	perFieldNorm    bool
+	// fuse, when set, gets the keyword top 30 with their scores and the
+	// query's own weight (the sum of its terms' idf) and returns the
+	// ranking scored instead (hybrid variants, models_test.go).
+	fuse func(q Query, keyword []string, scores []float64, self float64) []string
 }
 
 type fdoc struct {
@@ -83,7 +87,7 @@ func run(c *Collection, v variant) Scores {
 		rank := func(weights map[string]float64) []sc {
 			var out []sc
 			for i, d := range docs {
-				if d.d.Namespace != q.Namespace {
+				if q.Namespace != "" && d.d.Namespace != q.Namespace {
 					continue
 				}
 				s := 0.0
@@ -181,11 +185,24 @@ func run(c *Collection, v variant) Scores {
 			}
 			res = rank(nw)
 		}
-		var ids []string
-		for _, r := range res[:min(10, len(res))] {
-			ids = append(ids, docs[r.i].d.ID)
+		cut := 10
+		if v.fuse != nil {
+			cut = 30 // the engine's keyword candidates: max(3·limit, 30)
 		}
-		return ids
+		var ids []string
+		var scores []float64
+		for _, r := range res[:min(cut, len(res))] {
+			ids = append(ids, docs[r.i].d.ID)
+			scores = append(scores, r.s)
+		}
+		if v.fuse != nil {
+			self := 0.0
+			for _, x := range terms {
+				self += math.Log(1 + (n-float64(df[x])+0.5)/(float64(df[x])+0.5))
+			}
+			ids = v.fuse(q, ids, scores, self)
+		}
+		return ids[:min(10, len(ids))]
 	}
 	queries := slices.Clone(c.Queries)
 	slices.SortStableFunc(queries, func(a, b Query) int { return a.After - b.After })

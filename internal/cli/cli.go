@@ -39,6 +39,7 @@ type rootCmd struct {
 	Audit   auditCmd   `cmd:"" help:"Read and verify the audit log of guarded decisions."`
 	Stats   statsCmd   `cmd:"" help:"Print the store's health: counts, index, archive, sizes."`
 	Reindex reindexCmd `cmd:"" help:"Embed the memories that have no vector by the configured embedding model."`
+	Model   modelCmd   `cmd:"" help:"Pull, import, list and remove the local embedding model (recall by meaning with no endpoint)."`
 	Store   storeCmd   `cmd:"" group:"memory" help:"Store a memory (content from --content or standard input)."`
 	Recall  recallCmd  `cmd:"" group:"memory" help:"Recall memories relevant to a context, best first."`
 	Search  searchCmd  `cmd:"" group:"memory" help:"Memories containing every word of a query."`

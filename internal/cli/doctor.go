@@ -190,20 +190,8 @@ func embedderHealth(socket string) (status, detail string) {
 	switch {
 	case err != nil:
 		return "fail", err.Error()
-	case !st.GetConfigured():
-		return "none", "no embedding endpoint: recall and duplicate checks use keyword methods"
 	}
-	cover := fmt.Sprintf("%s: %d of %d memories have vectors", st.GetModel(), st.GetWithVector(), st.GetMemories())
-	if n := st.GetOtherModel(); n > 0 {
-		cover += fmt.Sprintf("; %d by another model need ai-memory reindex", n)
-	}
-	if n := st.GetWithheld(); n > 0 {
-		cover += fmt.Sprintf("; %d withheld (secrets)", n)
-	}
-	if e := st.GetLastError(); e != "" {
-		return "fail", "last request failed: " + e + "; " + cover
-	}
-	return "ok", cover
+	return vectorHealth(st)
 }
 
 func engineHealth(socket string) (string, *aimemoryv1.HealthResponse, error) {

@@ -23,7 +23,7 @@ func (c *engineCmd) Run(root *rootCmd) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("proc", "engine", "pid", os.Getpid())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := engine.Run(ctx, engine.Options{DataDir: config.DataDir(root.DataDir), IdleTimeout: c.IdleTimeout, Logger: log})
+	err := engine.Run(ctx, engine.Options{DataDir: config.DataDir(root.DataDir), IdleTimeout: c.IdleTimeout, Logger: log, Model: localModel(log)})
 	if errors.Is(err, engine.ErrAlreadyRunning) {
 		return nil // another host's engine won the lock: it serves this data dir
 	}

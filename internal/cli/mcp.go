@@ -231,8 +231,8 @@ func (r *rootCmd) reconcile(dataDir string, log *slog.Logger) error {
 // syscall that holds a thread and its P between messages, and the
 // runtime's monitor thread kept polling while a call waited: host threads
 // slept 22 times per store, 14 with this, and the host's CPU per store
-// fell by a fifth (BenchmarkCallOverMCP; docs/ARCHITECTURE.md, "Per-call
-// cost"). Nothing else is changed: a terminal or file keeps its flags, and so does a
+// fell by a fifth (BenchmarkCallOverMCP; docs/performance.md, "What each
+// speed-up bought"). Nothing else is changed: a terminal or file keeps its flags, and so does a
 // socket that is stdout or stderr too (O_NONBLOCK is shared, and a blocking
 // *os.File would see EAGAIN).
 func pollableStdin() *os.File {

@@ -42,6 +42,10 @@ func (c *statsCmd) Run(root *rootCmd) error {
 	for _, ch := range healthChecks(st) {
 		fmt.Printf("%-10s %s\n", ch.Name, ch.Detail)
 	}
+	if vs, err := conn.VectorStatus(ctx, &aimemoryv1.VectorStatusRequest{}); err == nil {
+		_, detail := vectorHealth(vs)
+		fmt.Printf("%-10s %s\n", "vectors", detail)
+	}
 	return nil
 }
 

@@ -17,7 +17,7 @@ const DefaultPurgeInterval = time.Hour
 // archivePurger purges archive rows (and superseded versions) older than
 // maxAge on the engine's own schedule: once at start, then on every tick,
 // whether or not any host or daemon is connected. It runs as the engine
-// (storage.AsSystem), so every namespace's rows age out alike.
+// (authz.System), so every namespace's rows age out alike.
 type archivePurger struct {
 	st     storage.Archive
 	maxAge time.Duration

@@ -24,6 +24,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
+	"github.com/ai-memory/ai-memory/internal/embed"
+	"github.com/ai-memory/ai-memory/internal/embed/modelfiles"
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
@@ -95,6 +97,9 @@ type Options struct {
 	// and dialer (tests); nil means the system's.
 	WebhookResolver webhook.Resolver
 	WebhookDial     webhook.DialFunc
+	// Model is a local embedding model the engine runs when engine.toml
+	// configures no embedding endpoint; nil means none (keyword methods).
+	Model *modelfiles.Found
 }
 
 // Run is the engine process: Serve, also stopping on SIGTERM or SIGINT.
@@ -250,7 +255,7 @@ func Serve(ctx context.Context, opts Options) error {
 		// Above the record limits, so an oversized value gets its field's error.
 		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes),
 		grpc.WaitForHandlers(true))...) // stopGracefully's Stop returns after the handlers
-	emb, err := embedderFromSettings(dir, st, log, conns.Hold)
+	emb, err := embedderFromSettings(dir, opts.Model, st, log, conns.Hold)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -383,18 +388,28 @@ func listenOwnSocket(sock string) (lis net.Listener, remove func(), err error) {
 	}, nil
 }
 
-// embedderFromSettings is the data dir's embedding endpoint, nil when
-// engine.toml configures none.
-func embedderFromSettings(dir string, st embedder.Store, log *slog.Logger, hold func() func()) (*embedder.Embedder, error) {
+// embedderFromSettings is the data dir's embedding endpoint, else the
+// local model, else nil. A local model that fails to load is logged and
+// the engine serves keyword methods, as without one.
+func embedderFromSettings(dir string, local *modelfiles.Found, st embedder.Store, log *slog.Logger, hold func() func()) (*embedder.Embedder, error) {
 	set, _, err := settings.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	emb := embedder.New(set.Models.Embeddings, st, log, hold)
-	if emb != nil {
+	if emb := embedder.New(set.Models.Embeddings, st, log, hold); emb != nil {
 		log.Info("embedding endpoint configured", "base_url", set.Models.Embeddings.BaseURL, "model", emb.Model())
+		return emb, nil
 	}
-	return emb, nil
+	if local == nil {
+		return nil, nil
+	}
+	m, err := embed.Load(local.Dir)
+	if err != nil {
+		log.Warn("local embedding model not loaded: recall uses keyword methods", "err", err)
+		return nil, nil
+	}
+	log.Info("local embedding model loaded", "model", local.Name, "dir", local.Dir, "from", local.Source)
+	return embedder.NewLocal(embedder.Local{Name: local.Name, Model: m, Bytes: local.Bytes}, st, log, hold), nil
 }
 
 // chatFromSettings is the data dir's chat endpoint, nil when none.

@@ -17,7 +17,7 @@ import (
 // 1 P in host and plugin: their sleeps per call -40%, and more CPU left
 // for the engine, whose commits and index are what limits stores in flight).
 // The engine keeps a P per core: at one P it was the bottleneck of
-// stores in flight (see docs/ARCHITECTURE.md, Per-call cost).
+// stores in flight (see docs/performance.md, "What each speed-up bought").
 func OneProcessor() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)

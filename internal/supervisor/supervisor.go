@@ -54,7 +54,7 @@ type Options struct {
 	// gets a fresh one.
 	CallTimeout time.Duration
 	// AutoMTLS turns on go-plugin's mutual TLS between host and plugin. Off
-	// by default: see docs/ARCHITECTURE.md for the measured cost and why.
+	// by default: docs/ARCHITECTURE.md (Decisions) says why, docs/performance.md the cost.
 	AutoMTLS bool
 	// Calls signs each call's assertion for the instance that serves it
 	// (assertion.Tracker); nil hands plugins none, and the engine then

@@ -1,11 +1,14 @@
-// Package embedder is the engine's use of the data dir's embedding
-// endpoint: memories embedded after they are written, in the background
-// (a store never waits for it or fails because of it), query embeddings
-// for hybrid recall, and the backfill `ai-memory reindex` drives. Text
-// that looks like it holds a secret is never sent. An endpoint that fails
-// is not asked again for a while (the breaker), so a recall pays a failing
-// endpoint's timeout at most once per cool-down, and every failure is
-// logged and reported as the reason the keyword method was used.
+// Package embedder is the engine's use of an embedding model: the data
+// dir's endpoint ([models.embeddings]) or, without one, a local model the
+// engine runs itself (local.go). Memories are embedded after they are
+// written, in the background (a store never waits for it or fails because
+// of it); queries are embedded for hybrid recall; `ai-memory reindex`
+// drives a backfill, which the local model also runs on its own at low
+// priority. Text that looks like it holds a secret is never sent to an
+// endpoint. An endpoint that fails is not asked again for a while (the
+// breaker), so a recall pays a failing endpoint's timeout at most once per
+// cool-down, and every failure is logged and reported as the reason the
+// keyword method was used.
 package embedder
 
 import (
@@ -36,12 +39,22 @@ type Store interface {
 	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
 }
 
+// Encoder turns texts into vectors: an endpoint's client or the local model.
+type Encoder interface {
+	Model() string
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
 // Embedder is nil-safe: a nil *Embedder is "not configured".
 type Embedder struct {
-	client *models.Client
-	st     Store
-	log    *slog.Logger
-	hold   func() func()
+	enc  Encoder
+	cfg  settings.Endpoint // the endpoint's settings, or the local model's defaults
+	st   Store
+	log  *slog.Logger
+	hold func() func()
+
+	local      bool  // the engine's own model: nothing leaves the machine
+	modelBytes int64 // the local model's files
 
 	breaker models.Breaker
 	mu      sync.Mutex
@@ -60,7 +73,7 @@ func New(cfg *settings.Endpoint, st Store, log *slog.Logger, hold func() func())
 	if hold == nil {
 		hold = func() func() { return func() {} }
 	}
-	return &Embedder{client: models.New(*cfg), st: st, log: log, hold: hold}
+	return &Embedder{enc: models.New(*cfg), cfg: *cfg, st: st, log: log, hold: hold}
 }
 
 // Model is the configured model ("" when none).
@@ -68,15 +81,15 @@ func (e *Embedder) Model() string {
 	if e == nil {
 		return ""
 	}
-	return e.client.Model()
+	return e.enc.Model()
 }
 
 // DuplicateThreshold is the configured cosine threshold for duplicates.
 func (e *Embedder) DuplicateThreshold() float64 {
-	if e == nil || e.client.Config().DuplicateThreshold == 0 {
+	if e == nil || e.cfg.DuplicateThreshold == 0 {
 		return 0.9
 	}
-	return e.client.Config().DuplicateThreshold
+	return e.cfg.DuplicateThreshold
 }
 
 // MinSimilarity is the cosine a vector candidate of hybrid recall needs
@@ -85,15 +98,15 @@ func (e *Embedder) MinSimilarity() float64 {
 	if e == nil {
 		return 0
 	}
-	return e.client.Config().MinSimilarity
+	return e.cfg.MinSimilarity
 }
 
 // RatePerSec is how many backfill requests a second a reindex may send.
 func (e *Embedder) RatePerSec() float64 {
-	if e == nil || e.client.Config().RatePerSec == 0 {
+	if e == nil || e.cfg.RatePerSec == 0 {
 		return 10
 	}
-	return e.client.Config().RatePerSec
+	return e.cfg.RatePerSec
 }
 
 // Run embeds each stored or updated memory after its commit, until ctx
@@ -106,15 +119,21 @@ func (e *Embedder) Run(ctx context.Context, ev *events.Broadcaster) {
 	sub := ev.Subscribe(4096)
 	defer sub.Close()
 	work := make(chan string, 4096)
-	workers := max(1, e.client.Config().Concurrency)
-	if e.client.Config().Concurrency == 0 {
+	workers := max(1, e.cfg.Concurrency)
+	if e.cfg.Concurrency == 0 {
 		workers = 2
 	}
 	var wg sync.WaitGroup
+	if e.local {
+		wg.Go(func() { e.backfillLocal(ctx) })
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if e.local {
+				lowPriority() // the write path's embeddings yield to queries
+			}
 			for id := range work {
 				e.embedOne(ctx, id)
 				e.queued.Add(-1)
@@ -153,7 +172,7 @@ func (e *Embedder) embedOne(ctx context.Context, id string) {
 		return
 	}
 	m := resp.GetMemories()[0]
-	if e.st.HasVector(id, e.client.Model()) {
+	if e.st.HasVector(id, e.enc.Model()) {
 		return // a tags-only update: the text embedded is unchanged
 	}
 	if _, err := e.embed(ctx, []*aimemoryv1.Memory{m}); err != nil {
@@ -161,14 +180,15 @@ func (e *Embedder) embedOne(ctx context.Context, id string) {
 	}
 }
 
-// embed sends the memories without a secret in one request and stores
-// their vectors; it returns the ids withheld.
+// embed sends the memories without a secret in one request (the local
+// model takes them all) and stores their vectors; it returns the ids
+// withheld.
 func (e *Embedder) embed(ctx context.Context, ms []*aimemoryv1.Memory) (withheld []string, err error) {
 	var texts []string
 	var send []*aimemoryv1.Memory
 	for _, m := range ms {
 		text := m.GetTitle() + " " + m.GetContent()
-		if kinds := models.Secrets(text); len(kinds) > 0 {
+		if kinds := models.Secrets(text); len(kinds) > 0 && !e.local {
 			withheld = append(withheld, m.GetId())
 			e.withheld.Store(m.GetId(), true)
 			e.log.Info("not sent to the embedding endpoint: looks like it holds a secret", "id", m.GetId(), "kinds", strings.Join(kinds, ", "))
@@ -180,7 +200,7 @@ func (e *Embedder) embed(ctx context.Context, ms []*aimemoryv1.Memory) (withheld
 	if len(texts) == 0 {
 		return withheld, nil
 	}
-	vs, err := e.client.Embed(ctx, texts)
+	vs, err := e.enc.Embed(ctx, texts)
 	if err == nil {
 		err = e.checkDims(vs)
 	}
@@ -193,7 +213,7 @@ func (e *Embedder) embed(ctx context.Context, ms []*aimemoryv1.Memory) (withheld
 	for i, m := range send {
 		puts[i] = storage.VectorPut{ID: m.GetId(), Text: texts[i], Vector: vs[i]}
 	}
-	_, err = e.st.PutVectors(ctx, e.client.Model(), puts)
+	_, err = e.st.PutVectors(ctx, e.enc.Model(), puts)
 	return withheld, err
 }
 
@@ -240,10 +260,10 @@ func (e *Embedder) EmbedQuery(ctx context.Context, text string) ([]float32, stri
 	if r := e.reason(); r != "" {
 		return nil, "", r
 	}
-	if kinds := models.Secrets(text); len(kinds) > 0 {
+	if kinds := models.Secrets(text); len(kinds) > 0 && !e.local {
 		return nil, "", "not sent to the embedding endpoint: it looks like it holds a secret (" + strings.Join(kinds, ", ") + ")"
 	}
-	vs, err := e.client.Embed(ctx, []string{text})
+	vs, err := e.enc.Embed(ctx, []string{text})
 	if err == nil {
 		err = e.checkDims(vs)
 	}
@@ -252,7 +272,7 @@ func (e *Embedder) EmbedQuery(ctx context.Context, text string) ([]float32, stri
 		return nil, "", "embedding endpoint failed (" + err.Error() + ")"
 	}
 	e.ok()
-	return vs[0], e.client.Model(), ""
+	return vs[0], e.enc.Model(), ""
 }
 
 // Status reports configuration, the last outcome and coverage.
@@ -260,15 +280,18 @@ func (e *Embedder) Status() *aimemoryv1.VectorStatusResponse {
 	if e == nil {
 		return &aimemoryv1.VectorStatusResponse{}
 	}
-	mem, cur, other := e.st.VectorStatus(e.client.Model())
+	mem, cur, other := e.st.VectorStatus(e.enc.Model())
 	lastErr, lastErrAt := e.breaker.Last()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := &aimemoryv1.VectorStatusResponse{
-		Configured: true, Model: e.client.Model(), LastError: lastErr,
+		Configured: true, Model: e.enc.Model(), LastError: lastErr, Source: "endpoint", ModelBytes: uint64(e.modelBytes),
 		Memories: uint64(mem), WithVector: uint64(cur), OtherModel: uint64(other),
 		Dimensions: uint32(e.dims), Queued: uint32(max(0, e.queued.Load())), Withheld: e.withheldCount(),
 		RatePerSec: e.RatePerSec(),
+	}
+	if e.local {
+		r.Source = "local"
 	}
 	if lastErr != "" {
 		r.LastErrorAt = lastErrAt.UnixNano()
@@ -288,7 +311,7 @@ func (e *Embedder) Backfill(ctx context.Context, batch int, after string) (*aime
 	if e == nil {
 		return nil, ErrNotConfigured
 	}
-	ms, err := e.st.MissingVectors(ctx, e.client.Model(), after, batch)
+	ms, err := e.st.MissingVectors(ctx, e.enc.Model(), after, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +327,7 @@ func (e *Embedder) Backfill(ctx context.Context, batch int, after string) (*aime
 			resp.NextAfter = ms[len(ms)-1].GetId()
 		}
 	}
-	mem, cur, _ := e.st.VectorStatus(e.client.Model())
+	mem, cur, _ := e.st.VectorStatus(e.enc.Model())
 	resp.Remaining = uint64(max(0, mem-cur))
 	return resp, nil
 }

@@ -105,6 +105,23 @@ func (x *Index) list(term string) *plist {
 	return &x.lists[id]
 }
 
+// QueryWeight is the sum of terms' idf: about the BM25 score of a memory
+// of average length holding each term once, the yardstick hybrid recall
+// calibrates keyword scores by (vecset.Blend).
+func (x *Index) QueryWeight(terms []string) float64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	w := 0.0
+	for _, t := range terms {
+		df := 0
+		if l := x.list(t); l != nil {
+			df = int(l.n)
+		}
+		w += keyword.IDF(df, x.count)
+	}
+	return w
+}
+
 // Count is the number of memories indexed.
 func (x *Index) Count() int {
 	x.mu.RLock()

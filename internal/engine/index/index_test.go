@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,6 +203,51 @@ func checkIntersect(t *testing.T, x *Index) {
 		useIntersect = true
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Fatalf("%q: intersected %v, scanned %v", q, a, b)
+		}
+	}
+}
+
+// TestPrefixMatchesATermNoMemoryHolds: under All with Prefix, a query term
+// no memory holds matches the terms it begins ("postgres" finds
+// "PostgreSQL"), a memory holding two such terms counts the query term
+// once (the other terms still must match), an exact term is never
+// widened, and a term under minPrefix bytes is not.
+func TestPrefixMatchesATermNoMemoryHolds(t *testing.T) {
+	x := New()
+	var cs []Change
+	for id, text := range map[string]string{
+		"db":    "We chose PostgreSQL 16 over MySQL for replication",
+		"both":  "postgresql and postgrest serve the replication api",
+		"other": "PostgreSQL backups run nightly",
+		"go":    "gofumpt in CI for the Go services",
+	} {
+		tf, _ := keyword.Document(id, text, nil)
+		cs = append(cs, Change{ID: id, Memory: &aimemoryv1.Memory{Id: id, Title: id, Content: text, Namespace: "n"}, NewTerms: tf, Reindex: true})
+	}
+	x.Apply(cs)
+	search := func(q string, prefix bool) []string {
+		var ids []string
+		for _, h := range x.Search(Query{Terms: keyword.Query(q), All: true, Prefix: prefix, Limit: 10, Now: 1}) {
+			ids = append(ids, h.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for _, c := range []struct {
+		q      string
+		prefix bool
+		want   string
+	}{
+		{"postgres", false, "[]"},
+		{"postgres", true, "[both db other]"},
+		{"postgres replication", true, "[both db]"},
+		{"gofumpt", true, "[go]"},
+		{"gof", true, "[go]"},
+		{"go", true, "[go]"},
+		{"po", true, "[]"},
+	} {
+		if got := fmt.Sprint(search(c.q, c.prefix)); got != c.want {
+			t.Errorf("%q prefix %v: %s, want %s", c.q, c.prefix, got, c.want)
 		}
 	}
 }

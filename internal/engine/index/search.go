@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 )
@@ -12,6 +13,9 @@ type Query struct {
 	Terms  []string // distinct, stemmed
 	All    bool     // every term must occur (else any)
 	Filter *Filter
+	// Prefix: under All, a term no memory holds matches the indexed terms
+	// it begins (at least minPrefix bytes): "postgres" finds "PostgreSQL".
+	Prefix bool
 	LiveAt int64 // hide memories expired at this time; 0 = show all
 	Limit  int
 	Now    int64
@@ -38,9 +42,11 @@ func (x *Index) getScratch() *scratch {
 }
 
 // accumulate adds one block's postings of the i-th rarest query term
-// (under all, only to slots that matched every rarer one). The decoding is
-// decodeBlock's, inlined: this loop is where a query spends its time.
-func (s *scratch) accumulate(b []byte, i int, all bool, idf float64, lens []uint32, avgLen float64) {
+// (under all, only to slots that matched every rarer one; again: a slot
+// may have matched term i already, by another term of its prefix group,
+// and then only adds its score). The decoding is decodeBlock's, inlined:
+// this loop is where a query spends its time.
+func (s *scratch) accumulate(b []byte, i int, all, again bool, idf float64, lens []uint32, avgLen float64) {
 	sum, matched, touched := s.sum, s.matched, s.touched
 	var slot uint32
 	for k := 0; k < len(b); {
@@ -62,6 +68,9 @@ func (s *scratch) accumulate(b []byte, i int, all bool, idf float64, lens []uint
 		}
 		m := matched[slot]
 		if all && int(m) != i {
+			if again && int(m) == i+1 {
+				sum[slot] += keyword.TermScore(idf, tf, lens[slot], avgLen)
+			}
 			continue
 		}
 		if m == 0 {
@@ -134,9 +143,11 @@ func (x *Index) Search(q Query) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 
+	// A query term's postings: one list, or under Prefix the lists of the
+	// terms it begins (a memory matches the term once whichever it holds).
 	type termPostings struct {
-		l   *plist
-		idf float64
+		ls []*plist
+		n  int // postings in all
 	}
 	n := x.count
 	if n == 0 {
@@ -145,34 +156,47 @@ func (x *Index) Search(q Query) []Hit {
 	avgLen := float64(x.totalLen) / float64(n)
 	var lists []termPostings
 	for _, t := range q.Terms {
-		l := x.list(t)
-		if l == nil {
+		var tp termPostings
+		if l := x.list(t); l != nil {
+			tp.ls = []*plist{l}
+		} else if q.All && q.Prefix {
+			tp.ls = x.prefixed(t)
+		}
+		if len(tp.ls) == 0 {
 			if q.All {
 				return nil
 			}
 			continue
 		}
-		lists = append(lists, termPostings{l: l, idf: keyword.IDF(int(l.n), n)})
+		for _, l := range tp.ls {
+			tp.n += int(l.n)
+		}
+		lists = append(lists, tp)
 	}
 	if len(lists) == 0 {
 		return nil
 	}
 	// Rarest first: under ALL, later terms only add to slots still in the running.
-	slices.SortFunc(lists, func(a, b termPostings) int { return int(a.l.n) - int(b.l.n) })
+	slices.SortFunc(lists, func(a, b termPostings) int { return a.n - b.n })
 
 	s := x.getScratch()
 	defer x.putScratch(s)
 	alive := 0 // under ALL: slots that matched every term so far
-	for i, l := range lists {
+	for i, tp := range lists {
 		var one [1]block
-		bs := x.blocksOf(l.l, &one)
-		if q.All && i > 0 && len(bs) > 1 && alive*32 < int(l.l.n) && useIntersect {
+		l := tp.ls[0]
+		bs := x.blocksOf(l, &one)
+		if q.All && i > 0 && len(tp.ls) == 1 && len(bs) > 1 && alive*32 < int(l.n) && useIntersect {
 			// Few candidates left against a long list: decode only the
 			// blocks that may hold one.
-			alive = s.intersect(l.l, bs, i, l.idf, x.lens, avgLen)
+			alive = s.intersect(l, bs, i, keyword.IDF(int(l.n), n), x.lens, avgLen)
 		} else {
-			for j, b := range bs {
-				s.accumulate(l.l.data[b.off:blockEnd(l.l, bs, j)], i, q.All, l.idf, x.lens, avgLen)
+			for k, l := range tp.ls {
+				idf := keyword.IDF(int(l.n), n)
+				bs := x.blocksOf(l, &one)
+				for j, b := range bs {
+					s.accumulate(l.data[b.off:blockEnd(l, bs, j)], i, q.All, k > 0, idf, x.lens, avgLen)
+				}
 			}
 			switch {
 			case !q.All || i+1 == len(lists): // no count needed
@@ -211,6 +235,25 @@ func (x *Index) Search(q Query) []Hit {
 		top.offer(d, sc, sc)
 	}
 	return top.sorted()
+}
+
+// minPrefix is the shortest query term matched as a prefix (Query.Prefix).
+const minPrefix = 3
+
+// prefixed is the postings of every indexed term that term begins, when
+// term is at least minPrefix bytes (a walk of the term table: only for a
+// word that matched nothing exactly).
+func (x *Index) prefixed(term string) []*plist {
+	if len(term) < minPrefix {
+		return nil
+	}
+	var out []*plist
+	for id, t := range x.terms {
+		if len(t) > len(term) && strings.HasPrefix(t, term) && x.lists[id].n > 0 {
+			out = append(out, &x.lists[id])
+		}
+	}
+	return out
 }
 
 // List returns the live memories matching f, priority desc then updated_at

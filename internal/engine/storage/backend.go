@@ -161,8 +161,8 @@ type Archived struct {
 	OriginalExpiresAt int64
 }
 
-// Backend is a whole storage backend, as the engine opens it: bbolt today
-// (package boltstore), room for PostgreSQL later.
+// Backend is a whole storage backend, as the engine opens it: bbolt
+// (package boltstore) or PostgreSQL (package pgstore).
 type Backend interface {
 	Memories
 	Corpus

@@ -2,6 +2,6 @@
 // implements (one per engine service: Memories, Graph, Audit, together
 // Backend), the errors every backend returns, the write policy it asks,
 // and the options it opens with. The engine's gRPC layer (package server)
-// depends only on this package; package boltstore is today's backend, and
-// package storagetest is the conformance suite any backend must pass.
+// depends only on this package; packages boltstore and pgstore are the
+// backends, and package storagetest is the conformance suite both pass.
 package storage

@@ -75,7 +75,12 @@ type VectorStatusResponse struct {
 	// Memories never sent because they look like they hold a secret.
 	Withheld uint64 `protobuf:"varint,10,opt,name=withheld,proto3" json:"withheld,omitempty"`
 	// Backfill requests a second a reindex may send ([models.embeddings] rate_per_sec).
-	RatePerSec    float64 `protobuf:"fixed64,11,opt,name=rate_per_sec,json=ratePerSec,proto3" json:"rate_per_sec,omitempty"`
+	RatePerSec float64 `protobuf:"fixed64,11,opt,name=rate_per_sec,json=ratePerSec,proto3" json:"rate_per_sec,omitempty"`
+	// Where the vectors come from: "endpoint" ([models.embeddings]) or
+	// "local" (a model the engine runs itself).
+	Source string `protobuf:"bytes,12,opt,name=source,proto3" json:"source,omitempty"`
+	// The local model's files on disk, in bytes (0 for an endpoint).
+	ModelBytes    uint64 `protobuf:"varint,13,opt,name=model_bytes,json=modelBytes,proto3" json:"model_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -183,6 +188,20 @@ func (x *VectorStatusResponse) GetWithheld() uint64 {
 func (x *VectorStatusResponse) GetRatePerSec() float64 {
 	if x != nil {
 		return x.RatePerSec
+	}
+	return 0
+}
+
+func (x *VectorStatusResponse) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *VectorStatusResponse) GetModelBytes() uint64 {
+	if x != nil {
+		return x.ModelBytes
 	}
 	return 0
 }
@@ -457,7 +476,7 @@ var File_aimemory_v1_vectors_proto protoreflect.FileDescriptor
 const file_aimemory_v1_vectors_proto_rawDesc = "" +
 	"\n" +
 	"\x19aimemory/v1/vectors.proto\x12\vaimemory.v1\x1a\x18aimemory/v1/memory.proto\"\x15\n" +
-	"\x13VectorStatusRequest\"\xe3\x02\n" +
+	"\x13VectorStatusRequest\"\x9c\x03\n" +
 	"\x14VectorStatusResponse\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x01 \x01(\bR\n" +
@@ -478,7 +497,10 @@ const file_aimemory_v1_vectors_proto_rawDesc = "" +
 	"\bwithheld\x18\n" +
 	" \x01(\x04R\bwithheld\x12 \n" +
 	"\frate_per_sec\x18\v \x01(\x01R\n" +
-	"ratePerSec\"=\n" +
+	"ratePerSec\x12\x16\n" +
+	"\x06source\x18\f \x01(\tR\x06source\x12\x1f\n" +
+	"\vmodel_bytes\x18\r \x01(\x04R\n" +
+	"modelBytes\"=\n" +
 	"\x0fBackfillRequest\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\rR\x05batch\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\tR\x05after\"\x87\x01\n" +

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -93,7 +94,7 @@ func (s *Store) checkVectors(tx *bolt.Tx, records map[string]*aimemoryv1.Memory,
 	stored := 0
 	if err := tx.Bucket(bucketVectors).ForEach(func(k, v []byte) error {
 		stored++
-		e, err := decodeVector(v)
+		e, err := vecset.Decode(v)
 		m := records[string(k)]
 		switch {
 		case err != nil:

@@ -11,14 +11,9 @@ import (
 )
 
 // Hybrid recall (docs/RETRIEVAL.md): the keyword and vector lists are
-// fused by RRF, the vector list at half weight, with vector candidates
-// below the request's min_similarity (default 0.5) left out: chosen on the
-// retrieval benchmark, where equal weights and spec §9.3's 0.2 cost
-// recall@10 with a lexical test embedder (0.929 → 0.892 on the notes).
-var (
-	defaultMinSimilarity = vecset.DefaultMinSimilarity
-	fusionWeights        = vecset.FusionWeights
-)
+// blended (vecset.Blend), with vector candidates below the request's
+// min_similarity (default 0.5) left out.
+var defaultMinSimilarity = vecset.DefaultMinSimilarity
 
 // filter compiles a request's filter with the read rule of the guarded
 // namespaces: another identity's inbox, or another family's keyspace, is
@@ -94,7 +89,7 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 			resp.SemanticReason = "no memory has a vector by " + req.GetVectorModel() + " close to the query"
 			hits = hits[:min(len(hits), limit)]
 		} else {
-			hits = index.Fuse([][]index.Hit{hits, near}, fusionWeights, limit)
+			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, req.GetQueryVector(), req.GetVectorModel(), minCos, limit)
 			resp.Mode = "hybrid"
 		}
 	}

@@ -27,7 +27,8 @@ import (
 //	   build that knows none of them must not write the file
 //	5  a memory's term list in its row of memories (codec.go, encodeLive)
 //	   instead of a terms bucket: one value per write, not two
-const SchemaVersion = 5
+//	6  vectors 8-bit (vecset.Entry.Encode) instead of float32
+const SchemaVersion = 6
 
 // Buckets. Keys and values are described in codec.go.
 var (
@@ -76,8 +77,21 @@ func migration(from uint32) func(*bolt.Tx) error {
 		return func(*bolt.Tx) error { return nil } // the new buckets exist already
 	case 4:
 		return migrateTermsIntoRows
+	case 5:
+		return migrateVectorsTo8Bit
 	}
 	return nil
+}
+
+// migrateVectorsTo8Bit (5→6) rewrites every vector 8-bit.
+func migrateVectorsTo8Bit(tx *bolt.Tx) error {
+	return rewrite(tx.Bucket(bucketVectors), func(raw []byte) ([]byte, error) {
+		e, err := decodeVectorV5(raw)
+		if err != nil {
+			return nil, err
+		}
+		return e.Encode(), nil
+	})
 }
 
 // bucketTermsV4 is schema 4's id → term list bucket, read and dropped by

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -303,8 +305,8 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaOf(t, path); v != 5 {
-		t.Errorf("schema after open = %d, want 5", v)
+	if v := schemaOf(t, path); v != SchemaVersion {
+		t.Errorf("schema after open = %d, want %d", v, SchemaVersion)
 	}
 	s2, err := Open(ctx, path, Options{Now: clk.Now})
 	if err != nil {
@@ -367,4 +369,50 @@ func TestUpgradeFromSchema4Answers(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)
+}
+
+// TestUpgradeFromSchema5: float32 vectors (schema 5) are rewritten 8-bit
+// at open; they rank as before and the store stays consistent.
+func TestUpgradeFromSchema5(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTest(t, Options{})
+	vecs := map[string][]float32{"near": {0.9, 0.1, 0, 0}, "far": {0, 0.2, 1, 0}}
+	ids := storagetest.StoreWithVectors(t, s, vecs)
+	// Back to schema 5: each vector as its float32 value.
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketVectors)
+		for title, id := range ids {
+			e, err := vecset.Decode(b.Get([]byte(id)))
+			if err != nil {
+				return err
+			}
+			v5 := binary.AppendUvarint(nil, uint64(len(e.Model)))
+			v5 = append(v5, e.Model...)
+			v5 = binary.BigEndian.AppendUint64(v5, e.Hash)
+			v5 = binary.AppendUvarint(v5, uint64(len(vecs[title])))
+			for _, x := range vecset.Normalize(vecs[title]) {
+				v5 = binary.LittleEndian.AppendUint32(v5, math.Float32bits(x))
+			}
+			if err := b.Put([]byte(id), v5); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint32(nil, 5))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, Options{})
+	res, err := s.Nearest(ctx, &aimemoryv1.Filter{}, []float32{1, 0, 0, 0}, "m", 2)
+	if err != nil || len(res) != 2 || res[0].Memory.Id != ids["near"] || math.Abs(res[0].Score-0.9939) > 0.01 {
+		t.Fatalf("nearest after the upgrade: %v %v", res, err)
+	}
+	checkConsistent(t, s)
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if v := binary.BigEndian.Uint32(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != SchemaVersion {
+			t.Errorf("schema after open = %d, want %d", v, SchemaVersion)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

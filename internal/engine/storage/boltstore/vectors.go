@@ -15,8 +15,8 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// Vectors live beside the records (bucket vectors: id → model, the hash of
-// the text embedded, float32s), written only while the record still has
+// Vectors live beside the records (bucket vectors: id → vecset.Entry's
+// Encode: model, the hash of the text embedded, 8-bit components), written only while the record still has
 // the text that was embedded, and removed in the transaction that removes
 // the record or changes its title or content. So a stored vector is
 // always of the record's current text; a record without one (new, edited,
@@ -30,39 +30,31 @@ func EmbedText(m *aimemoryv1.Memory) string { return vecset.EmbedText(m) }
 
 func textHash(m *aimemoryv1.Memory) uint64 { return vecset.TextHash(m) }
 
-func encodeVector(e *vecset.Entry) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(e.Model)))
-	b = append(b, e.Model...)
-	b = binary.BigEndian.AppendUint64(b, e.Hash)
-	b = binary.AppendUvarint(b, uint64(len(e.V)))
-	for _, x := range e.V {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVector(b []byte) (*vecset.Entry, error) {
+// decodeVectorV5 reads schema 5's float32 value (model, hash, float32s),
+// for migrateVectorsTo8Bit.
+func decodeVectorV5(b []byte) (*vecset.Entry, error) {
 	bad := errors.New("malformed vector")
 	n, k := binary.Uvarint(b)
 	if k <= 0 || uint64(len(b)-k) < n {
 		return nil, bad
 	}
-	e := &vecset.Entry{Model: string(b[k : k+int(n)])}
+	model := string(b[k : k+int(n)])
 	b = b[k+int(n):]
 	if len(b) < 8 {
 		return nil, bad
 	}
-	e.Hash, b = binary.BigEndian.Uint64(b), b[8:]
+	hash, b := binary.BigEndian.Uint64(b), b[8:]
 	dim, k := binary.Uvarint(b)
 	if k <= 0 || uint64(len(b)-k) != 4*dim {
 		return nil, bad
 	}
 	b = b[k:]
-	e.V = make([]float32, dim)
-	for i := range e.V {
-		e.V[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return e, nil
+	scale, q := vecset.Quantize(v)
+	return &vecset.Entry{Model: model, Hash: hash, Scale: scale, Q: q}, nil
 }
 
 // HasVector reports whether id has a vector by model.
@@ -77,7 +69,7 @@ func (s *Store) loadVectors() error {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			e, err := decodeVector(v)
+			e, err := vecset.Decode(v)
 			if err != nil {
 				return fmt.Errorf("vector %s: %w", k, err)
 			}
@@ -122,7 +114,7 @@ func (s *Store) PutVectors(ctx context.Context, model string, puts []storage.Vec
 			if m == nil || textHash(m) != es[i].Hash {
 				continue
 			}
-			if err := b.Put([]byte(p.ID), encodeVector(es[i])); err != nil {
+			if err := b.Put([]byte(p.ID), es[i].Encode()); err != nil {
 				return err
 			}
 			w.vecChanges = append(w.vecChanges, vecChange{id: p.ID, e: es[i]})

@@ -1,7 +1,9 @@
 package boltstore
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -37,9 +39,10 @@ func withVectors(b *testing.B, n int) *Store {
 				if err != nil || m == nil {
 					return err
 				}
-				e := &vecset.Entry{Model: "bench", Hash: textHash(m), V: vecset.Normalize(randomVector(r))}
+				scale, q := vecset.Quantize(randomVector(r))
+				e := &vecset.Entry{Model: "bench", Hash: textHash(m), Scale: scale, Q: q}
 				w.vecChanges = append(w.vecChanges, vecChange{id: id, e: e})
-				if err := w.tx.Bucket(bucketVectors).Put([]byte(id), encodeVector(e)); err != nil {
+				if err := w.tx.Bucket(bucketVectors).Put([]byte(id), e.Encode()); err != nil {
 					return err
 				}
 			}
@@ -69,13 +72,18 @@ func benchHybrid(b *testing.B, n int) {
 func BenchmarkHybridRecall10k(b *testing.B)  { benchHybrid(b, 10_000) }
 func BenchmarkHybridRecall100k(b *testing.B) { benchHybrid(b, 100_000) }
 
-func TestVectorCodecRoundTrip(t *testing.T) {
-	e := &vecset.Entry{Model: "m", Hash: 42, V: []float32{0.6, -0.8}}
-	got, err := decodeVector(encodeVector(e))
-	if err != nil || got.Model != "m" || got.Hash != 42 || fmt.Sprint(got.V) != fmt.Sprint(e.V) {
-		t.Fatalf("%+v %v", got, err)
+// TestVectorMigrationTo8Bit: a schema 5 float32 vector reads back 8-bit,
+// within the rounding, with its model and hash.
+func TestVectorMigrationTo8Bit(t *testing.T) {
+	v5 := []byte{1, 'm', 0, 0, 0, 0, 0, 0, 0, 42, 2}
+	for _, x := range []float32{0.6, -0.8} {
+		v5 = binary.LittleEndian.AppendUint32(v5, math.Float32bits(x))
 	}
-	if _, err := decodeVector(encodeVector(e)[:5]); err == nil {
+	e, err := decodeVectorV5(v5)
+	if err != nil || e.Model != "m" || e.Hash != 42 || fmt.Sprintf("%.2f", e.Vector()) != "[0.60 -0.80]" {
+		t.Fatalf("%+v %v", e, err)
+	}
+	if _, err := decodeVectorV5(v5[:5]); err == nil {
 		t.Fatal("a cut vector decoded")
 	}
 }

@@ -107,7 +107,7 @@ func KeywordQuery(an *keyword.Analyzer, req *aimemoryv1.SearchMemoriesRequest, f
 	if !all {
 		terms = keyword.DropFunctionWords(terms)
 	}
-	return index.Query{Terms: terms, All: all, Filter: f, LiveAt: now, Limit: int(req.GetLimit()), Now: now}, nil
+	return index.Query{Terms: terms, All: all, Prefix: all, Filter: f, LiveAt: now, Limit: int(req.GetLimit()), Now: now}, nil
 }
 
 // MaxContradictions bounds StoreMemoryResponse.potential_contradictions.

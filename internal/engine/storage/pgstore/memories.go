@@ -27,11 +27,8 @@ const (
 	maxAmbiguousIDs = 10
 )
 
-// Hybrid search's defaults, boltstore's.
-var (
-	defaultMinSimilarity = vecset.DefaultMinSimilarity
-	fusionWeights        = vecset.FusionWeights
-)
+// Hybrid search's default floor, boltstore's.
+var defaultMinSimilarity = vecset.DefaultMinSimilarity
 
 // StoreMemory writes a new memory or resolves a (title, namespace)
 // collision by on_conflict: ERROR fails, VERSION picks "T (n)", MERGE (the
@@ -397,7 +394,7 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 		q.Limit = max(3*limit, 30)
 	}
 	hits := s.idx.Search(q)
-	if hybrid { // boltstore's fusion, step for step
+	if hybrid { // boltstore's blend, step for step
 		minCos := float64(req.GetMinSimilarity())
 		if minCos == 0 {
 			minCos = defaultMinSimilarity
@@ -410,7 +407,7 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 			resp.SemanticReason = "no memory has a vector by " + req.GetVectorModel() + " close to the query"
 			hits = hits[:min(len(hits), limit)]
 		} else {
-			hits = index.Fuse([][]index.Hit{hits, near}, fusionWeights, limit)
+			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, req.GetQueryVector(), req.GetVectorModel(), minCos, limit)
 			resp.Mode = "hybrid"
 		}
 	}

@@ -20,7 +20,7 @@ var migrationFiles embed.FS
 
 // SchemaVersion is the newest embedded migration: the layout this build
 // reads and writes.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrationLockID is goose's advisory lock key for this schema (any fixed
 // number: every engine of one database takes the same one).

@@ -73,7 +73,8 @@ func (s *Store) enablePgvector(ctx context.Context) error {
 			fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLockID+1),
 			`CREATE EXTENSION IF NOT EXISTS vector`,
 			`ALTER TABLE vectors ADD COLUMN IF NOT EXISTS embedding vector`,
-			`UPDATE vectors SET embedding = v::vector WHERE embedding IS NULL`,
+			`UPDATE vectors SET embedding = (SELECT array_agg(((get_byte(q, i) + 128) % 256 - 128) * scale ORDER BY i)
+				FROM generate_series(0, length(q) - 1) AS i)::vector WHERE embedding IS NULL`,
 		} {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
@@ -84,8 +85,9 @@ func (s *Store) enablePgvector(ctx context.Context) error {
 }
 
 // pgvectorPut is putVector's statement when the embedding column exists.
-const pgvectorPut = `INSERT INTO vectors (id, model, hash, v, embedding) VALUES ($1, $2, $3, $4, $4::real[]::vector)
-	ON CONFLICT (id) DO UPDATE SET model = EXCLUDED.model, hash = EXCLUDED.hash, v = EXCLUDED.v, embedding = EXCLUDED.embedding`
+// $6 is the vector dequantized (pgvector has no 8-bit type).
+const pgvectorPut = `INSERT INTO vectors (id, model, hash, scale, q, embedding) VALUES ($1, $2, $3, $4, $5, $6::real[]::vector)
+	ON CONFLICT (id) DO UPDATE SET model = EXCLUDED.model, hash = EXCLUDED.hash, scale = EXCLUDED.scale, q = EXCLUDED.q, embedding = EXCLUDED.embedding`
 
 // ensureVectorIndex makes the HNSW index of each dimension puts have, once
 // per engine (IF NOT EXISTS across engines). A failure is logged: Nearest
@@ -98,7 +100,7 @@ func (s *Store) ensureVectorIndex(ctx context.Context, puts []storage.VectorPut)
 		if s.pgv.indexed[d] || d > hnswMaxDims {
 			continue
 		}
-		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS vectors_hnsw_%d ON vectors USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE cardinality(v) = %d`, d, d, d)
+		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS vectors_hnsw_%d ON vectors USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE length(q) = %d`, d, d, d)
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			s.log.Warn("pgvector index", "dims", d, "err", err)
 			continue
@@ -115,7 +117,7 @@ func (s *Store) nearestPgvector(ctx context.Context, f *index.Filter, q []float3
 	q = vecset.Normalize(q)
 	d, k := len(q), max(10*limit, 100)
 	sql := fmt.Sprintf(`SELECT id, 1 - (embedding::vector(%d) <=> $1::real[]::vector(%d)) FROM vectors
-		WHERE cardinality(v) = %d AND model = $2 AND embedding IS NOT NULL ORDER BY embedding::vector(%d) <=> $1::real[]::vector(%d) LIMIT $3`, d, d, d, d, d)
+		WHERE length(q) = %d AND model = $2 AND embedding IS NOT NULL ORDER BY embedding::vector(%d) <=> $1::real[]::vector(%d) LIMIT $3`, d, d, d, d, d)
 	rows, err := s.pool.Query(ctx, sql, q, model, k)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector nearest: %w", err)

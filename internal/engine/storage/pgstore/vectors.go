@@ -15,7 +15,7 @@ import (
 )
 
 // Vectors live in table vectors (id → model, hash of the text embedded,
-// unit-length real[]), written only while the memory still has the text
+// the unit vector 8-bit: scale and bytea q, as vecset.Entry), written only while the memory still has the text
 // embedded, and gone with the memory (cascade) or with an edit of its
 // title or content (put). Each engine keeps a copy in memory (vecset, as
 // boltstore), loaded with the index in one snapshot and caught up from the
@@ -42,7 +42,7 @@ func (s *Store) freshen() {
 // loadVectors reads every stored vector (in the index's snapshot, tx).
 func loadVectors(ctx context.Context, tx pgx.Tx) (*vecset.Set, error) {
 	set := vecset.New()
-	rows, err := tx.Query(ctx, `SELECT id, model, hash, v FROM vectors`)
+	rows, err := tx.Query(ctx, `SELECT id, model, hash, scale, q FROM vectors`)
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +62,12 @@ func scanVector(rows pgx.Rows) (string, *vecset.Entry, error) {
 		id   string
 		hash int64
 		e    vecset.Entry
+		q    []byte
 	)
-	if err := rows.Scan(&id, &e.Model, &hash, &e.V); err != nil {
+	if err := rows.Scan(&id, &e.Model, &hash, &e.Scale, &q); err != nil {
 		return "", nil, err
 	}
-	e.Hash = uint64(hash)
+	e.Hash, e.Q = uint64(hash), vecset.Bytes8(q)
 	return id, &e, nil
 }
 
@@ -89,7 +90,7 @@ func (s *Store) vectorsOf(ctx context.Context, changes []index.Change) (map[stri
 	for _, id := range ids {
 		out[id] = nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, model, hash, v FROM vectors WHERE id = ANY($1)`, ids)
+	rows, err := s.pool.Query(ctx, `SELECT id, model, hash, scale, q FROM vectors WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -174,12 +175,13 @@ func (s *Store) PutVectors(ctx context.Context, model string, puts []storage.Vec
 }
 
 func (w *writeTx) putVector(id string, e *vecset.Entry, pgv bool) error {
-	q := `INSERT INTO vectors (id, model, hash, v) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO UPDATE SET model = EXCLUDED.model, hash = EXCLUDED.hash, v = EXCLUDED.v`
+	q := `INSERT INTO vectors (id, model, hash, scale, q) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET model = EXCLUDED.model, hash = EXCLUDED.hash, scale = EXCLUDED.scale, q = EXCLUDED.q`
+	args := []any{id, e.Model, int64(e.Hash), e.Scale, vecset.Raw8(e.Q)}
 	if pgv {
-		q = pgvectorPut
+		q, args = pgvectorPut, append(args, e.Vector())
 	}
-	_, err := w.tx.Exec(w.ctx, q, id, e.Model, int64(e.Hash), e.V)
+	_, err := w.tx.Exec(w.ctx, q, args...)
 	return err
 }
 
@@ -256,7 +258,7 @@ func (s *Store) scored(ctx context.Context, hits []index.Hit) ([]*aimemoryv1.Sco
 // checkVectors: every vector row is of its memory's current text and in
 // this engine's copy, and the copy holds no other (CheckConsistency).
 func (s *Store) checkVectors(ctx context.Context, records map[string]*aimemoryv1.Memory) error {
-	rows, err := s.pool.Query(ctx, `SELECT id, model, hash, v FROM vectors`)
+	rows, err := s.pool.Query(ctx, `SELECT id, model, hash, scale, q FROM vectors`)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -179,4 +180,19 @@ func getAs(t testing.TB, ctx context.Context, s storage.Backend, ids ...string) 
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// StoreWithVectors stores a memory titled by each key of vecs (namespace
+// "n") with that vector by model "m"; it returns their ids by title.
+func StoreWithVectors(t testing.TB, s storage.Backend, vecs map[string][]float32) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for title, v := range vecs {
+		m := Store(t, s, Mem(title, title+" text", InNS("n")))
+		ids[title] = m.GetId()
+		if _, err := s.PutVectors(context.Background(), "m", []storage.VectorPut{{ID: m.GetId(), Text: vecset.EmbedText(m), Vector: v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
 }

@@ -17,12 +17,10 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// Hybrid search: the least cosine of a semantic candidate when the request
-// sets none, and the weights of keyword and semantic ranks in the fusion.
-var (
-	DefaultMinSimilarity = 0.5
-	FusionWeights        = []float64{1, 0.5}
-)
+// DefaultMinSimilarity is hybrid search's least cosine of a semantic
+// candidate when the request sets none (an endpoint's default; the local
+// model has its own).
+var DefaultMinSimilarity = 0.5
 
 // EmbedText is what is embedded for a memory (spec §1.4).
 func EmbedText(m *aimemoryv1.Memory) string { return m.GetTitle() + " " + m.GetContent() }
@@ -38,22 +36,25 @@ func Hash(text string) uint64 {
 // TextHash is the hash of m's embedded text.
 func TextHash(m *aimemoryv1.Memory) uint64 { return Hash(EmbedText(m)) }
 
-// Entry is one memory's vector: by model, of the text with hash Hash.
+// Entry is one memory's vector: by model, of the text with hash Hash,
+// unit length, 8-bit (quant.go).
 type Entry struct {
 	Model string
 	Hash  uint64
-	V     []float32 // unit length
+	Scale float32
+	Q     []int8
 }
 
 // Entries checks PutVectors' arguments and makes their entries
-// (normalized, with the hash of the text embedded).
+// (normalized and quantized, with the hash of the text embedded).
 func Entries(model string, puts []storage.VectorPut) ([]*Entry, error) {
 	es := make([]*Entry, len(puts))
 	for i, p := range puts {
 		if model == "" || len(p.Vector) == 0 || len(p.Vector) > 1<<16 {
 			return nil, errors.New("vector: a model and 1 to 65536 dimensions")
 		}
-		es[i] = &Entry{Model: model, V: Normalize(p.Vector), Hash: Hash(p.Text)}
+		scale, q := Quantize(p.Vector)
+		es[i] = &Entry{Model: model, Scale: scale, Q: q, Hash: Hash(p.Text)}
 	}
 	return es, nil
 }
@@ -73,23 +74,6 @@ func Normalize(v []float32) []float32 {
 		out[i] = x * inv
 	}
 	return out
-}
-
-// Dot is the dot product, four lanes at a time (the scan's whole cost).
-func Dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
 }
 
 // Set is the in-memory copy: entries in a slice for scanning, and their
@@ -186,20 +170,67 @@ func (s *Set) Missing(ids []string, model, after string, limit int) []index.Hit 
 
 // Nearest is the limit live memories of idx matching f whose vectors by
 // model are closest to q (cosine), best first, with cosine at least minCos.
+// The best 4·limit are selected first (no sort of every candidate), then 8
+// times as many while the filter leaves fewer than limit of them.
 func (s *Set) Nearest(idx *index.Index, f *index.Filter, q []float32, model string, limit int, minCos float64, now int64) []index.Hit {
-	q = Normalize(q)
-	var all []index.Hit
+	qq := quantizeQuery(q)
 	s.mu.RLock()
+	all := make([]index.Hit, 0, len(s.es)) // one allocation, not a growth per doubling
 	for i, e := range s.es {
-		if e.Model != model || len(e.V) != len(q) {
+		if e.Model != model || len(e.Q) != len(qq.q) {
 			continue
 		}
-		if d := float64(Dot(e.V, q)); d >= minCos {
+		if d := qq.cos(e); d >= minCos {
 			all = append(all, index.Hit{ID: s.ids[i], Score: d})
 		}
 	}
 	s.mu.RUnlock()
+	for k := 4 * limit; k < len(all); k *= 8 {
+		if out := Filtered(idx, f, best(all, k), limit, now); len(out) == limit {
+			return out
+		}
+	}
 	return Filtered(idx, f, ByScore(all), limit, now)
+}
+
+// better is ByScore's order: higher score, then lower id.
+func better(a, b index.Hit) bool {
+	return a.Score > b.Score || (a.Score == b.Score && a.ID < b.ID)
+}
+
+// best is the k best of hits in ByScore's order, by a heap of k whose
+// root is the worst kept.
+func best(hits []index.Hit, k int) []index.Hit {
+	h := make([]index.Hit, 0, k)
+	down := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && better(h[w], h[l]) {
+				w = l
+			}
+			if r < len(h) && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for _, x := range hits {
+		switch {
+		case len(h) < k:
+			h = append(h, x)
+			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case better(x, h[0]):
+			h[0] = x
+			down(0)
+		}
+	}
+	return ByScore(h)
 }
 
 // ByScore sorts hits best first, equal scores by id: every backend
