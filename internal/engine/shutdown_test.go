@@ -14,16 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/embed/embedtest"
+	"github.com/ai-memory/ai-memory/internal/embed/modelfiles"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // TestStopJoinsEverythingAndKeepsAcknowledgedWrites stops an engine while
-// writers store and the embedder embeds: when Serve returns, no goroutine
-// of the engine's code is left (the store is closed, nothing may still use
-// it), and every write it acknowledged is there after a restart; the rest
-// were refused.
+// writers store and the embedder embeds through an endpoint: when Serve
+// returns, no goroutine of the engine's code is left (the store is closed,
+// nothing may still use it), and every write it acknowledged is there
+// after a restart; the rest were refused.
 func TestStopJoinsEverythingAndKeepsAcknowledgedWrites(t *testing.T) {
 	dir := shortDir(t)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -45,9 +47,24 @@ func TestStopJoinsEverythingAndKeepsAcknowledgedWrites(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, settings.File), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	stopWhileWriting(t, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
+}
 
+// The same with the local model, whose embedding of a write is CPU work
+// the stop cannot cut short: Serve returns only after it.
+func TestStopJoinsTheLocalModel(t *testing.T) {
+	found := modelfiles.Found{Name: "local", Dir: embedtest.ModelDir(t)}
+	stopWhileWriting(t, Options{DataDir: shortDir(t), IdleTimeout: -1, Logger: quiet(t), Model: &found})
+}
+
+// stopWhileWriting serves opts, stops the engine while four writers store,
+// checks that no goroutine of the engine outlives Serve, and that a
+// restarted engine has every write the first acknowledged.
+func stopWhileWriting(t *testing.T, opts Options) {
+	t.Helper()
+	dir := opts.DataDir
 	ctx, stop := context.WithCancel(storagetest.Operator())
-	done := serveAsync(ctx, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
+	done := serveAsync(ctx, opts)
 	c := dial(t, dir)
 
 	const writers = 4
@@ -96,7 +113,7 @@ func TestStopJoinsEverythingAndKeepsAcknowledgedWrites(t *testing.T) {
 	}
 
 	ctx2, stop2 := context.WithCancel(storagetest.Operator())
-	done2 := serveAsync(ctx2, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
+	done2 := serveAsync(ctx2, opts)
 	defer func() {
 		stop2()
 		wait(t, done2, 10*time.Second)
@@ -111,7 +128,7 @@ func TestStopJoinsEverythingAndKeepsAcknowledgedWrites(t *testing.T) {
 }
 
 // engineGoroutines are the stacks of goroutines running the engine's own
-// (non-test) code.
+// (non-test) code, the local model's included.
 func engineGoroutines() []string {
 	buf := make([]byte, 1<<20)
 	for {
@@ -126,7 +143,7 @@ func engineGoroutines() []string {
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		for _, line := range strings.Split(g, "\n") {
 			line = strings.TrimSpace(line)
-			if strings.Contains(line, "/internal/engine/") && !strings.Contains(line, "_test.go:") {
+			if (strings.Contains(line, "/internal/engine/") || strings.Contains(line, "/internal/embed/")) && !strings.Contains(line, "_test.go:") {
 				leaked = append(leaked, g)
 				break
 			}
