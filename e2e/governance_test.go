@@ -193,20 +193,21 @@ func TestGovernanceApprovals(t *testing.T) {
 	type answer struct {
 		text  string
 		isErr bool
+		err   error // the transport's, checked on the test goroutine
 	}
 	answers := make([]answer, 2)
 	var wg sync.WaitGroup
 	for i, h := range []*host{carol, dave} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i].text, answers[i].isErr = h.call("memory_pending_approve", map[string]any{"id": id})
-		}()
+		wg.Go(func() {
+			answers[i].text, answers[i].isErr, answers[i].err = h.tryCall("memory_pending_approve", map[string]any{"id": id})
+		})
 	}
 	wg.Wait()
 	won := 0
 	for _, a := range answers {
 		switch {
+		case a.err != nil:
+			t.Errorf("racing approval: %v", a.err)
 		case !a.isErr && strings.Contains(a.text, `"executed":true`):
 			won++
 		case !(a.isErr && strings.Contains(a.text, "is approved")):

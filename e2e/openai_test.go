@@ -25,6 +25,9 @@ type openAI struct {
 	requests atomic.Int64
 	inputs   sync.Map // every text sent, for the secret check
 	hang     chan struct{}
+	// hung counts requests held by "hang", gaveUp those of them the
+	// client stopped waiting for.
+	hung, gaveUp atomic.Int64
 }
 
 func newOpenAI(t testing.TB, dims int) *openAI {
@@ -45,8 +48,10 @@ func (o *openAI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "model crashed", http.StatusInternalServerError)
 		return
 	case "hang":
+		o.hung.Add(1)
 		select {
 		case <-r.Context().Done():
+			o.gaveUp.Add(1)
 		case <-o.hang:
 		}
 		return

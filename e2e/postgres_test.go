@@ -262,7 +262,11 @@ func TestPostgresTwoEnginesWriteConcurrently(t *testing.T) {
 						t.Errorf("host %s writer %d write %d: %v %.200s", name, w, n, err, text)
 						return
 					}
-					id := answerField(t, text, "id")
+					id := answerField(text, "id")
+					if id == "" {
+						t.Errorf("host %s writer %d write %d: no id in %.200s", name, w, n, text)
+						return
+					}
 					now := time.Now()
 					all.add(ack{id: id, word: word, at: now})
 					if n%sampleEvery == 0 {
@@ -298,13 +302,13 @@ func TestPostgresTwoEnginesWriteConcurrently(t *testing.T) {
 		pct(lags, 0.5), pct(lags, 0.95), lags[len(lags)-1])
 }
 
-// answerField is one string field of a tool's JSON answer.
-func answerField(t testing.TB, text, field string) string {
-	t.Helper()
+// answerField is one string field of a tool's JSON answer, "" when it has
+// none. Writers call it off the test goroutine: it reports, never fails.
+func answerField(text, field string) string {
 	key := `"` + field + `":"`
 	i := strings.Index(text, key)
 	if i < 0 {
-		t.Fatalf("no %s in %.200s", field, text)
+		return ""
 	}
 	rest := text[i+len(key):]
 	return rest[:strings.IndexByte(rest, '"')]
@@ -337,15 +341,18 @@ func (l *writeLoop) run(wg *sync.WaitGroup, w int, stop <-chan struct{}) {
 			l.mu.Lock()
 			l.calls++
 			l.slowest = max(l.slowest, took)
+			id := answerField(text, "id")
 			switch {
 			case err != nil:
 				l.failures = append(l.failures, "transport: "+err.Error())
 			case isErr:
 				l.failures = append(l.failures, text)
+			case id == "":
+				l.failures = append(l.failures, "no id in the answer: "+text)
 			}
 			l.mu.Unlock()
-			if err == nil && !isErr {
-				l.acked.add(ack{id: answerField(l.h.t, text, "id"), word: word, at: time.Now()})
+			if err == nil && !isErr && id != "" {
+				l.acked.add(ack{id: id, word: word, at: time.Now()})
 			}
 		}
 	})
@@ -467,9 +474,8 @@ func TestPostgresDatabaseRestartUnderLoad(t *testing.T) {
 		if lost := missing(l.acked.ids(), have); len(lost) > 0 {
 			t.Errorf("host %s: %d of %d acknowledged writes lost: %v", l.name, len(lost), l.acked.len(), lost[:min(len(lost), 5)])
 		}
-		if l.slowest > 15*time.Second {
-			t.Errorf("host %s: a call took %v (hung on the restart)", l.name, l.slowest)
-		}
+		// A call hung on the restart ends at tryCall's deadline as a
+		// transport failure, refused here; the slowest call is logged.
 		for _, f := range l.failures {
 			if strings.HasPrefix(f, "transport:") || !strings.Contains(f, "database unavailable") || len(f) > 200 {
 				t.Errorf("host %s: unclear failure (%d bytes): %.300q", l.name, len(f), f)

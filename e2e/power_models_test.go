@@ -71,6 +71,20 @@ func TestEmbeddingsUsedWhenConfigured(t *testing.T) {
 	}
 }
 
+// A store never waits for the embedding endpoint: with the endpoint
+// holding every request (and the engine willing to wait 30s for it), the
+// store is acknowledged while its embedding request is still held.
+func TestStoreDoesNotWaitForTheEmbedder(t *testing.T) {
+	o := newOpenAI(t, 16)
+	_, h := modelHost(t, o, "30s")
+	o.set("hang")
+	h.store("Deploy freeze", "Never deploy the billing service on a Friday afternoon.")
+	eventually(t, 10*time.Second, "the store's embedding request", func() bool { return o.hung.Load() > 0 })
+	if n := o.gaveUp.Load(); n != 0 {
+		t.Errorf("the engine gave up on %d held embedding requests before the store was acknowledged", n)
+	}
+}
+
 // Every way an endpoint fails leaves stores working, recall on keyword
 // with the reason said, duplicate checks on shingles with the reason, and
 // a line in the engine's log.
@@ -89,11 +103,7 @@ func TestEmbeddingEndpointFailuresDegrade(t *testing.T) {
 				return strings.Contains(e.coverage(), "1 of 1 memories have vectors")
 			})
 			o.set(c.mode)
-			start := time.Now()
 			h.store("Deploy freeze", "Never deploy the billing service on a Friday afternoon.")
-			if d := time.Since(start); d > 250*time.Millisecond {
-				t.Errorf("a store waited %v for the failing endpoint", d)
-			}
 			text, isErr := h.call("memory_recall", map[string]any{"context": "billing deploys"})
 			if isErr || strings.Contains(text, "mode:hybrid") || !strings.Contains(text, "semantic_reason") || !strings.Contains(text, c.reason) || !strings.Contains(text, "Deploy freeze") {
 				t.Fatalf("recall with a failing endpoint: %s", text)

@@ -253,14 +253,23 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	g := grpc.NewServer(append(serverOpts, grpc.StatsHandler(conns),
 		// Above the record limits, so an oversized value gets its field's error.
-		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes))...)
+		grpc.MaxRecvMsgSize(record.MaxMessageBytes), grpc.MaxSendMsgSize(record.MaxMessageBytes),
+		grpc.WaitForHandlers(true))...) // stopGracefully's Stop returns after the handlers
 	emb, err := embedderFromSettings(dir, opts.Model, st, log, conns.Hold)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	embCtx, stopEmb := context.WithCancel(authz.System(ctx)) // it embeds every namespace's memories
-	defer stopEmb()
-	go emb.Run(embCtx, ev)
+	// Background work (the embedder, the last-seen flusher, the led tasks)
+	// ends and is waited for before the store closes (deferred earlier),
+	// and after the server has stopped (below), so no handler outlives it.
+	bg, stopBg := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	if recordsSeen {
+		defer seen.FlushSeen(context.Background()) // the last flush, after the flusher's
+	}
+	defer background.Wait()
+	defer stopBg()
+	background.Go(func() { emb.Run(authz.System(bg), ev) }) // it embeds every namespace's memories
 	chat, err := chatFromSettings(dir, log)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -273,19 +282,13 @@ func Serve(ctx context.Context, opts Options) error {
 	aimemoryv1.RegisterCallsServer(g, gate) // the hosts' call sessions
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(lis) }()
-	bg, stopBg := context.WithCancel(ctx) // background work ends before the store closes
-	defer stopBg()
 	if recordsSeen {
-		go flushSeenEvery(bg, seen, seenFlushInterval, log)
-		defer seen.FlushSeen(context.Background())
+		background.Go(func() { flushSeenEvery(bg, seen, seenFlushInterval, log) })
 	}
 	// Background tasks a shared database must see run once, on whichever
 	// engine leads each (runLed; bbolt's engine always leads). Expiry
 	// collection has no task of its own: it runs in recall's call, in a
 	// transaction, correct on any number of engines at once.
-	var background sync.WaitGroup
-	defer background.Wait() // before the store closes (deferred earlier)
-	defer stopBg()
 	background.Go(func() {
 		every(bg, grantsReload, func() {
 			if err := grants.Load(bg); err != nil && bg.Err() == nil {
@@ -339,16 +342,22 @@ func Serve(ctx context.Context, opts Options) error {
 	defer func() { stopDispatch(); <-dispatched }()
 	log.Info("engine serving", "socket", sock, "backend", opened.name, "at", opened.location, "memories", st.Count(), "idle_timeout", opts.IdleTimeout)
 
+	var serveErr error
 	select {
 	case <-ctx.Done():
 		log.Info("engine stopping", "reason", context.Cause(ctx))
 	case <-conns.idle():
 		log.Info("engine stopping", "reason", "idle", "after", opts.IdleTimeout)
-	case err := <-served:
-		return fmt.Errorf("engine: serve: %w", err)
+	case serveErr = <-served:
+		serveErr = fmt.Errorf("engine: serve: %w", serveErr)
 	}
-	stopGracefully(g, 2*time.Second)
-	return nil
+	// Connections Serve accepted outlive its error: they stop here too,
+	// before anything deferred above stops the work they use.
+	stopGracefully(g, handlerGrace)
+	if serveErr == nil {
+		<-served
+	}
+	return serveErr
 }
 
 // listenOwnSocket listens on the unix socket sock (0600). remove deletes the
@@ -438,18 +447,21 @@ func webhookConfig(w settings.Webhooks) (webhook.Guard, webhook.Backoff, time.Du
 	return g, b, timeout
 }
 
+// handlerGrace is how long running calls may take to finish on shutdown
+// before their contexts are cancelled.
+const handlerGrace = 2 * time.Second
+
 // stopGracefully lets running calls finish for up to grace (watch streams
-// would never end by themselves), then cuts the rest.
+// would never end by themselves), then cancels the rest, and returns once
+// every handler has returned (GracefulStop waits for them, and the server
+// is built with WaitForHandlers): a write in flight is committed and
+// acknowledged, or refused by its cancelled context, before the store
+// closes.
 func stopGracefully(g *grpc.Server, grace time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		g.GracefulStop()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		g.Stop()
-		<-done
+	cut := make(chan struct{})
+	timer := time.AfterFunc(grace, func() { g.Stop(); close(cut) })
+	g.GracefulStop()
+	if !timer.Stop() {
+		<-cut // the cut began: it returns too
 	}
 }

@@ -3,12 +3,6 @@ package mcphost
 import (
 	"context"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -179,38 +173,5 @@ func TestOverviewIsData(t *testing.T) {
 	}
 	if !slices.Equal(names, testSet.Families()) || !slices.Contains(names, "echo") {
 		t.Errorf("families = %v", names)
-	}
-}
-
-// The host has no per-family code: no string literal in its non-test
-// sources names a tool other than its own memory_capabilities.
-func TestNoToolNamesInHostCode(t *testing.T) {
-	files, _ := filepath.Glob("*.go")
-	tool := regexp.MustCompile(`memory_[a-z_]+`)
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			for _, m := range tool.FindAllString(lit.Value, -1) {
-				if m != capabilitiesName {
-					t.Errorf("%s: string literal names %s: %s", fset.Position(lit.Pos()), m, lit.Value)
-				}
-			}
-			return true
-		})
 	}
 }

@@ -148,7 +148,7 @@ func (e *Embedder) Run(ctx context.Context, ev *events.Broadcaster) {
 			return
 		case evt := <-sub.C:
 			switch evt.GetType() {
-			case "memory_store", "memory_update", "memory_restore", "memory_promote", "memory_consolidated":
+			case storage.EventStore, storage.EventUpdate, storage.EventRestore, storage.EventPromote, storage.EventConsolidated:
 			default: // removals drop their vector in their own transaction
 				continue
 			}

@@ -90,7 +90,8 @@ func TestTwoHostsShareOneEngine(t *testing.T) {
 	socks := make([]string, 2)
 	errs := make([]error, 2)
 	for i := range socks {
-		wg.Go(func() { socks[i], errs[i] = EnsureRunning(ctx, exe, dir, time.Second, hostCreds(t, dir)) })
+		creds := hostCreds(t, dir) // on the test goroutine: it may end the test
+		wg.Go(func() { socks[i], errs[i] = EnsureRunning(ctx, exe, dir, time.Second, creds) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -119,13 +120,10 @@ func TestTwoHostsShareOneEngine(t *testing.T) {
 
 func TestEngineThatCannotStart(t *testing.T) {
 	dir := shortDir(t)
-	start := time.Now()
 	_, err := EnsureRunning(context.Background(), "/bin/false", dir, time.Second, hostCreds(t, dir))
-	if err == nil || !strings.Contains(err.Error(), "engine.log") {
+	// Its exit is reported as such, not after the start timeout.
+	if err == nil || !strings.Contains(err.Error(), "exited") || !strings.Contains(err.Error(), "engine.log") {
 		t.Fatalf("err = %v", err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("a dead engine took %v to report", d)
 	}
 }
 

@@ -101,6 +101,17 @@ type callerStream struct {
 
 func (c *callerStream) Context() context.Context { return c.ctx }
 
+// waitForWatcher waits, for at most 10s, until a watch stream has
+// subscribed to ev: only writes after that reach it.
+func waitForWatcher(t testing.TB, ev *events.Broadcaster) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ev.Subscribers() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch stream never subscribed")
+		}
+	}
+}
+
 func newServer(t testing.TB) (*wire.EngineConn, *events.Broadcaster) {
 	t.Helper()
 	ev := &events.Broadcaster{}
@@ -205,10 +216,7 @@ func TestWatchEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Events are for writes after the subscription: wait for it.
-	for ev.Subscribers() == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForWatcher(t, ev) // events are for writes after the subscription
 	r, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "x"}})
 	if err != nil {
 		t.Fatal(err)
@@ -286,9 +294,7 @@ func TestWatchEventsLivenessOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ev.Subscribers() == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForWatcher(t, ev)
 	if _, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "t", Content: "x"}}); err != nil {
 		t.Fatal(err)
 	}

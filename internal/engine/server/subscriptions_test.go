@@ -39,9 +39,7 @@ func TestWatchEventsResumes(t *testing.T) {
 			t.Fatalf("replayed %v, %v; want seq %d", e, err, want)
 		}
 	}
-	for ev.Subscribers() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitForWatcher(t, ev)
 	r, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "d", Content: "x"}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ type EventLog interface {
 
 // LoggedEvent says whether an event type goes into the log. A touch is a
 // read's bookkeeping, not a change anyone subscribes to.
-func LoggedEvent(typ string) bool { return typ != "memory_touch" }
+func LoggedEvent(typ string) bool { return typ != EventTouch }
 
 // EventRetention is how many events the log keeps: older ones are trimmed
 // in the transaction that logs newer ones. A consumer further behind than

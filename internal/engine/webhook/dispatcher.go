@@ -24,8 +24,8 @@ import (
 // EventTypes are the event types a subscription may name (or "*"). Some
 // are emitted by operations other issues add; naming one is not an error.
 var EventTypes = []string{
-	"memory_store", "memory_update", "memory_delete", "memory_gc", "memory_promote", "memory_forget",
-	"memory_link_created", "memory_link_invalidated", "memory_consolidated", "approval_requested",
+	storage.EventStore, storage.EventUpdate, storage.EventDelete, storage.EventGC, storage.EventPromote, storage.EventForget,
+	storage.EventLinkCreated, storage.EventLinkInvalidated, storage.EventConsolidated, storage.EventApprovalRequested,
 }
 
 // Store is what the dispatcher needs of the backend.

@@ -73,9 +73,9 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 // collect is garbage collection's removal of one expired memory.
 func (w *writeTx) collect(m *aimemoryv1.Memory, archive bool) error {
 	if archive {
-		return w.archive(m, storage.ArchiveReasonTTL, "memory_gc")
+		return w.archive(m, storage.ArchiveReasonTTL, storage.EventGC)
 	}
-	return w.removeForGood(m, "memory_gc")
+	return w.removeForGood(m, storage.EventGC)
 }
 
 // expired reads every memory of a namespace readable allows whose expiry

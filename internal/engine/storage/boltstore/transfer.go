@@ -223,7 +223,7 @@ func (w *writeTx) ImportMemory(m *aimemoryv1.Memory) (string, error) {
 	if owner := w.titleOwner(m.GetNamespace(), m.GetTitle()); owner != "" {
 		return "", ops.Refusef("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
 	}
-	return "created", w.put(nil, proto.Clone(m).(*aimemoryv1.Memory), "memory_import")
+	return "created", w.put(nil, proto.Clone(m).(*aimemoryv1.Memory), storage.EventImport)
 }
 
 func (w *writeTx) ImportLink(l *aimemoryv1.Link) (string, error) {

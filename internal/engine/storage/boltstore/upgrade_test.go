@@ -374,7 +374,7 @@ func TestUpgradeFromSchema4Answers(t *testing.T) {
 // TestUpgradeFromSchema5: float32 vectors (schema 5) are rewritten 8-bit
 // at open; they rank as before and the store stays consistent.
 func TestUpgradeFromSchema5(t *testing.T) {
-	ctx := context.Background()
+	ctx := storagetest.Operator() // reads fail closed without a principal
 	s, _ := openTest(t, Options{})
 	vecs := map[string][]float32{"near": {0.9, 0.1, 0, 0}, "far": {0, 0.2, 1, 0}}
 	ids := storagetest.StoreWithVectors(t, s, vecs)

@@ -85,7 +85,7 @@ func Forget(tx Tx, mems []*aimemoryv1.Memory) error {
 		return queued
 	}
 	for _, m := range mems {
-		if err := tx.Archive(m, storage.ArchiveReasonForget, "memory_forget"); err != nil {
+		if err := tx.Archive(m, storage.ArchiveReasonForget, storage.EventForget); err != nil {
 			return err
 		}
 	}
@@ -154,7 +154,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		if err := tx.Authorize(storage.Write{Op: storage.OpPromote, Old: src, New: m}); err != nil {
 			return nil, err
 		}
-		return &aimemoryv1.PromoteMemoryResponse{Memory: m}, tx.Put(src, m, "memory_promote")
+		return &aimemoryv1.PromoteMemoryResponse{Memory: m}, tx.Put(src, m, storage.EventPromote)
 	}
 
 	ancestors := record.Ancestors(src.Namespace)[1:]
@@ -202,7 +202,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		if err := tx.Archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
 			return nil, err
 		}
-		if err := tx.Put(old, merged, "memory_promote"); err != nil {
+		if err := tx.Put(old, merged, storage.EventPromote); err != nil {
 			return nil, err
 		}
 		resp.Memory, resp.Merged = merged, true
@@ -211,7 +211,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		if err := tx.Authorize(storage.Write{Op: storage.OpPromote, Old: src, New: copy}); err != nil {
 			return nil, err
 		}
-		if err := tx.Put(nil, copy, "memory_promote"); err != nil {
+		if err := tx.Put(nil, copy, storage.EventPromote); err != nil {
 			return nil, err
 		}
 		resp.Memory = copy
@@ -303,7 +303,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Put(nil, m, "memory_consolidated"); err != nil {
+	if err := tx.Put(nil, m, storage.EventConsolidated); err != nil {
 		return nil, err
 	}
 	resp := &aimemoryv1.ConsolidateResponse{Memory: m, Standards: standards}
@@ -314,7 +314,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 		resp.LinksCreated++
 	}
 	for _, src := range srcs {
-		if err := tx.Archive(src, storage.ArchiveReasonConsolidated, "memory_delete"); err != nil {
+		if err := tx.Archive(src, storage.ArchiveReasonConsolidated, storage.EventDelete); err != nil {
 			return nil, err
 		}
 		resp.Archived = append(resp.Archived, src.Id)
@@ -399,7 +399,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 		if err := tx.Authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
 			return nil, err
 		}
-		if err := tx.Put(nil, m, "memory_restore"); err != nil {
+		if err := tx.Put(nil, m, storage.EventRestore); err != nil {
 			return nil, err
 		}
 		resp = &aimemoryv1.RestoreMemoryResponse{Memory: m}
@@ -437,7 +437,7 @@ func restoreOver(tx ArchiveTx, live, m *aimemoryv1.Memory) (*aimemoryv1.RestoreM
 	if err := tx.Archive(live, storage.ArchiveReasonSuperseded, ""); err != nil {
 		return nil, err
 	}
-	if err := tx.Put(live, m, "memory_restore"); err != nil {
+	if err := tx.Put(live, m, storage.EventRestore); err != nil {
 		return nil, err
 	}
 	return &aimemoryv1.RestoreMemoryResponse{Memory: m}, nil
@@ -463,7 +463,7 @@ func restoreInto(tx ArchiveTx, owner string, m *aimemoryv1.Memory) (*aimemoryv1.
 	if err := tx.Archive(old, storage.ArchiveReasonSuperseded, ""); err != nil {
 		return nil, err
 	}
-	if err := tx.Put(old, merged, "memory_restore"); err != nil {
+	if err := tx.Put(old, merged, storage.EventRestore); err != nil {
 		return nil, err
 	}
 	moved, kept, err := tx.RelinkArchived(m.Id, owner)

@@ -192,7 +192,7 @@ func pin(t GovTx, m *aimemoryv1.Memory) error {
 	}
 	next := rules.Clone(m)
 	next.Tier, next.ExpiresAt = "long", 0
-	return t.Put(m, next, "memory_promote")
+	return t.Put(m, next, storage.EventPromote)
 }
 
 // MayClearStandard checks a clear_standard of ns's row (nil: nothing to

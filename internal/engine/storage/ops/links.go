@@ -20,12 +20,6 @@ import (
 // query at any instant sees the link as it was then. Deleting either
 // memory removes the link (the backend's Remove).
 
-// Event types of link writes; memory_id is the source.
-const (
-	EventLinkCreated     = "memory_link_created"
-	EventLinkInvalidated = "memory_link_invalidated"
-)
-
 // LinkTx is what the link steps need of a backend's write transaction.
 type LinkTx interface {
 	Tx
@@ -134,7 +128,7 @@ func PutLink(tx LinkTx, req *aimemoryv1.PutLinkRequest, rel, by string, resp *ai
 		return err
 	}
 	resp.Link = l
-	tx.Emit(EventLinkCreated, src)
+	tx.Emit(storage.EventLinkCreated, src) // memory_id is the source
 	return nil
 }
 
@@ -166,7 +160,7 @@ func InvalidateLink(tx LinkTx, req *aimemoryv1.InvalidateLinkRequest, by string,
 		return err
 	}
 	resp.Link = l
-	tx.Emit(EventLinkInvalidated, src)
+	tx.Emit(storage.EventLinkInvalidated, src)
 	return nil
 }
 

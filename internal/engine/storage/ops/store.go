@@ -104,7 +104,7 @@ func Store(tx Tx, in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp 
 		return err
 	}
 	resp.Memory, resp.Outcome = merged, aimemoryv1.StoreOutcome_STORE_OUTCOME_MERGED
-	return tx.Put(old, merged, "memory_store")
+	return tx.Put(old, merged, storage.EventStore)
 }
 
 // Create assigns the engine's fields (id, times, expiry, authorship from
@@ -115,7 +115,7 @@ func Create(tx Tx, m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) e
 		return err
 	}
 	resp.Memory, resp.Outcome = m, aimemoryv1.StoreOutcome_STORE_OUTCOME_CREATED
-	return tx.Put(nil, m, "memory_store")
+	return tx.Put(nil, m, storage.EventStore)
 }
 
 // FreeVersion is the first of "title (2)" … "title (MaxVersion)" not taken.

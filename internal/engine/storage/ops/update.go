@@ -50,7 +50,7 @@ func Update(tx Tx, req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateM
 		return err
 	}
 	resp.Memory = m
-	return tx.Put(old, m, "memory_update")
+	return tx.Put(old, m, storage.EventUpdate)
 }
 
 // Delete is DeleteMemories inside tx, on distinct validated ids. Every
@@ -84,9 +84,9 @@ func Delete(tx Tx, ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesRe
 	for _, m := range found {
 		var err error
 		if archive {
-			err = tx.Archive(m, storage.ArchiveReasonDelete, "memory_delete")
+			err = tx.Archive(m, storage.ArchiveReasonDelete, storage.EventDelete)
 		} else {
-			err = tx.Remove(m, "memory_delete")
+			err = tx.Remove(m, storage.EventDelete)
 		}
 		if err != nil {
 			return err
@@ -111,7 +111,7 @@ func Touch(tx Tx, ids []string, resp *aimemoryv1.TouchMemoriesResponse) error {
 			continue
 		}
 		m := rules.Touch(old, tx.Now(), tx.TTL())
-		if err := tx.Put(old, m, "memory_touch"); err != nil {
+		if err := tx.Put(old, m, storage.EventTouch); err != nil {
 			return err
 		}
 		resp.Memories = append(resp.Memories, m)

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,10 +15,38 @@ import (
 // to others with the LISTEN on it). A notification is only a wake-up:
 // one sent while the connection is down is lost, so each (re)connect
 // wakes the dispatcher too, which then reads the queue itself.
+// The listener ends with ctx or with Close, which waits for it.
 func (s *Store) DeliveryWake(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
-	go s.listen(ctx, ch)
+	ctx, cancel := context.WithCancel(ctx)
+	s.listeners.Lock()
+	defer s.listeners.Unlock()
+	if s.listeners.closed {
+		cancel()
+		return ch // closed: nothing will wake
+	}
+	s.listeners.cancel = append(s.listeners.cancel, cancel)
+	s.listeners.running.Go(func() { s.listen(ctx, ch) })
 	return ch
+}
+
+// listeners are DeliveryWake's goroutines, ended and joined by Close.
+type listeners struct {
+	sync.Mutex
+	closed  bool
+	cancel  []context.CancelFunc
+	running sync.WaitGroup
+}
+
+// stopListeners ends DeliveryWake's listeners and waits for them.
+func (s *Store) stopListeners() {
+	s.listeners.Lock()
+	s.listeners.closed = true
+	for _, cancel := range s.listeners.cancel {
+		cancel()
+	}
+	s.listeners.Unlock()
+	s.listeners.running.Wait()
 }
 
 // listenRetry bounds the wait before reconnecting a lost listener.

@@ -536,9 +536,9 @@ func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarba
 		resp = &aimemoryv1.CollectGarbageResponse{}
 		return collect(w.tx, w.now, func(m *aimemoryv1.Memory) error {
 			if req.GetArchive() {
-				return w.archive(m, storage.ArchiveReasonTTL, "memory_gc")
+				return w.archive(m, storage.ArchiveReasonTTL, storage.EventGC)
 			}
-			return w.removeForGood(m, "memory_gc")
+			return w.removeForGood(m, storage.EventGC)
 		})
 	})
 	if err != nil {

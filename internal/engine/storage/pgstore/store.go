@@ -85,6 +85,8 @@ type Store struct {
 	subs subsCache
 	// audit keys the audit log (audit.go).
 	audit *audit.Chain
+	// listeners are the delivery wake-up goroutines (deliverywake.go).
+	listeners listeners
 }
 
 // Open connects to dsn, applies the embedded migrations under the
@@ -207,6 +209,7 @@ func (s *Store) Close() error {
 	s.writeMu.Lock()
 	s.closed = true
 	s.writeMu.Unlock()
+	s.stopListeners()
 	s.pool.Close()
 	return nil
 }

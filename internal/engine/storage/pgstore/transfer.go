@@ -219,7 +219,7 @@ func (im *importer) ImportMemory(m *aimemoryv1.Memory) (string, error) {
 		return "", ops.Refusef("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
 	}
 	c := proto.Clone(m).(*aimemoryv1.Memory)
-	if err := im.put(nil, c, "memory_import"); err != nil {
+	if err := im.put(nil, c, storage.EventImport); err != nil {
 		return "", err
 	}
 	im.live[c.GetId()], im.titles[k] = c, c.GetId()
