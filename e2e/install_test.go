@@ -119,16 +119,21 @@ func TestInitWithoutATerminal(t *testing.T) {
 }
 
 // TestInstallSaysHowToRecallByMeaning: without a model install says, in
-// one line, how to get one; with one (AI_MEMORY_MODEL_DIR) it does not.
+// one line, how to get one; with one (AI_MEMORY_MODEL_DIR), or with an
+// embedding endpoint configured, it does not.
 func TestInstallSaysHowToRecallByMeaning(t *testing.T) {
-	modelDir := t.TempDir()
+	modelDir, cfgDir := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(modelDir, "model.safetensors"), []byte("weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(cfgDir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[models.embeddings]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"nomic-embed-text\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		env  string
 		hint bool
-	}{{"", true}, {"AI_MEMORY_MODEL_DIR=" + modelDir, false}} {
+	}{{"", true}, {"AI_MEMORY_MODEL_DIR=" + modelDir, false}, {"AI_MEMORY_CONFIG=" + cfg, false}} {
 		home := t.TempDir()
 		cmd := exec.Command(filepath.Join(bins, "ai-memory"), "install", "codex")
 		cmd.Env = []string{"HOME=" + home, "XDG_CACHE_HOME=" + home, "PATH=/nonexistent", tc.env}
