@@ -98,7 +98,7 @@ func TestInitWithoutATerminal(t *testing.T) {
 		return string(out)
 	}
 	out := run("init")
-	if !strings.Contains(out, "detected: codex, cursor") || !strings.Contains(out, "dry run") {
+	if !strings.Contains(out, "detected: codex, cursor") || !strings.Contains(out, "dry run") || !strings.Contains(out, "recall: by keywords\nnext: ai-memory model pull") {
 		t.Fatalf("init without a terminal:\n%s", out)
 	}
 	if _, err := os.Stat(filepath.Join(home, ".codex", "config.toml")); !os.IsNotExist(err) {
@@ -115,5 +115,37 @@ func TestInitWithoutATerminal(t *testing.T) {
 	}
 	if out := run("init", "--yes", "--harness", "codex"); !strings.Contains(out, "no change") {
 		t.Errorf("second init is not a no-op:\n%s", out)
+	}
+}
+
+// TestInstallSaysHowToRecallByMeaning: without a model install says, in
+// one line, how to get one; with one (AI_MEMORY_MODEL_DIR), or with an
+// embedding endpoint configured, it does not.
+func TestInstallSaysHowToRecallByMeaning(t *testing.T) {
+	modelDir, cfgDir := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(modelDir, "model.safetensors"), []byte("weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(cfgDir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[models.embeddings]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"nomic-embed-text\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  string
+		hint bool
+	}{{"", true}, {"AI_MEMORY_MODEL_DIR=" + modelDir, false}, {"AI_MEMORY_CONFIG=" + cfg, false}} {
+		home := t.TempDir()
+		cmd := exec.Command(filepath.Join(bins, "ai-memory"), "install", "codex")
+		cmd.Env = []string{"HOME=" + home, "XDG_CACHE_HOME=" + home, "PATH=/nonexistent", tc.env}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("install codex %s: %v\n%s", tc.env, err, out)
+		}
+		if got := strings.Count(string(out), "recall is by keywords: ai-memory model pull downloads all-MiniLM-L6-v2") == 1; got != tc.hint {
+			t.Errorf("%q: hint shown = %v, want %v:\n%s", tc.env, got, tc.hint, out)
+		}
+		if _, err := os.Stat(filepath.Join(home, "ai-memory", "models")); !os.IsNotExist(err) {
+			t.Errorf("install created the model cache: %v", err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/ai-memory/ai-memory/internal/catalog"
+	"github.com/ai-memory/ai-memory/internal/embed/modelfiles"
 	"github.com/ai-memory/ai-memory/internal/install"
 	"github.com/ai-memory/ai-memory/internal/project"
 )
@@ -93,8 +95,13 @@ func (c *installCmd) Run(root *rootCmd) error {
 	if err != nil {
 		return &exitError{code: 1, msg: "ai-memory install " + c.Harness + ": " + err.Error()}
 	}
-	_, err = reportPlan(os.Stdout, p, c.Apply, o)
-	return err
+	if _, err = reportPlan(os.Stdout, p, c.Apply, o); err != nil {
+		return err
+	}
+	if byMeaning, how, next := recallMode(root); !byMeaning && !c.Uninstall && o.Remote == nil {
+		fmt.Printf("recall is %s: %s\n", how, next) // a hint only: install never downloads
+	}
+	return nil
 }
 
 // What reportPlan did with a plan.
@@ -148,13 +155,15 @@ func reportPlan(w io.Writer, p *install.Plan, apply bool, o install.Options) (ou
 type initCmd struct {
 	Yes       bool     `help:"Do not ask: install into every harness named by --harness, else every one detected."`
 	Harnesses []string `name:"harness" sep:"," help:"Harnesses to install into (comma list; default: those detected)."`
+	ModelFrom string   `name:"model-from" help:"Download the local embedding model from this mirror, as model pull --from."`
 	target
 }
 
 // Run detects the harnesses on this machine and installs into those the
 // user picks: asked on a terminal (yes or no, asked again until it is
-// one), or named with --yes --harness a,b. It ends with a summary and
-// what to do next.
+// one), or named with --yes --harness a,b. On a terminal it then offers
+// the local embedding model when recall would be by keywords (--yes never
+// downloads). It ends with a summary and what to do next.
 func (c *initCmd) Run(root *rootCmd) error {
 	names := c.Harnesses
 	probe, err := c.options(root, "")
@@ -216,6 +225,17 @@ func (c *initCmd) Run(root *rootCmd) error {
 			shown = append(shown, title)
 		}
 	}
+	byMeaning, how, next := recallMode(root)
+	var pullErr error
+	if !byMeaning && interactive && os.Getenv(modelfiles.EnvDir) == "" {
+		m, _ := modelfiles.Lookup(modelfiles.Default)
+		if ask(in, fmt.Sprintf("Download the local model %s (%.0f MB, once, from %s) for recall by meaning?", m.Name, float64(m.Size())/1e6, cmp.Or(c.ModelFrom, "Hugging Face")), true) {
+			if pullErr = pullModel(m.Name, c.ModelFrom); pullErr != nil {
+				fmt.Println(pullErr)
+			}
+			byMeaning, how, next = recallMode(root)
+		}
+	}
 	fmt.Println()
 	for _, l := range []struct {
 		what  string
@@ -231,6 +251,13 @@ func (c *initCmd) Run(root *rootCmd) error {
 		fmt.Printf("next: restart %s (or start a new session there), then ask the agent to remember something; ai-memory doctor checks the installation\n", strings.Join(added, ", "))
 	case len(shown) > 0:
 		fmt.Println("next: run ai-memory init on a terminal to answer for each, or ai-memory init --yes to write them all")
+	}
+	fmt.Println("recall: " + how)
+	if !byMeaning {
+		fmt.Println("next: " + next)
+	}
+	if pullErr != nil {
+		return &exitError{code: 1, msg: "ai-memory init: the model download failed; ai-memory model pull resumes it"}
 	}
 	if len(failed) > 0 {
 		return &exitError{code: 1, msg: fmt.Sprintf("ai-memory init: %d of %d harnesses not installed", len(failed), len(names))}

@@ -12,7 +12,9 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/embed/modelfiles"
+	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -30,15 +32,14 @@ type modelPullCmd struct {
 }
 
 func (c *modelPullCmd) Run() error {
-	_, err := pullModel(c.Name, c.From)
-	return err
+	return pullModel(c.Name, c.From)
 }
 
 // pullModel is model pull: also what init runs when the user says yes.
-func pullModel(name, from string) (modelfiles.Found, error) {
+func pullModel(name, from string) error {
 	s, err := knownModel(name)
 	if err != nil {
-		return modelfiles.Found{}, err
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -56,10 +57,10 @@ func pullModel(name, from string) (modelfiles.Found, error) {
 		bar.Finish()
 	}
 	if err != nil {
-		return f, &exitError{code: 1, msg: "ai-memory model pull: " + err.Error() + "\n(run it again to resume)"}
+		return &exitError{code: 1, msg: "ai-memory model pull: " + err.Error() + "\n(run it again to resume)"}
 	}
 	fmt.Printf("%s in %s\n", f.Name, f.Dir)
-	return f, nil
+	return nil
 }
 
 type modelImportCmd struct {
@@ -153,6 +154,28 @@ func localModel(log *slog.Logger) *modelfiles.Found {
 		return nil
 	}
 	return &f
+}
+
+// recallMode says how an engine started now would recall: by meaning
+// (a configured embedding endpoint, which wins, or a local model) or by
+// keywords, and then the next step to recall by meaning.
+func recallMode(root *rootCmd) (byMeaning bool, how, next string) {
+	s, found, err := settings.Load(config.DataDir(root.DataDir))
+	if err != nil || !found {
+		s = root.cfg.Settings // the data dir records config.toml's on first start
+	}
+	if e := s.Models.Embeddings; e != nil {
+		return true, "by meaning (embedding endpoint " + e.Model + ")", ""
+	}
+	f, ok, err := modelfiles.Resolve()
+	switch {
+	case err != nil:
+		return false, "by keywords (" + err.Error() + ")", "fix or unset " + modelfiles.EnvDir
+	case !ok:
+		m, _ := modelfiles.Lookup(modelfiles.Default)
+		return false, "by keywords", fmt.Sprintf("ai-memory model pull downloads %s (%.0f MB, once) for recall by meaning", m.Name, float64(m.Size())/1e6)
+	}
+	return true, "by meaning (" + f.Name + ", local)", ""
 }
 
 // vectorHealth is the embedder's line of doctor and stats: none, the

@@ -7,75 +7,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ai-memory/ai-memory/internal/embed/embedtest"
 	. "github.com/ai-memory/ai-memory/internal/embed/modelfiles"
 )
-
-// server serves files laid out like Hugging Face
-// (/<repo>/resolve/<revision>/<path>), honouring Range, and records the
-// Range header of each request. cut, when > 0, makes the first request of
-// each file end after that many bytes (a dropped connection).
-type server struct {
-	*httptest.Server
-	files map[string][]byte
-	cut   int
-
-	mu     sync.Mutex
-	ranges []string
-	served map[string]int
-}
-
-func newServer(t *testing.T, s Spec, files map[string][]byte, cut int) *server {
-	srv := &server{files: files, cut: cut, served: map[string]int{}}
-	prefix := "/" + s.Repo + "/resolve/" + s.Revision + "/"
-	srv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path, ok := strings.CutPrefix(r.URL.Path, prefix)
-		data, found := files[path]
-		if !ok || !found {
-			http.NotFound(w, r)
-			return
-		}
-		srv.mu.Lock()
-		srv.ranges = append(srv.ranges, path+" "+r.Header.Get("Range"))
-		first := srv.served[path] == 0
-		srv.served[path]++
-		srv.mu.Unlock()
-		if first && srv.cut > 0 && srv.cut < len(data) {
-			// Promise the whole file, send a part, drop the connection.
-			w.Header().Set("Content-Length", fmt.Sprint(len(data)))
-			w.WriteHeader(http.StatusOK)
-			w.Write(data[:srv.cut])
-			w.(http.Flusher).Flush()
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.Close()
-			return
-		}
-		http.ServeContent(w, r, path, time.Time{}, bytes.NewReader(data))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func (s *server) rangesOf(path string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, r := range s.ranges {
-		if p, rng, _ := strings.Cut(r, " "); p == path {
-			out = append(out, rng)
-		}
-	}
-	return out
-}
 
 // synthetic is a spec of made-up files, so the download's mechanics are
 // tested on every machine; TestPullRealFiles does it with the real model.
@@ -122,7 +61,7 @@ func TestPullResumesAnInterruptedDownload(t *testing.T) {
 	root := cacheIn(t)
 	s, files := synthetic()
 	const cut = 100_000
-	srv := newServer(t, s, files, cut)
+	srv := embedtest.NewModelServer(t, s, files, cut)
 	var last int64
 	f, err := Pull(context.Background(), s, PullOptions{From: srv.URL, Progress: func(done, total int64) { last = done }})
 	if err != nil {
@@ -132,7 +71,7 @@ func TestPullResumesAnInterruptedDownload(t *testing.T) {
 		t.Fatalf("pulled into %s with progress %d, want %s and %d", f.Dir, last, filepath.Join(root, s.Name), s.Size())
 	}
 	checkPulled(t, f.Dir, s, files)
-	if got := srv.rangesOf("model.safetensors"); len(got) != 2 || got[0] != "" || got[1] != fmt.Sprintf("bytes=%d-", cut) {
+	if got := srv.RangesOf("model.safetensors"); len(got) != 2 || got[0] != "" || got[1] != fmt.Sprintf("bytes=%d-", cut) {
 		t.Fatalf("requests of model.safetensors had ranges %q, want none then bytes=%d-", got, cut)
 	}
 }
@@ -142,7 +81,7 @@ func TestPullResumesAnInterruptedDownload(t *testing.T) {
 func TestPullResumesAcrossRuns(t *testing.T) {
 	root := cacheIn(t)
 	s, files := synthetic()
-	srv := newServer(t, s, files, 0)
+	srv := embedtest.NewModelServer(t, s, files, 0)
 	dir := filepath.Join(root, s.Name)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "model.safetensors.part"), files["model.safetensors"][:123_456], 0o644)
@@ -150,13 +89,13 @@ func TestPullResumesAcrossRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPulled(t, dir, s, files)
-	if got := srv.rangesOf("model.safetensors"); len(got) != 1 || got[0] != "bytes=123456-" {
+	if got := srv.RangesOf("model.safetensors"); len(got) != 1 || got[0] != "bytes=123456-" {
 		t.Fatalf("ranges %q, want one request for bytes=123456-", got)
 	}
 	if _, err := Pull(context.Background(), s, PullOptions{From: srv.URL}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(srv.rangesOf("model.safetensors")); n != 1 {
+	if n := len(srv.RangesOf("model.safetensors")); n != 1 {
 		t.Fatalf("a second pull fetched the weights again (%d requests)", n)
 	}
 	if l, _ := List(); len(l) != 0 {
@@ -171,7 +110,7 @@ func TestPullRefusesAChecksumMismatch(t *testing.T) {
 	s, files := synthetic()
 	bad := bytes.Clone(files["model.safetensors"])
 	bad[1000] ^= 1
-	srv := newServer(t, s, map[string][]byte{"config.json": files["config.json"], "model.safetensors": bad, "1_Pooling/config.json": files["1_Pooling/config.json"]}, 0)
+	srv := embedtest.NewModelServer(t, s, map[string][]byte{"config.json": files["config.json"], "model.safetensors": bad, "1_Pooling/config.json": files["1_Pooling/config.json"]}, 0)
 	_, err := Pull(context.Background(), s, PullOptions{From: srv.URL})
 	if err == nil || !strings.Contains(err.Error(), "model.safetensors") || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("err = %v, want model.safetensors's sum refused", err)
@@ -181,7 +120,7 @@ func TestPullRefusesAChecksumMismatch(t *testing.T) {
 			t.Fatalf("%s kept after a mismatch: %v", name, err)
 		}
 	}
-	if n := len(srv.rangesOf("model.safetensors")); n != 1 {
+	if n := len(srv.RangesOf("model.safetensors")); n != 1 {
 		t.Fatalf("a refused file was fetched %d times, want once (a mismatch is not retried)", n)
 	}
 }
@@ -232,24 +171,15 @@ func TestImportChecksEveryFile(t *testing.T) {
 // TestPullRealFiles pulls the real model, served from the files on disk,
 // through a dropped connection; the result loads where Resolve finds it.
 func TestPullRealFiles(t *testing.T) {
-	dir := embedtest.ModelDir(t)
-	s, _ := Lookup(Default)
-	files := map[string][]byte{}
-	for _, f := range s.Files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f.Path] = data
-	}
+	s, files := embedtest.ModelFiles(t)
 	root := cacheIn(t)
-	srv := newServer(t, s, files, 50_000_000)
+	srv := embedtest.NewModelServer(t, s, files, 50_000_000)
 	f, err := Pull(context.Background(), s, PullOptions{From: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPulled(t, f.Dir, s, files)
-	if got := srv.rangesOf("model.safetensors"); len(got) != 2 || got[1] != "bytes=50000000-" {
+	if got := srv.RangesOf("model.safetensors"); len(got) != 2 || got[1] != "bytes=50000000-" {
 		t.Fatalf("ranges %q, want a resume at 50000000", got)
 	}
 	found, ok, err := Resolve()
