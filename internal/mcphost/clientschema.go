@@ -90,8 +90,8 @@ func untypedSchema(schema json.RawMessage) json.RawMessage {
 // sent, for the tool to accept or refuse naming the field; args are
 // returned unchanged if nothing was converted or they cannot be read.
 func typedArguments(types map[string]string, args json.RawMessage) json.RawMessage {
-	if !mentionsAny(args, types) {
-		return args // the usual call: none of them given as a string
+	if len(types) == 0 {
+		return args
 	}
 	names, vals, ok := members(args)
 	if !ok {
@@ -115,39 +115,6 @@ func typedArguments(types map[string]string, args json.RawMessage) json.RawMessa
 		return args
 	}
 	return object(names, vals)
-}
-
-// mentionsAny reports whether args may give one of the properties named
-// a string: the name in quotes, then a colon and a quote (found inside a
-// string value too, which costs only the full reading). A name written
-// with escapes is not seen, and its value is passed on as sent.
-func mentionsAny(args json.RawMessage, types map[string]string) bool {
-	for name := range types {
-		key := []byte(name)
-		for rest := []byte(args); ; {
-			i := bytes.Index(rest, key)
-			if i < 0 {
-				break
-			}
-			quoted := i > 0 && rest[i-1] == '"'
-			rest = rest[i+len(key):]
-			if quoted && len(rest) > 0 && rest[0] == '"' && colonQuote(rest[1:]) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// colonQuote reports whether b starts with a colon and a quote, with
-// JSON's whitespace around the colon.
-func colonQuote(b []byte) bool {
-	const space = " \t\r\n"
-	if b = bytes.TrimLeft(b, space); len(b) == 0 || b[0] != ':' {
-		return false
-	}
-	b = bytes.TrimLeft(b[1:], space)
-	return len(b) > 0 && b[0] == '"'
 }
 
 // scalarProperties maps each top-level property of schema typed integer,

@@ -56,7 +56,7 @@ func TestTypedArguments(t *testing.T) {
 		{`{"limit":5,"all":true}`, `{"limit":5,"all":true}`},
 		{"{\n  \"limit\" :\t\"5\",\n  \"all\": \"true\"\n}", `{"limit":5,"all":true}`}, // spaced out
 		{`{"title":"\"limit\":\"5\""}`, `{"title":"\"limit\":\"5\""}`},                 // only inside a string
-		{`{"\u006cimit":"5"}`, `{"\u006cimit":"5"}`},                                   // an escaped name: as sent
+		{`{"\u006cimit":"5"}`, `{"limit":5}`},                                          // an escaped name is the same name
 		{`{}`, `{}`},
 		{`[1]`, `[1]`},
 	} {
