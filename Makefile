@@ -94,27 +94,26 @@ harness-bench: build $(HARNESSES) ## First-try expansions out of 20 in the real 
 bench: build ## Benchmarks: engine, plugin and host latency, RSS.
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
+# Where make proto writes; proto-check points it at a scratch directory.
+PROTO_OUT ?= proto
+
 proto: ## Regenerate proto/ Go code with pinned generators (needs protoc).
 	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	PATH=$(TOOLS):$$PATH protoc -I proto \
-		--go_out=proto --go_opt=paths=source_relative \
-		--go-grpc_out=proto --go-grpc_opt=paths=source_relative \
+		--go_out=$(PROTO_OUT) --go_opt=paths=source_relative \
+		--go-grpc_out=$(PROTO_OUT) --go-grpc_opt=paths=source_relative \
 		proto/aimemory/v1/*.proto
 
 proto-check: ## Fail when the committed generated code is not what `make proto` makes of the .proto files.
 	@if ! command -v protoc >/dev/null; then \
 		if [ -n "$$CI" ]; then echo "proto-check: protoc is missing (apt-get install protobuf-compiler)"; exit 1; fi; \
 		echo "proto-check: skipped, protoc is not installed"; exit 0; fi; \
-	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION) && \
-	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION) && \
 	out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
-	PATH=$(TOOLS):$$PATH protoc -I proto --go_out=$$out --go_opt=paths=source_relative \
-		--go-grpc_out=$$out --go-grpc_opt=paths=source_relative proto/aimemory/v1/*.proto && \
-	for f in $$out/aimemory/v1/*.go; do \
-		cmp -s "$$f" "proto/aimemory/v1/$$(basename $$f)" || { echo "proto-check: proto/aimemory/v1/$$(basename $$f) differs from its .proto; run make proto"; exit 1; }; done; \
-	n=$$(ls $$out/aimemory/v1/*.go | wc -l); m=$$(ls proto/aimemory/v1/*.pb.go | wc -l); \
-	[ "$$n" = "$$m" ] || { echo "proto-check: $$m generated files committed, make proto writes $$n"; exit 1; }; \
+	$(MAKE) --no-print-directory -s proto PROTO_OUT=$$out && \
+	same=$$([ "$$(cd $$out/aimemory/v1 && ls *.pb.go)" = "$$(cd proto/aimemory/v1 && ls *.pb.go)" ] && echo yes); \
+	for f in $$out/aimemory/v1/*.pb.go; do cmp -s "$$f" "proto/aimemory/v1/$${f##*/}" || same=; done; \
+	[ -n "$$same" ] || { echo "proto-check: the generated code in proto/aimemory/v1 differs from what its .proto files make; run make proto"; exit 1; }; \
 	echo "proto-check: generated code matches the .proto files"
 
 lint: ## gofmt and vet.
