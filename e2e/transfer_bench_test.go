@@ -16,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -100,7 +101,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		return err
 	})
 	inParallel(b, 20_000, func(i int) error { // live links, and archived ones once an end is archived
-		_, err := st.PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to", ObservedBy: "ai:seed"})
+		_, err := records.New(st).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to", ObservedBy: "ai:seed"})
 		return err
 	})
 	inParallel(b, 5_000, func(i int) error { // archived, each with its two links
@@ -111,7 +112,7 @@ func seedEveryKind(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := st.SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+	if _, err := records.New(st).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		b.Fatal(err)
 	}
 	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core"})
@@ -124,7 +125,7 @@ func seedEveryKind(b *testing.B, n int) string {
 	}
 	for i := range 50 {
 		agent := caller.NewContext(context.Background(), caller.Caller{Principal: fmt.Sprintf("ai:agent%d", i), Family: "core"})
-		if _, err := st.RegisterAgent(agent, &aimemoryv1.RegisterAgentRequest{AgentType: "bench"}); err != nil {
+		if _, err := records.New(st).RegisterAgent(agent, &aimemoryv1.RegisterAgentRequest{AgentType: "bench"}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -77,7 +78,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	}
 
 	for range 5 {
-		if _, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.Id}}); err != nil {
+		if _, err := records.New(s).TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.Id}}); err != nil {
 			t.Fatal(err)
 		}
 	}

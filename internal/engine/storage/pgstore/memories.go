@@ -267,6 +267,11 @@ var neighbourQueries = []string{
 	`SELECT id, NULL::text, record FROM archived WHERE id < $1 ORDER BY id DESC LIMIT $2`,
 }
 
+// rowsQuerier is a pool or a transaction.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // nearestReadable is the nearest id query reads past the cursor id whose
 // namespace the caller may read; "" when there is none.
 func nearestReadable(ctx context.Context, q rowsQuerier, query, cursor string, readable func(string) bool) (string, error) {
@@ -412,24 +417,6 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 		}
 	}
 	if resp.Results, err = s.scored(ctx, hits); err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// TouchMemories applies a recall's side effects (rules.Touch) in one
-// transaction; unknown ids and guarded namespaces are skipped.
-func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
-	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
-		return nil, err
-	}
-	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
-	var resp *aimemoryv1.TouchMemoriesResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.TouchMemoriesResponse{}
-		return ops.Touch(opsTx{w}, ids, resp)
-	})
-	if err != nil {
 		return nil, err
 	}
 	return resp, nil
