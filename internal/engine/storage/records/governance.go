@@ -24,16 +24,7 @@ func (s *Store) SetStandard(ctx context.Context, req *aimemoryv1.SetStandardRequ
 	if err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.SetStandardResponse
-	err = s.b.Write(ctx, func(t seam.Tx) error {
-		var err error
-		resp, err = ops.SetStandard(t, req, policy)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.SetStandardResponse, error) { return ops.SetStandard(t, req, policy) })
 }
 
 // ClearStandard removes ns's standard row and with it the policy.
@@ -42,23 +33,16 @@ func (s *Store) ClearStandard(ctx context.Context, req *aimemoryv1.ClearStandard
 	if err := ops.ValidStandardNamespace("namespace", ns); err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.ClearStandardResponse
-	err := s.b.Write(ctx, func(t seam.Tx) error {
-		resp = &aimemoryv1.ClearStandardResponse{}
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.ClearStandardResponse, error) {
 		row, err := t.View().Standard(ns)
 		if err != nil || row == nil {
-			return err
+			return &aimemoryv1.ClearStandardResponse{}, err
 		}
 		if err := ops.MayClearStandard(t, ns, row); err != nil {
-			return err
+			return nil, err
 		}
-		resp.Cleared = true
-		return t.DeleteStandard(ns)
+		return &aimemoryv1.ClearStandardResponse{Cleared: true}, t.DeleteStandard(ns)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // GetStandard reads ns's standard, or with inherit the whole chain's, and
@@ -67,16 +51,9 @@ func (s *Store) GetStandard(ctx context.Context, req *aimemoryv1.GetStandardRequ
 	if err := ops.ValidStandardNamespace("namespace", req.GetNamespace()); err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.GetStandardResponse
-	err := s.b.Read(ctx, func(t seam.Tx) error {
-		var err error
-		resp, err = ops.GetStandard(ctx, t.View(), req, t.Get)
-		return err
+	return read(ctx, s, func(t seam.Tx) (*aimemoryv1.GetStandardResponse, error) {
+		return ops.GetStandard(ctx, t.View(), req, t.Get)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // Pending actions. A write the namespace policy queues is recorded, in the
@@ -92,30 +69,12 @@ func (s *Store) GetStandard(ctx context.Context, req *aimemoryv1.GetStandardRequ
 // when the approver rule is met, executes it in the same transaction
 // (ops.Approve).
 func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
-	var resp *aimemoryv1.ApprovePendingResponse
-	err := s.b.Write(ctx, func(t seam.Tx) error {
-		var err error
-		resp, err = ops.Approve(t, req.GetId())
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.ApprovePendingResponse, error) { return ops.Approve(t, req.GetId()) })
 }
 
 // RejectPending refuses a pending action (ops.Reject).
 func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error) {
-	var resp *aimemoryv1.RejectPendingResponse
-	err := s.b.Write(ctx, func(t seam.Tx) error {
-		var err error
-		resp, err = ops.Reject(t, req.GetId())
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.RejectPendingResponse, error) { return ops.Reject(t, req.GetId()) })
 }
 
 // The agent registry (ops/registry.go): one long-tier memory per agent in
@@ -127,17 +86,14 @@ func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePending
 // RegisterAgent registers (or refreshes) the caller in the registry;
 // re-registration keeps registered_at and refreshes last_seen_at.
 func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgentRequest) (*aimemoryv1.RegisterAgentResponse, error) {
-	var store *aimemoryv1.StoreMemoryRequest
-	err := s.b.Read(ctx, func(t seam.Tx) error {
-		var err error
-		store, err = ops.Registration(ctx, t.View().Governance(), req, time.Unix(0, t.Now()), func(title string) (*aimemoryv1.Memory, error) {
+	store, err := read(ctx, s, func(t seam.Tx) (*aimemoryv1.StoreMemoryRequest, error) {
+		return ops.Registration(ctx, t.View().Governance(), req, time.Unix(0, t.Now()), func(title string) (*aimemoryv1.Memory, error) {
 			id, err := t.TitleOwner(authz.GuardAgents.Name, title)
 			if err != nil || id == "" {
 				return nil, err
 			}
 			return t.Get(id)
 		})
-		return err
 	})
 	if err != nil {
 		return nil, err

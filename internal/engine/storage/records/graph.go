@@ -42,15 +42,10 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	if unchanged {
 		return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
 	}
-	var resp *aimemoryv1.PutLinkResponse
-	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Link{Link: req}}, func(t seam.Tx) error {
-		resp = &aimemoryv1.PutLinkResponse{}
-		return ops.PutLink(t, req, rel, by, resp)
+	return governed(ctx, s, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Link{Link: req}}, func(t seam.Tx) (*aimemoryv1.PutLinkResponse, error) {
+		resp := &aimemoryv1.PutLinkResponse{}
+		return resp, ops.PutLink(t, req, rel, by, resp)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // InvalidateLink sets the end of the link's current interval (now when
@@ -62,15 +57,10 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 	if err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.InvalidateLinkResponse
-	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Unlink{Unlink: req}}, func(t seam.Tx) error {
-		resp = &aimemoryv1.InvalidateLinkResponse{}
-		return ops.InvalidateLink(t, req, by, resp)
+	return governed(ctx, s, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Unlink{Unlink: req}}, func(t seam.Tx) (*aimemoryv1.InvalidateLinkResponse, error) {
+		resp := &aimemoryv1.InvalidateLinkResponse{}
+		return resp, ops.InvalidateLink(t, req, by, resp)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // RegisterEntity creates the entity (canonical_name, namespace), or reuses
@@ -83,13 +73,8 @@ func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEnti
 	if err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.RegisterEntityResponse
-	err = s.b.Write(ctx, func(t seam.Tx) error {
-		resp = &aimemoryv1.RegisterEntityResponse{}
-		return ops.RegisterEntity(t, in, resp)
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.RegisterEntityResponse, error) {
+		resp := &aimemoryv1.RegisterEntityResponse{}
+		return resp, ops.RegisterEntity(t, in, resp)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }

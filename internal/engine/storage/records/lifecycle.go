@@ -21,15 +21,10 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 		return nil, err
 	}
 	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
-	var resp *aimemoryv1.TouchMemoriesResponse
-	err := s.b.Write(ctx, func(t seam.Tx) error {
-		resp = &aimemoryv1.TouchMemoriesResponse{}
-		return ops.Touch(t, ids, resp)
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.TouchMemoriesResponse, error) {
+		resp := &aimemoryv1.TouchMemoriesResponse{}
+		return resp, ops.Touch(t, ids, resp)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // PromoteMemory: tier mode (no to_namespace) makes the memory long with no
@@ -42,17 +37,10 @@ func (s *Store) PromoteMemory(ctx context.Context, req *aimemoryv1.PromoteMemory
 	if err := ops.ValidatePromote(req); err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.PromoteMemoryResponse
 	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Promote{Promote: req}}
-	err := s.writeGoverned(ctx, payload, func(t seam.Tx) error {
-		var err error
-		resp, err = ops.Promote(t, req.GetId(), req.GetToNamespace())
-		return err
+	return governed(ctx, s, payload, func(t seam.Tx) (*aimemoryv1.PromoteMemoryResponse, error) {
+		return ops.Promote(t, req.GetId(), req.GetToNamespace())
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // Consolidate writes one new long-tier memory from its sources and
@@ -70,17 +58,8 @@ func (s *Store) Consolidate(ctx context.Context, req *aimemoryv1.ConsolidateRequ
 	if err := rules.ValidateConsolidate(req); err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.ConsolidateResponse
 	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Consolidate{Consolidate: req}}
-	err := s.writeGoverned(ctx, payload, func(t seam.Tx) error {
-		var err error
-		resp, err = ops.Consolidate(t, req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return governed(ctx, s, payload, func(t seam.Tx) (*aimemoryv1.ConsolidateResponse, error) { return ops.Consolidate(t, req) })
 }
 
 // RestoreMemory brings an archived memory back under its id: a fresh
@@ -101,14 +80,6 @@ func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemory
 	if err := ops.ValidateRestore(req); err != nil {
 		return nil, err
 	}
-	var resp *aimemoryv1.RestoreMemoryResponse
 	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Restore{Restore: req}}
-	err := s.writeGoverned(ctx, payload, func(t seam.Tx) (err error) {
-		resp, err = ops.Restore(t.Context(), t, req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return governed(ctx, s, payload, func(t seam.Tx) (*aimemoryv1.RestoreMemoryResponse, error) { return ops.Restore(t.Context(), t, req) })
 }

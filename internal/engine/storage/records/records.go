@@ -46,6 +46,36 @@ func (s *Store) EventsAfter(ctx context.Context, after uint64, limit int) ([]*ai
 }
 func (s *Store) LastSeq(ctx context.Context) (uint64, error) { return s.b.LastSeq(ctx) }
 
+// written, read and governed run step in one transaction (Write, Read,
+// writeGoverned) and return its answer: every shell's last part.
+func written[R any](ctx context.Context, s *Store, step func(seam.Tx) (R, error)) (R, error) {
+	return answer(func(fn func(seam.Tx) error) error { return s.b.Write(ctx, fn) }, step)
+}
+
+func read[R any](ctx context.Context, s *Store, step func(seam.Tx) (R, error)) (R, error) {
+	return answer(func(fn func(seam.Tx) error) error { return s.b.Read(ctx, fn) }, step)
+}
+
+func governed[R any](ctx context.Context, s *Store, payload *aimemoryv1.PendingPayload, step func(seam.Tx) (R, error)) (R, error) {
+	return answer(func(fn func(seam.Tx) error) error { return s.writeGoverned(ctx, payload, fn) }, step)
+}
+
+// answer is step's answer from the run of it that in committed (a write
+// may run it more than once).
+func answer[R any](in func(func(seam.Tx) error) error, step func(seam.Tx) (R, error)) (R, error) {
+	var resp R
+	err := in(func(t seam.Tx) error {
+		var err error
+		resp, err = step(t)
+		return err
+	})
+	if err != nil {
+		var none R
+		return none, err
+	}
+	return resp, nil
+}
+
 // writeGoverned is a write the namespace policy may queue (ops.Governed):
 // when fn's authorization answers "approve", the pending action, whose
 // payload is the request itself, is recorded in the same transaction
