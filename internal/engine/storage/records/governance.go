@@ -86,7 +86,9 @@ func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePending
 // RegisterAgent registers (or refreshes) the caller in the registry;
 // re-registration keeps registered_at and refreshes last_seen_at.
 func (s *Store) RegisterAgent(ctx context.Context, req *aimemoryv1.RegisterAgentRequest) (*aimemoryv1.RegisterAgentResponse, error) {
-	store, err := read(ctx, s, func(t seam.Tx) (*aimemoryv1.StoreMemoryRequest, error) {
+	// The entry is read as the registry's owner (t.Get shows only what its
+	// context may read): registered_at is kept whoever registers again.
+	store, err := read(authz.AsOwner(ctx, authz.GuardAgents), s, func(t seam.Tx) (*aimemoryv1.StoreMemoryRequest, error) {
 		return ops.Registration(ctx, t.View().Governance(), req, time.Unix(0, t.Now()), func(title string) (*aimemoryv1.Memory, error) {
 			id, err := t.TitleOwner(authz.GuardAgents.Name, title)
 			if err != nil || id == "" {

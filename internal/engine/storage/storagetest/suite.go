@@ -132,6 +132,7 @@ var conformanceTests = []conformanceTest{
 	{"GovernanceApproval", testGovernanceApproval},
 	{"PendingExpiry", testPendingExpiry},
 	{"ApproverRules", testApproverRules},
+	{"ReRegistrationKeepsRegisteredAt", testReRegistrationKeepsRegisteredAt},
 	{"StandardsOwnership", testStandardsOwnership},
 }
 
