@@ -97,7 +97,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		b.Fatalf("seeded %d memories: %v", len(ids), err)
 	}
 	inParallel(b, 10_000, func(i int) error { // superseded versions
-		_, err := st.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[i], Content: ptr(fmt.Sprintf("edited note %d", i))})
+		_, err := records.New(st).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[i], Content: ptr(fmt.Sprintf("edited note %d", i))})
 		return err
 	})
 	inParallel(b, 20_000, func(i int) error { // live links, and archived ones once an end is archived
@@ -105,7 +105,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		return err
 	})
 	inParallel(b, 5_000, func(i int) error { // archived, each with its two links
-		_, err := st.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2*i]}, Archive: true})
+		_, err := records.New(st).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2*i]}, Archive: true})
 		return err
 	})
 	rules, err := st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "team rules", Content: "writes need approval", Namespace: "team", Confidence: 1}})

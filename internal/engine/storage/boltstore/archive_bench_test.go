@@ -34,7 +34,7 @@ func archivedStore(b *testing.B, n int) (*Store, []string) {
 		b.Fatal(err)
 	}
 	for i := 0; i < len(ids); i += 1000 {
-		if _, err := s.DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: ids[i:min(i+1000, len(ids))], Archive: true}); err != nil {
+		if _, err := records.New(s).DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: ids[i:min(i+1000, len(ids))], Archive: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

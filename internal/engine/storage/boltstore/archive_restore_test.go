@@ -34,7 +34,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 	if _, err := records.New(s).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: old, TargetId: peer, ObservedBy: "ai:test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{old}, Archive: true}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{old}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	cur := store("Plan", "new")

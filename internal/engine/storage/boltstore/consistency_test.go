@@ -45,7 +45,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	}
 
 	// Update title, content, tags and namespace at once.
-	_, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{
+	_, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{
 		Id: b.Id, Title: proto.String("Rollback procedure"), Content: proto.String("Redeploy the previous build"),
 		SetTags: true, Tags: []string{"incident"}, Namespace: proto.String("team/y"),
 	})
@@ -69,7 +69,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	checkConsistent(t, s)
 
 	d := storagetest.Store(t, s, storagetest.Mem("Doomed", "to be deleted soon"))
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.Id}}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.Id}}); err != nil {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)
@@ -90,7 +90,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	}
 	checkConsistent(t, s)
 
-	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("Blue green switch")}); err != nil {
+	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("Blue green switch")}); err != nil {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)
@@ -125,7 +125,7 @@ func TestIndexCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[:2900]}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[:2900]}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := s.idx.Sizes(); n != 100 {

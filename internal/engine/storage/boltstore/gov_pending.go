@@ -63,10 +63,10 @@ func (x executor) StoreMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictP
 	return x.w.storeMemory(in, policy, resp)
 }
 func (x executor) UpdateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
-	return x.w.updateMemory(req, resp)
+	return ops.Update(opsTx{x.w}, req, resp)
 }
 func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
-	return x.w.deleteMemories(ids, archive, resp)
+	return ops.Delete(opsTx{x.w}, ids, archive, resp)
 }
 func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
 	return ops.PutLink(opsTx{x.w}, req, rel, observedBy, resp)

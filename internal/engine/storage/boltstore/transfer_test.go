@@ -105,7 +105,7 @@ func TestExportImportEveryKind(t *testing.T) {
 	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
 	c := storagetest.Store(t, src, storagetest.Mem("gamma", "third"))
 	clock.Add(time.Second)
-	if _, err := src.UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
+	if _, err := records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, to := range []string{b.Id, c.Id} {
@@ -113,7 +113,7 @@ func TestExportImportEveryKind(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := src.DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{c.Id}, Archive: true}); err != nil {
+	if _, err := records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{c.Id}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})

@@ -52,11 +52,11 @@ func everyKind(t *testing.T) *boltstore.Store {
 		ms = append(ms, storagetest.Store(t, src, storagetest.Mem(w, "about "+w, storagetest.Tags(w))))
 	}
 	clock.Add(time.Second)
-	must(src.UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
+	must(records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
 	for _, to := range []*aimemoryv1.Memory{ms[1], ms[2]} {
 		must(records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ms[0].Id, TargetId: to.Id, Relation: "related_to", ObservedBy: "ai:owner"}))
 	}
-	must(src.DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
+	must(records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
 	must(records.New(src).RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}, RegisteredBy: "ai:owner"}))
 	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
 	must(std, err)

@@ -35,7 +35,7 @@ func TestArchivedLinksMoveBack(t *testing.T) {
 		return n
 	}
 	for _, title := range []string{"b", "c"} {
-		if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[title]}, Archive: true}); err != nil {
+		if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[title]}, Archive: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -61,7 +61,7 @@ func TestPeerGraphSeen(t *testing.T) {
 	if r, err := e[1].GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: "PG"}); err != nil || r.Entity == nil || r.Entity.CanonicalName != "PostgreSQL" {
 		t.Fatalf("the peer's lookup = %v, %v", r, err)
 	}
-	if _, err := e[1].DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a}}); err != nil {
+	if _, err := records.New(e[1]).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := e[0].Stats(ctx); err != nil || st.Links != 1 {
@@ -174,7 +174,7 @@ func TestPeerLinkRacesDelete(t *testing.T) {
 	})
 	wg.Go(func() {
 		for _, id := range ids {
-			if _, err := e[1].DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}}); err != nil {
+			if _, err := records.New(e[1]).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}}); err != nil {
 				t.Errorf("delete %s: %v", id, err)
 			}
 		}

@@ -51,7 +51,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 		}
 	}
 	// c archived: b→c and c→d are kept in the archive.
-	if _, err := bolt.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2]}, Archive: true}); err != nil {
+	if _, err := records.New(bolt).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2]}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	var graph []*aimemoryv1.ExportRecord

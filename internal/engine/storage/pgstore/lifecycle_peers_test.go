@@ -109,7 +109,7 @@ func TestRestoreRacesStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engines[0].DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Memory.Id}, Archive: true}); err != nil {
+		if _, err := records.New(engines[0]).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Memory.Id}, Archive: true}); err != nil {
 			t.Fatal(err)
 		}
 		var (

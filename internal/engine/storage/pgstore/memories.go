@@ -422,43 +422,6 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	return resp, nil
 }
 
-// UpdateMemory patches the fields a request sets (rules.Patch); a new
-// title or namespace must be free; the replaced version is archived; an
-// entity's aliases move with it (opsTx.Moved).
-func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error) {
-	if err := rules.ValidatePatch(req); err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.UpdateMemoryResponse
-	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Update{Update: req}}, func(w *writeTx) error {
-		resp = &aimemoryv1.UpdateMemoryResponse{}
-		return ops.Update(opsTx{w}, req, resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// DeleteMemories removes memories by exact id in one transaction, through
-// the archive with archive set, else for good. Every memory is authorized
-// before any is removed.
-func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error) {
-	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
-		return nil, err
-	}
-	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
-	var resp *aimemoryv1.DeleteMemoriesResponse
-	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Delete{Delete: req}}, func(w *writeTx) error {
-		resp = &aimemoryv1.DeleteMemoriesResponse{}
-		return ops.Delete(opsTx{w}, ids, req.GetArchive(), resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // HasExpired reports whether any memory has expired: one index probe.
 func (s *Store) HasExpired(ctx context.Context) (bool, error) {
 	var found bool

@@ -69,14 +69,12 @@ type Tx interface {
 // the seam as the ones before did: its shell into records, what it needs
 // of the records into Tx (issue 25).
 type Unmoved interface {
-	// Memories, but TouchMemories.
+	// Memories, but TouchMemories, UpdateMemory and DeleteMemories.
 	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
 	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
 	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
 	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
-	UpdateMemory(context.Context, *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error)
-	DeleteMemories(context.Context, *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error)
 	HasExpired(context.Context) (bool, error)
 	CollectGarbage(context.Context, *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error)
 	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
