@@ -16,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -96,22 +97,22 @@ func seedEveryKind(b *testing.B, n int) string {
 		b.Fatalf("seeded %d memories: %v", len(ids), err)
 	}
 	inParallel(b, 10_000, func(i int) error { // superseded versions
-		_, err := st.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[i], Content: ptr(fmt.Sprintf("edited note %d", i))})
+		_, err := records.New(st).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[i], Content: ptr(fmt.Sprintf("edited note %d", i))})
 		return err
 	})
 	inParallel(b, 20_000, func(i int) error { // live links, and archived ones once an end is archived
-		_, err := st.PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to", ObservedBy: "ai:seed"})
+		_, err := records.New(st).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to", ObservedBy: "ai:seed"})
 		return err
 	})
 	inParallel(b, 5_000, func(i int) error { // archived, each with its two links
-		_, err := st.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2*i]}, Archive: true})
+		_, err := records.New(st).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2*i]}, Archive: true})
 		return err
 	})
 	rules, err := st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "team rules", Content: "writes need approval", Namespace: "team", Confidence: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := st.SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+	if _, err := records.New(st).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		b.Fatal(err)
 	}
 	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core"})
@@ -124,7 +125,7 @@ func seedEveryKind(b *testing.B, n int) string {
 	}
 	for i := range 50 {
 		agent := caller.NewContext(context.Background(), caller.Caller{Principal: fmt.Sprintf("ai:agent%d", i), Family: "core"})
-		if _, err := st.RegisterAgent(agent, &aimemoryv1.RegisterAgentRequest{AgentType: "bench"}); err != nil {
+		if _, err := records.New(st).RegisterAgent(agent, &aimemoryv1.RegisterAgentRequest{AgentType: "bench"}); err != nil {
 			b.Fatal(err)
 		}
 	}

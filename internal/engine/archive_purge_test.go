@@ -12,12 +12,13 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // archiveOne stores a memory in ns and deletes it into the archive.
-func archiveOne(t *testing.T, ctx context.Context, st *boltstore.Store, ns, title string) string {
+func archiveOne(t *testing.T, ctx context.Context, st storage.Backend, ns, title string) string {
 	t.Helper()
 	resp, err := st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Namespace: ns}})
 	if err != nil {
@@ -30,7 +31,7 @@ func archiveOne(t *testing.T, ctx context.Context, st *boltstore.Store, ns, titl
 	return id
 }
 
-func archivedIDs(t *testing.T, st *boltstore.Store) []string {
+func archivedIDs(t *testing.T, st storage.Backend) []string {
 	t.Helper()
 	resp, err := st.ListArchived(authz.System(storagetest.Operator()), &aimemoryv1.ListArchivedRequest{Limit: 1000})
 	if err != nil {
@@ -49,10 +50,11 @@ func archivedIDs(t *testing.T, st *boltstore.Store) []string {
 func TestArchivePurgerSchedule(t *testing.T) {
 	ctx := storagetest.Operator()
 	clock := storagetest.NewClock()
-	st, err := boltstore.Open(ctx, filepath.Join(t.TempDir(), "m.db"), storage.Options{Now: clock.Now})
+	bst, err := boltstore.Open(ctx, filepath.Join(t.TempDir(), "m.db"), storage.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := records.New(bst) // served as the engine serves it
 	defer st.Close()
 
 	old := archiveOne(t, ctx, st, "work", "old")
@@ -84,7 +86,7 @@ func TestArchivePurgerSchedule(t *testing.T) {
 	if got := archivedIDs(t, st); !slices.Equal(got, []string{young}) {
 		t.Errorf("after 31 days: %v, want only %s", got, young)
 	}
-	if err := st.CheckConsistency(ctx); err != nil {
+	if err := bst.CheckConsistency(ctx); err != nil {
 		t.Error(err)
 	}
 }
@@ -92,10 +94,11 @@ func TestArchivePurgerSchedule(t *testing.T) {
 // A purge request without a cut-off or ids is refused, never "everything".
 func TestPurgeArchiveNeverWidens(t *testing.T) {
 	ctx := storagetest.Operator()
-	st, err := boltstore.Open(ctx, filepath.Join(t.TempDir(), "m.db"), storage.Options{})
+	bst, err := boltstore.Open(ctx, filepath.Join(t.TempDir(), "m.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := records.New(bst) // served as the engine serves it
 	defer st.Close()
 	id := archiveOne(t, ctx, st, "work", "kept")
 	for _, req := range []*aimemoryv1.PurgeArchiveRequest{

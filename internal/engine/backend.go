@@ -12,9 +12,11 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 )
 
-// openedBackend is the store the engine serves, with what Health says of it.
+// openedBackend is the store the engine serves (package records over the
+// backend's seam), with what Health says of it.
 type openedBackend struct {
 	storage.Backend
 	name, location string
@@ -31,7 +33,7 @@ func openBackend(ctx context.Context, dir string, set settings.Settings, opts st
 		if err != nil {
 			return nil, err
 		}
-		return &openedBackend{Backend: st, name: "bbolt", location: path}, nil
+		return &openedBackend{Backend: records.New(st), name: "bbolt", location: path}, nil
 	}
 	var fromFile string
 	if set.Storage.DSN != nil {
@@ -50,11 +52,11 @@ func openBackend(ctx context.Context, dir string, set settings.Settings, opts st
 	if err != nil {
 		return nil, fmt.Errorf("postgres backend (%s, from %s): %w", where, source, err)
 	}
-	return &openedBackend{Backend: st, name: "postgres", location: where}, nil
+	return &openedBackend{Backend: records.New(st), name: "postgres", location: where}, nil
 }
 
-// seenRecorder is the agent registry's last-seen bookkeeping, where the
-// backend keeps it (bbolt; others record nothing yet).
+// seenRecorder is the agent registry's last-seen bookkeeping
+// (records.Store keeps it over every backend).
 type seenRecorder interface {
 	NoteSeen(principal string)
 	FlushSeen(ctx context.Context) (int, error)
@@ -65,7 +67,7 @@ type seenRecorder interface {
 // gets a context that ends when the leadership is lost or ctx ends, and is
 // started again on the next leadership.
 func runLed(ctx context.Context, b storage.Backend, task string, log *slog.Logger, work func(context.Context)) {
-	l, ok := b.(storage.Leadership)
+	l, ok := storage.As[storage.Leadership](b)
 	if !ok {
 		work(ctx)
 		return

@@ -247,7 +247,7 @@ func Serve(ctx context.Context, opts Options) error {
 	serverOpts = append(serverOpts, server.Authorize()...)
 	serverOpts = append(serverOpts, peerCredentials())
 	serverOpts = append(serverOpts, wire.FastServerOptions()...)
-	seen, recordsSeen := st.(seenRecorder)
+	seen, recordsSeen := storage.As[seenRecorder](st)
 	if recordsSeen {
 		serverOpts = append(serverOpts, noteSeen(seen))
 	}
@@ -307,7 +307,7 @@ func Serve(ctx context.Context, opts Options) error {
 			})
 		})
 	}
-	if pg, ok := st.(*pgstore.Store); ok {
+	if pg, ok := storage.As[*pgstore.Store](st); ok {
 		background.Go(func() {
 			runLed(bg, st, storage.TaskPruneChanges, log, func(ctx context.Context) {
 				pg.RunPruner(ctx, changePruneInterval, pgstore.DefaultChangeRetention)
@@ -324,7 +324,7 @@ func Serve(ctx context.Context, opts Options) error {
 			return
 		}
 		runLed(dctx, st, storage.TaskWebhooks, log, func(ctx context.Context) {
-			if ct, ok := st.(storage.ClaimTaker); ok {
+			if ct, ok := storage.As[storage.ClaimTaker](st); ok {
 				if n, err := ct.TakeOverClaims(ctx); err != nil {
 					log.Warn("webhook dispatch: releasing the previous leader's claims", "err", err)
 				} else if n > 0 {

@@ -53,7 +53,7 @@ func Register(g grpc.ServiceRegistrar, c Config) {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	e := errorMapper{log: c.Log}
-	if t, ok := c.Backend.(storage.ErrorTranslator); ok {
+	if t, ok := storage.As[storage.ErrorTranslator](c.Backend); ok {
 		e.translate = t.TranslateError
 	}
 	aimemoryv1.RegisterEngineServer(g, &Engine{cfg: c})
@@ -206,7 +206,7 @@ func (m errorMapper) status(err error) error {
 
 // capabilities are the backend's flags, when it reports them.
 func capabilities(b storage.Backend) []*aimemoryv1.BackendCapability {
-	c, ok := b.(storage.Capabilities)
+	c, ok := storage.As[storage.Capabilities](b)
 	if !ok {
 		return nil
 	}

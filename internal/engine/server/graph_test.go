@@ -13,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -92,10 +93,11 @@ func FuzzGraphRequests(f *testing.F) {
 		f.Add(append([]byte{byte(i)}, raw...))
 	}
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
+	bst, err := boltstore.Open(storagetest.Operator(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		f.Fatal(err)
 	}
+	st := records.New(bst) // served as the engine serves it
 	f.Cleanup(func() { st.Close() })
 	mems := &Memories{st: st, errorMapper: errorMapper{log: slog.New(slog.DiscardHandler)}}
 	srv := &Graph{st: st, errorMapper: mems.errorMapper}

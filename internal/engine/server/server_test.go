@@ -23,6 +23,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
@@ -115,10 +116,11 @@ func waitForWatcher(t testing.TB, ev *events.Broadcaster) {
 func newServer(t testing.TB) (*wire.EngineConn, *events.Broadcaster) {
 	t.Helper()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
+	bst, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := records.New(bst) // served as the engine serves it
 	t.Cleanup(func() { st.Close() })
 	return serve(t, Config{Backend: st, Events: ev, Version: "test", DataDir: "/data"}), ev
 }
@@ -317,10 +319,11 @@ func FuzzStoreRequest(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{})
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
+	bst, err := boltstore.Open(storagetest.Operator(), filepath.Join(f.TempDir(), "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		f.Fatal(err)
 	}
+	st := records.New(bst) // served as the engine serves it
 	f.Cleanup(func() { st.Close() })
 	srv := &Memories{st: st, errorMapper: errorMapper{log: slog.New(slog.DiscardHandler)}}
 	f.Fuzz(func(t *testing.T, raw []byte) {

@@ -10,6 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -52,10 +53,11 @@ func TestWatchEventsResumes(t *testing.T) {
 func TestSubscribeNeverReturnsTheSecret(t *testing.T) {
 	dir := t.TempDir()
 	ev := &events.Broadcaster{}
-	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
+	bst, err := boltstore.Open(storagetest.Operator(), filepath.Join(dir, "memory.db"), storage.Options{Events: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := records.New(bst) // served as the engine serves it
 	t.Cleanup(func() { st.Close() })
 	sealer, err := webhook.OpenSealer(dir)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
@@ -27,10 +28,11 @@ import (
 // authorizer, with every call (unary and streaming) made by family.
 func serveAs(t *testing.T, family string) *wire.EngineConn {
 	t.Helper()
-	st, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
+	bst, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := records.New(bst) // served as the engine serves it
 	t.Cleanup(func() { st.Close() })
 	as := caller.Caller{Principal: "ai:test", Family: family, Scope: caller.AllNamespaces}
 	g := grpc.NewServer(append([]grpc.ServerOption{

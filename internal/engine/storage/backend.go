@@ -9,10 +9,10 @@ import (
 )
 
 // The interfaces are what the engine's gRPC services need, one per
-// service, in the API's own request and response types: a backend takes a
-// request as the wire carries it and owns its validation (the record
-// rules of sdk/record), so every backend gives the same answers. The
-// conformance suite (storagetest) pins those answers down.
+// service, in the API's own request and response types: the storage
+// takes a request as the wire carries it and owns its validation (the
+// record rules of sdk/record), so every backend gives the same answers.
+// The conformance suite (storagetest) pins those answers down.
 
 // Memories is the memory records and their keyword index.
 type Memories interface {
@@ -161,8 +161,9 @@ type Archived struct {
 	OriginalExpiresAt int64
 }
 
-// Backend is a whole storage backend, as the engine opens it: bbolt
-// (package boltstore) or PostgreSQL (package pgstore).
+// Backend is the whole storage, as the engine serves it: package records
+// over a backend's seam, bbolt (package boltstore) or PostgreSQL (package
+// pgstore).
 type Backend interface {
 	Memories
 	Corpus

@@ -129,7 +129,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// A store other engines share wakes it for their writes too; its
 	// wake-ups may be lost, so it also looks every remotePoll.
 	var remote <-chan struct{}
-	if w, ok := d.cfg.Store.(storage.DeliveryWaker); ok {
+	if w, ok := storage.As[storage.DeliveryWaker](d.cfg.Store); ok {
 		remote = w.DeliveryWake(ctx)
 	}
 	defer d.setHold(false)

@@ -81,7 +81,7 @@ func (s *Sealer) Open(id string, sealed []byte) ([]byte, error) {
 // has none: a secret sealed by one engine must open on every other. A
 // store of one engine's own (bbolt) is left alone.
 func BindKey(ctx context.Context, st any, s *Sealer) error {
-	b, ok := st.(storage.SealKeyBinder)
+	b, ok := storage.As[storage.SealKeyBinder](st)
 	if !ok || s == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -33,7 +34,7 @@ func archivedStore(b *testing.B, n int) (*Store, []string) {
 		b.Fatal(err)
 	}
 	for i := 0; i < len(ids); i += 1000 {
-		if _, err := s.DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: ids[i:min(i+1000, len(ids))], Archive: true}); err != nil {
+		if _, err := records.New(s).DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: ids[i:min(i+1000, len(ids))], Archive: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -80,7 +81,7 @@ func BenchmarkRestoreArchive10k(b *testing.B) {
 			wg.Go(func() {
 				for i := g; i < len(ids); i += 32 {
 					lat[g].time(func() {
-						if _, err := s.RestoreMemory(storagetest.Operator(), &aimemoryv1.RestoreMemoryRequest{Id: ids[i]}); err != nil {
+						if _, err := records.New(s).RestoreMemory(storagetest.Operator(), &aimemoryv1.RestoreMemoryRequest{Id: ids[i]}); err != nil {
 							b.Error(err)
 						}
 					})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -30,17 +31,17 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 		return r.GetMemory().GetId()
 	}
 	old, peer := store("Plan", "old"), store("Peer", "p")
-	if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: old, TargetId: peer, ObservedBy: "ai:test"}); err != nil {
+	if _, err := records.New(s).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: old, TargetId: peer, ObservedBy: "ai:test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{old}, Archive: true}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{old}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	cur := store("Plan", "new")
-	if _, err := s.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: old}); !errors.Is(err, storage.ErrConflict) {
+	if _, err := records.New(s).RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: old}); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("restore onto a taken title: %v", err)
 	}
-	r, err := s.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: old, Merge: true})
+	r, err := records.New(s).RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: old, Merge: true})
 	if err != nil || !r.Merged || r.Memory.GetId() != cur || r.Memory.GetContent() != "old" || r.LinksRestored != 1 {
 		t.Fatalf("merge restore = %v, %v", r, err)
 	}
@@ -57,7 +58,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 		t.Fatalf("history = %v, %v", hist, err)
 	}
 	at := hist.GetVersions()[0].GetArchivedAt()
-	back, err := s.RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: cur, VersionAt: at})
+	back, err := records.New(s).RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: cur, VersionAt: at})
 	if err != nil || back.Memory.GetContent() != "new" || back.Memory.GetId() != cur {
 		t.Fatalf("version restore = %v, %v", back, err)
 	}

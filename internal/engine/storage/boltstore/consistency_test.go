@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -44,7 +45,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	}
 
 	// Update title, content, tags and namespace at once.
-	_, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{
+	_, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{
 		Id: b.Id, Title: proto.String("Rollback procedure"), Content: proto.String("Redeploy the previous build"),
 		SetTags: true, Tags: []string{"incident"}, Namespace: proto.String("team/y"),
 	})
@@ -68,7 +69,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	checkConsistent(t, s)
 
 	d := storagetest.Store(t, s, storagetest.Mem("Doomed", "to be deleted soon"))
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.Id}}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.Id}}); err != nil {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)
@@ -77,7 +78,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	}
 
 	for range 5 {
-		if _, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.Id}}); err != nil {
+		if _, err := records.New(s).TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.Id}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +90,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	}
 	checkConsistent(t, s)
 
-	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("Blue green switch")}); err != nil {
+	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("Blue green switch")}); err != nil {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)
@@ -124,7 +125,7 @@ func TestIndexCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[:2900]}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[:2900]}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := s.idx.Sizes(); n != 100 {

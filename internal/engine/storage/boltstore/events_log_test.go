@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -33,10 +34,10 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 	s, _ := openTest(t, Options{Events: pub})
 	a := storeTitle(t, s, "first")
 	storeTitle(t, s, "second")
-	if _, err := s.TouchMemories(storagetest.Operator(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := records.New(s).TouchMemories(storagetest.Operator(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := records.New(s).DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
 	s = reopen(t, s, Options{Events: pub})
@@ -110,7 +111,7 @@ func TestInbox(t *testing.T) {
 	send := func(from, to, title string) *aimemoryv1.Memory {
 		t.Helper()
 		clock.Add(time.Millisecond)
-		resp, err := s.SendMessage(as(from), &aimemoryv1.SendMessageRequest{To: to, Title: title, Payload: "p " + title})
+		resp, err := records.New(s).SendMessage(as(from), &aimemoryv1.SendMessageRequest{To: to, Title: title, Payload: "p " + title})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +128,7 @@ func TestInbox(t *testing.T) {
 	}
 	list := func(who string, req *aimemoryv1.ListInboxRequest) []string {
 		t.Helper()
-		resp, err := s.ListInbox(as(who), req)
+		resp, err := records.New(s).ListInbox(as(who), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,11 +167,11 @@ func TestInbox(t *testing.T) {
 		{as("ai:alice"), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p", Tier: "forever"}, "tier"},
 		{context.Background(), &aimemoryv1.SendMessageRequest{To: "bob", Title: "t", Payload: "p"}, "caller's identity"},
 	} {
-		if _, err := s.SendMessage(tc.ctx, tc.req); err == nil || !contains(err.Error(), tc.want) {
+		if _, err := records.New(s).SendMessage(tc.ctx, tc.req); err == nil || !contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want %q", tc.req, err, tc.want)
 		}
 	}
-	if _, err := s.ListInbox(context.Background(), &aimemoryv1.ListInboxRequest{}); err == nil {
+	if _, err := records.New(s).ListInbox(context.Background(), &aimemoryv1.ListInboxRequest{}); err == nil {
 		t.Error("an inbox listed without a caller")
 	}
 	if got := list("ai:bob", &aimemoryv1.ListInboxRequest{}); len(got) != 3 {
@@ -198,10 +199,10 @@ func TestDeliveriesQueuedWithTheWrite(t *testing.T) {
 	if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_agents"}}); err == nil {
 		t.Fatal("guarded store succeeded")
 	}
-	if _, err := s.SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:bob", Title: "private", Payload: "p"}); err != nil {
+	if _, err := records.New(s).SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:bob", Title: "private", Payload: "p"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:alice", Title: "for alice", Payload: "p"}); err != nil {
+	if _, err := records.New(s).SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:alice", Title: "for alice", Payload: "p"}); err != nil {
 		t.Fatal(err)
 	}
 	queue, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -21,19 +22,20 @@ func TestLastSeenFlushedToRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := records.New(s)
 	alice := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:alice", Family: "meta", Scope: caller.AllNamespaces})
-	if _, err := s.RegisterAgent(alice, &aimemoryv1.RegisterAgentRequest{AgentType: "ai:x"}); err != nil {
+	if _, err := r.RegisterAgent(alice, &aimemoryv1.RegisterAgentRequest{AgentType: "ai:x"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(time.Hour)
-	s.NoteSeen("ai:alice")
-	s.NoteSeen("ai:stranger") // not registered: nothing to write
+	r.NoteSeen("ai:alice")
+	r.NoteSeen("ai:stranger") // not registered: nothing to write
 	want := clk.Now().UnixNano()
-	l, err := s.ListAgents(alice, &aimemoryv1.ListAgentsRequest{})
+	l, err := r.ListAgents(alice, &aimemoryv1.ListAgentsRequest{})
 	if err != nil || len(l.Agents) != 1 || l.Agents[0].LastSeenAt != want {
 		t.Fatalf("agents before the flush = %v, %v", l, err)
 	}
-	if n, err := s.FlushSeen(storagetest.Operator()); err != nil || n != 1 {
+	if n, err := r.FlushSeen(storagetest.Operator()); err != nil || n != 1 {
 		t.Fatalf("flush = %d, %v", n, err)
 	}
 	st, _ := s.ArchiveStats(authz.System(storagetest.Operator()))
@@ -48,7 +50,7 @@ func TestLastSeenFlushedToRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if l, _ := s.ListAgents(alice, &aimemoryv1.ListAgentsRequest{}); len(l.Agents) != 1 || l.Agents[0].LastSeenAt != want {
+	if l, _ := records.New(s).ListAgents(alice, &aimemoryv1.ListAgentsRequest{}); len(l.Agents) != 1 || l.Agents[0].LastSeenAt != want {
 		t.Errorf("agents after a restart = %v", l)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkStorePolicy(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"owner"}`}); err != nil {
+			if _, err := records.New(s).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"owner"}`}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -81,7 +82,7 @@ func BenchmarkGovernGate(b *testing.B) {
 			defer s.Close()
 			if policy {
 				std, _ := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "rules", Content: "r", Namespace: "team", Confidence: 1}})
-				if _, err := s.SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"owner"}`}); err != nil {
+				if _, err := records.New(s).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"owner"}`}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -47,10 +47,7 @@ func (s *Store) writeGovernedFirst(ctx context.Context, payload *aimemoryv1.Pend
 // queuePending records a pending action for the write pe describes.
 func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
 	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
-	if err := w.putPending(p); err != nil {
-		return "", err
-	}
-	return p.Id, w.tx.Bucket(bucketPendingTime).Put(pendingTimeKey(p.RequestedAt, p.Id), nil)
+	return p.Id, w.putPending(p)
 }
 
 // execute runs an approved payload in this transaction, as it would have
@@ -66,40 +63,45 @@ func (x executor) StoreMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictP
 	return x.w.storeMemory(in, policy, resp)
 }
 func (x executor) UpdateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
-	return x.w.updateMemory(req, resp)
+	return ops.Update(opsTx{x.w}, req, resp)
 }
 func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
-	return x.w.deleteMemories(ids, archive, resp)
+	return ops.Delete(opsTx{x.w}, ids, archive, resp)
 }
 func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
-	return x.w.putLink(req, rel, observedBy, resp)
+	return ops.PutLink(opsTx{x.w}, req, rel, observedBy, resp)
 }
 func (x executor) InvalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return x.w.invalidateLink(req, by, resp)
+	return ops.InvalidateLink(opsTx{x.w}, req, by, resp)
 }
 func (x executor) ApprovedForget(p *aimemoryv1.PendingForget) ([]string, error) {
 	return x.w.approvedForget(p)
 }
 func (x executor) Promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return x.w.promote(id, to)
+	return ops.Promote(opsTx{x.w}, id, to)
 }
 func (x executor) Consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return x.w.consolidate(req)
+	return ops.Consolidate(opsTx{x.w}, req)
 }
 func (x executor) Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return x.w.restore(req)
+	return ops.Restore(x.w.ctx, opsTx{x.w}, req)
 }
 
 func pendingTimeKey(at int64, id string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), id...)
 }
 
+// putPending writes p over the row of its id, and its entry in the
+// requested-at index ListPending walks.
 func (w *writeTx) putPending(p *aimemoryv1.PendingAction) error {
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
 	if err != nil {
 		return err
 	}
-	return w.tx.Bucket(bucketPending).Put([]byte(p.Id), raw)
+	if err := w.tx.Bucket(bucketPending).Put([]byte(p.Id), raw); err != nil {
+		return err
+	}
+	return w.tx.Bucket(bucketPendingTime).Put(pendingTimeKey(p.RequestedAt, p.Id), nil)
 }
 
 func getPending(tx *bolt.Tx, id string) (*aimemoryv1.PendingAction, error) {
@@ -140,22 +142,6 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 	return resp, err
 }
 
-// ApprovePending records the caller's approval of a pending action and,
-// when the approver rule is met, executes it in the same transaction
-// (ops.Approve); the writer lock orders racing approvers.
-func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
-	var resp *aimemoryv1.ApprovePendingResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		var err error
-		resp, err = ops.Approve(govTx{opsTx{w}}, req.GetId())
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // executeAs runs p's payload as its requester (storage.AsRequester).
 func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	saved := w.ctx
@@ -163,31 +149,4 @@ func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	w.ctx = storage.AsRequester(saved, p)
 	w.pre = nil
 	return w.execute(p.GetPayload())
-}
-
-// RejectPending refuses a pending action (ops.Reject).
-func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error) {
-	var resp *aimemoryv1.RejectPendingResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		var err error
-		resp, err = ops.Reject(govTx{opsTx{w}}, req.GetId())
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// govTx is this backend's transaction as the governance steps see it.
-type govTx struct{ opsTx }
-
-func (t govTx) View() storage.GovernanceView { return govView{tx: t.w.tx, cfg: t.w.s.gov} }
-func (t govTx) PutStandard(st *aimemoryv1.Standard) error {
-	return putStandard(t.w.tx, st)
-}
-func (t govTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return getPending(t.w.tx, id) }
-func (t govTx) PutPending(p *aimemoryv1.PendingAction) error         { return t.w.putPending(p) }
-func (t govTx) ExecuteAs(p *aimemoryv1.PendingAction) (string, error) {
-	return t.w.executeAs(p)
 }

@@ -138,27 +138,6 @@ func (t opsTx) MoveAlias(id, f, from, to string) error {
 	return aliases.Put(aliasKey(f, to), []byte(id))
 }
 
-// RegisterEntity creates the entity (canonical_name, namespace), or reuses
-// it when it exists (its metadata left as it is), and adds the aliases it
-// lacks; all in one transaction, so an alias held by another entity of the
-// namespace (storage.AliasTakenError) writes nothing. A memory with the same title
-// that is not an entity blocks registration.
-func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	in, err := ops.ValidateRegisterEntity(req)
-	if err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.RegisterEntityResponse
-	err = s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.RegisterEntityResponse{}
-		return ops.RegisterEntity(opsTx{w}, in, resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // GetEntityByAlias resolves an alias (case-folded) in a namespace, or in
 // every namespace, where the most recently created entity wins. No entity
 // is an empty response, not an error.

@@ -102,70 +102,6 @@ var (
 	memoryFieldTitle     = (&aimemoryv1.Memory{}).ProtoReflect().Descriptor().Fields().ByName("title").Number()
 )
 
-// PutLink creates the link, or revives an invalidated one (see
-// PutLinkOutcome); a link valid with no end is left as it is. Both
-// memories must exist (expired-but-uncollected ones do).
-func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	rel, by, err := ops.ValidatePutLink(req)
-	if err != nil {
-		return nil, err
-	}
-	// A link valid with no end needs no write (nor the fsync of an empty
-	// commit): answer from a read transaction.
-	var current *aimemoryv1.Link
-	unchanged := false
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		if current, err = readLink(tx, req.GetSourceId(), req.GetTargetId(), rel); err != nil || current == nil {
-			return err
-		}
-		src, err := nodeSummary(tx.Bucket(bucketMemories), current.SourceId)
-		if err != nil {
-			return err
-		}
-		dst, err := nodeSummary(tx.Bucket(bucketMemories), current.TargetId)
-		if err != nil {
-			return err
-		}
-		unchanged = ops.Unchanged(ctx, current, src.Namespace, dst.Namespace)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if unchanged {
-		return &aimemoryv1.PutLinkResponse{Link: current, Outcome: aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_UNCHANGED}, nil
-	}
-	var resp *aimemoryv1.PutLinkResponse
-	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Link{Link: req}}, func(w *writeTx) error {
-		resp = &aimemoryv1.PutLinkResponse{}
-		return w.putLink(req, rel, by, resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// InvalidateLink sets the end of the link's current interval (now when
-// valid_until is absent; past and future are both allowed) and records who did
-// it and when. Calling it again moves the end. found is false when both
-// memories exist but the link does not.
-func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	by, err := ops.ValidateInvalidateLink(req)
-	if err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.InvalidateLinkResponse
-	err = s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Unlink{Unlink: req}}, func(w *writeTx) error {
-		resp = &aimemoryv1.InvalidateLinkResponse{}
-		return w.invalidateLink(req, by, resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // LinkTimeline lists a memory's outbound links, one event per validity
 // interval whose start lies in [since, until], ordered by start, then
 // creation, target and relation; the first limit of them, each with its
@@ -228,18 +164,6 @@ func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 		return nil, err
 	}
 	return resp, nil
-}
-
-// putLink is PutLink inside a transaction, on a validated request: also
-// the approval path's executor.
-func (w *writeTx) putLink(req *aimemoryv1.PutLinkRequest, rel, by string, resp *aimemoryv1.PutLinkResponse) error {
-	return ops.PutLink(opsTx{w}, req, rel, by, resp)
-}
-
-// invalidateLink is InvalidateLink inside a transaction, on a validated
-// request: also the approval path's executor.
-func (w *writeTx) invalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return ops.InvalidateLink(opsTx{w}, req, by, resp)
 }
 
 // The link steps' view of the transaction (ops.LinkTx).

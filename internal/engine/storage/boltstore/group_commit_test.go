@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -109,7 +110,7 @@ func TestGroupCommit(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, delErr = s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{victim.Id, keep.Id}})
+				_, delErr = records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{victim.Id, keep.Id}})
 			}()
 			next()
 		case 15:

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -69,7 +70,7 @@ func TestAccessCountSaturates(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	touch := func(id string) *aimemoryv1.Memory {
 		t.Helper()
-		resp, err := s.TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{id}})
+		resp, err := records.New(s).TouchMemories(ctx, &aimemoryv1.TouchMemoriesRequest{Ids: []string{id}})
 		if err != nil || len(resp.Memories) != 1 {
 			t.Fatalf("touch: %v, %v", resp, err)
 		}

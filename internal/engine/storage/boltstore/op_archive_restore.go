@@ -1,50 +1,11 @@
 package boltstore
 
 import (
-	"context"
-
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
-
-// RestoreMemory brings an archived memory back under its id: a fresh
-// expiry for its tier (none for long), its metadata and tags as archived,
-// and the links whose other end is live (the rest wait in the archive).
-//
-//   - Without version_at it restores the archive row; a live id is a
-//     conflict (nothing to restore).
-//   - With version_at it restores that superseded version: a live memory
-//     is set back to it (the current version is kept as superseded); a
-//     removed one comes back as it (its archive row is kept as a version).
-//
-// A title another live memory holds is a storage.ConflictError, or with
-// merge the restored memory merges into that one by the one merge rule
-// (rules.Merge) and its archived links follow it. Asked as OpStore
-// (OpUpdate for a live memory, OpMerge for a merge).
-func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	if err := ops.ValidateRestore(req); err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.RestoreMemoryResponse
-	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Restore{Restore: req}}
-	err := s.writeGoverned(ctx, payload, func(w *writeTx) (err error) {
-		resp, err = w.restore(req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// restore is RestoreMemory's transaction step (ops.Restore), also the
-// approval path's executor.
-func (w *writeTx) restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return ops.Restore(w.ctx, opsTx{w}, req)
-}
 
 // relinkArchived moves the archived links of from onto to: live when the
 // other end is live, else kept in the archive; a link that would join to

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -64,12 +65,12 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 				}
 				id := r.GetMemory().GetId()
 				if i%5 == 0 {
-					if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: id, Content: proto.String("changed words")}); err != nil {
+					if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: id, Content: proto.String("changed words")}); err != nil {
 						t.Errorf("writer %d update %d: %v", w, i, err)
 					}
 				}
 				if i%7 == 0 {
-					if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}}); err != nil {
+					if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{id}}); err != nil {
 						t.Errorf("writer %d delete %d: %v", w, i, err)
 					}
 				}

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -80,18 +81,18 @@ func TestSnapshotAndLog(t *testing.T) {
 
 	// Changes after the snapshot, then a crash.
 	storagetest.Store(t, s, storagetest.Mem("note 5", "merged: only delta now"))
-	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[6], Content: proto.String("epsilon")}); err != nil {
+	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[6], Content: proto.String("epsilon")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[7], Priority: proto.Int32(9)}); err != nil {
+	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[7], Priority: proto.Int32(9)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[10:20]}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[10:20]}); err != nil {
 		t.Fatal(err)
 	}
 	storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "gamma", Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 5})
 	fresh := storagetest.Store(t, s, storagetest.Mem("new note", "alpha gamma 12 zeta"))
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{fresh.Id}}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{fresh.Id}}); err != nil {
 		t.Fatal(err)
 	}
 	before := logLen(t, s)
@@ -102,7 +103,7 @@ func TestSnapshotAndLog(t *testing.T) {
 	// Created since the snapshot and changed again: logged, though the
 	// snapshot does not hold it.
 	changed := storagetest.Store(t, s, storagetest.Mem("newest note", "alpha theta"))
-	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: changed.Id, Content: proto.String("alpha beta iota")}); err != nil {
+	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: changed.Id, Content: proto.String("alpha beta iota")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := logLen(t, s); n < 15 {
@@ -206,7 +207,7 @@ func TestSnapshotWhenManyEvents(t *testing.T) {
 	storagetest.Store(t, s, storagetest.Mem("b", "beta"))
 	s = reopen(t, s, Options{})
 	for i := range 60 {
-		if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Priority: proto.Int32(int32(1 + i%9))}); err != nil {
+		if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Priority: proto.Int32(int32(1 + i%9))}); err != nil {
 			t.Fatal(err)
 		}
 		s.bg.Wait()

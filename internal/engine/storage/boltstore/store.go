@@ -28,7 +28,6 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 )
 
@@ -48,7 +47,6 @@ type Store struct {
 	events storage.Publisher
 	now    func() time.Time
 	log    *slog.Logger
-	seen   ops.LastSeen // identities seen on calls, for the registry (gov_agents.go)
 	audit  *audit.Chain // keys the audit log (audit.go)
 	// committed is told of each commit (storage.Options.Committed).
 	committed func(writes int, took time.Duration)
@@ -134,8 +132,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	return s, nil
 }
-
-var _ storage.Backend = (*Store)(nil)
 
 // SchemaVersion is the layout this build reads and writes.
 func (s *Store) SchemaVersion() uint32 { return SchemaVersion }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -49,7 +50,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
 	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
-	if _, err := src.PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph", Scope: caller.AllNamespaces}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ObservedBy: "ai:test"}); err != nil {
+	if _, err := records.New(src).PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph", Scope: caller.AllNamespaces}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ObservedBy: "ai:test"}); err != nil {
 		t.Fatal(err)
 	}
 	recs := exportAll(t, src)
@@ -104,28 +105,28 @@ func TestExportImportEveryKind(t *testing.T) {
 	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
 	c := storagetest.Store(t, src, storagetest.Mem("gamma", "third"))
 	clock.Add(time.Second)
-	if _, err := src.UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
+	if _, err := records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, to := range []string{b.Id, c.Id} {
-		if _, err := src.PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: to, Relation: "related_to", ObservedBy: "ai:owner"}); err != nil {
+		if _, err := records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: to, Relation: "related_to", ObservedBy: "ai:owner"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := src.DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{c.Id}, Archive: true}); err != nil {
+	if _, err := records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{c.Id}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+	if _, err := records.New(src).SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := src.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
 		t.Fatal("bob's store into team was not queued")
 	}
-	if _, err := src.RegisterAgent(owner, &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"x"}}); err != nil {
+	if _, err := records.New(src).RegisterAgent(owner, &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
 	recs := exportAll(t, src)
@@ -169,7 +170,7 @@ func TestExportImportEveryKind(t *testing.T) {
 		return s.GetArchived(owner, &aimemoryv1.GetArchivedRequest{Ids: []string{c.Id, a.Id}, IncludeVersions: true})
 	})
 	same("standard", func(s *Store) (proto.Message, error) {
-		return s.GetStandard(owner, &aimemoryv1.GetStandardRequest{Namespace: "team", Inherit: true})
+		return records.New(s).GetStandard(owner, &aimemoryv1.GetStandardRequest{Namespace: "team", Inherit: true})
 	})
 	same("pending", func(s *Store) (proto.Message, error) {
 		return s.ListPending(owner, &aimemoryv1.ListPendingRequest{Status: "all"})

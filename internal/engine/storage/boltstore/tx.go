@@ -12,9 +12,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -429,15 +429,5 @@ func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 	if typ == "" { // engine bookkeeping (FlushSeen): not an event
 		return
 	}
-	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
-	c, _ := caller.FromContext(w.ctx)
-	w.events = append(w.events, &aimemoryv1.Event{
-		Type:      typ,
-		MemoryId:  m.GetId(),
-		Namespace: m.GetNamespace(),
-		AgentId:   agent,
-		At:        w.now,
-		Principal: c.Principal,
-		Title:     m.GetTitle(),
-	})
+	w.events = append(w.events, ops.Event(w.ctx, typ, m, w.now))
 }

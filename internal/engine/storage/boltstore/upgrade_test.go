@@ -15,6 +15,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -362,10 +363,10 @@ func TestUpgradeFromSchema4Answers(t *testing.T) {
 	}
 	ids := s.idx.IDs()
 	slices.Sort(ids)
-	if _, err := s.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[0], Content: new(string("zebra crossing"))}); err != nil {
+	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[0], Content: new(string("zebra crossing"))}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[1:3]}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[1:3]}); err != nil {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -24,7 +25,7 @@ func TestVectorsSurviveReopen(t *testing.T) {
 			t.Fatal(n, err)
 		}
 	}
-	if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[1:]}); err != nil {
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: ids[1:]}); err != nil {
 		t.Fatal(err)
 	}
 	s = reopen(t, s, Options{})

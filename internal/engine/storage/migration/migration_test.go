@@ -16,6 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -51,15 +52,15 @@ func everyKind(t *testing.T) *boltstore.Store {
 		ms = append(ms, storagetest.Store(t, src, storagetest.Mem(w, "about "+w, storagetest.Tags(w))))
 	}
 	clock.Add(time.Second)
-	must(src.UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
+	must(records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
 	for _, to := range []*aimemoryv1.Memory{ms[1], ms[2]} {
-		must(src.PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ms[0].Id, TargetId: to.Id, Relation: "related_to", ObservedBy: "ai:owner"}))
+		must(records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ms[0].Id, TargetId: to.Id, Relation: "related_to", ObservedBy: "ai:owner"}))
 	}
-	must(src.DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
-	must(src.RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}, RegisteredBy: "ai:owner"}))
+	must(records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
+	must(records.New(src).RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}, RegisteredBy: "ai:owner"}))
 	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
 	must(std, err)
-	must(src.SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}))
+	must(records.New(src).SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}))
 	if _, err := src.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
 		t.Fatal("bob's store into team was not queued")
 	}

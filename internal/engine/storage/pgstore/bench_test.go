@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -39,12 +40,12 @@ func benchBackends(b *testing.B) map[string]storage.Backend {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { bolt.Close() })
-	return map[string]storage.Backend{"bbolt": bolt, "postgres": open(b, storage.Options{})}
+	return map[string]storage.Backend{"bbolt": records.New(bolt), "postgres": records.New(open(b, storage.Options{}))}
 }
 
-func fill(b *testing.B, s storage.Backend, n int) { fillT(b, s, n) }
+func fill(b *testing.B, s storagetest.Storer, n int) { fillT(b, s, n) }
 
-func fillT(b testing.TB, s storage.Backend, n int) {
+func fillT(b testing.TB, s storagetest.Storer, n int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range n {
 		_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 )
 
@@ -24,5 +25,5 @@ func open(t testing.TB, opts storage.Options) *Store {
 // TestConformance runs the whole backend-neutral suite against
 // PostgreSQL: the tests boltstore passes, unchanged.
 func TestConformance(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T, opts storage.Options) storage.Backend { return open(t, opts) })
+	storagetest.Run(t, func(t *testing.T, opts storage.Options) storage.Backend { return records.New(open(t, opts)) })
 }

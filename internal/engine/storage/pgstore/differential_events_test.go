@@ -117,7 +117,7 @@ func (d *differ) eventOp() (string, func(storage.Backend) answer) {
 
 // backendIndex is 0 for bbolt, 1 for postgres.
 func backendIndex(s storage.Backend) int {
-	if _, ok := s.(*Store); ok {
+	if _, ok := storage.As[*Store](s); ok {
 		return 1
 	}
 	return 0

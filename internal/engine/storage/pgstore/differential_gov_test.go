@@ -188,7 +188,7 @@ func (d *differ) exportGovernance(b int, s storage.Backend) answer {
 		return nil
 	}
 	var err error
-	if pg, ok := s.(*Store); ok {
+	if pg, ok := storage.As[*Store](s); ok {
 		ctx := storagetest.Operator()
 		var tx pgx.Tx
 		if tx, err = pg.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}); err == nil {

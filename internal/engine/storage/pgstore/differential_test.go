@@ -19,6 +19,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -48,7 +49,7 @@ func TestDifferential(t *testing.T) {
 	t.Cleanup(func() { bolt.Close() })
 	pg := open(t, opts)
 	d := &differ{t: t, clk: clk, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), names: [2]map[string]string{{}, {}}, did: map[string]int{}, now: clk.Now}
-	backends := [2]storage.Backend{bolt, pg}
+	backends := [2]storage.Backend{records.New(bolt), records.New(pg)}
 
 	for i := range ops {
 		op, call := d.randomOp()
@@ -69,7 +70,11 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d memories created, %d searches ranked several results, %d links created, %d link reads found links; lifecycle: %v; %d writes queued, %d approvals accepted, %d executed",
 		d.made, d.ranked, d.linked, d.traversed, d.did, d.pends[1], d.votes, d.executed)
 	for _, s := range backends {
-		if err := s.(storagetest.Checker).CheckConsistency(storagetest.Operator()); err != nil {
+		c, ok := storage.As[storagetest.Checker](s)
+		if !ok {
+			t.Fatalf("%T has no consistency check", s)
+		}
+		if err := c.CheckConsistency(storagetest.Operator()); err != nil {
 			t.Error(err)
 		}
 	}
@@ -140,7 +145,7 @@ func (d *differ) idOf(b int, label string) string {
 func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 	ctx := storagetest.Operator()
 	which := func(s storage.Backend) int { // the backend's index, for id lookups
-		if _, ok := s.(*boltstore.Store); ok {
+		if _, ok := storage.As[*boltstore.Store](s); ok {
 			return 0
 		}
 		return 1
@@ -553,7 +558,7 @@ func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.
 
 // count counts a lifecycle operation on postgres that did something.
 func (d *differ) count(s storage.Backend, op string, did bool) {
-	if _, ok := s.(*Store); ok && did {
+	if _, ok := storage.As[*Store](s); ok && did {
 		d.did[op]++
 	}
 }

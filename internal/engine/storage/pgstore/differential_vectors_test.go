@@ -90,7 +90,7 @@ func (d *differ) vectorOp(which func(storage.Backend) int) (string, func(storage
 func (d *differ) exportOp() (string, func(storage.Backend) answer) {
 	return "export", func(s storage.Backend) answer {
 		b := 0
-		if _, ok := s.(*Store); ok {
+		if _, ok := storage.As[*Store](s); ok {
 			b = 1
 		}
 		var lines []string

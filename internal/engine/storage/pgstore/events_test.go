@@ -13,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -36,7 +37,7 @@ func openAt(t testing.TB, dsn string, opts storage.Options) *Store {
 	return s
 }
 
-func storeTitle(t testing.TB, s storage.Backend, title string) *aimemoryv1.Memory {
+func storeTitle(t testing.TB, s storagetest.Storer, title string) *aimemoryv1.Memory {
 	t.Helper()
 	resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c"}})
 	if err != nil {
@@ -53,10 +54,10 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 	s := openAt(t, dsn, storage.Options{Events: pub})
 	a := storeTitle(t, s, "first")
 	storeTitle(t, s, "second")
-	if _, err := s.TouchMemories(storagetest.Operator(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := records.New(s).TouchMemories(storagetest.Operator(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
+	if _, err := records.New(s).DeleteMemories(storagetest.Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -70,46 +70,6 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 	return resp, rows.Err()
 }
 
-// ApprovePending records the caller's approval of a pending action and,
-// when the approver rule is met, executes it in the same transaction.
-func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
-	var resp *aimemoryv1.ApprovePendingResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		var err error
-		resp, err = ops.Approve(govTx{opsTx{w}}, req.GetId())
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// RejectPending refuses a pending action (ops.Reject).
-func (s *Store) RejectPending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.RejectPendingResponse, error) {
-	var resp *aimemoryv1.RejectPendingResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		var err error
-		resp, err = ops.Reject(govTx{opsTx{w}}, req.GetId())
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// govTx is this backend's transaction as the governance steps see it.
-type govTx struct{ opsTx }
-
-func (t govTx) View() storage.GovernanceView                         { return govView{w: t.w} }
-func (t govTx) PutStandard(st *aimemoryv1.Standard) error            { return t.w.putStandard(st) }
-func (t govTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return t.w.getPending(id) }
-func (t govTx) PutPending(p *aimemoryv1.PendingAction) error         { return t.w.putPending(p) }
-func (t govTx) ExecuteAs(p *aimemoryv1.PendingAction) (string, error) {
-	return t.w.executeAs(p)
-}
-
 // executeAs runs p's payload as its requester (storage.AsRequester).
 func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	saved := w.ctx
@@ -137,22 +97,22 @@ func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.De
 	return ops.Delete(opsTx{x.w}, ids, archive, resp)
 }
 func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
-	return x.w.putLink(req, rel, observedBy, resp)
+	return ops.PutLink(opsTx{x.w}, req, rel, observedBy, resp)
 }
 func (x executor) InvalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return x.w.invalidateLink(req, by, resp)
+	return ops.InvalidateLink(opsTx{x.w}, req, by, resp)
 }
 func (x executor) ApprovedForget(p *aimemoryv1.PendingForget) ([]string, error) {
 	return x.w.approvedForget(p)
 }
 func (x executor) Promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return x.w.promote(id, to)
+	return ops.Promote(opsTx{x.w}, id, to)
 }
 func (x executor) Consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return x.w.consolidate(req)
+	return ops.Consolidate(opsTx{x.w}, req)
 }
 func (x executor) Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return x.w.restore(req)
+	return ops.Restore(x.w.ctx, opsTx{x.w}, req)
 }
 
 // putPending writes p over the row of its id.

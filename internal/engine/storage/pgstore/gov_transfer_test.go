@@ -11,6 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -73,7 +74,7 @@ func TestGovernanceTransfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.SetStandard(govCaller("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+	if _, err := records.New(a).SetStandard(govCaller("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -85,7 +86,7 @@ func TestGovernanceTransfer(t *testing.T) {
 		}
 		ids = append(ids, pe.ID)
 	}
-	if _, err := a.RejectPending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); err != nil {
+	if _, err := records.New(a).RejectPending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); err != nil {
 		t.Fatal(err)
 	}
 	recs := exportedGovernance(t, a)
@@ -123,14 +124,14 @@ func TestGovernanceTransfer(t *testing.T) {
 	if _, err := b.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "new", Content: "x", Namespace: "gov", Confidence: 1}}); !errors.Is(err, storage.ErrPending) {
 		t.Errorf("store under the imported policy: %v, want queued", err)
 	}
-	resp, err := b.ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[0]})
+	resp, err := records.New(b).ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[0]})
 	if err != nil || !resp.Approved {
 		t.Fatalf("approve the imported action: %v, %v", resp, err)
 	}
 	if m, err := b.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{resp.Action.ResultMemoryId}}); err != nil || len(m.Memories) != 1 || m.Memories[0].Title != "kept pending" {
 		t.Errorf("the approved import wrote %v, %v", m, err)
 	}
-	if _, err := b.ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); !errors.Is(err, storage.ErrDecided) {
+	if _, err := records.New(b).ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); !errors.Is(err, storage.ErrDecided) {
 		t.Errorf("approve the imported rejected action: %v, want ErrDecided", err)
 	}
 }

@@ -80,3 +80,16 @@ func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.Pen
 	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
 	return p.Id, w.putPending(p)
 }
+
+// putStandard writes ns's standard row (the rules are ops.SetStandard,
+// ops.MayGovern). Every write reads it inside its transaction (govView),
+// so a policy set on one engine governs the next write on any other.
+func (w *writeTx) putStandard(st *aimemoryv1.Standard) error {
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(st)
+	if err != nil {
+		return err
+	}
+	_, err = w.tx.Exec(w.ctx, `INSERT INTO standards (namespace, record) VALUES ($1, $2)
+		ON CONFLICT (namespace) DO UPDATE SET record = EXCLUDED.record`, st.GetNamespace(), raw)
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -22,7 +23,7 @@ func TestArchivedLinksMoveBack(t *testing.T) {
 		ids[title] = storeOK(t, s, title)
 	}
 	for _, l := range [][2]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"d", "b"}} {
-		if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]], ObservedBy: "ai:t"}); err != nil {
+		if _, err := records.New(s).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]], ObservedBy: "ai:t"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +35,7 @@ func TestArchivedLinksMoveBack(t *testing.T) {
 		return n
 	}
 	for _, title := range []string{"b", "c"} {
-		if _, err := s.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[title]}, Archive: true}); err != nil {
+		if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[title]}, Archive: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

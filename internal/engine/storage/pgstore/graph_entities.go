@@ -87,25 +87,6 @@ func aliasesOf(ctx context.Context, q pgx.Tx, id string) ([]string, []*aimemoryv
 	return folded, out, nil
 }
 
-// RegisterEntity creates the entity (canonical_name, namespace), or reuses
-// it, and adds the aliases it lacks, in one transaction (ops.RegisterEntity):
-// an alias held by another entity of the namespace writes nothing.
-func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	in, err := ops.ValidateRegisterEntity(req)
-	if err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.RegisterEntityResponse
-	err = s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.RegisterEntityResponse{}
-		return ops.RegisterEntity(opsTx{w}, in, resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // GetEntityByAlias resolves an alias (case-folded) in a namespace, or in
 // every namespace, where the most recently created entity the caller may
 // read wins. No entity is an empty response, not an error.

@@ -12,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -37,20 +38,20 @@ func TestGraphTransferFromBolt(t *testing.T) {
 		ids = append(ids, r.Memory.Id)
 	}
 	for _, l := range [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 0}, {4, 0}, {0, 4}} {
-		if _, err := bolt.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]], ObservedBy: "ai:t"}); err != nil {
+		if _, err := records.New(bolt).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]], ObservedBy: "ai:t"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := bolt.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: ids[0], TargetId: ids[1], Relation: "related_to", InvalidatedBy: "ai:t"}); err != nil {
+	if _, err := records.New(bolt).InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: ids[0], TargetId: ids[1], Relation: "related_to", InvalidatedBy: "ai:t"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"Zeta", "Alpha"} {
-		if _, err := bolt.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: "people", Aliases: []string{name + "1", "x" + name}, RegisteredBy: "ai:t"}); err != nil {
+		if _, err := records.New(bolt).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: "people", Aliases: []string{name + "1", "x" + name}, RegisteredBy: "ai:t"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// c archived: b→c and c→d are kept in the archive.
-	if _, err := bolt.DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2]}, Archive: true}); err != nil {
+	if _, err := records.New(bolt).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2]}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	var graph []*aimemoryv1.ExportRecord

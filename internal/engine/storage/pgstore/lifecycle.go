@@ -15,9 +15,9 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// The archive lifecycle's writes: forget, promote, consolidate, restore.
-// Each is the shared step of package ops (boltstore runs the same code)
-// inside one SERIALIZABLE transaction; only how forget finds its matches
+// The archive lifecycle: forget, and the records the shared steps of
+// promote, consolidate and restore read and write here (ops.ArchiveTx;
+// their shells are package records'). Only how forget finds its matches
 // is this backend's own.
 
 // Forget archives (reason forget) every memory matching all of the
@@ -122,80 +122,6 @@ func (w *writeTx) approvedForget(p *aimemoryv1.PendingForget) ([]string, error) 
 	return ops.ApprovedForget(opsTx{w}, p, w.s.an.Query, func(crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
 		return forgetMatches(w.ctx, w.tx, crit)
 	})
-}
-
-// PromoteMemory: tier mode (no to_namespace) makes the memory long with no
-// expiry; vertical mode copies it into a proper ancestor of its namespace,
-// merging there by the one merge rule, linked copy → source derived_from
-// (ops.Promote).
-func (s *Store) PromoteMemory(ctx context.Context, req *aimemoryv1.PromoteMemoryRequest) (*aimemoryv1.PromoteMemoryResponse, error) {
-	if err := ops.ValidatePromote(req); err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.PromoteMemoryResponse
-	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Promote{Promote: req}}
-	err := s.writeGoverned(ctx, payload, func(w *writeTx) error {
-		var err error
-		resp, err = w.promote(req.GetId(), req.GetToNamespace())
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// promote is PromoteMemory's transaction step, also the approval path's executor.
-func (w *writeTx) promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return ops.Promote(opsTx{w}, id, to)
-}
-
-// Consolidate writes one new long-tier memory from its sources and
-// archives the sources (reason consolidated), in one transaction
-// (ops.Consolidate).
-func (s *Store) Consolidate(ctx context.Context, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	if err := rules.ValidateConsolidate(req); err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.ConsolidateResponse
-	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Consolidate{Consolidate: req}}
-	err := s.writeGoverned(ctx, payload, func(w *writeTx) error {
-		var err error
-		resp, err = w.consolidate(req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// consolidate is Consolidate's transaction step, also the approval path's executor.
-func (w *writeTx) consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return ops.Consolidate(opsTx{w}, req)
-}
-
-// RestoreMemory brings an archived memory, or a superseded version, back
-// under its id (ops.Restore).
-func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	if err := ops.ValidateRestore(req); err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.RestoreMemoryResponse
-	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Restore{Restore: req}}
-	err := s.writeGoverned(ctx, payload, func(w *writeTx) (err error) {
-		resp, err = w.restore(req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// restore is RestoreMemory's transaction step, also the approval path's executor.
-func (w *writeTx) restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return ops.Restore(w.ctx, opsTx{w}, req)
 }
 
 // The archive lifecycle's view of this backend (ops.ArchiveTx). Links are

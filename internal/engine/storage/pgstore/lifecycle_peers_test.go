@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -108,7 +109,7 @@ func TestRestoreRacesStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engines[0].DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Memory.Id}, Archive: true}); err != nil {
+		if _, err := records.New(engines[0]).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Memory.Id}, Archive: true}); err != nil {
 			t.Fatal(err)
 		}
 		var (
@@ -117,7 +118,9 @@ func TestRestoreRacesStore(t *testing.T) {
 			stored   *aimemoryv1.StoreMemoryResponse
 			storeErr error
 		)
-		wg.Go(func() { _, restored = engines[0].RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: m.Memory.Id}) })
+		wg.Go(func() {
+			_, restored = records.New(engines[0]).RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: m.Memory.Id})
+		})
 		wg.Go(func() {
 			stored, storeErr = engines[1].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "stored", Confidence: 1}})
 		})

@@ -267,6 +267,11 @@ var neighbourQueries = []string{
 	`SELECT id, NULL::text, record FROM archived WHERE id < $1 ORDER BY id DESC LIMIT $2`,
 }
 
+// rowsQuerier is a pool or a transaction.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // nearestReadable is the nearest id query reads past the cursor id whose
 // namespace the caller may read; "" when there is none.
 func nearestReadable(ctx context.Context, q rowsQuerier, query, cursor string, readable func(string) bool) (string, error) {
@@ -412,61 +417,6 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 		}
 	}
 	if resp.Results, err = s.scored(ctx, hits); err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// TouchMemories applies a recall's side effects (rules.Touch) in one
-// transaction; unknown ids and guarded namespaces are skipped.
-func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error) {
-	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
-		return nil, err
-	}
-	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
-	var resp *aimemoryv1.TouchMemoriesResponse
-	err := s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.TouchMemoriesResponse{}
-		return ops.Touch(opsTx{w}, ids, resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// UpdateMemory patches the fields a request sets (rules.Patch); a new
-// title or namespace must be free; the replaced version is archived; an
-// entity's aliases move with it (opsTx.Moved).
-func (s *Store) UpdateMemory(ctx context.Context, req *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error) {
-	if err := rules.ValidatePatch(req); err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.UpdateMemoryResponse
-	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Update{Update: req}}, func(w *writeTx) error {
-		resp = &aimemoryv1.UpdateMemoryResponse{}
-		return ops.Update(opsTx{w}, req, resp)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// DeleteMemories removes memories by exact id in one transaction, through
-// the archive with archive set, else for good. Every memory is authorized
-// before any is removed.
-func (s *Store) DeleteMemories(ctx context.Context, req *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error) {
-	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
-		return nil, err
-	}
-	ids := rules.Dedupe(append([]string(nil), req.GetIds()...))
-	var resp *aimemoryv1.DeleteMemoriesResponse
-	err := s.writeGoverned(ctx, &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Delete{Delete: req}}, func(w *writeTx) error {
-		resp = &aimemoryv1.DeleteMemoriesResponse{}
-		return ops.Delete(opsTx{w}, ids, req.GetArchive(), resp)
-	})
-	if err != nil {
 		return nil, err
 	}
 	return resp, nil

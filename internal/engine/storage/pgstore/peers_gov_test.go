@@ -12,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -50,7 +51,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engines[0].SetStandard(govCaller("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
+	if _, err := records.New(engines[0]).SetStandard(govCaller("ai:alice"), &aimemoryv1.SetStandardRequest{Namespace: "gov", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		t.Fatal(err)
 	}
 	const rounds, racers = 6, 8
@@ -68,7 +69,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 		)
 		for i := range racers {
 			wg.Go(func() {
-				_, results[i] = engines[i%2].ApprovePending(govCaller(fmt.Sprintf("ai:approver%d", i)), &aimemoryv1.DecidePendingRequest{Id: pe.ID})
+				_, results[i] = records.New(engines[i%2]).ApprovePending(govCaller(fmt.Sprintf("ai:approver%d", i)), &aimemoryv1.DecidePendingRequest{Id: pe.ID})
 			})
 		}
 		wg.Wait()
@@ -163,21 +164,22 @@ func TestPeersAuditOneChain(t *testing.T) {
 // after FlushSeen, which keeps registered_at.
 func TestPeersAgentsSeen(t *testing.T) {
 	engines, clk := govPeers(t)
+	served := [2]*records.Store{records.New(engines[0]), records.New(engines[1])} // each engine's last-seen times are its own
 	ctx := storagetest.Operator()
-	reg, err := engines[0].RegisterAgent(govCaller("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"recall"}})
+	reg, err := served[0].RegisterAgent(govCaller("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"recall"}})
 	if err != nil || !reg.Created {
 		t.Fatalf("register: %v, %v", reg, err)
 	}
 	registeredAt := clk.Now().UnixNano()
 	clk.Add(time.Minute)
-	again, err := engines[1].RegisterAgent(govCaller("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test"})
+	again, err := served[1].RegisterAgent(govCaller("ai:bob"), &aimemoryv1.RegisterAgentRequest{AgentType: "test"})
 	if err != nil || again.Created || again.Agent.Id != reg.Agent.Id {
 		t.Fatalf("re-register on the other engine: %v, %v; want the same entry refreshed", again, err)
 	}
 	clk.Add(time.Minute)
 	seen := clk.Now().UnixNano()
-	engines[0].NoteSeen("ai:bob")
-	lastSeen := func(s *Store) int64 {
+	served[0].NoteSeen("ai:bob")
+	lastSeen := func(s *records.Store) int64 {
 		t.Helper()
 		l, err := s.ListAgents(ctx, &aimemoryv1.ListAgentsRequest{})
 		if err != nil || len(l.Agents) != 1 || l.Agents[0].AgentId != "ai:bob" || l.Agents[0].RegisteredAt != registeredAt {
@@ -185,16 +187,16 @@ func TestPeersAgentsSeen(t *testing.T) {
 		}
 		return l.Agents[0].LastSeenAt
 	}
-	if got := lastSeen(engines[0]); got != seen {
+	if got := lastSeen(served[0]); got != seen {
 		t.Errorf("the seeing engine's last-seen = %d, want %d", got, seen)
 	}
-	if got := lastSeen(engines[1]); got >= seen {
+	if got := lastSeen(served[1]); got >= seen {
 		t.Errorf("the other engine's last-seen = %d before the flush, want the registration's", got)
 	}
-	if n, err := engines[0].FlushSeen(ctx); err != nil || n != 1 {
+	if n, err := served[0].FlushSeen(ctx); err != nil || n != 1 {
 		t.Fatalf("flush = %d, %v", n, err)
 	}
-	if got := lastSeen(engines[1]); got != seen {
+	if got := lastSeen(served[1]); got != seen {
 		t.Errorf("the other engine's last-seen after the flush = %d, want %d", got, seen)
 	}
 	err = engines[1].write(ctx, func(w *writeTx) error {

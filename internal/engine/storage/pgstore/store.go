@@ -38,7 +38,6 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 )
 
@@ -70,8 +69,6 @@ type Store struct {
 	idx    *index.Index
 	pos    logPos
 	closed bool
-	// seen: identities seen on calls, not yet flushed (gov_agents.go).
-	seen ops.LastSeen
 
 	vecs *vecset.Set    // the vectors' copy, caught up with idx (vectors.go)
 	pgv  *pgvectorState // set at open (pgvector.go)
@@ -198,8 +195,6 @@ func loadDocs(ctx context.Context, tx pgx.Tx) (*index.Index, error) {
 	idx.Loaded()
 	return idx, nil
 }
-
-var _ storage.Backend = (*Store)(nil)
 
 // SchemaVersion is the newest migration this build has.
 func (s *Store) SchemaVersion() uint32 { return uint32(SchemaVersion) }

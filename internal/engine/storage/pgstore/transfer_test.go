@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -50,7 +51,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
 	storagetest.Store(t, src, storagetest.Mem("beta", "second"))
-	if _, err := src.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
+	if _, err := records.New(src).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
 		t.Fatal(err)
 	}
 	recs := exportAll(t, src)

@@ -13,10 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -293,17 +293,7 @@ func (w *writeTx) emit(typ string, m *aimemoryv1.Memory) {
 	if typ == "" { // bookkeeping (FlushSeen, an inbox read's access count): not an event
 		return
 	}
-	agent, _ := index.MetadataAgentScope(m.GetMetadataJson())
-	c, _ := caller.FromContext(w.ctx)
-	w.events = append(w.events, &aimemoryv1.Event{
-		Type:      typ,
-		MemoryId:  m.GetId(),
-		Namespace: m.GetNamespace(),
-		AgentId:   agent,
-		At:        w.now,
-		Principal: c.Principal,
-		Title:     m.GetTitle(),
-	})
+	w.events = append(w.events, ops.Event(w.ctx, typ, m, w.now))
 }
 
 // Records are stored as the wire Memory message, as boltstore stores them.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -48,7 +49,7 @@ func TestVectorsSeenByOtherEngines(t *testing.T) {
 	}
 
 	content := "edited"
-	if _, err := b.UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: m.GetId(), Content: &content}); err != nil {
+	if _, err := records.New(b).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: m.GetId(), Content: &content}); err != nil {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]*Store{"a": a, "b": b, "c": c} {

@@ -326,6 +326,31 @@ func registerAgents(t *testing.T, s storage.Backend, who ...string) {
 	}
 }
 
+// testReRegistrationKeepsRegisteredAt: an agent confined to its own
+// namespace, which cannot read the registry, registers again later; its
+// entry keeps the first registered_at and moves last_seen_at on.
+func testReRegistrationKeepsRegisteredAt(t *testing.T, open Opener) {
+	s, clk := open.open(t, storage.Options{})
+	dana := tenant("ai:dana", "team-d")
+	first, err := s.RegisterAgent(dana, &aimemoryv1.RegisterAgentRequest{AgentType: "test"})
+	if err != nil || !first.GetCreated() {
+		t.Fatalf("first registration: %v, %v", first, err)
+	}
+	registeredAt := clk.Now().UnixNano()
+	clk.Add(time.Hour)
+	again, err := s.RegisterAgent(dana, &aimemoryv1.RegisterAgentRequest{AgentType: "test"})
+	if err != nil || again.GetCreated() || again.GetAgent().GetId() != first.GetAgent().GetId() {
+		t.Fatalf("registration again: %v, %v; want the same entry", again, err)
+	}
+	list, err := s.ListAgents(Operator(), &aimemoryv1.ListAgentsRequest{})
+	if err != nil || len(list.GetAgents()) != 1 {
+		t.Fatalf("agents = %v, %v; want dana's entry", list, err)
+	}
+	if a := list.GetAgents()[0]; a.GetRegisteredAt() != registeredAt || a.GetLastSeenAt() != clk.Now().UnixNano() {
+		t.Errorf("registered_at %d, last_seen_at %d; want %d (the first) and %d (now)", a.GetRegisteredAt(), a.GetLastSeenAt(), registeredAt, clk.Now().UnixNano())
+	}
+}
+
 // The approver rule is checked when the write is requested (a rule only
 // the requester could meet is refused at once) and again at approval.
 func testApproverRules(t *testing.T, open Opener) {

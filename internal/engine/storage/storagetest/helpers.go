@@ -50,7 +50,7 @@ func (o Opener) open(t *testing.T, opts storage.Options) (storage.Backend, *Cloc
 // check fails t unless the backend's own invariants hold (Checker).
 func check(t *testing.T, s storage.Backend) {
 	t.Helper()
-	c, ok := s.(Checker)
+	c, ok := storage.As[Checker](s)
 	if !ok {
 		t.Fatalf("%T does not implement storagetest.Checker", s)
 	}
@@ -90,8 +90,14 @@ func meta(j string) func(*aimemoryv1.Memory) {
 	return func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(j) }
 }
 
+// Storer is the part of a Backend, or of a backend below the seam
+// (seam.Unmoved), that Store needs.
+type Storer interface {
+	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
+}
+
 // Store stores m and fails the test on an error.
-func Store(t testing.TB, s storage.Backend, m *aimemoryv1.Memory) *aimemoryv1.Memory {
+func Store(t testing.TB, s Storer, m *aimemoryv1.Memory) *aimemoryv1.Memory {
 	t.Helper()
 	resp, err := s.StoreMemory(Operator(), &aimemoryv1.StoreMemoryRequest{Memory: m})
 	if err != nil {
@@ -113,7 +119,9 @@ func get(t testing.TB, s storage.Backend, id string) *aimemoryv1.Memory {
 }
 
 // Search runs req (limit 100 unless set) and fails the test on an error.
-func Search(t testing.TB, s storage.Backend, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
+func Search(t testing.TB, s interface {
+	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
+}, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
 	t.Helper()
 	if req.Limit == 0 {
 		req.Limit = 100
@@ -184,7 +192,10 @@ func getAs(t testing.TB, ctx context.Context, s storage.Backend, ids ...string) 
 
 // StoreWithVectors stores a memory titled by each key of vecs (namespace
 // "n") with that vector by model "m"; it returns their ids by title.
-func StoreWithVectors(t testing.TB, s storage.Backend, vecs map[string][]float32) map[string]string {
+func StoreWithVectors(t testing.TB, s interface {
+	Storer
+	storage.Vectors
+}, vecs map[string][]float32) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
 	for title, v := range vecs {

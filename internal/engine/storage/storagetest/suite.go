@@ -1,11 +1,13 @@
 // Package storagetest is the conformance suite every storage backend must
 // pass: what the engine's services promise, checked through the
-// storage.Backend interface alone. A backend's test runs it:
+// storage.Backend interface alone, as the engine serves it: package
+// records over the backend's seam. A backend's test runs it:
 //
 //	func TestConformance(t *testing.T) {
 //		storagetest.Run(t, func(t *testing.T, opts storage.Options) storage.Backend {
 //			b, err := mybackend.Open(..., opts) // fresh and empty, closed by t.Cleanup
 //			...
+//			return records.New(b)
 //		})
 //	}
 package storagetest
@@ -130,6 +132,7 @@ var conformanceTests = []conformanceTest{
 	{"GovernanceApproval", testGovernanceApproval},
 	{"PendingExpiry", testPendingExpiry},
 	{"ApproverRules", testApproverRules},
+	{"ReRegistrationKeepsRegisteredAt", testReRegistrationKeepsRegisteredAt},
 	{"StandardsOwnership", testStandardsOwnership},
 }
 

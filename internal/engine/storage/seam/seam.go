@@ -1,0 +1,108 @@
+// Package seam is what a storage backend implements: transactions over
+// its records (Backend.Read, Backend.Write, each running a function with
+// the backend's Tx), what cannot go through a transaction (closing, the
+// schema version, a backup, tailing the event log, the clock), and, until
+// they move above the seam, the RPC-shaped methods listed in Unmoved.
+//
+// The rules of an operation are written once, above the seam: package
+// records implements storage.Backend over a Backend, running the steps of
+// package ops in the backend's transactions. A third backend implements
+// Backend and Tx, plus storagetest.Checker, and passes storagetest.Run
+// through records.New (its conformance test); docs/ARCHITECTURE.md, "The
+// storage seam", says what is left to move.
+package seam
+
+import (
+	"context"
+	"io"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+)
+
+// Backend is a storage backend as package records drives it.
+type Backend interface {
+	// Write runs fn in one write transaction, committed durably before it
+	// returns; then the backend applies the transaction's index changes
+	// and publishes its events. fn may run more than once (a group commit
+	// or a lost race reruns it), so it must start its results afresh.
+	Write(ctx context.Context, fn func(Tx) error) error
+	// Read runs fn in one read transaction: a consistent snapshot. Writes
+	// through its Tx fail.
+	Read(ctx context.Context, fn func(Tx) error) error
+	// Now is the backend's clock (storage.Options.Now), unix nanoseconds.
+	Now() int64
+
+	// Backup writes a consistent copy of the whole store to w, while
+	// writes go on, in the backend's own format; it returns the bytes written.
+	Backup(ctx context.Context, w io.Writer) (int64, error)
+	storage.EventLog
+	// SchemaVersion is the layout version the backend reads and writes.
+	SchemaVersion() uint32
+	Close() error
+
+	Unmoved
+}
+
+// Tx is one transaction of a backend: the union of what the steps of
+// package ops need (ops.Tx, ArchiveTx, LinkTx, EntityTx, GovTx), plus
+// what records' own shells read and write.
+type Tx interface {
+	ops.ArchiveTx
+	ops.LinkTx
+	ops.EntityTx
+	ops.GovTx
+
+	// DeleteStandard removes ns's standard row (none: nothing).
+	DeleteStandard(ns string) error
+	// EachTitled visits the live memories of namespace whose title begins
+	// with prefix, in title byte order. fn may write in the same transaction.
+	EachTitled(namespace, prefix string, fn func(*aimemoryv1.Memory) error) error
+	// Wrote reports whether the transaction has written anything yet
+	// (ops.Governed refuses to queue a write already made).
+	Wrote() bool
+}
+
+// Unmoved is the part of storage.Backend each backend still implements
+// RPC-shaped itself; records passes these through. Each is to move above
+// the seam as the ones before did: its shell into records, what it needs
+// of the records into Tx (issue 25).
+type Unmoved interface {
+	// Memories, but TouchMemories, UpdateMemory and DeleteMemories.
+	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
+	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
+	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
+	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
+	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
+	HasExpired(context.Context) (bool, error)
+	CollectGarbage(context.Context, *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error)
+	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
+	Count() int
+
+	storage.Corpus
+	storage.Vectors
+
+	// Graph, but PutLink, InvalidateLink and RegisterEntity.
+	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
+	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
+	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)
+	GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error)
+	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
+
+	storage.Audit
+
+	// Archive, but PromoteMemory, RestoreMemory and Consolidate.
+	Archived(ctx context.Context, id string) (*storage.Archived, error)
+	GetArchived(context.Context, *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error)
+	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
+	ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error)
+	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
+	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
+
+	// Governance, but the standards, the decisions and the agent registry.
+	ListPending(context.Context, *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error)
+
+	storage.Transfer
+	storage.Subscriptions
+}
