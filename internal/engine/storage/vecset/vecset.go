@@ -77,16 +77,38 @@ func Normalize(v []float32) []float32 {
 }
 
 // Set is the in-memory copy: entries in a slice for scanning, and their
-// positions by id. Safe for concurrent use.
+// positions by id. kind[i] numbers es[i]'s model and dimensions (kinds),
+// so the scan skips other models' vectors without reading their entries.
+// Safe for concurrent use.
 type Set struct {
-	mu  sync.RWMutex
-	ids []string
-	es  []*Entry
-	pos map[string]int
+	mu    sync.RWMutex
+	ids   []string
+	es    []*Entry
+	kind  []int32
+	pos   map[string]int
+	kinds map[kindKey]int32
+}
+
+// kindKey is a model and a dimension count: vectors a query can be
+// compared with.
+type kindKey struct {
+	model string
+	dims  int
 }
 
 // New is an empty set.
-func New() *Set { return &Set{pos: map[string]int{}} }
+func New() *Set { return &Set{pos: map[string]int{}, kinds: map[kindKey]int32{}} }
+
+// kindOf numbers e's model and dimensions (held under the write lock).
+func (s *Set) kindOf(e *Entry) int32 {
+	k := kindKey{e.Model, len(e.Q)}
+	n, ok := s.kinds[k]
+	if !ok {
+		n = int32(len(s.kinds))
+		s.kinds[k] = n
+	}
+	return n
+}
 
 // Put sets id's entry; nil removes it.
 func (s *Set) Put(id string, e *Entry) {
@@ -94,13 +116,13 @@ func (s *Set) Put(id string, e *Entry) {
 	defer s.mu.Unlock()
 	if i, ok := s.pos[id]; ok {
 		if e != nil {
-			s.es[i] = e
+			s.es[i], s.kind[i] = e, s.kindOf(e)
 			return
 		}
 		last := len(s.ids) - 1
-		s.ids[i], s.es[i] = s.ids[last], s.es[last]
+		s.ids[i], s.es[i], s.kind[i] = s.ids[last], s.es[last], s.kind[last]
 		s.pos[s.ids[i]] = i
-		s.ids, s.es = s.ids[:last], s.es[:last]
+		s.ids, s.es, s.kind = s.ids[:last], s.es[:last], s.kind[:last]
 		delete(s.pos, id)
 		return
 	}
@@ -108,6 +130,7 @@ func (s *Set) Put(id string, e *Entry) {
 		s.pos[id] = len(s.ids)
 		s.ids = append(s.ids, id)
 		s.es = append(s.es, e)
+		s.kind = append(s.kind, s.kindOf(e))
 	}
 }
 
@@ -169,41 +192,96 @@ func (s *Set) Missing(ids []string, model, after string, limit int) []index.Hit 
 }
 
 // Nearest is the limit live memories of idx matching f whose vectors by
-// model are closest to q (cosine), best first, with cosine at least minCos.
-// The best 4·limit are selected first (no sort of every candidate), then 8
-// times as many while the filter leaves fewer than limit of them.
+// model are closest to q (cosine), best first, with cosine at least minCos:
+// the first limit of ByScore's order of every such memory. One pass keeps
+// them in a heap of limit (topK); a vector is checked against the filter
+// only if it would enter the heap, so neither a candidate list nor a sort
+// of it is made, whatever the filter leaves.
 func (s *Set) Nearest(idx *index.Index, f *index.Filter, q []float32, model string, limit int, minCos float64, now int64) []index.Hit {
+	if limit <= 0 {
+		return nil
+	}
 	qq := quantizeQuery(q)
+	top := topK{k: limit, idx: idx, f: f, now: now}
 	s.mu.RLock()
-	all := make([]index.Hit, 0, len(s.es)) // one allocation, not a growth per doubling
-	for i, e := range s.es {
-		if e.Model != model || len(e.Q) != len(qq.q) {
+	defer s.mu.RUnlock() // the index is read under it: it never takes this lock
+	kind, ok := s.kinds[kindKey{model, len(qq.q)}]
+	if !ok {
+		return nil
+	}
+	for i, k := range s.kind {
+		if k != kind {
 			continue
 		}
-		if d := qq.cos(e); d >= minCos {
-			all = append(all, index.Hit{ID: s.ids[i], Score: d})
+		if d := qq.cos(s.es[i]); d >= minCos && top.wants(d, s.ids[i]) {
+			top.offer(index.Hit{ID: s.ids[i], Score: d})
 		}
 	}
-	s.mu.RUnlock()
-	for k := 4 * limit; k < len(all); k *= 8 {
-		if out := Filtered(idx, f, best(all, k), limit, now); len(out) == limit {
-			return out
+	top.flush()
+	return ByScore(top.h)
+}
+
+// topK is the best k hits that match a filter, by a heap whose root is the
+// worst kept. Offered hits wait in pending, checked against the filter a
+// batch at a time (one index lock per batch, not per hit).
+type topK struct {
+	k       int
+	h       []index.Hit
+	pending []index.Hit
+	ids     []string
+	idx     *index.Index
+	f       *index.Filter
+	now     int64
+}
+
+// pendingBatch is how many hits wait for the filter at most.
+const pendingBatch = 64
+
+// wants reports whether a hit of score d and id would enter the heap now
+// (the root only gets better, so a hit refused now is never wanted).
+func (t *topK) wants(d float64, id string) bool {
+	if len(t.h) < t.k {
+		return true
+	}
+	r := t.h[0]
+	return d > r.Score || (d == r.Score && id < r.ID)
+}
+
+func (t *topK) offer(x index.Hit) {
+	t.pending = append(t.pending, x)
+	if len(t.pending) == pendingBatch {
+		t.flush()
+	}
+}
+
+// flush pushes the pending hits that match the filter.
+func (t *topK) flush() {
+	if len(t.pending) == 0 {
+		return
+	}
+	t.ids = t.ids[:0]
+	for _, x := range t.pending {
+		t.ids = append(t.ids, x.ID)
+	}
+	for i, ok := range t.idx.Matching(t.ids, t.f, t.now) {
+		if ok {
+			t.push(t.pending[i])
 		}
 	}
-	return Filtered(idx, f, ByScore(all), limit, now)
+	t.pending = t.pending[:0]
 }
 
-// better is ByScore's order: higher score, then lower id.
-func better(a, b index.Hit) bool {
-	return a.Score > b.Score || (a.Score == b.Score && a.ID < b.ID)
-}
-
-// best is the k best of hits in ByScore's order, by a heap of k whose
-// root is the worst kept.
-func best(hits []index.Hit, k int) []index.Hit {
-	h := make([]index.Hit, 0, k)
-	down := func(i int) {
-		for {
+func (t *topK) push(x index.Hit) {
+	h := t.h
+	switch {
+	case len(h) < t.k:
+		h = append(h, x)
+		for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+		}
+	case better(x, h[0]):
+		h[0] = x
+		for i := 0; ; {
 			w, l, r := i, 2*i+1, 2*i+2
 			if l < len(h) && better(h[w], h[l]) {
 				w = l
@@ -212,25 +290,18 @@ func best(hits []index.Hit, k int) []index.Hit {
 				w = r
 			}
 			if w == i {
-				return
+				break
 			}
 			h[i], h[w] = h[w], h[i]
 			i = w
 		}
 	}
-	for _, x := range hits {
-		switch {
-		case len(h) < k:
-			h = append(h, x)
-			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case better(x, h[0]):
-			h[0] = x
-			down(0)
-		}
-	}
-	return ByScore(h)
+	t.h = h
+}
+
+// better is ByScore's order: higher score, then lower id.
+func better(a, b index.Hit) bool {
+	return a.Score > b.Score || (a.Score == b.Score && a.ID < b.ID)
 }
 
 // ByScore sorts hits best first, equal scores by id: every backend
