@@ -193,116 +193,78 @@ func (s *Set) Missing(ids []string, model, after string, limit int) []index.Hit 
 
 // Nearest is the limit live memories of idx matching f whose vectors by
 // model are closest to q (cosine), best first, with cosine at least minCos:
-// the first limit of ByScore's order of every such memory. One pass keeps
-// them in a heap of limit (topK); a vector is checked against the filter
-// only if it would enter the heap, so neither a candidate list nor a sort
-// of it is made, whatever the filter leaves.
+// the first limit of ByScore's order of every such memory.
+//
+// One pass scores every vector into a reused buffer and counts the scores
+// by band (a histogram of scoreBands over [-1, 1]). Then, from the best
+// band down, the vectors of enough bands to give 4·limit candidates are
+// sorted and put to the filter, 8 times as many bands' worth at a time
+// while the filter leaves fewer than limit: so the filter is asked about
+// vectors in score order, about as many as it needs, and no list of every
+// candidate is made or sorted.
 func (s *Set) Nearest(idx *index.Index, f *index.Filter, q []float32, model string, limit int, minCos float64, now int64) []index.Hit {
 	if limit <= 0 {
 		return nil
 	}
 	qq := quantizeQuery(q)
-	top := topK{k: limit, idx: idx, f: f, now: now}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	clear(sc.bands[:])
 	s.mu.RLock()
-	defer s.mu.RUnlock() // the index is read under it: it never takes this lock
+	defer s.mu.RUnlock() // the index is read under it; it never takes this lock
 	kind, ok := s.kinds[kindKey{model, len(qq.q)}]
 	if !ok {
 		return nil
 	}
+	sc.scores = slices.Grow(sc.scores[:0], len(s.es))[:len(s.es)]
 	for i, k := range s.kind {
-		if k != kind {
-			continue
-		}
-		if d := qq.cos(s.es[i]); d >= minCos && top.wants(d, s.ids[i]) {
-			top.offer(index.Hit{ID: s.ids[i], Score: d})
-		}
-	}
-	top.flush()
-	return ByScore(top.h)
-}
-
-// topK is the best k hits that match a filter, by a heap whose root is the
-// worst kept. Offered hits wait in pending, checked against the filter a
-// batch at a time (one index lock per batch, not per hit).
-type topK struct {
-	k       int
-	h       []index.Hit
-	pending []index.Hit
-	ids     []string
-	idx     *index.Index
-	f       *index.Filter
-	now     int64
-}
-
-// pendingBatch is how many hits wait for the filter at most.
-const pendingBatch = 64
-
-// wants reports whether a hit of score d and id would enter the heap now
-// (the root only gets better, so a hit refused now is never wanted).
-func (t *topK) wants(d float64, id string) bool {
-	if len(t.h) < t.k {
-		return true
-	}
-	r := t.h[0]
-	return d > r.Score || (d == r.Score && id < r.ID)
-}
-
-func (t *topK) offer(x index.Hit) {
-	t.pending = append(t.pending, x)
-	if len(t.pending) == pendingBatch {
-		t.flush()
-	}
-}
-
-// flush pushes the pending hits that match the filter.
-func (t *topK) flush() {
-	if len(t.pending) == 0 {
-		return
-	}
-	t.ids = t.ids[:0]
-	for _, x := range t.pending {
-		t.ids = append(t.ids, x.ID)
-	}
-	for i, ok := range t.idx.Matching(t.ids, t.f, t.now) {
-		if ok {
-			t.push(t.pending[i])
-		}
-	}
-	t.pending = t.pending[:0]
-}
-
-func (t *topK) push(x index.Hit) {
-	h := t.h
-	switch {
-	case len(h) < t.k:
-		h = append(h, x)
-		for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
-			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-		}
-	case better(x, h[0]):
-		h[0] = x
-		for i := 0; ; {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && better(h[w], h[l]) {
-				w = l
+		d := math.Inf(-1) // not a candidate
+		if k == kind {
+			if c := qq.cos(s.es[i]); c >= minCos {
+				d = c
+				sc.bands[band(d)]++
 			}
-			if r < len(h) && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				break
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
 		}
+		sc.scores[i] = d
 	}
-	t.h = h
+	var out []index.Hit
+	hi, want := scoreBands, 4*limit
+	for hi > 0 && len(out) < limit {
+		lo, n := hi, 0
+		for lo > 0 && n < want {
+			lo--
+			n += int(sc.bands[lo])
+		}
+		sc.hits = sc.hits[:0]
+		for i, d := range sc.scores {
+			if d != math.Inf(-1) {
+				if b := band(d); b >= lo && b < hi {
+					sc.hits = append(sc.hits, index.Hit{ID: s.ids[i], Score: d})
+				}
+			}
+		}
+		out = append(out, Filtered(idx, f, ByScore(sc.hits), limit-len(out), now)...)
+		hi, want = lo, 8*want
+	}
+	return out
 }
 
-// better is ByScore's order: higher score, then lower id.
-func better(a, b index.Hit) bool {
-	return a.Score > b.Score || (a.Score == b.Score && a.ID < b.ID)
+// scoreBands is how many bands the scores of Nearest's histogram fall in.
+const scoreBands = 4096
+
+// band is the band of a cosine (within [-1, 1], but rounding may step out).
+func band(d float64) int {
+	return max(0, min(scoreBands-1, int((d+1)*scoreBands/2)))
 }
+
+// scratch is a Nearest's buffers, reused across queries.
+type scratch struct {
+	scores []float64
+	bands  [scoreBands]uint32
+	hits   []index.Hit
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // ByScore sorts hits best first, equal scores by id: every backend
 // answers in one order, whatever order it holds its vectors in.
