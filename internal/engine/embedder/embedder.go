@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/models"
@@ -118,7 +119,11 @@ func (e *Embedder) Run(ctx context.Context, ev *events.Broadcaster) {
 	}
 	sub := ev.Subscribe(4096)
 	defer sub.Close()
-	work := make(chan string, 4096)
+	type job struct {
+		id string
+		at time.Time // when the write was seen
+	}
+	work := make(chan job, 4096)
 	workers := max(1, e.cfg.Concurrency)
 	if e.cfg.Concurrency == 0 {
 		workers = 2
@@ -134,8 +139,10 @@ func (e *Embedder) Run(ctx context.Context, ev *events.Broadcaster) {
 			if e.local {
 				lowPriority() // the write path's embeddings yield to queries
 			}
-			for id := range work {
-				e.embedOne(ctx, id)
+			for j := range work {
+				if !e.local || afterWriteSettles(ctx, j.at) {
+					e.embedOne(ctx, j.id)
+				}
 				e.queued.Add(-1)
 			}
 		}()
@@ -153,11 +160,34 @@ func (e *Embedder) Run(ctx context.Context, ev *events.Broadcaster) {
 				continue
 			}
 			select {
-			case work <- evt.GetMemoryId():
+			case work <- job{evt.GetMemoryId(), time.Now()}:
 				e.queued.Add(1)
 			default: // behind: a reindex catches up
 			}
 		}
+	}
+}
+
+// writeSettle is how long after a write the local model starts embedding
+// it: the event comes at the commit, before the write's answer has gone
+// back through the engine, plugin and host, and a model started at once
+// takes the CPU that answer needs (issue 26: a store costs no more with the
+// model loaded). A memory behind others waits no longer than they took.
+const writeSettle = 50 * time.Millisecond
+
+// afterWriteSettles waits until writeSettle after at; false if ctx ended.
+func afterWriteSettles(ctx context.Context, at time.Time) bool {
+	d := time.Until(at.Add(writeSettle))
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

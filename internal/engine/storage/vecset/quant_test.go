@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 func randomUnit(r *rand.Rand, dims int) []float32 {
@@ -138,20 +139,77 @@ func TestDotKernelMatchesGo(t *testing.T) {
 	}
 }
 
-// TestBestIsTheSortedPrefix: the heap selection gives the first k of the
-// full sort, ties by id included.
-func TestBestIsTheSortedPrefix(t *testing.T) {
+// TestNearestIsTheFilteredSort: Nearest's one pass gives the first limit
+// of every matching vector by ByScore's order (ties by id included), for
+// filters that leave most, a third, a few or none, beside vectors of
+// another model or size and of memories the index does not hold.
+func TestNearestIsTheFilteredSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for range 50 {
-		var hits []index.Hit
-		for i := range 300 {
-			hits = append(hits, index.Hit{ID: fmt.Sprintf("m%03d", i), Score: float64(r.IntN(40)) / 40})
+	idx := index.New()
+	s := New()
+	shared := make([][]float32, 40) // reused vectors: equal scores
+	for i := range shared {
+		shared[i] = randomUnit(r, 48)
+	}
+	namespaces := []string{"a", "b", "c", "rare"}
+	var live []string
+	for i := range 3000 {
+		id := fmt.Sprintf("m%05d", (i*7919)%3000) // ids not in scan order
+		v, model := shared[r.IntN(len(shared))], "m"
+		switch {
+		case i%10 == 0:
+			v = randomUnit(r, 48)
+		case i%97 == 0:
+			model = "other"
+		case i%89 == 0:
+			v = randomUnit(r, 32)
 		}
-		k := 1 + r.IntN(60)
-		got := best(slices.Clone(hits), k)
-		want := ByScore(slices.Clone(hits))[:k]
-		if !slices.Equal(got, want) {
-			t.Fatalf("k %d: %v\nwant %v", k, got, want)
+		scale, q := Quantize(v)
+		s.Put(id, &Entry{Model: model, Scale: scale, Q: q})
+		if i%50 == 3 {
+			continue // a vector whose memory is gone
 		}
+		ns := namespaces[min(3, i%3)]
+		if i%100 == 1 {
+			ns = "rare"
+		}
+		live = append(live, id)
+		m := &aimemoryv1.Memory{Id: id, Namespace: ns}
+		if err := idx.Load(m, func(func([]byte, uint32)) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx.Loaded()
+	for _, id := range live[:100] { // a few removed again
+		s.Put(id, nil)
+	}
+	for _, ns := range []string{"", "a", "rare", "none"} {
+		f, err := index.CompileFilter(&aimemoryv1.Filter{Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, minCos := range []float64{-1, 0.2} {
+			q := randomUnit(r, 48)
+			qq := quantizeQuery(q)
+			var all []index.Hit
+			for i, e := range s.es {
+				if ok := idx.Matching([]string{s.ids[i]}, f, 1)[0]; ok && e.Model == "m" && len(e.Q) == 48 {
+					if d := qq.cos(e); d >= minCos {
+						all = append(all, index.Hit{ID: s.ids[i], Score: d})
+					}
+				}
+			}
+			all = ByScore(all)
+			for _, limit := range []int{1, 7, 50, 500, 5000} {
+				got := s.Nearest(idx, f, q, "m", limit, minCos, 1)
+				want := all[:min(limit, len(all))]
+				if !slices.Equal(got, want) && len(got)+len(want) > 0 {
+					t.Fatalf("ns %q minCos %v limit %d: %d hits %v…\nwant %d %v…", ns, minCos, limit, len(got), got[:min(3, len(got))], len(want), want[:min(3, len(want))])
+				}
+			}
+		}
+	}
+	if got := s.Nearest(idx, nil, randomUnit(r, 48), "absent", 5, -1, 1); len(got) != 0 {
+		t.Fatalf("a model with no vectors: %v", got)
 	}
 }

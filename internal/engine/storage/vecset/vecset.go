@@ -77,16 +77,38 @@ func Normalize(v []float32) []float32 {
 }
 
 // Set is the in-memory copy: entries in a slice for scanning, and their
-// positions by id. Safe for concurrent use.
+// positions by id. kind[i] numbers es[i]'s model and dimensions (kinds),
+// so the scan skips other models' vectors without reading their entries.
+// Safe for concurrent use.
 type Set struct {
-	mu  sync.RWMutex
-	ids []string
-	es  []*Entry
-	pos map[string]int
+	mu    sync.RWMutex
+	ids   []string
+	es    []*Entry
+	kind  []int32
+	pos   map[string]int
+	kinds map[kindKey]int32
+}
+
+// kindKey is a model and a dimension count: vectors a query can be
+// compared with.
+type kindKey struct {
+	model string
+	dims  int
 }
 
 // New is an empty set.
-func New() *Set { return &Set{pos: map[string]int{}} }
+func New() *Set { return &Set{pos: map[string]int{}, kinds: map[kindKey]int32{}} }
+
+// kindOf numbers e's model and dimensions (held under the write lock).
+func (s *Set) kindOf(e *Entry) int32 {
+	k := kindKey{e.Model, len(e.Q)}
+	n, ok := s.kinds[k]
+	if !ok {
+		n = int32(len(s.kinds))
+		s.kinds[k] = n
+	}
+	return n
+}
 
 // Put sets id's entry; nil removes it.
 func (s *Set) Put(id string, e *Entry) {
@@ -94,13 +116,13 @@ func (s *Set) Put(id string, e *Entry) {
 	defer s.mu.Unlock()
 	if i, ok := s.pos[id]; ok {
 		if e != nil {
-			s.es[i] = e
+			s.es[i], s.kind[i] = e, s.kindOf(e)
 			return
 		}
 		last := len(s.ids) - 1
-		s.ids[i], s.es[i] = s.ids[last], s.es[last]
+		s.ids[i], s.es[i], s.kind[i] = s.ids[last], s.es[last], s.kind[last]
 		s.pos[s.ids[i]] = i
-		s.ids, s.es = s.ids[:last], s.es[:last]
+		s.ids, s.es, s.kind = s.ids[:last], s.es[:last], s.kind[:last]
 		delete(s.pos, id)
 		return
 	}
@@ -108,6 +130,7 @@ func (s *Set) Put(id string, e *Entry) {
 		s.pos[id] = len(s.ids)
 		s.ids = append(s.ids, id)
 		s.es = append(s.es, e)
+		s.kind = append(s.kind, s.kindOf(e))
 	}
 }
 
@@ -169,69 +192,79 @@ func (s *Set) Missing(ids []string, model, after string, limit int) []index.Hit 
 }
 
 // Nearest is the limit live memories of idx matching f whose vectors by
-// model are closest to q (cosine), best first, with cosine at least minCos.
-// The best 4·limit are selected first (no sort of every candidate), then 8
-// times as many while the filter leaves fewer than limit of them.
+// model are closest to q (cosine), best first, with cosine at least minCos:
+// the first limit of ByScore's order of every such memory.
+//
+// One pass scores every vector into a reused buffer and counts the scores
+// by band (a histogram of scoreBands over [-1, 1]). Then, from the best
+// band down, the vectors of enough bands to give 4·limit candidates are
+// sorted and put to the filter, 8 times as many bands' worth at a time
+// while the filter leaves fewer than limit: so the filter is asked about
+// vectors in score order, about as many as it needs, and no list of every
+// candidate is made or sorted.
 func (s *Set) Nearest(idx *index.Index, f *index.Filter, q []float32, model string, limit int, minCos float64, now int64) []index.Hit {
+	if limit <= 0 {
+		return nil
+	}
 	qq := quantizeQuery(q)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	clear(sc.bands[:])
 	s.mu.RLock()
-	all := make([]index.Hit, 0, len(s.es)) // one allocation, not a growth per doubling
-	for i, e := range s.es {
-		if e.Model != model || len(e.Q) != len(qq.q) {
-			continue
-		}
-		if d := qq.cos(e); d >= minCos {
-			all = append(all, index.Hit{ID: s.ids[i], Score: d})
-		}
+	defer s.mu.RUnlock() // the index is read under it; it never takes this lock
+	kind, ok := s.kinds[kindKey{model, len(qq.q)}]
+	if !ok {
+		return nil
 	}
-	s.mu.RUnlock()
-	for k := 4 * limit; k < len(all); k *= 8 {
-		if out := Filtered(idx, f, best(all, k), limit, now); len(out) == limit {
-			return out
+	sc.scores = slices.Grow(sc.scores[:0], len(s.es))[:len(s.es)]
+	for i, k := range s.kind {
+		d := math.Inf(-1) // not a candidate
+		if k == kind {
+			if c := qq.cos(s.es[i]); c >= minCos {
+				d = c
+				sc.bands[band(d)]++
+			}
 		}
+		sc.scores[i] = d
 	}
-	return Filtered(idx, f, ByScore(all), limit, now)
+	var out []index.Hit
+	hi, want := scoreBands, 4*limit
+	for hi > 0 && len(out) < limit {
+		lo, n := hi, 0
+		for lo > 0 && n < want {
+			lo--
+			n += int(sc.bands[lo])
+		}
+		sc.hits = sc.hits[:0]
+		for i, d := range sc.scores {
+			if d != math.Inf(-1) {
+				if b := band(d); b >= lo && b < hi {
+					sc.hits = append(sc.hits, index.Hit{ID: s.ids[i], Score: d})
+				}
+			}
+		}
+		out = append(out, Filtered(idx, f, ByScore(sc.hits), limit-len(out), now)...)
+		hi, want = lo, 8*want
+	}
+	return out
 }
 
-// better is ByScore's order: higher score, then lower id.
-func better(a, b index.Hit) bool {
-	return a.Score > b.Score || (a.Score == b.Score && a.ID < b.ID)
+// scoreBands is how many bands the scores of Nearest's histogram fall in.
+const scoreBands = 4096
+
+// band is the band of a cosine (within [-1, 1], but rounding may step out).
+func band(d float64) int {
+	return max(0, min(scoreBands-1, int((d+1)*scoreBands/2)))
 }
 
-// best is the k best of hits in ByScore's order, by a heap of k whose
-// root is the worst kept.
-func best(hits []index.Hit, k int) []index.Hit {
-	h := make([]index.Hit, 0, k)
-	down := func(i int) {
-		for {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && better(h[w], h[l]) {
-				w = l
-			}
-			if r < len(h) && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
-	for _, x := range hits {
-		switch {
-		case len(h) < k:
-			h = append(h, x)
-			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case better(x, h[0]):
-			h[0] = x
-			down(0)
-		}
-	}
-	return ByScore(h)
+// scratch is a Nearest's buffers, reused across queries.
+type scratch struct {
+	scores []float64
+	bands  [scoreBands]uint32
+	hits   []index.Hit
 }
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // ByScore sorts hits best first, equal scores by id: every backend
 // answers in one order, whatever order it holds its vectors in.
