@@ -81,8 +81,8 @@ func benchTransfer(b *testing.B, seeded string) {
 func seedEveryKind(b *testing.B, n int) string {
 	b.Helper()
 	path := seedDataDir(b, n)
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Session: "s1", Family: "core"})
-	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "graph"})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Session: "s1", Family: "core", Scope: caller.AllNamespaces})
+	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "graph", Scope: caller.AllNamespaces})
 	st, err := boltstore.Open(ctx, path, storage.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -115,7 +115,7 @@ func seedEveryKind(b *testing.B, n int) string {
 	if _, err := records.New(st).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		b.Fatal(err)
 	}
-	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core"})
+	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core", Scope: caller.AllNamespaces})
 	for i := range 200 {
 		_, err := st.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("bob %d", i), Content: "queued", Namespace: "team", Confidence: 1}})
 		var pe *storage.PendingError

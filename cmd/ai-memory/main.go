@@ -6,10 +6,8 @@ import (
 	"os"
 
 	"github.com/ai-memory/ai-memory/internal/cli"
-	"github.com/ai-memory/ai-memory/internal/proctune"
 )
 
 func main() {
-	proctune.TieredBufferPool() // host and engine alike: every hop's messages
 	os.Exit(cli.Main(os.Args[1:]))
 }

@@ -6,7 +6,7 @@
 // (D/engine.key, 0600; plugins run confined away from it). Two kinds:
 //
 //   - A host's own calls carry a host assertion (family "host"), minted
-//     per process and reused while it is fresh.
+//     per call.
 //   - A tool call's assertion names the host's call session with the
 //     engine and the call's number in it (Tracker, on the host's side). A
 //     plugin receives it in CallContext.assertion, the sdk forwards it as
@@ -21,8 +21,7 @@
 // The token is P "." C "." E "." M: P the base64url JSON of what stays the
 // same across one caller's calls to one process (who, which process, which
 // session), C the call's number (0 for a host's), E the expiry (Unix
-// nanoseconds), M the base64url HMAC of everything before it. Both sides
-// keep P's encoding and decoding, so a call costs one HMAC on each.
+// nanoseconds), M the base64url HMAC of everything before it.
 package assertion
 
 import (
@@ -89,20 +88,7 @@ type Signer struct {
 	ttl  time.Duration
 	pid  int // this process's
 	macs sync.Pool
-
-	mu      sync.Mutex
-	minted  map[caller.Caller]mintedToken // host assertions, reused while fresh
-	encoded map[static]string             // P of the calls this host signs
-	decoded map[string]static             // P of the tokens this engine verified
 }
-
-type mintedToken struct {
-	token   []byte
-	expires int64 // Unix nanoseconds
-}
-
-// maxRemembered bounds each memory; when full it starts afresh.
-const maxRemembered = 1024
 
 // NewSigner returns a signer for key (at least 32 bytes). now may be nil
 // (the wall clock); tests inject their own.
@@ -119,45 +105,18 @@ func NewSigner(key []byte, now func() time.Time) (*Signer, error) {
 }
 
 // Mint returns a host assertion for c, to be presented by this process
-// only, valid for at least half of DefaultTTL (a fresh one, or the one
-// minted for c less than DefaultTTL/2 ago). The engine accepts it only for
-// family caller.HostFamily: a tool call's assertion comes from a Tracker.
+// only, valid for DefaultTTL. The engine accepts it only for family
+// caller.HostFamily: a tool call's assertion comes from a Tracker.
 func (s *Signer) Mint(c caller.Caller) []byte {
-	now := s.now()
-	s.mu.Lock()
-	m, ok := s.minted[c]
-	s.mu.Unlock()
-	if ok && now.Add(s.ttl/2).UnixNano() < m.expires {
-		return m.token
-	}
-	expires := now.Add(s.ttl).UnixNano()
-	token := s.sign(static{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope, PID: s.pid}, 0, expires)
-	s.mu.Lock()
-	if s.minted == nil || len(s.minted) >= maxRemembered {
-		s.minted = map[caller.Caller]mintedToken{}
-	}
-	s.minted[c] = mintedToken{token: token, expires: expires}
-	s.mu.Unlock()
-	return token
+	expires := s.now().Add(s.ttl).UnixNano()
+	return s.sign(static{Principal: c.Principal, Session: c.Session, Family: c.Family, Scope: c.Scope, PID: s.pid}, 0, expires)
 }
 
 // sign builds and signs the token of st, call and expiry.
 func (s *Signer) sign(st static, call uint64, expires int64) []byte {
-	s.mu.Lock()
-	p, ok := s.encoded[st]
-	s.mu.Unlock()
-	if !ok {
-		raw, _ := json.Marshal(st)
-		p = base64.RawURLEncoding.EncodeToString(raw)
-		s.mu.Lock()
-		if s.encoded == nil || len(s.encoded) >= maxRemembered {
-			s.encoded = map[static]string{}
-		}
-		s.encoded[st] = p
-		s.mu.Unlock()
-	}
-	out := make([]byte, 0, len(p)+64)
-	out = append(out, p...)
+	raw, _ := json.Marshal(st)
+	out := make([]byte, 0, base64.RawURLEncoding.EncodedLen(len(raw))+64)
+	out = base64.RawURLEncoding.AppendEncode(out, raw)
 	out = append(out, '.')
 	out = strconv.AppendUint(out, call, 10)
 	out = append(out, '.')
@@ -204,22 +163,11 @@ func (s *Signer) Verify(token []byte) (Verified, error) {
 
 // decode is the static part P of a token whose signature checked.
 func (s *Signer) decode(p string) (static, error) {
-	s.mu.Lock()
-	st, ok := s.decoded[p]
-	s.mu.Unlock()
-	if ok {
-		return st, nil
-	}
+	var st static
 	raw, err := base64.RawURLEncoding.DecodeString(p)
 	if err != nil || json.Unmarshal(raw, &st) != nil || st.Principal == "" || st.Family == "" || st.PID <= 0 {
 		return static{}, ErrInvalid
 	}
-	s.mu.Lock()
-	if s.decoded == nil || len(s.decoded) >= maxRemembered {
-		s.decoded = map[string]static{}
-	}
-	s.decoded[p] = st
-	s.mu.Unlock()
 	return st, nil
 }
 

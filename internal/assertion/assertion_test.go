@@ -142,30 +142,3 @@ func BenchmarkMintVerify(b *testing.B) {
 		}
 	}
 }
-
-// A host reuses a caller's token for half its lifetime, never longer, and
-// never for another caller; what the engine remembers still expires.
-func TestMintReusesForHalfTheTTL(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
-	s := testSigner(t, 1, &now)
-	a, b := caller.Caller{Principal: "ai:a", Family: "core"}, caller.Caller{Principal: "ai:b", Family: "core"}
-	first := s.Mint(a)
-	if string(s.Mint(b)) == string(first) {
-		t.Fatal("two callers got one token")
-	}
-	now = now.Add(DefaultTTL/2 - time.Nanosecond)
-	if string(s.Mint(a)) != string(first) {
-		t.Fatal("token not reused within half its lifetime")
-	}
-	now = now.Add(time.Nanosecond)
-	if string(s.Mint(a)) == string(first) {
-		t.Fatal("token reused past half its lifetime")
-	}
-	if _, err := s.Verify(first); err != nil {
-		t.Fatalf("first token refused while still valid: %v", err)
-	}
-	now = now.Add(DefaultTTL / 2)
-	if _, err := s.Verify(first); !errors.Is(err, ErrExpired) {
-		t.Fatalf("remembered token past its expiry: %v, want ErrExpired", err)
-	}
-}

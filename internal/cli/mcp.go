@@ -54,7 +54,7 @@ func (c *mcpCmd) Run(root *rootCmd) error {
 		"families", fmt.Sprintf("%d families (%s)", len(loaded), strings.Join(loaded, ", ")),
 		"expected_tool_count", host.ExpectedTools(), "data_dir", rt.dataDir,
 		"namespace", rt.namespace, "namespace_source", rt.nsSource)
-	err = host.ServeStdio(ctx, pollableStdin(), os.Stdout)
+	err = host.ServeStdio(ctx, os.Stdin, os.Stdout)
 	if ctx.Err() != nil {
 		rt.log.Info("ai-memory mcp stopping on signal")
 	}
@@ -223,37 +223,4 @@ func (r *rootCmd) reconcile(dataDir string, log *slog.Logger) error {
 			"keys", strings.Join(differ, ", "), "config", r.cfgPath, "engine_settings", filepath.Join(dataDir, settings.File))
 	}
 	return nil
-}
-
-// pollableStdin is stdin, read through the runtime's network poller when it
-// is a pipe or a socket (as MCP clients start servers: Python gives pipes,
-// Node socket pairs). os.Stdin of a blocking pipe is read by a blocking
-// syscall that holds a thread and its P between messages, and the
-// runtime's monitor thread kept polling while a call waited: host threads
-// slept 22 times per store, 14 with this, and the host's CPU per store
-// fell by a fifth (BenchmarkCallOverMCP; docs/performance.md, "What each
-// speed-up bought"). Nothing else is changed: a terminal or file keeps its flags, and so does a
-// socket that is stdout or stderr too (O_NONBLOCK is shared, and a blocking
-// *os.File would see EAGAIN).
-func pollableStdin() *os.File {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(0, &st); err != nil {
-		return os.Stdin
-	}
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFIFO:
-	case syscall.S_IFSOCK:
-		for _, fd := range []int{1, 2} {
-			var o syscall.Stat_t
-			if syscall.Fstat(fd, &o) == nil && o.Dev == st.Dev && o.Ino == st.Ino {
-				return os.Stdin
-			}
-		}
-	default:
-		return os.Stdin
-	}
-	if err := syscall.SetNonblock(0, true); err != nil {
-		return os.Stdin
-	}
-	return os.NewFile(0, "/dev/stdin")
 }

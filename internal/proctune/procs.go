@@ -17,9 +17,17 @@ import (
 // 1 P in host and plugin: their sleeps per call -40%, and more CPU left
 // for the engine, whose commits and index are what limits stores in flight).
 // The engine keeps a P per core: at one P it was the bottleneck of
-// stores in flight (see docs/performance.md, "What each speed-up bought").
+// stores in flight (see docs/performance.md, "Speed-ups, measured against
+// their removal").
 func OneProcessor() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
+}
+
+// Plugin applies the first-party plugins' process settings: one P
+// (OneProcessor) and the profiles ProfileDirEnv asks for.
+func Plugin(name string) {
+	OneProcessor()
+	StartProfiling(name)
 }

@@ -72,12 +72,6 @@ type Store struct {
 	queueMu sync.Mutex
 	queue   []*writeReq
 	leading bool
-	// expect is how many writes the last commit's batch and queue held;
-	// a leader whose queue is shorter waits for it to grow (awaitFollowers),
-	// signalled on grown while waiting is set.
-	expect  int
-	waiting bool
-	grown   chan struct{}
 }
 
 // Open opens (creating if needed) the bbolt file at path, checks or
@@ -104,8 +98,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		an:     keyword.NewAnalyzer(stemCacheSize),
 
 		committed: opts.Committed,
-
-		grown: make(chan struct{}, 1),
 	}
 	if err := s.db.Update(migrate); err != nil {
 		db.Close()

@@ -104,12 +104,6 @@ func (s *Store) enqueue(r *writeReq) error {
 	s.queue = append(s.queue, r)
 	lead := !s.leading
 	s.leading = true
-	if s.waiting && len(s.queue) >= s.expect {
-		select {
-		case s.grown <- struct{}{}:
-		default:
-		}
-	}
 	s.queueMu.Unlock()
 	if !lead {
 		<-r.done
@@ -126,7 +120,6 @@ func (s *Store) enqueue(r *writeReq) error {
 // The leader's own write is the queue's first, so it is in the batch.
 func (s *Store) commitNext() {
 	s.queueMu.Lock()
-	s.awaitFollowers()
 	n := min(len(s.queue), maxBatch)
 	for i := 1; i < n; i++ {
 		if s.queue[i].alone { // it leads the next batch instead
@@ -151,7 +144,6 @@ func (s *Store) commitNext() {
 			}
 		}
 		s.queueMu.Lock()
-		s.expect = min(len(batch)+len(s.queue), maxBatch)
 		if len(s.queue) == 0 {
 			s.leading = false
 		} else {
@@ -167,37 +159,6 @@ func (s *Store) commitNext() {
 	defer s.writeMu.Unlock()
 	s.commit(slices.Clone(batch))
 	finished = true
-}
-
-// followerWait bounds how long a leader waits for its batch to fill (a
-// test raises it): about the time the writers of a batch just committed
-// take to come back with their next write.
-var followerWait = 200 * time.Microsecond
-
-// awaitFollowers lets a leader wait, briefly, until as many writes have
-// queued as the last commit saw (its batch plus those queued behind it),
-// so that they share one commit and fsync. With 8 writers in flight,
-// batches otherwise went 1, 7, 1, 7: the writers of one batch come back
-// while the next, already queued, commits. One writer at a time never
-// waits. The caller holds queueMu, which it has again on return.
-func (s *Store) awaitFollowers() {
-	if len(s.queue) >= s.expect {
-		return
-	}
-	s.waiting = true
-	s.queueMu.Unlock()
-	t := time.NewTimer(followerWait)
-	select {
-	case <-s.grown:
-	case <-t.C:
-	}
-	t.Stop()
-	s.queueMu.Lock()
-	s.waiting = false
-	select {
-	case <-s.grown: // a signal sent after the timer fired
-	default:
-	}
 }
 
 // commit runs batch's writes in order in one bbolt transaction and commits
