@@ -100,7 +100,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		return err
 	})
 	inParallel(b, 20_000, func(i int) error { // live links, and archived ones once an end is archived
-		_, err := st.PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to", ObservedBy: "ai:seed"})
+		_, err := st.PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to"})
 		return err
 	})
 	inParallel(b, 5_000, func(i int) error { // archived, each with its two links

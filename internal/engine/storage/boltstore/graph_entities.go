@@ -144,7 +144,7 @@ func (t opsTx) MoveAlias(id, f, from, to string) error {
 // namespace (storage.AliasTakenError) writes nothing. A memory with the same title
 // that is not an entity blocks registration.
 func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	in, err := ops.ValidateRegisterEntity(req)
+	in, err := ops.ValidateRegisterEntity(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,7 @@ var (
 // PutLinkOutcome); a link valid with no end is left as it is. Both
 // memories must exist (expired-but-uncollected ones do).
 func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	rel, by, err := ops.ValidatePutLink(req)
+	rel, by, err := ops.ValidatePutLink(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 // it and when. Calling it again moves the end. found is false when both
 // memories exist but the link does not.
 func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	by, err := ops.ValidateInvalidateLink(req)
+	by, err := ops.ValidateInvalidateLink(ctx, req)
 	if err != nil {
 		return nil, err
 	}

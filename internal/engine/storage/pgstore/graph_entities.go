@@ -91,7 +91,7 @@ func aliasesOf(ctx context.Context, q pgx.Tx, id string) ([]string, []*aimemoryv
 // it, and adds the aliases it lacks, in one transaction (ops.RegisterEntity):
 // an alias held by another entity of the namespace writes nothing.
 func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	in, err := ops.ValidateRegisterEntity(req)
+	in, err := ops.ValidateRegisterEntity(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -331,7 +331,7 @@ func (fr *frontierRead) noteArchived(raw []byte) error {
 // from a read with no write. Both memories must exist (expired-but-
 // uncollected ones do).
 func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	rel, by, err := ops.ValidatePutLink(req)
+	rel, by, err := ops.ValidatePutLink(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +370,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 // InvalidateLink sets the end of the link's current interval
 // (ops.InvalidateLink).
 func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	by, err := ops.ValidateInvalidateLink(req)
+	by, err := ops.ValidateInvalidateLink(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func newGovFixture(t *testing.T, open Opener, policy string, cfg *governance.Con
 	f.inOpen = storeAs(t, bob, s, Mem("bob in open", "open words", InNS("open")))
 	f.inSub = storeAs(t, as("ai:dave"), s, Mem("dave in sub", "sub words", InNS("gov/sub")))
 	f.other = storeAs(t, bob, s, Mem("bob other", "other words", InNS("open")))
-	if _, err := s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to", ObservedBy: "ai:bob"}); err != nil {
+	if _, err := s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
 	f.archived = storeAs(t, as("ai:dave"), s, Mem("dave archived", "kept words", InNS("gov")))
@@ -124,11 +124,11 @@ func writePaths(f *govFixture) []struct {
 			return err
 		}},
 		{"link", func(ctx context.Context) error {
-			_, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: f.inOpen.Id, TargetId: f.inGov.Id, Relation: "supersedes", ObservedBy: "ai:bob"})
+			_, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: f.inOpen.Id, TargetId: f.inGov.Id, Relation: "supersedes"})
 			return err
 		}},
 		{"unlink", func(ctx context.Context) error {
-			_, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to", InvalidatedBy: "ai:bob"})
+			_, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to"})
 			return err
 		}},
 	}
