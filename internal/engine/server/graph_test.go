@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
@@ -46,8 +47,12 @@ func TestGraphStatusCodes(t *testing.T) {
 	if _, err = c.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: aid, TargetId: bid}); err != nil {
 		t.Fatal(err)
 	}
-	// The claimed invalidator is not used, however malformed: the verified caller is.
-	inv, err := c.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: aid, TargetId: bid, Relation: "related_to"})
+	// A plugin built before invalidated_by was reserved may still send it
+	// (field 5): it is skipped, however malformed; the verified caller is
+	// recorded.
+	req := &aimemoryv1.InvalidateLinkRequest{SourceId: aid, TargetId: bid, Relation: "related_to"}
+	req.ProtoReflect().SetUnknown(protowire.AppendString(protowire.AppendTag(nil, 5, protowire.BytesType), "bad agent"))
+	inv, err := c.InvalidateLink(ctx, req)
 	if err != nil || inv.GetLink().GetInvalidatedBy() != "test" {
 		t.Fatalf("invalidate: %v %v, want invalidated_by the caller %q", inv, err, "test")
 	}

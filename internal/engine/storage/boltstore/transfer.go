@@ -109,17 +109,20 @@ func walkBatches[T any](ctx context.Context, s *Store, bucket []byte, read func(
 					k, v = c.Next()
 				}
 			}
+			var last []byte
 			for size := 0; k != nil; k, v = c.Next() {
 				if len(batch) == exportBatchRecords || size >= exportBatchBytes {
 					more = true
-					return nil
+					break
 				}
-				r, last, err := read(tx, c, k, v)
+				r, end, err := read(tx, c, k, v)
 				if err != nil {
 					return err
 				}
-				batch = append(batch, r)
+				batch, last = append(batch, r), end
 				size += len(v)
+			}
+			if last != nil {
 				after = bytes.Clone(last) // last is the transaction's
 			}
 			return nil
