@@ -86,7 +86,7 @@ type memoryStorer interface {
 // connections, keeps it quick).
 func seedStores(b *testing.B, n int, stores ...memoryStorer) {
 	b.Helper()
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "core"})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "core", Scope: caller.AllNamespaces})
 	words := []string{"replication", "postgres", "deploy", "friday", "cache", "index", "latency", "review", "budget", "schema", "migration", "token"}
 	var next atomic.Int64
 	var wg sync.WaitGroup

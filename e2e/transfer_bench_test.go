@@ -80,8 +80,8 @@ func benchTransfer(b *testing.B, seeded string) {
 func seedEveryKind(b *testing.B, n int) string {
 	b.Helper()
 	path := seedDataDir(b, n)
-	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Session: "s1", Family: "core"})
-	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "graph"})
+	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Session: "s1", Family: "core", Scope: caller.AllNamespaces})
+	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:seed", Family: "graph", Scope: caller.AllNamespaces})
 	st, err := boltstore.Open(ctx, path, storage.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -114,7 +114,7 @@ func seedEveryKind(b *testing.B, n int) string {
 	if _, err := st.SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		b.Fatal(err)
 	}
-	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core"})
+	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core", Scope: caller.AllNamespaces})
 	for i := range 200 {
 		_, err := st.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("bob %d", i), Content: "queued", Namespace: "team", Confidence: 1}})
 		var pe *storage.PendingError
@@ -123,7 +123,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		}
 	}
 	for i := range 50 {
-		agent := caller.NewContext(context.Background(), caller.Caller{Principal: fmt.Sprintf("ai:agent%d", i), Family: "core"})
+		agent := caller.NewContext(context.Background(), caller.Caller{Principal: fmt.Sprintf("ai:agent%d", i), Family: "core", Scope: caller.AllNamespaces})
 		if _, err := st.RegisterAgent(agent, &aimemoryv1.RegisterAgentRequest{AgentType: "bench"}); err != nil {
 			b.Fatal(err)
 		}
