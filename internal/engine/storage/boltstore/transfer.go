@@ -34,13 +34,15 @@ import (
 //     sent, as of some moment during the export. One that moves between
 //     kinds meanwhile (archived, restored) may be sent in one form or,
 //     when it moves behind both walks, in neither: a second export has it.
-//   - The stream is closed under reference, so Import refuses none of it:
-//     a link or entity is sent only when its memories were (a link whose
-//     memory was deleted mid-export goes with that memory when the memory
-//     was sent before the delete, and is dropped otherwise); an archived
-//     memory already sent as live is not sent again; an archived link
-//     only when its ends were sent, one of them archived; an alias only
-//     once per namespace.
+//   - The stream is closed under reference, so Import into an empty data
+//     dir refuses none of it: a link or entity is sent only when its
+//     memories were (one created behind the memories' walk is not, so
+//     neither is its link); an archived memory already sent as live is not
+//     sent again; an archived link only when its ends were sent, one of
+//     them archived; an alias only once per namespace. A link whose memory
+//     is deleted mid-export is sent only when read before the delete took
+//     it, and then only with its memory, as above (Import would refuse a
+//     link without its memory, by name).
 //
 // The cost of that closure is a map of the memory ids sent (with their
 // namespaces), held for the export's length.
