@@ -101,7 +101,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		return err
 	})
 	inParallel(b, 20_000, func(i int) error { // live links, and archived ones once an end is archived
-		_, err := records.New(st).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to", ObservedBy: "ai:seed"})
+		_, err := records.New(st).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ids[i], TargetId: ids[(i+1)%n], Relation: "related_to"})
 		return err
 	})
 	inParallel(b, 5_000, func(i int) error { // archived, each with its two links
@@ -124,7 +124,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		}
 	}
 	for i := range 50 {
-		agent := caller.NewContext(context.Background(), caller.Caller{Principal: fmt.Sprintf("ai:agent%d", i), Family: "core"})
+		agent := caller.NewContext(context.Background(), caller.Caller{Principal: fmt.Sprintf("ai:agent%d", i), Family: "core", Scope: caller.AllNamespaces})
 		if _, err := records.New(st).RegisterAgent(agent, &aimemoryv1.RegisterAgentRequest{AgentType: "bench"}); err != nil {
 			b.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -27,24 +26,12 @@ func (s *Graph) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (
 	return resp, s.status(err)
 }
 
-// Who observed, invalidated or registered something is the verified caller,
-// whatever the request says; without one (in-process use) the request's
-// value stands.
-func stampedBy(ctx context.Context, claimed string) string {
-	if c, ok := caller.FromContext(ctx); ok {
-		return c.Principal
-	}
-	return claimed
-}
-
 func (s *Graph) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	req.ObservedBy = stampedBy(ctx, req.GetObservedBy())
 	resp, err := s.st.PutLink(ctx, req)
 	return resp, s.status(err)
 }
 
 func (s *Graph) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	req.InvalidatedBy = stampedBy(ctx, req.GetInvalidatedBy())
 	resp, err := s.st.InvalidateLink(ctx, req)
 	return resp, s.status(err)
 }
@@ -55,7 +42,6 @@ func (s *Graph) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRe
 }
 
 func (s *Graph) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	req.RegisteredBy = stampedBy(ctx, req.GetRegisteredBy())
 	resp, err := s.st.RegisterEntity(ctx, req)
 	return resp, s.status(err)
 }

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
@@ -40,15 +41,19 @@ func TestGraphStatusCodes(t *testing.T) {
 			t.Errorf("%s: %v, want %v containing %q", what, err, code, msg)
 		}
 	}
-	_, err = c.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: aid, TargetId: bid, Relation: "likes", ObservedBy: "ai:t"})
+	_, err = c.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: aid, TargetId: bid, Relation: "likes"})
 	check("bad relation", err, codes.InvalidArgument, "relation: must be one of")
-	_, err = c.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: aid, TargetId: "ghost", ObservedBy: "ai:t"})
+	_, err = c.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: aid, TargetId: "ghost"})
 	check("missing target", err, codes.NotFound, "target_id: memory not found: ghost")
-	if _, err = c.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: aid, TargetId: bid, ObservedBy: "ai:t"}); err != nil {
+	if _, err = c.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: aid, TargetId: bid}); err != nil {
 		t.Fatal(err)
 	}
-	// The claimed invalidator is not used, however malformed: the verified caller is.
-	inv, err := c.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: aid, TargetId: bid, Relation: "related_to", InvalidatedBy: "bad agent"})
+	// A plugin built before invalidated_by was reserved may still send it
+	// (field 5): it is skipped, however malformed; the verified caller is
+	// recorded.
+	req := &aimemoryv1.InvalidateLinkRequest{SourceId: aid, TargetId: bid, Relation: "related_to"}
+	req.ProtoReflect().SetUnknown(protowire.AppendString(protowire.AppendTag(nil, 5, protowire.BytesType), "bad agent"))
+	inv, err := c.InvalidateLink(ctx, req)
 	if err != nil || inv.GetLink().GetInvalidatedBy() != "test" {
 		t.Fatalf("invalidate: %v %v, want invalidated_by the caller %q", inv, err, "test")
 	}
@@ -56,10 +61,10 @@ func TestGraphStatusCodes(t *testing.T) {
 	check("timeline of nothing", err, codes.NotFound, "source_id")
 	_, err = c.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{aid}, ObservedBy: &aimemoryv1.AgentSet{Ids: []string{""}}})
 	check("bad observer", err, codes.InvalidArgument, "observed_by.ids[0]")
-	if _, err = c.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: "n", Aliases: []string{"e1"}, RegisteredBy: "ai:t"}); err != nil {
+	if _, err = c.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: "n", Aliases: []string{"e1"}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "F", Namespace: "n", Aliases: []string{"E1"}, RegisteredBy: "ai:t"})
+	_, err = c.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "F", Namespace: "n", Aliases: []string{"E1"}})
 	check("alias taken", err, codes.AlreadyExists, "aliases[0]")
 	_, err = c.CountNamespaces(ctx, &aimemoryv1.CountNamespacesRequest{Prefix: "a//b"})
 	check("bad prefix", err, codes.InvalidArgument, "prefix")
@@ -80,11 +85,11 @@ func TestGraphStatusCodes(t *testing.T) {
 // result or a client error, never Internal, and never panic.
 func FuzzGraphRequests(f *testing.F) {
 	seeds := []proto.Message{
-		&aimemoryv1.PutLinkRequest{SourceId: "a", TargetId: "b", Relation: "supersedes", ObservedBy: "ai:x"},
-		&aimemoryv1.InvalidateLinkRequest{SourceId: "a", TargetId: "b", Relation: "supersedes", InvalidatedBy: "ai:x", ValidUntil: proto.Int64(5)},
+		&aimemoryv1.PutLinkRequest{SourceId: "a", TargetId: "b", Relation: "supersedes"},
+		&aimemoryv1.InvalidateLinkRequest{SourceId: "a", TargetId: "b", Relation: "supersedes", ValidUntil: proto.Int64(5)},
 		&aimemoryv1.GetLinksRequest{Ids: []string{"a"}, Relation: "contradicts", ValidAt: 7, ObservedBy: &aimemoryv1.AgentSet{Ids: []string{"ai:x"}}, IncludeNodes: true},
 		&aimemoryv1.LinkTimelineRequest{SourceId: "a", Since: 1, Until: 2, Limit: 3},
-		&aimemoryv1.RegisterEntityRequest{CanonicalName: "X", Namespace: "n", Aliases: []string{"y"}, MetadataJson: []byte(`{}`), RegisteredBy: "ai:x"},
+		&aimemoryv1.RegisterEntityRequest{CanonicalName: "X", Namespace: "n", Aliases: []string{"y"}, MetadataJson: []byte(`{}`)},
 		&aimemoryv1.GetEntityByAliasRequest{Alias: "y", Namespace: "n"},
 		&aimemoryv1.CountNamespacesRequest{Prefix: "n", Limit: 2},
 	}

@@ -90,8 +90,9 @@ type Audit interface {
 	// VerifyAudit recomputes the chain from one snapshot (audit.Verifier);
 	// it must hold pin, the head the engine pinned (zero: none).
 	VerifyAudit(ctx context.Context, pin audit.Head) (*aimemoryv1.VerifyAuditResponse, error)
-	// ExportAudit calls each with every record in seq order, from one
-	// snapshot: migrate's copy.
+	// ExportAudit calls each with every record in seq order, each once:
+	// migrate's copy. It holds no transaction while each runs (bbolt
+	// reads in batches) or reads one snapshot (PostgreSQL).
 	ExportAudit(ctx context.Context, each func(*aimemoryv1.AuditRecord) error) error
 }
 
@@ -126,8 +127,11 @@ type Archive interface {
 // Transfer is every record out, as stored, and records back in as they
 // were (ids, authorship, times kept): export and import.
 type Transfer interface {
-	// Export calls each with every record from one read transaction:
-	// memories, archived memories, links, each entity's aliases.
+	// Export calls each with every record, in the order Import needs:
+	// a record there throughout exactly once, one written meanwhile or
+	// not, and nothing Import would refuse (a link only with its
+	// memories). bbolt reads in batches, holding no transaction while
+	// each runs; PostgreSQL reads one snapshot.
 	Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error
 	// Import writes records in one transaction; each result is created,
 	// unchanged (already there, identical) or refused (and why).

@@ -76,7 +76,7 @@ func TestGetCard(t *testing.T) {
 	if got, want := h.OK("memory_get", `{"id":"`+plain+`"}`, nil), "title:Plain\ncontent:\nline one\nline two | with a pipe"; got != want {
 		t.Errorf("card of a memory with every default = %q, want %q", got, want)
 	}
-	if _, err := h.eng.PutLink(context.Background(), &aimemoryv1.PutLinkRequest{SourceId: rich, TargetId: plain, Relation: "supersedes", ObservedBy: "ai:test"}); err != nil {
+	if _, err := h.eng.PutLink(context.Background(), &aimemoryv1.PutLinkRequest{SourceId: rich, TargetId: plain, Relation: "supersedes"}); err != nil {
 		t.Fatal(err)
 	}
 	got := h.OK("memory_get", `{"id":"`+rich[:8]+`"}`, nil)

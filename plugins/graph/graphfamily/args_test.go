@@ -130,7 +130,7 @@ func TestArgumentDefaults(t *testing.T) {
 		t.Fatalf("null and blank mean absent: %+v", q)
 	}
 	l, err := parseLink(testCall([]byte(`{"source_id":"aaaaaaaa","target_id":"bbbbbbbb"}`)))
-	if err != nil || l.Relation != "related_to" || l.ObservedBy != "" { // the engine records who observed it
+	if err != nil || l.Relation != "related_to" {
 		t.Fatalf("link defaults = %v, %v", l, err)
 	}
 	tx, err := parseTaxonomy([]byte(`{"namespace_prefix":"a/b"}`))
@@ -142,7 +142,7 @@ func TestArgumentDefaults(t *testing.T) {
 		t.Fatalf("timeline = %v, %v", tl, err)
 	}
 	r, err := parseRegister(testCall([]byte(`{"canonical_name":" X ","namespace":"n","aliases":[" y "],"metadata":{"k":1}}`)))
-	if err != nil || r.CanonicalName != "X" || r.Namespace != "n" || r.Aliases[0] != "y" || string(r.MetadataJson) != `{"agent_id":"ai:test","k":1}` || r.RegisteredBy != "" {
+	if err != nil || r.CanonicalName != "X" || r.Namespace != "n" || r.Aliases[0] != "y" || string(r.MetadataJson) != `{"agent_id":"ai:test","k":1}` {
 		t.Fatalf("register = %v, %v", r, err)
 	}
 	r, _ = parseRegister(testCall([]byte(`{"canonical_name":"X","namespace":"n","agent_id":"ai:author"}`)))

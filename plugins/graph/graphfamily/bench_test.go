@@ -88,7 +88,7 @@ func seed(eng wire.Engine) (*benchGraph, error) {
 	}
 	err = parallel(len(edges), func(i int) error {
 		e := edges[i]
-		_, err := eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: g.ids[e.a], TargetId: g.ids[e.b], Relation: record.Relations[e.rel], ObservedBy: "ai:bench"})
+		_, err := eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: g.ids[e.a], TargetId: g.ids[e.b], Relation: record.Relations[e.rel]})
 		return err
 	})
 	return g, err

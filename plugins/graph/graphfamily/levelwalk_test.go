@@ -154,7 +154,7 @@ func TestTraverseAnswersAsLevelWalk(t *testing.T) {
 			continue
 		}
 		l := link{a, b, record.Relations[r.IntN(len(record.Relations))]}
-		if _, err := h.eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[a], TargetId: ids[b], Relation: l.rel, ObservedBy: observers[r.IntN(3)]}); err != nil {
+		if _, err := h.eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[a], TargetId: ids[b], Relation: l.rel}); err != nil {
 			t.Fatal(err)
 		}
 		links = append(links, l)
@@ -165,14 +165,14 @@ func TestTraverseAnswersAsLevelWalk(t *testing.T) {
 		if i%5 != 0 {
 			continue
 		}
-		req := &aimemoryv1.InvalidateLinkRequest{SourceId: ids[l.a], TargetId: ids[l.b], Relation: l.rel, InvalidatedBy: "ai:a"}
+		req := &aimemoryv1.InvalidateLinkRequest{SourceId: ids[l.a], TargetId: ids[l.b], Relation: l.rel}
 		resp, err := h.eng.InvalidateLink(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		instants = append(instants, resp.GetLink().GetValidFrom(), resp.GetLink().GetValidUntil()-1)
 		if i%15 == 0 {
-			if _, err := h.eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l.a], TargetId: ids[l.b], Relation: l.rel, ObservedBy: "ai:c"}); err != nil {
+			if _, err := h.eng.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l.a], TargetId: ids[l.b], Relation: l.rel}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -865,10 +865,7 @@ type PutLinkRequest struct {
 	SourceId string                 `protobuf:"bytes,1,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
 	TargetId string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
 	// "" = related_to.
-	Relation string `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
-	// The caller's identity as the host resolved it (CallContext.agent_id),
-	// never a tool argument.
-	ObservedBy    string `protobuf:"bytes,4,opt,name=observed_by,json=observedBy,proto3" json:"observed_by,omitempty"`
+	Relation      string `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -920,13 +917,6 @@ func (x *PutLinkRequest) GetTargetId() string {
 func (x *PutLinkRequest) GetRelation() string {
 	if x != nil {
 		return x.Relation
-	}
-	return ""
-}
-
-func (x *PutLinkRequest) GetObservedBy() string {
-	if x != nil {
-		return x.ObservedBy
 	}
 	return ""
 }
@@ -989,9 +979,7 @@ type InvalidateLinkRequest struct {
 	TargetId string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
 	Relation string                 `protobuf:"bytes,3,opt,name=relation,proto3" json:"relation,omitempty"`
 	// Unix nanos, past or future; absent = now.
-	ValidUntil *int64 `protobuf:"varint,4,opt,name=valid_until,json=validUntil,proto3,oneof" json:"valid_until,omitempty"`
-	// The caller's identity (CallContext.agent_id).
-	InvalidatedBy string `protobuf:"bytes,5,opt,name=invalidated_by,json=invalidatedBy,proto3" json:"invalidated_by,omitempty"`
+	ValidUntil    *int64 `protobuf:"varint,4,opt,name=valid_until,json=validUntil,proto3,oneof" json:"valid_until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1052,13 +1040,6 @@ func (x *InvalidateLinkRequest) GetValidUntil() int64 {
 		return *x.ValidUntil
 	}
 	return 0
-}
-
-func (x *InvalidateLinkRequest) GetInvalidatedBy() string {
-	if x != nil {
-		return x.InvalidatedBy
-	}
-	return ""
 }
 
 type InvalidateLinkResponse struct {
@@ -1448,10 +1429,7 @@ type RegisterEntityRequest struct {
 	Aliases       []string               `protobuf:"bytes,3,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	// Metadata of a new entity (kind is set to "entity"); an existing
 	// entity's metadata is left as it is.
-	MetadataJson []byte `protobuf:"bytes,4,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
-	// The caller's identity (CallContext.agent_id), recorded on each alias
-	// it adds.
-	RegisteredBy  string `protobuf:"bytes,5,opt,name=registered_by,json=registeredBy,proto3" json:"registered_by,omitempty"`
+	MetadataJson  []byte `protobuf:"bytes,4,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1512,13 +1490,6 @@ func (x *RegisterEntityRequest) GetMetadataJson() []byte {
 		return x.MetadataJson
 	}
 	return nil
-}
-
-func (x *RegisterEntityRequest) GetRegisteredBy() string {
-	if x != nil {
-		return x.RegisteredBy
-	}
-	return ""
 }
 
 type RegisterEntityResponse struct {
@@ -1849,24 +1820,21 @@ const file_aimemory_v1_graph_proto_rawDesc = "" +
 	"\vNodeSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1c\n" +
-	"\tnamespace\x18\x03 \x01(\tR\tnamespace\"\x87\x01\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\"y\n" +
 	"\x0ePutLinkRequest\x12\x1b\n" +
 	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1b\n" +
 	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1a\n" +
-	"\brelation\x18\x03 \x01(\tR\brelation\x12\x1f\n" +
-	"\vobserved_by\x18\x04 \x01(\tR\n" +
-	"observedBy\"o\n" +
+	"\brelation\x18\x03 \x01(\tR\brelationJ\x04\b\x04\x10\x05R\vobserved_by\"o\n" +
 	"\x0fPutLinkResponse\x12%\n" +
 	"\x04link\x18\x01 \x01(\v2\x11.aimemory.v1.LinkR\x04link\x125\n" +
-	"\aoutcome\x18\x02 \x01(\x0e2\x1b.aimemory.v1.PutLinkOutcomeR\aoutcome\"\xca\x01\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2\x1b.aimemory.v1.PutLinkOutcomeR\aoutcome\"\xb9\x01\n" +
 	"\x15InvalidateLinkRequest\x12\x1b\n" +
 	"\tsource_id\x18\x01 \x01(\tR\bsourceId\x12\x1b\n" +
 	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1a\n" +
 	"\brelation\x18\x03 \x01(\tR\brelation\x12$\n" +
 	"\vvalid_until\x18\x04 \x01(\x03H\x00R\n" +
-	"validUntil\x88\x01\x01\x12%\n" +
-	"\x0einvalidated_by\x18\x05 \x01(\tR\rinvalidatedByB\x0e\n" +
-	"\f_valid_until\"\x87\x01\n" +
+	"validUntil\x88\x01\x01B\x0e\n" +
+	"\f_valid_untilJ\x04\b\x05\x10\x06R\x0einvalidated_by\"\x87\x01\n" +
 	"\x16InvalidateLinkResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12%\n" +
 	"\x04link\x18\x02 \x01(\v2\x11.aimemory.v1.LinkR\x04link\x120\n" +
@@ -1892,13 +1860,12 @@ const file_aimemory_v1_graph_proto_rawDesc = "" +
 	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x122\n" +
 	"\aaliases\x18\x04 \x03(\v2\x18.aimemory.v1.EntityAliasR\aaliases\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\x03R\tcreatedAt\"\xc0\x01\n" +
+	"created_at\x18\x05 \x01(\x03R\tcreatedAt\"\xb0\x01\n" +
 	"\x15RegisterEntityRequest\x12%\n" +
 	"\x0ecanonical_name\x18\x01 \x01(\tR\rcanonicalName\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x18\n" +
 	"\aaliases\x18\x03 \x03(\tR\aaliases\x12#\n" +
-	"\rmetadata_json\x18\x04 \x01(\fR\fmetadataJson\x12#\n" +
-	"\rregistered_by\x18\x05 \x01(\tR\fregisteredBy\"_\n" +
+	"\rmetadata_json\x18\x04 \x01(\fR\fmetadataJsonJ\x04\b\x05\x10\x06R\rregistered_by\"_\n" +
 	"\x16RegisterEntityResponse\x12+\n" +
 	"\x06entity\x18\x01 \x01(\v2\x13.aimemory.v1.EntityR\x06entity\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\bR\acreated\"M\n" +

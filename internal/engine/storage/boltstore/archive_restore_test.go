@@ -31,7 +31,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 		return r.GetMemory().GetId()
 	}
 	old, peer := store("Plan", "old"), store("Peer", "p")
-	if _, err := records.New(s).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: old, TargetId: peer, ObservedBy: "ai:test"}); err != nil {
+	if _, err := records.New(s).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: old, TargetId: peer}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{old}, Archive: true}); err != nil {

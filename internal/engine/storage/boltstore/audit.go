@@ -121,20 +121,23 @@ func (s *Store) VerifyAudit(ctx context.Context, pin audit.Head) (*aimemoryv1.Ve
 	return v.Result(), nil
 }
 
-// ExportAudit calls each with every record in seq order, from one read
-// transaction.
+// ExportAudit calls each with every record in seq order, read in batches
+// as Export reads (walkBatches), so a slow consumer (migrate's target)
+// holds no read transaction. The log is append-only: the records are
+// those there at the start and perhaps some appended since, each once.
 func (s *Store) ExportAudit(ctx context.Context, each func(*aimemoryv1.AuditRecord) error) error {
-	return s.eachAudit(ctx, func(k, raw []byte) error {
+	return walkBatches(ctx, s, bucketAudit, func(_ *bolt.Tx, _ *bolt.Cursor, k, raw []byte) (*aimemoryv1.AuditRecord, []byte, error) {
 		r := new(aimemoryv1.AuditRecord)
 		if err := proto.Unmarshal(raw, r); err != nil {
-			return fmt.Errorf("audit record %x: %w", k, err)
+			return nil, nil, fmt.Errorf("audit record %x: %w", k, err)
 		}
-		return each(r)
-	})
+		return r, k, nil
+	}, each)
 }
 
 // eachAudit calls fn with every stored key and value of the audit log, in
-// key order, from one read transaction.
+// key order, from one read transaction: VerifyAudit's one snapshot (fn
+// is local work, never a remote consumer).
 func (s *Store) eachAudit(ctx context.Context, fn func(k, raw []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)

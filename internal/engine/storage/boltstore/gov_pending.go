@@ -52,7 +52,7 @@ func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.Pen
 
 // execute runs an approved payload in this transaction, as it would have
 // run when it was requested (ops.Execute, over this backend's steps).
-func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
+func (w *writeTx) execute(p *aimemoryv1.PendingAction) (string, error) {
 	return ops.Execute(executor{w}, p)
 }
 
@@ -148,5 +148,5 @@ func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	defer func() { w.ctx = saved }()
 	w.ctx = storage.AsRequester(saved, p)
 	w.pre = nil
-	return w.execute(p.GetPayload())
+	return w.execute(p)
 }

@@ -17,131 +17,285 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Export calls each with every record, as stored, from one read
-// transaction, in the order Import needs: memories, archived memories,
-// superseded versions, links, archived links, each entity's aliases,
-// standards, pending actions, webhook subscriptions. Index rows (titles, terms, expiry, the link
-// mirrors, aliases by name, pending_time) are derived again on import;
-// vectors are not carried (reindex rebuilds them).
+// Export calls each with every record, as stored, in the order Import
+// needs: memories, archived memories, superseded versions, links, archived
+// links, each entity's aliases, standards, pending actions, webhook
+// subscriptions. Index rows (titles, terms, expiry, the link mirrors,
+// aliases by name, pending_time) are derived again on import; vectors are
+// not carried (reindex rebuilds them).
+//
+// It reads in batches (exportBatchRecords records or exportBatchBytes,
+// each batch one read transaction that ends before each sees the batch),
+// so a slow consumer never pins the file's pages against a writer that
+// must grow it. What that gives:
+//   - A record that stays where it is (same kind, same key) for the whole
+//     export is sent exactly once; no key of a kind is sent twice.
+//   - A record written or deleted during the export may or may not be
+//     sent, as of some moment during the export. One that moves between
+//     kinds meanwhile (archived, restored) may be sent in one form or,
+//     when it moves behind both walks, in neither: a second export has it.
+//   - The stream is closed under reference, so Import into an empty data
+//     dir refuses none of it: a link or entity is sent only when its
+//     memories were (one created behind the memories' walk is not, so
+//     neither is its link); an archived memory already sent as live is not
+//     sent again; an archived link only when its ends were sent, one of
+//     them archived; an alias only once per namespace. A link whose memory
+//     is deleted mid-export is sent only when read before the delete took
+//     it, and then only with its memory, as above (Import would refuse a
+//     link without its memory, by name).
+//
+// The cost of that closure is a map of the memory ids sent (with their
+// namespaces), held for the export's length.
 func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketMemories).ForEach(func(_, v []byte) error {
-			m, err := decodeLive(v)
-			if err != nil {
-				return err
-			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}})
-		}); err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketArchive).ForEach(func(_, v []byte) error {
-			a, err := decodeArchived(v)
-			if err != nil {
-				return err
-			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: &aimemoryv1.ArchivedMemory{
-				Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason, OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt}}})
-		}); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketVersions).ForEach(func(k, v []byte) error {
-			a, err := decodeArchived(v)
-			if err != nil {
-				return err
-			}
-			if len(k) < 9 {
-				return fmt.Errorf("corrupt version key %q", k)
-			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{
-				Archived: archivedMessage(a), At: int64(binary.BigEndian.Uint64(k[len(k)-8:]))}}})
-		}); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketLinksOut).ForEach(func(_, v []byte) error {
-			l, err := decodeLink(v)
-			if err != nil {
-				return err
-			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}})
-		}); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketArchivedLinksOut).ForEach(func(_, v []byte) error {
-			l, err := decodeLink(v)
-			if err != nil {
-				return err
-			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}})
-		}); err != nil {
-			return err
-		}
-		// entity_aliases is keyed entity id NUL folded alias: one entity's
-		// rows are adjacent.
-		var cur *aimemoryv1.EntityAliases
-		flush := func() error {
-			if cur == nil {
-				return nil
-			}
-			r := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: cur}}
-			cur = nil
-			return each(r)
-		}
-		if err := tx.Bucket(bucketEntityAliases).ForEach(func(k, v []byte) error {
-			id, _, ok := bytes.Cut(k, []byte{0})
-			if !ok {
-				return fmt.Errorf("corrupt entity alias key %q", k)
-			}
-			a, err := decodeAliasRow(v)
-			if err != nil {
-				return err
-			}
-			if cur != nil && cur.Id != string(id) {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			if cur == nil {
-				cur = &aimemoryv1.EntityAliases{Id: string(id)}
-			}
-			cur.Aliases = append(cur.Aliases, a)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := flush(); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketStandards).ForEach(func(k, v []byte) error {
-			st := new(aimemoryv1.Standard)
-			if err := proto.Unmarshal(v, st); err != nil {
-				return fmt.Errorf("decode standard of %q: %w", k, err)
-			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}})
-		}); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
-			p, err := getPending(tx, string(k))
-			if err != nil {
-				return err
-			}
-			return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}})
-		}); err != nil {
-			return err
-		}
+	e := exportState{live: map[string]string{}, archived: map[string]bool{}, aliases: map[string]bool{}, names: map[string]string{}}
+	walks := []struct {
+		bucket []byte
+		read   func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (*aimemoryv1.ExportRecord, []byte, error)
+		keep   func(*aimemoryv1.ExportRecord) bool
+	}{
+		{bucketMemories, exportMemory, e.keepMemory},
+		{bucketArchive, exportArchived, e.keepArchived},
+		{bucketVersions, exportVersion, nil},
+		{bucketLinksOut, exportLink, e.keepLink},
+		{bucketArchivedLinksOut, exportArchivedLink, e.keepArchivedLink},
+		{bucketEntityAliases, exportEntity, e.keepEntity},
+		{bucketStandards, exportStandard, nil},
+		{bucketPending, exportPending, nil},
 		// Subscriptions last: imported after every memory, they are sent
 		// none of the import's own writes.
-		return tx.Bucket(bucketSubs).ForEach(func(k, v []byte) error {
-			sub, err := decodeSub(v)
-			if err != nil {
-				return fmt.Errorf("decode subscription %q: %w", k, err)
+		{bucketSubs, exportSub, nil},
+	}
+	for _, w := range walks {
+		send := each
+		if w.keep != nil {
+			send = func(r *aimemoryv1.ExportRecord) error {
+				if !w.keep(r) {
+					return nil
+				}
+				return each(r)
 			}
-			return each(ops.ExportedSubscription(sub))
+		}
+		if err := walkBatches(ctx, s, w.bucket, w.read, send); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// One read transaction of Export reads at most this many records or
+// about this many bytes of stored values, whichever comes first.
+const (
+	exportBatchRecords = 1000
+	exportBatchBytes   = 4 << 20
+)
+
+// walkBatches calls send with the records of bucket in key order, reading
+// a batch per read transaction and sending it after the transaction ends;
+// the next batch resumes after the last key read. read decodes the record
+// at the cursor (k, v), returning the last key it consumed with the cursor
+// left on it (an entity reads several rows). A missing bucket has no records.
+func walkBatches[T any](ctx context.Context, s *Store, bucket []byte, read func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (T, []byte, error), send func(T) error) error {
+	var after []byte // nil: from the first key
+	for {
+		var batch []T
+		more := false
+		err := s.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucket)
+			if b == nil {
+				return nil
+			}
+			c := b.Cursor()
+			k, v := c.First()
+			if after != nil {
+				if k, v = c.Seek(after); bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
+			}
+			var last []byte
+			for size := 0; k != nil; k, v = c.Next() {
+				if len(batch) == exportBatchRecords || size >= exportBatchBytes {
+					more = true
+					break
+				}
+				r, end, err := read(tx, c, k, v)
+				if err != nil {
+					return err
+				}
+				batch, last = append(batch, r), end
+				size += len(v)
+			}
+			if last != nil {
+				after = bytes.Clone(last) // last is the transaction's
+			}
+			return nil
 		})
-	})
+		if err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if err := send(r); err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil || !more {
+			return err
+		}
+	}
+}
+
+// exportState is what Export has sent, for the references of what
+// follows: live memory ids with their namespaces (interned in names),
+// archived ids, and aliases by aliasKey.
+type exportState struct {
+	live     map[string]string
+	archived map[string]bool
+	aliases  map[string]bool
+	names    map[string]string
+}
+
+func (e exportState) keepMemory(r *aimemoryv1.ExportRecord) bool {
+	ns := r.GetMemory().GetNamespace()
+	if in, ok := e.names[ns]; ok {
+		ns = in
+	} else {
+		e.names[ns] = ns
+	}
+	e.live[r.GetMemory().GetId()] = ns
+	return true
+}
+
+// keepArchived drops a memory archived after it was sent as live.
+func (e exportState) keepArchived(r *aimemoryv1.ExportRecord) bool {
+	id := r.GetArchived().GetMemory().GetId()
+	if _, live := e.live[id]; live {
+		return false
+	}
+	e.archived[id] = true
+	return true
+}
+
+func (e exportState) keepLink(r *aimemoryv1.ExportRecord) bool {
+	_, src := e.live[r.GetLink().GetSourceId()]
+	_, dst := e.live[r.GetLink().GetTargetId()]
+	return src && dst
+}
+
+// keepArchivedLink keeps an archived link whose ends were both sent, one
+// of them archived, as the archive keeps them.
+func (e exportState) keepArchivedLink(r *aimemoryv1.ExportRecord) bool {
+	archived := false
+	for _, id := range []string{r.GetArchivedLink().GetSourceId(), r.GetArchivedLink().GetTargetId()} {
+		if e.archived[id] {
+			archived = true
+		} else if _, live := e.live[id]; !live {
+			return false
+		}
+	}
+	return archived
+}
+
+// keepEntity keeps an entity whose memory was sent, with the aliases no
+// entity sent before holds in its namespace (an alias freed and taken
+// again during the export).
+func (e exportState) keepEntity(r *aimemoryv1.ExportRecord) bool {
+	ent := r.GetEntity()
+	ns, live := e.live[ent.GetId()]
+	if !live {
+		return false
+	}
+	kept := ent.Aliases[:0]
+	for _, a := range ent.GetAliases() {
+		k := string(aliasKey(rules.FoldAlias(a.GetAlias()), ns))
+		if !e.aliases[k] {
+			e.aliases[k] = true
+			kept = append(kept, a)
+		}
+	}
+	ent.Aliases = kept
+	return len(kept) > 0
+}
+
+func exportMemory(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	m, err := decodeLive(v)
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}}, k, err
+}
+
+func exportArchived(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	a, err := decodeArchived(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: &aimemoryv1.ArchivedMemory{
+		Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason, OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt}}}, k, nil
+}
+
+func exportVersion(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	a, err := decodeArchived(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(k) < 9 {
+		return nil, nil, fmt.Errorf("corrupt version key %q", k)
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{
+		Archived: archivedMessage(a), At: int64(binary.BigEndian.Uint64(k[len(k)-8:]))}}}, k, nil
+}
+
+func exportLink(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	l, err := decodeLink(v)
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}, k, err
+}
+
+func exportArchivedLink(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	l, err := decodeLink(v)
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}, k, err
+}
+
+// exportEntity reads one entity's alias rows: entity_aliases is keyed
+// entity id NUL folded alias, so they are adjacent, and one transaction
+// reads them all.
+func exportEntity(_ *bolt.Tx, c *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	id, _, ok := bytes.Cut(k, []byte{0})
+	if !ok {
+		return nil, nil, fmt.Errorf("corrupt entity alias key %q", k)
+	}
+	ent := &aimemoryv1.EntityAliases{Id: string(id)}
+	prefix := k[:len(id)+1]
+	for {
+		a, err := decodeAliasRow(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		ent.Aliases = append(ent.Aliases, a)
+		nk, nv := c.Next()
+		if nk == nil || !bytes.HasPrefix(nk, prefix) {
+			c.Seek(k) // leave the cursor on the entity's last row
+			break
+		}
+		k, v = nk, nv
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: ent}}, k, nil
+}
+
+func exportStandard(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	st := new(aimemoryv1.Standard)
+	if err := proto.Unmarshal(v, st); err != nil {
+		return nil, nil, fmt.Errorf("decode standard of %q: %w", k, err)
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, k, nil
+}
+
+func exportPending(tx *bolt.Tx, _ *bolt.Cursor, k, _ []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	p, err := getPending(tx, string(k))
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, k, err
+}
+
+func exportSub(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
+	sub, err := decodeSub(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode subscription %q: %w", k, err)
+	}
+	return ops.ExportedSubscription(sub), k, nil
 }
 
 // Import writes records in one transaction: each is created, found

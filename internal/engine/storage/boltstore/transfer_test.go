@@ -50,7 +50,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
 	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
-	if _, err := records.New(src).PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph", Scope: caller.AllNamespaces}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ObservedBy: "ai:test"}); err != nil {
+	if _, err := records.New(src).PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph", Scope: caller.AllNamespaces}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
 	recs := exportAll(t, src)
@@ -109,7 +109,7 @@ func TestExportImportEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, to := range []string{b.Id, c.Id} {
-		if _, err := records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: to, Relation: "related_to", ObservedBy: "ai:owner"}); err != nil {
+		if _, err := records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: to, Relation: "related_to"}); err != nil {
 			t.Fatal(err)
 		}
 	}

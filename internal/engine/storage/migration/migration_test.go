@@ -54,10 +54,10 @@ func everyKind(t *testing.T) *boltstore.Store {
 	clock.Add(time.Second)
 	must(records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
 	for _, to := range []*aimemoryv1.Memory{ms[1], ms[2]} {
-		must(records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ms[0].Id, TargetId: to.Id, Relation: "related_to", ObservedBy: "ai:owner"}))
+		must(records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ms[0].Id, TargetId: to.Id, Relation: "related_to"}))
 	}
 	must(records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
-	must(records.New(src).RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}, RegisteredBy: "ai:owner"}))
+	must(records.New(src).RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}}))
 	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
 	must(std, err)
 	must(records.New(src).SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}))

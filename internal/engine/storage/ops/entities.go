@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -58,8 +59,9 @@ type EntityRequest struct {
 // Alias is an alias to claim with the request field it came from.
 type Alias struct{ Field, Text string }
 
-// ValidateRegisterEntity checks a RegisterEntity request (names trimmed).
-func ValidateRegisterEntity(req *aimemoryv1.RegisterEntityRequest) (*EntityRequest, error) {
+// ValidateRegisterEntity checks a RegisterEntity request (names trimmed);
+// who registers is the verified caller of ctx.
+func ValidateRegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*EntityRequest, error) {
 	name := strings.TrimSpace(req.GetCanonicalName())
 	ns := strings.TrimSpace(req.GetNamespace())
 	if err := record.ValidateAlias("canonical_name", name); err != nil {
@@ -80,7 +82,7 @@ func ValidateRegisterEntity(req *aimemoryv1.RegisterEntityRequest) (*EntityReque
 		}
 		aliases = append(aliases, Alias{field, a})
 	}
-	by := req.GetRegisteredBy()
+	by := storage.Principal(ctx)
 	if err := record.ValidateAgentID("registered_by", by); err != nil {
 		return nil, err
 	}

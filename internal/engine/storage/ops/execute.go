@@ -25,10 +25,12 @@ type Executor interface {
 	Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error)
 }
 
-// Execute runs an approved payload in x's transaction, checked as it was
-// when it was requested; the result is the memory it wrote or removed
-// (several, comma-separated).
-func Execute(x Executor, p *aimemoryv1.PendingPayload) (string, error) {
+// Execute runs an approved action's payload in x's transaction, checked
+// as it was when it was requested; a link or unlink records its requester
+// (requested_by, which the engine set when it queued it). The result is
+// the memory it wrote or removed (several, comma-separated).
+func Execute(x Executor, pa *aimemoryv1.PendingAction) (string, error) {
+	p := pa.GetPayload()
 	switch a := p.GetAction().(type) {
 	case *aimemoryv1.PendingPayload_Store:
 		in, err := rules.New(a.Store.GetMemory())
@@ -62,12 +64,12 @@ func Execute(x Executor, p *aimemoryv1.PendingPayload) (string, error) {
 		if err := record.ValidateLink(a.Link.GetSourceId(), a.Link.GetTargetId(), rel); err != nil {
 			return "", err
 		}
-		return a.Link.GetSourceId(), x.PutLink(a.Link, rel, a.Link.GetObservedBy(), &aimemoryv1.PutLinkResponse{})
+		return a.Link.GetSourceId(), x.PutLink(a.Link, rel, pa.GetRequestedBy(), &aimemoryv1.PutLinkResponse{})
 	case *aimemoryv1.PendingPayload_Unlink:
 		if err := record.ValidateLink(a.Unlink.GetSourceId(), a.Unlink.GetTargetId(), a.Unlink.GetRelation()); err != nil {
 			return "", err
 		}
-		return a.Unlink.GetSourceId(), x.InvalidateLink(a.Unlink, a.Unlink.GetInvalidatedBy(), &aimemoryv1.InvalidateLinkResponse{})
+		return a.Unlink.GetSourceId(), x.InvalidateLink(a.Unlink, pa.GetRequestedBy(), &aimemoryv1.InvalidateLinkResponse{})
 	case *aimemoryv1.PendingPayload_Forget:
 		ids, err := x.ApprovedForget(a.Forget)
 		return strings.Join(ids, ","), err

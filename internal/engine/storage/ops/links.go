@@ -32,13 +32,14 @@ type LinkTx interface {
 }
 
 // ValidatePutLink checks a PutLink request, returning its relation (the
-// default when absent) and observer.
-func ValidatePutLink(req *aimemoryv1.PutLinkRequest) (rel, by string, err error) {
+// default when absent) and observer: the verified caller of ctx, which
+// the request cannot name.
+func ValidatePutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (rel, by string, err error) {
 	rel = rules.Or(req.GetRelation(), record.DefaultRelation)
 	if err := record.ValidateLink(req.GetSourceId(), req.GetTargetId(), rel); err != nil {
 		return "", "", err
 	}
-	by = req.GetObservedBy()
+	by = storage.Principal(ctx)
 	if err := record.ValidateAgentID("observed_by", by); err != nil {
 		return "", "", err
 	}
@@ -46,12 +47,12 @@ func ValidatePutLink(req *aimemoryv1.PutLinkRequest) (rel, by string, err error)
 }
 
 // ValidateInvalidateLink checks an InvalidateLink request (the relation is
-// required), returning who invalidates.
-func ValidateInvalidateLink(req *aimemoryv1.InvalidateLinkRequest) (string, error) {
+// required), returning who invalidates: the verified caller of ctx.
+func ValidateInvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (string, error) {
 	if err := record.ValidateLink(req.GetSourceId(), req.GetTargetId(), req.GetRelation()); err != nil {
 		return "", err
 	}
-	by := req.GetInvalidatedBy()
+	by := storage.Principal(ctx)
 	return by, record.ValidateAgentID("invalidated_by", by)
 }
 

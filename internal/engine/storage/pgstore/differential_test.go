@@ -459,7 +459,7 @@ func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.
 		}
 		return fmt.Sprintf("link %s→%s %q by %q", src, dst, rel, by), func(s storage.Backend) answer {
 			b := which(s)
-			r, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: d.idOf(b, src), TargetId: d.idOf(b, dst), Relation: rel, ObservedBy: by})
+			r, err := s.PutLink(storagetest.OperatorAs(by), &aimemoryv1.PutLinkRequest{SourceId: d.idOf(b, src), TargetId: d.idOf(b, dst), Relation: rel})
 			if b == 1 && r.GetOutcome() == aimemoryv1.PutLinkOutcome_PUT_LINK_OUTCOME_CREATED {
 				d.linked++
 				d.ends = append(d.ends, src, dst)
@@ -468,7 +468,7 @@ func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.
 		}
 	case r < 17:
 		src, dst, rel := d.near(), d.near(), relations[1+d.rng.IntN(len(relations)-1)]
-		req := &aimemoryv1.InvalidateLinkRequest{Relation: rel, InvalidatedBy: "ai:u"}
+		req := &aimemoryv1.InvalidateLinkRequest{Relation: rel}
 		if d.rng.IntN(4) == 0 {
 			req.ValidUntil = proto.Int64(1) // an end before any start
 		}
@@ -476,7 +476,7 @@ func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.
 			b := which(s)
 			q := proto.Clone(req).(*aimemoryv1.InvalidateLinkRequest)
 			q.SourceId, q.TargetId = d.idOf(b, src), d.idOf(b, dst)
-			r, err := s.InvalidateLink(ctx, q)
+			r, err := s.InvalidateLink(storagetest.OperatorAs("ai:u"), q)
 			return answer{msg: r, err: err}
 		}
 	case r < 23:
@@ -532,13 +532,12 @@ func (d *differ) graphOp(which func(storage.Backend) int) (string, func(storage.
 		req := &aimemoryv1.RegisterEntityRequest{
 			CanonicalName: entities[d.rng.IntN(len(entities))],
 			Namespace:     namespaces[d.rng.IntN(len(namespaces))],
-			RegisteredBy:  "ai:reg",
 		}
 		for d.rng.IntN(2) == 0 && len(req.Aliases) < 3 {
 			req.Aliases = append(req.Aliases, aliases[d.rng.IntN(len(aliases))])
 		}
 		return fmt.Sprintf("register %v", req), func(s storage.Backend) answer {
-			r, err := s.RegisterEntity(ctx, proto.Clone(req).(*aimemoryv1.RegisterEntityRequest))
+			r, err := s.RegisterEntity(storagetest.OperatorAs("ai:reg"), proto.Clone(req).(*aimemoryv1.RegisterEntityRequest))
 			if err == nil && r.Created {
 				d.nameMemory(which(s), r.Entity.Id)
 			}

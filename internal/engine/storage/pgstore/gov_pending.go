@@ -75,12 +75,12 @@ func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
 	saved := w.ctx
 	defer func() { w.ctx = saved }()
 	w.ctx = storage.AsRequester(saved, p)
-	return w.execute(p.GetPayload())
+	return w.execute(p)
 }
 
 // execute runs an approved payload in this transaction, as it would have
 // run when it was requested (ops.Execute, over this backend's steps).
-func (w *writeTx) execute(p *aimemoryv1.PendingPayload) (string, error) {
+func (w *writeTx) execute(p *aimemoryv1.PendingAction) (string, error) {
 	return ops.Execute(executor{w}, p)
 }
 

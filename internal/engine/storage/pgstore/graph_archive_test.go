@@ -23,7 +23,7 @@ func TestArchivedLinksMoveBack(t *testing.T) {
 		ids[title] = storeOK(t, s, title)
 	}
 	for _, l := range [][2]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"d", "b"}} {
-		if _, err := records.New(s).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]], ObservedBy: "ai:t"}); err != nil {
+		if _, err := records.New(s).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]]}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -47,7 +47,7 @@ func TestPeerGraphSeen(t *testing.T) {
 	e := peers(t)
 	a, b, c := storeOK(t, e[0], "a"), storeOK(t, e[1], "b"), storeOK(t, e[0], "c")
 	for i, l := range [][2]string{{a, b}, {b, c}, {c, a}} {
-		if _, err := records.New(e[i%2]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: l[0], TargetId: l[1], ObservedBy: "ai:t"}); err != nil {
+		if _, err := records.New(e[i%2]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: l[0], TargetId: l[1]}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := e[1-i%2].GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{l[0]}, Direction: aimemoryv1.Direction_DIRECTION_OUT})
@@ -55,7 +55,7 @@ func TestPeerGraphSeen(t *testing.T) {
 			t.Fatalf("the peer's read of link %d = %v, %v", i, resp, err)
 		}
 	}
-	if _, err := records.New(e[0]).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "PostgreSQL", Namespace: "infra", Aliases: []string{"pg"}, RegisteredBy: "ai:t"}); err != nil {
+	if _, err := records.New(e[0]).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "PostgreSQL", Namespace: "infra", Aliases: []string{"pg"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := e[1].GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: "PG"}); err != nil || r.Entity == nil || r.Entity.CanonicalName != "PostgreSQL" {
@@ -101,7 +101,7 @@ func TestPeersRaceForAliases(t *testing.T) {
 					names[0], names[1] = names[1], names[0]
 				}
 				for _, name := range names {
-					r, err := records.New(s).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: "ns", Aliases: []string{fmt.Sprint("HOT ", i)}, RegisteredBy: "ai:t"})
+					r, err := records.New(s).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: "ns", Aliases: []string{fmt.Sprint("HOT ", i)}})
 					mu.Lock()
 					switch {
 					case errors.Is(err, storage.ErrConflict):
@@ -165,7 +165,7 @@ func TestPeerLinkRacesDelete(t *testing.T) {
 	wg.Go(func() {
 		for _, id := range ids {
 			for _, rel := range []string{"related_to", "supersedes", "contradicts"} {
-				_, err := records.New(e[0]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: hub, TargetId: id, Relation: rel, ObservedBy: "ai:t"})
+				_, err := records.New(e[0]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: hub, TargetId: id, Relation: rel})
 				if err != nil && !errors.Is(err, storage.ErrNotFound) {
 					t.Errorf("link to %s: %v", id, err)
 				}

@@ -38,15 +38,15 @@ func TestGraphTransferFromBolt(t *testing.T) {
 		ids = append(ids, r.Memory.Id)
 	}
 	for _, l := range [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 0}, {4, 0}, {0, 4}} {
-		if _, err := records.New(bolt).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]], ObservedBy: "ai:t"}); err != nil {
+		if _, err := records.New(bolt).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: ids[l[0]], TargetId: ids[l[1]]}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := records.New(bolt).InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: ids[0], TargetId: ids[1], Relation: "related_to", InvalidatedBy: "ai:t"}); err != nil {
+	if _, err := records.New(bolt).InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: ids[0], TargetId: ids[1], Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"Zeta", "Alpha"} {
-		if _, err := records.New(bolt).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: "people", Aliases: []string{name + "1", "x" + name}, RegisteredBy: "ai:t"}); err != nil {
+		if _, err := records.New(bolt).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: name, Namespace: "people", Aliases: []string{name + "1", "x" + name}}); err != nil {
 			t.Fatal(err)
 		}
 	}

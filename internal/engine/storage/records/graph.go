@@ -12,7 +12,7 @@ import (
 // PutLinkOutcome); a link valid with no end is left as it is. Both
 // memories must exist (expired-but-uncollected ones do).
 func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*aimemoryv1.PutLinkResponse, error) {
-	rel, by, err := ops.ValidatePutLink(req)
+	rel, by, err := ops.ValidatePutLink(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 // did it and when. Calling it again moves the end. found is false when
 // both memories exist but the link does not (ops.InvalidateLink).
 func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLinkRequest) (*aimemoryv1.InvalidateLinkResponse, error) {
-	by, err := ops.ValidateInvalidateLink(req)
+	by, err := ops.ValidateInvalidateLink(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (s *Store) InvalidateLink(ctx context.Context, req *aimemoryv1.InvalidateLi
 // namespace (storage.AliasTakenError) writes nothing. A memory with the
 // same title that is not an entity blocks registration (ops.RegisterEntity).
 func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEntityRequest) (*aimemoryv1.RegisterEntityResponse, error) {
-	in, err := ops.ValidateRegisterEntity(req)
+	in, err := ops.ValidateRegisterEntity(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 
 func link(t testing.TB, s storage.Backend, src, dst string) {
 	t.Helper()
-	if _, err := s.PutLink(Operator(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: "related_to", ObservedBy: "tester"}); err != nil {
+	if _, err := s.PutLink(Operator(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -58,7 +58,7 @@ func testAttribution(t *testing.T, o Opener) {
 	authors("touch", get(t, s, a.Id), "ai:alice", "ai:carol")
 
 	// An entity is created by its caller.
-	e, err := s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Postgres", Namespace: "team", RegisteredBy: "ai:claimed"})
+	e, err := s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Postgres", Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func newGovFixture(t *testing.T, open Opener, policy string, cfg *governance.Con
 	f.inOpen = storeAs(t, bob, s, Mem("bob in open", "open words", InNS("open")))
 	f.inSub = storeAs(t, as("ai:dave"), s, Mem("dave in sub", "sub words", InNS("gov/sub")))
 	f.other = storeAs(t, bob, s, Mem("bob other", "other words", InNS("open")))
-	if _, err := s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to", ObservedBy: "ai:bob"}); err != nil {
+	if _, err := s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
 	f.archived = storeAs(t, as("ai:dave"), s, Mem("dave archived", "kept words", InNS("gov")))
@@ -124,11 +124,11 @@ func writePaths(f *govFixture) []struct {
 			return err
 		}},
 		{"link", func(ctx context.Context) error {
-			_, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: f.inOpen.Id, TargetId: f.inGov.Id, Relation: "supersedes", ObservedBy: "ai:bob"})
+			_, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: f.inOpen.Id, TargetId: f.inGov.Id, Relation: "supersedes"})
 			return err
 		}},
 		{"unlink", func(ctx context.Context) error {
-			_, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to", InvalidatedBy: "ai:bob"})
+			_, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to"})
 			return err
 		}},
 	}
@@ -245,7 +245,34 @@ func testGovernanceApproval(t *testing.T, open Opener) {
 	if _, err := f.s.RejectPending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); !errors.Is(err, storage.ErrDecided) {
 		t.Errorf("reject after approval: %v, want ErrDecided", err)
 	}
-	// Delete and link approvals execute their own kinds.
+	// Link and unlink approvals record the requester (the pending action's
+	// requested_by), not the approver, as who observed and invalidated.
+	_, err = f.s.PutLink(as("ai:bob"), &aimemoryv1.PutLinkRequest{SourceId: f.inOpen.Id, TargetId: f.inGov.Id, Relation: "supersedes"})
+	if !errors.As(err, &pe) {
+		t.Fatalf("link: %v", err)
+	}
+	if resp, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil || !resp.Approved {
+		t.Fatalf("approved link: %v %v", resp, err)
+	}
+	_, err = f.s.InvalidateLink(as("ai:bob"), &aimemoryv1.InvalidateLinkRequest{SourceId: f.inGov.Id, TargetId: f.other.Id, Relation: "related_to"})
+	if !errors.As(err, &pe) {
+		t.Fatalf("unlink: %v", err)
+	}
+	if resp, err := f.s.ApprovePending(as("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: pe.ID}); err != nil || !resp.Approved {
+		t.Fatalf("approved unlink: %v %v", resp, err)
+	}
+	links, err := f.s.GetLinks(Operator(), &aimemoryv1.GetLinksRequest{Ids: []string{f.inOpen.Id, f.inGov.Id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]string{}
+	for _, l := range links.Links {
+		by[l.Relation] = l.ObservedBy + "/" + l.InvalidatedBy
+	}
+	if by["supersedes"] != "ai:bob/" || by["related_to"] != "ai:bob/ai:bob" {
+		t.Errorf("approved link and unlink recorded %v; want ai:bob as observer and invalidator", by)
+	}
+	// Delete approvals execute their own kind.
 	_, err = f.s.DeleteMemories(as("ai:bob"), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{f.inGov.Id}})
 	if !errors.As(err, &pe) {
 		t.Fatalf("delete: %v", err)

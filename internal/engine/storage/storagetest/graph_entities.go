@@ -15,8 +15,8 @@ import (
 
 func register(t *testing.T, s storage.Backend, name, ns string, aliases ...string) *aimemoryv1.RegisterEntityResponse {
 	t.Helper()
-	resp, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{
-		CanonicalName: name, Namespace: ns, Aliases: aliases, RegisteredBy: "ai:reg",
+	resp, err := s.RegisterEntity(OperatorAs("ai:reg"), &aimemoryv1.RegisterEntityRequest{
+		CanonicalName: name, Namespace: ns, Aliases: aliases,
 	})
 	if err != nil {
 		t.Fatalf("register %q: %v", name, err)
@@ -87,9 +87,9 @@ func testRegisterEntity(t *testing.T, o Opener) {
 
 	// Registering again reuses it and adds only what is new, later in order.
 	clk.Add(time.Second)
-	r2, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{
+	r2, err := s.RegisterEntity(OperatorAs("ai:other"), &aimemoryv1.RegisterEntityRequest{
 		CanonicalName: "PostgreSQL", Namespace: "infra/db", Aliases: []string{"PGSQL", "pg"},
-		MetadataJson: []byte(`{"ignored":true}`), RegisteredBy: "ai:other",
+		MetadataJson: []byte(`{"ignored":true}`),
 	})
 	if err != nil || r2.Created || r2.Entity.Id != e.Id {
 		t.Fatalf("re-register = %v, %v", r2, err)
@@ -142,7 +142,7 @@ func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) 
 
 	// A new entity claiming an alias another entity holds: an error naming
 	// that entity, and neither the memory nor any alias is written.
-	_, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Pagination", Namespace: "infra", Aliases: []string{"paging", "PG"}, RegisteredBy: "ai:x"})
+	_, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Pagination", Namespace: "infra", Aliases: []string{"paging", "PG"}})
 	if !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "aliases[1]") || !strings.Contains(err.Error(), pg.Id) || !strings.Contains(err.Error(), "PostgreSQL") {
 		t.Fatalf("conflict = %v", err)
 	}
@@ -155,7 +155,7 @@ func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) 
 		t.Fatalf("paging = %v", got)
 	}
 	after := aliasState(t, s, "infra", probe...)
-	_, err = s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Pagination", Namespace: "infra", Aliases: []string{"pages", "postgresql"}, RegisteredBy: "ai:x"})
+	_, err = s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Pagination", Namespace: "infra", Aliases: []string{"pages", "postgresql"}})
 	if !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), pg.Id) {
 		t.Fatalf("conflict on reuse = %v", err)
 	}
@@ -163,7 +163,7 @@ func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) 
 		t.Fatalf("a refused alias addition wrote:\n%s\nwas\n%s", got, after)
 	}
 	// The canonical name of a new entity clashing with another's alias.
-	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "PG", Namespace: "infra", RegisteredBy: "ai:x"}); !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "canonical_name") {
+	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "PG", Namespace: "infra"}); !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "canonical_name") {
 		t.Fatalf("canonical name conflict = %v", err)
 	}
 	// Another namespace is free to use it.
@@ -178,7 +178,7 @@ func testAliasUniquePerNamespaceWritesNothingOnConflict(t *testing.T, o Opener) 
 	}
 	// An ordinary memory with the title blocks registration.
 	Store(t, s, Mem("Redis", "cache", InNS("infra")))
-	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Redis", Namespace: "infra", RegisteredBy: "ai:x"}); !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "not an entity") {
+	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Redis", Namespace: "infra"}); !errors.Is(err, storage.ErrConflict) || !strings.Contains(err.Error(), "not an entity") {
 		t.Fatalf("title collision = %v", err)
 	}
 	check(t, s)
@@ -191,18 +191,21 @@ func testRegisterEntityValidation(t *testing.T, o Opener) {
 		req  *aimemoryv1.RegisterEntityRequest
 		want string
 	}{
-		{&aimemoryv1.RegisterEntityRequest{Namespace: "n", RegisteredBy: "a"}, "canonical_name: must not be empty"},
-		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "a//b", RegisteredBy: "a"}, "namespace"},
-		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", Aliases: []string{"ok", " "}, RegisteredBy: "a"}, "aliases[1]: must not be empty"},
-		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", Aliases: []string{"a\x01"}, RegisteredBy: "a"}, "aliases[0]: must not contain control"},
-		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", Aliases: make([]string, 101), RegisteredBy: "a"}, "aliases: must have at most 100"},
-		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n"}, "registered_by"},
-		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", RegisteredBy: "a", MetadataJson: []byte(`[1]`)}, "metadata"},
-		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", RegisteredBy: "a", MetadataJson: []byte(`{"scope":"galaxy"}`)}, "scope"},
+		{&aimemoryv1.RegisterEntityRequest{Namespace: "n"}, "canonical_name: must not be empty"},
+		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "a//b"}, "namespace"},
+		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", Aliases: []string{"ok", " "}}, "aliases[1]: must not be empty"},
+		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", Aliases: []string{"a\x01"}}, "aliases[0]: must not contain control"},
+		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", Aliases: make([]string, 101)}, "aliases: must have at most 100"},
+		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", MetadataJson: []byte(`[1]`)}, "metadata"},
+		{&aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n", MetadataJson: []byte(`{"scope":"galaxy"}`)}, "scope"},
 	} {
 		if _, err := s.RegisterEntity(ctx, tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want %q", tc.req, err, tc.want)
 		}
+	}
+	// Who registers is the verified caller: one without a principal registers nothing.
+	if _, err := s.RegisterEntity(OperatorAs(""), &aimemoryv1.RegisterEntityRequest{CanonicalName: "x", Namespace: "n"}); err == nil || !strings.Contains(err.Error(), "registered_by") {
+		t.Errorf("no principal: err %v, want registered_by", err)
 	}
 	if got := aliasState(t, s, "n", "x", "ok", "a"); got != "memories=0 x→none ok→none a→none" {
 		t.Fatalf("bad input wrote: %s", got)

@@ -18,7 +18,7 @@ import (
 
 func putLinkOK(t *testing.T, s storage.Backend, src, dst, rel, by string) *aimemoryv1.PutLinkResponse {
 	t.Helper()
-	resp, err := s.PutLink(Operator(), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel, ObservedBy: by})
+	resp, err := s.PutLink(OperatorAs(by), &aimemoryv1.PutLinkRequest{SourceId: src, TargetId: dst, Relation: rel})
 	if err != nil {
 		t.Fatalf("put link %s→%s %s: %v", src, dst, rel, err)
 	}
@@ -41,12 +41,11 @@ func testPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T, o Opener) {
 		want string
 		nf   bool
 	}{
-		{&aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "depends_on", ObservedBy: "ai:t"}, "relation: must be one of related_to, supersedes, contradicts, derived_from", false},
-		{&aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: a.Id, ObservedBy: "ai:t"}, "target_id: must differ from source_id", false},
-		{&aimemoryv1.PutLinkRequest{SourceId: "", TargetId: b.Id, ObservedBy: "ai:t"}, "source_id: must not be empty", false},
-		{&aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id}, "observed_by", false},
-		{&aimemoryv1.PutLinkRequest{SourceId: "nope", TargetId: b.Id, ObservedBy: "ai:t"}, "source_id: memory not found: nope", true},
-		{&aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: "nope", ObservedBy: "ai:t"}, "target_id: memory not found: nope", true},
+		{&aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "depends_on"}, "relation: must be one of related_to, supersedes, contradicts, derived_from", false},
+		{&aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: a.Id}, "target_id: must differ from source_id", false},
+		{&aimemoryv1.PutLinkRequest{SourceId: "", TargetId: b.Id}, "source_id: must not be empty", false},
+		{&aimemoryv1.PutLinkRequest{SourceId: "nope", TargetId: b.Id}, "source_id: memory not found: nope", true},
+		{&aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: "nope"}, "target_id: memory not found: nope", true},
 	} {
 		_, err := s.PutLink(ctx, tc.req)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -57,13 +56,22 @@ func testPutLinkValidatesAndWritesNothingOnBadInput(t *testing.T, o Opener) {
 			t.Errorf("%v: err %v has the wrong kind", tc.req, err)
 		}
 	}
+	// Who observed it is the verified caller: one without a valid
+	// principal links nothing.
+	for _, by := range []string{"", "bad agent"} {
+		req := &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id}
+		var fe *record.FieldError
+		if _, err := s.PutLink(OperatorAs(by), req); !errors.As(err, &fe) || fe.Field != "observed_by" {
+			t.Errorf("caller %q: err %v, want an observed_by field error", by, err)
+		}
+	}
 	if n := linkRows(t, s); n != 0 {
 		t.Fatalf("bad input wrote %d links", n)
 	}
 }
 
 func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
-	ctx := Operator()
+	ctx, carol := Operator(), OperatorAs("ai:carol")
 	s, clk := o.open(t, storage.Options{})
 	a := Store(t, s, Mem("a", "x"))
 	b := Store(t, s, Mem("b", "x"))
@@ -82,22 +90,22 @@ func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
 	// Invalidate now; then again with an explicit instant (overwrites).
 	clk.Add(time.Minute)
 	t2 := clk.Now().UnixNano()
-	inv, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", InvalidatedBy: "ai:carol"})
+	inv, err := s.InvalidateLink(carol, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to"})
 	if err != nil || !inv.Found || inv.PreviousValidUntil != 0 || inv.Link.ValidUntil != t2 || inv.Link.InvalidatedBy != "ai:carol" || inv.Link.InvalidatedAt != t2 {
 		t.Fatalf("invalidate = %v, %v", inv, err)
 	}
-	inv, err = s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ValidUntil: proto.Int64(t2 - 1), InvalidatedBy: "ai:carol"})
+	inv, err = s.InvalidateLink(carol, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ValidUntil: proto.Int64(t2 - 1)})
 	if err != nil || inv.PreviousValidUntil != t2 || inv.Link.ValidUntil != t2-1 {
 		t.Fatalf("re-invalidate = %v, %v", inv, err)
 	}
 	// A link that does not exist between existing memories: found false.
-	if inv, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "supersedes", InvalidatedBy: "ai:carol"}); err != nil || inv.Found {
+	if inv, err := s.InvalidateLink(carol, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "supersedes"}); err != nil || inv.Found {
 		t.Fatalf("missing link = %v, %v", inv, err)
 	}
-	if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: "gone", Relation: "supersedes", InvalidatedBy: "ai:carol"}); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.InvalidateLink(carol, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: "gone", Relation: "supersedes"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("missing memory = %v", err)
 	}
-	if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, InvalidatedBy: "ai:carol"}); err == nil || !strings.Contains(err.Error(), "relation") {
+	if _, err := s.InvalidateLink(carol, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id}); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Fatalf("relation is required: %v", err)
 	}
 
@@ -143,7 +151,7 @@ func testLinkLifecycleCreateInvalidateRevive(t *testing.T, o Opener) {
 	// A future end is moved by a new link call without a new interval.
 	clk.Add(time.Minute)
 	future := clk.Now().Add(time.Hour).UnixNano()
-	if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ValidUntil: proto.Int64(future), InvalidatedBy: "ai:carol"}); err != nil {
+	if _, err := s.InvalidateLink(carol, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to", ValidUntil: proto.Int64(future)}); err != nil {
 		t.Fatal(err)
 	}
 	r = putLinkOK(t, s, a.Id, b.Id, "related_to", "ai:erin")
@@ -161,7 +169,7 @@ func testLinkHistoryIsBounded(t *testing.T, o Opener) {
 	for range maxLinkHistory + 5 {
 		last = putLinkOK(t, s, a.Id, b.Id, "supersedes", "ai:t")
 		clk.Add(time.Second)
-		if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "supersedes", InvalidatedBy: "ai:t"}); err != nil {
+		if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "supersedes"}); err != nil {
 			t.Fatal(err)
 		}
 		clk.Add(time.Second)
@@ -311,7 +319,7 @@ func testLinkTimeline(t *testing.T, o Opener) {
 		clk.Add(time.Minute)
 	}
 	// Invalidate and revive the first: it appears twice, once per interval.
-	if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: src.Id, TargetId: ids[0], Relation: "related_to", InvalidatedBy: "ai:t"}); err != nil {
+	if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: src.Id, TargetId: ids[0], Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(time.Minute)
@@ -384,7 +392,7 @@ func testLinksCascadeAtomically(t *testing.T, o Opener) {
 	if n := linkRows(t, s); n != 1 {
 		t.Fatalf("after delete: %d links, want the one b→c", n)
 	}
-	if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: b.Id, TargetId: a.Id, ObservedBy: "ai:t"}); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: b.Id, TargetId: a.Id}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("link to a deleted memory = %v", err)
 	}
 	clk.Add(7 * time.Hour) // c expires

@@ -43,7 +43,7 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 		}
 		_, err = s.UpdateMemory(bob, &aimemoryv1.UpdateMemoryRequest{Id: ordinary.Id, Namespace: proto.String(ns)})
 		guardedErr(t, "move into "+ns, err, ns)
-		_, err = s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: ns, RegisteredBy: "ai:bob"})
+		_, err = s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: ns})
 		guardedErr(t, "entity in "+ns, err, ns)
 	}
 	if err := (&authz.GuardedError{Namespace: "_agents", Op: string(storage.OpStore), Guard: authz.GuardAgents}).Error(); !strings.Contains(err, "only the agent registry writes there; store refused") {
@@ -64,7 +64,7 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	}
 	// Messaging writes into inboxes it does not read: the message is not
 	// found for a link.
-	if _, err := s.PutLink(messaging, &aimemoryv1.PutLinkRequest{SourceId: msg.Id, TargetId: agent.Id, ObservedBy: "ai:bob"}); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.PutLink(messaging, &aimemoryv1.PutLinkRequest{SourceId: msg.Id, TargetId: agent.Id}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a link spanning two owners' namespaces: %v", err)
 	}
 	before := stats(t, s)
@@ -82,11 +82,11 @@ func testGuardedNamespacesRefuseOrdinaryWrites(t *testing.T, o Opener) {
 	if d, err := s.DeleteMemories(Operator(), &aimemoryv1.DeleteMemoriesRequest{Ids: []string{msg.Id}}); err != nil || len(d.Deleted) != 0 || len(d.NotFound) != 1 {
 		t.Errorf("delete of a message = %v, %v; want it not found", d, err)
 	}
-	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: ordinary.Id, TargetId: agent.Id, ObservedBy: "ai:bob"})
+	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: ordinary.Id, TargetId: agent.Id})
 	guardedErr(t, "link to _agents", err, "_agents")
-	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: agent.Id, TargetId: ordinary.Id, ObservedBy: "ai:bob"})
+	_, err = s.PutLink(bob, &aimemoryv1.PutLinkRequest{SourceId: agent.Id, TargetId: ordinary.Id})
 	guardedErr(t, "link from _agents", err, "_agents")
-	_, err = s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "ai:bob", Namespace: "_agents", RegisteredBy: "ai:bob"})
+	_, err = s.RegisterEntity(bob, &aimemoryv1.RegisterEntityRequest{CanonicalName: "ai:bob", Namespace: "_agents"})
 	if !errors.Is(err, storage.ErrDenied) && !errors.Is(err, storage.ErrConflict) {
 		t.Errorf("entity over a registry entry: %v", err)
 	}
@@ -214,7 +214,7 @@ func testFamilyKeyspaceIsTheFamilysOwn(t *testing.T, o Opener) {
 	plain := storeAs(t, family("core"), s, Mem("Deploy", "kiwi plain", InNS("team")))
 	task := storeAs(t, notes, s, Mem("ship kiwi", "kiwi task", InNS(authz.FamilyPrefix+"notes")))
 	sub := storeAs(t, notes, s, Mem("nested", "kiwi nested", InNS(authz.FamilyPrefix+"notes/archive")))
-	if _, err := s.PutLink(notes, &aimemoryv1.PutLinkRequest{SourceId: task.Id, TargetId: plain.Id, ObservedBy: "ai:bob"}); err != nil {
+	if _, err := s.PutLink(notes, &aimemoryv1.PutLinkRequest{SourceId: task.Id, TargetId: plain.Id}); err != nil {
 		t.Fatalf("linking the family's state to a memory: %v", err)
 	}
 	if _, err := s.UpdateMemory(notes, &aimemoryv1.UpdateMemoryRequest{Id: task.Id, SetTags: true, Tags: []string{"done"}}); err != nil {
@@ -261,7 +261,7 @@ func testFamilyKeyspaceIsTheFamilysOwn(t *testing.T, o Opener) {
 		if err == nil {
 			t.Errorf("%s: moved a memory into the keyspace", name)
 		}
-		_, err = s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: plain.Id, TargetId: task.Id, ObservedBy: "ai:bob"})
+		_, err = s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: plain.Id, TargetId: task.Id})
 		if err == nil {
 			t.Errorf("%s: linked to the family's state", name)
 		}

@@ -165,6 +165,14 @@ var OperatorCaller = caller.Caller{Principal: "operator", Session: "test", Famil
 // Operator is a context carrying OperatorCaller.
 func Operator() context.Context { return AsOperator(context.Background()) }
 
+// OperatorAs is Operator with another principal: who a link or alias
+// records as its author is the verified caller.
+func OperatorAs(principal string) context.Context {
+	c := OperatorCaller
+	c.Principal = principal
+	return caller.NewContext(context.Background(), c)
+}
+
 // AsOperator is ctx carrying OperatorCaller.
 func AsOperator(ctx context.Context) context.Context { return caller.NewContext(ctx, OperatorCaller) }
 

@@ -90,22 +90,22 @@ func testWritePolicy(t *testing.T, o Opener) {
 	want("update", "ai:alice update open→open")
 	other := storeAs(t, ctx, s, Mem("b", "x", InNS("open")))
 	p.take()
-	if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: m.Id, TargetId: other.Id, ObservedBy: "ai:alice"}); err != nil {
+	if _, err := s.PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: m.Id, TargetId: other.Id}); err != nil {
 		t.Fatal(err)
 	}
 	want("link", "ai:alice link open→open")
 	if p.last.Link.GetTargetId() != other.Id || p.last.Target.GetId() != other.Id {
 		t.Errorf("link: the policy saw link %v target %v", p.last.Link, p.last.Target)
 	}
-	if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: m.Id, TargetId: other.Id, Relation: "related_to", InvalidatedBy: "ai:alice"}); err != nil {
+	if _, err := s.InvalidateLink(ctx, &aimemoryv1.InvalidateLinkRequest{SourceId: m.Id, TargetId: other.Id, Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
 	want("invalidate", "ai:alice link open→open")
-	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: "open", RegisteredBy: "ai:alice"}); err != nil {
+	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: "open"}); err != nil {
 		t.Fatal(err)
 	}
 	want("register", "ai:alice store -→open")
-	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: "open", Aliases: []string{"e2"}, RegisteredBy: "ai:alice"}); err != nil {
+	if _, err := s.RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "E", Namespace: "open", Aliases: []string{"e2"}}); err != nil {
 		t.Fatal(err)
 	}
 	want("alias", "ai:alice alias open→open")

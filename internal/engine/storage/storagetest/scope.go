@@ -81,7 +81,7 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	// found), and does not see it.
 	putLinkOK(t, s, inA.Id, other.Id, "related_to", "ops")
 	putLinkOK(t, s, inA.Id, below.Id, "related_to", "ops")
-	if _, err := s.PutLink(alice, &aimemoryv1.PutLinkRequest{SourceId: inA.Id, TargetId: other.Id, Relation: "supersedes", ObservedBy: "alice"}); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.PutLink(alice, &aimemoryv1.PutLinkRequest{SourceId: inA.Id, TargetId: other.Id, Relation: "supersedes"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("alice links out of her scope: %v", err)
 	}
 	gl, err := s.GetLinks(alice, &aimemoryv1.GetLinksRequest{Ids: []string{inA.Id, other.Id}, IncludeNodes: true})
@@ -103,7 +103,7 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	if _, err := s.LinkTimeline(alice, &aimemoryv1.LinkTimelineRequest{SourceId: other.Id}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("timeline of a memory outside the scope: %v", err)
 	}
-	if _, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{CanonicalName: "Zed", Aliases: []string{"zed"}, Namespace: "team-ab", RegisteredBy: "ops"}); err != nil {
+	if _, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{CanonicalName: "Zed", Aliases: []string{"zed"}, Namespace: "team-ab"}); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := s.GetEntityByAlias(alice, &aimemoryv1.GetEntityByAliasRequest{Alias: "zed"}); err != nil || e.Entity != nil {

@@ -39,7 +39,7 @@ func testTenantSeesNothingOfAnother(t *testing.T, o Opener) {
 	if _, err := s.UpdateMemory(a, &aimemoryv1.UpdateMemoryRequest{Id: secret.Id, Content: proto.String("hunter3 zebra")}); err != nil {
 		t.Fatal(err) // a superseded version in the archive
 	}
-	if _, err := s.RegisterEntity(a, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Vault", Aliases: []string{"vlt"}, Namespace: "team-a", RegisteredBy: "team-a"}); err != nil {
+	if _, err := s.RegisterEntity(a, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Vault", Aliases: []string{"vlt"}, Namespace: "team-a"}); err != nil {
 		t.Fatal(err)
 	}
 	own := storeAs(t, b, s, Mem("team-b zebra", "team-b's own", InNS("team-b")))
@@ -161,7 +161,7 @@ func testTenantSeesNothingOfAnother(t *testing.T, o Opener) {
 	}
 	_, err = s.UpdateMemory(b, &aimemoryv1.UpdateMemoryRequest{Id: secret.Id, Content: proto.String("mine")})
 	notFound("update", err)
-	_, err = s.PutLink(b, &aimemoryv1.PutLinkRequest{SourceId: own.Id, TargetId: secret.Id, ObservedBy: "team-b"})
+	_, err = s.PutLink(b, &aimemoryv1.PutLinkRequest{SourceId: own.Id, TargetId: secret.Id})
 	notFound("link", err)
 	_, err = s.PromoteMemory(b, &aimemoryv1.PromoteMemoryRequest{Id: secret.Id})
 	notFound("promote", err)
@@ -190,7 +190,7 @@ func testTenantSeesNothingOfAnother(t *testing.T, o Opener) {
 		_, err = s.StoreMemory(b, &aimemoryv1.StoreMemoryRequest{Memory: Mem("db password", "x", InNS("team-a")), OnConflict: policy})
 		refused("store over team-a's title", err)
 	}
-	_, err = s.RegisterEntity(b, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Vault", Aliases: []string{"vlt"}, Namespace: "team-a", RegisteredBy: "team-b"})
+	_, err = s.RegisterEntity(b, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Vault", Aliases: []string{"vlt"}, Namespace: "team-a"})
 	refused("entity in team-a", err)
 	_, err = s.UpdateMemory(b, &aimemoryv1.UpdateMemoryRequest{Id: own.Id, Namespace: proto.String("team-a"), Title: proto.String("db password")})
 	refused("move onto team-a's title", err)
