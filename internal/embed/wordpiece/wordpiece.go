@@ -89,6 +89,18 @@ func (t *Tokenizer) Tokens(ids []int32) []string {
 	return out
 }
 
+// Words is text split as the model reads it, before WordPiece: lower-cased
+// and accent-stripped (for an uncased model), punctuation on its own.
+func (t *Tokenizer) Words(text string) []string { return t.words(text) }
+
+// Whole reports whether word, one of Words' words, is a vocabulary entry
+// of its own rather than pieces of one: a word the model was trained on,
+// not a name or identifier it can only spell.
+func (t *Tokenizer) Whole(word string) bool {
+	_, ok := t.vocab[word]
+	return ok
+}
+
 // words is the basic tokenizer: text normalised, then split on white
 // space and around every punctuation and CJK character.
 func (t *Tokenizer) words(text string) []string {
