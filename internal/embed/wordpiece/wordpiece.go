@@ -43,12 +43,16 @@ func Load(r io.Reader, lowerCase bool) (*Tokenizer, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("vocab: %w", err)
 	}
-	for name, id := range map[string]*int32{"[CLS]": &t.CLS, "[SEP]": &t.SEP, "[UNK]": &t.UNK} {
-		v, ok := t.vocab[name]
+	// In a fixed order, so a vocabulary missing several names the first.
+	for _, sp := range []struct {
+		name string
+		id   *int32
+	}{{"[CLS]", &t.CLS}, {"[SEP]", &t.SEP}, {"[UNK]", &t.UNK}} {
+		v, ok := t.vocab[sp.name]
 		if !ok {
-			return nil, fmt.Errorf("vocab: no %s token", name)
+			return nil, fmt.Errorf("vocab: no %s token", sp.name)
 		}
-		*id = v
+		*sp.id = v
 	}
 	if len(t.vocab) < 100 {
 		return nil, errors.New("vocab: fewer than 100 tokens")
