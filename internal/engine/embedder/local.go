@@ -76,16 +76,16 @@ func UnreadShare(m *embed.Model, text string) float64 {
 	return float64(unread) / float64(words)
 }
 
-// UnreadShare is the local model's UnreadShare of text; 0 for an endpoint,
-// whose vocabulary is not known here.
+// UnreadShare is the local model's UnreadShare of text; −1 (not known)
+// for an endpoint, whose vocabulary the engine does not have.
 func (e *Embedder) UnreadShare(text string) float64 {
 	if e == nil {
-		return 0
+		return -1
 	}
 	if l, ok := e.enc.(localEncoder); ok {
 		return UnreadShare(l.l.Model, text)
 	}
-	return 0
+	return -1
 }
 
 // backfillLocal embeds every memory without a vector by the local model, a

@@ -10,7 +10,7 @@ import (
 
 // TestUnreadShare with the real model: function words and punctuation do
 // not count; a coined word or a name the vocabulary holds only in pieces
-// does; an endpoint (no local model) reports 0.
+// does; an endpoint's model, whose vocabulary is not known, reports −1.
 func TestUnreadShare(t *testing.T) {
 	m, err := embed.Load(embedtest.ModelDir(t))
 	if err != nil {
@@ -33,11 +33,11 @@ func TestUnreadShare(t *testing.T) {
 		t.Errorf("local embedder: %v, want 1", got)
 	}
 	var endpoint *Embedder // not configured
-	if got := endpoint.UnreadShare("gofumpt"); got != 0 {
-		t.Errorf("no embedder: %v, want 0", got)
+	if got := endpoint.UnreadShare("gofumpt"); got != -1 {
+		t.Errorf("no embedder: %v, want -1", got)
 	}
 	endpoint = New(&settings.Endpoint{BaseURL: "http://127.0.0.1:1", Model: "m", Timeout: "2s"}, nil, nil, nil)
-	if got := endpoint.UnreadShare("gofumpt"); got != 0 {
-		t.Errorf("endpoint: %v, want 0", got)
+	if got := endpoint.UnreadShare("gofumpt"); got != -1 {
+		t.Errorf("endpoint: %v, want -1", got)
 	}
 }

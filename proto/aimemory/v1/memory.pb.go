@@ -999,10 +999,10 @@ type SearchMemoriesRequest struct {
 	// Vector candidates need at least this cosine (0 = 0.5); set by the engine
 	// from [models.embeddings] min_similarity.
 	MinSimilarity float32 `protobuf:"fixed32,10,opt,name=min_similarity,json=minSimilarity,proto3" json:"min_similarity,omitempty"`
-	// Set by the engine with a local model: the share of the query's content
+	// Set by the engine: with a local model, the share of the query's content
 	// words the model has no vocabulary entry for (names, identifiers), which
 	// lessens the vectors' say in the blend (docs/RETRIEVAL.md "Hybrid
-	// recall"); 0 for an endpoint.
+	// recall"); −1 when not known (an endpoint's model).
 	QueryUnread   float32 `protobuf:"fixed32,11,opt,name=query_unread,json=queryUnread,proto3" json:"query_unread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -79,10 +79,13 @@ func TestBlend(t *testing.T) {
 		t.Fatalf("strong keyword: %v", got)
 	}
 	// Weak keyword match: the close vector first; "both" above "far".
+	// (unread −1: an endpoint's model, the rule before the unread share)
 	weak := []index.Hit{{ID: "far", Score: 0.4}, {ID: "both", Score: 0.3}}
-	got := ids(s.Blend(weak, 2, near, q, "m", 0.1, 0, 10))
-	if len(got) != 3 || got[0] != "close" || got[1] != "both" {
-		t.Fatalf("weak keyword: %v", got)
+	for _, unread := range []float64{0, -1} {
+		got := ids(s.Blend(weak, 2, near, q, "m", 0.1, unread, 10))
+		if len(got) != 3 || got[0] != "close" || got[1] != "both" {
+			t.Fatalf("weak keyword, unread %v: %v", unread, got)
+		}
 	}
 	// The same weak match in words the model cannot read: the keyword order stands.
 	if got := ids(s.Blend(weak, 2, near, q, "m", 0.1, 1, 10)); len(got) != 3 || got[0] != "far" || got[1] != "both" {
