@@ -15,7 +15,8 @@ import (
 // nDCG@10 on every collection of textbook BM25 (bm25-), the engine's
 // keyword ranking without priors (keyword-), the local model's vectors
 // alone, stored 8-bit (vector-), and the engine's hybrid blend of the two
-// (hybrid-, vecset.Blend at the local model's floor). The same figures
+// (hybrid-, vecset.Blend at the local model's floor, with each query's
+// unread share as the engine computes it). The same figures
 // over MCP, with priors, are e2e's BenchmarkRetrieval. Needs the model
 // (skipped without; fails in CI).
 func BenchmarkModelRetrieval(b *testing.B) {
@@ -30,9 +31,13 @@ func BenchmarkModelRetrieval(b *testing.B) {
 				b.Fatal(err)
 			}
 			docVecs, queryVecs := collectionVectors(b, m, c) // embedded once, cached
+			unread := map[string]float64{}
+			for _, q := range c.Queries {
+				unread[q.ID] = embedder.UnreadShare(m, q.Text)
+			}
 			var scores map[string]Scores
 			for b.Loop() {
-				scores = modelScores(c, docVecs, queryVecs)
+				scores = modelScores(c, docVecs, queryVecs, unread)
 			}
 			for _, mode := range []string{"bm25", "keyword", "vector", "hybrid"} {
 				s := scores[mode]
@@ -46,8 +51,9 @@ func BenchmarkModelRetrieval(b *testing.B) {
 }
 
 // modelScores scores c's questions, each over the memories stored before
-// it was asked, by the four rankers of BenchmarkModelRetrieval.
-func modelScores(c *Collection, docVecs [][]float32, queryVecs map[string][]float32) map[string]Scores {
+// it was asked, by the four rankers of BenchmarkModelRetrieval; unread is
+// each question's embedder.UnreadShare.
+func modelScores(c *Collection, docVecs [][]float32, queryVecs map[string][]float32, unread map[string]float64) map[string]Scores {
 	set := vecset.New()
 	for i, d := range c.Docs {
 		scale, q := vecset.Quantize(docVecs[i])
@@ -79,7 +85,7 @@ func modelScores(c *Collection, docVecs [][]float32, queryVecs map[string][]floa
 			kw[i] = index.Hit{ID: id, Score: scores[i]}
 		}
 		var fused []string
-		for _, h := range set.Blend(kw, weight, near, queryVecs[q.ID], "m", floor, 10) {
+		for _, h := range set.Blend(kw, weight, near, queryVecs[q.ID], "m", floor, unread[q.ID], 10) {
 			fused = append(fused, h.ID)
 		}
 		hyb.Add(fused, c.Qrels[q.ID])

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/embed"
 	"github.com/ai-memory/ai-memory/internal/embed/embedtest"
+	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 )
@@ -21,9 +22,10 @@ import (
 // keyword ranking (the "+stop" variant, within 0.003 of the engine), the
 // model's vectors alone (cosine over the memories stored so far, as the
 // engine's brute-force scan), and keyword and vector fused by the
-// engine's reciprocal rank fusion (index.Fuse, keyword top 30, vector top
-// 50 above a cosine floor) for several floors and vector weights. Run
-// with the model (AI_MEMORY_MODEL_DIR, or pulled):
+// engine's former reciprocal rank fusion (index.Fuse, keyword top 30,
+// vector top 50 above a cosine floor) for several floors and vector
+// weights, and by calibrated blends (vecset.Blend's rule and its
+// neighbours). Run with the model (AI_MEMORY_MODEL_DIR, or pulled):
 //
 //	go test ./e2e/retrieval -run TestModelRetrieval -models -v
 var models = flag.Bool("models", false, "score vector and hybrid retrieval with the local model")
@@ -43,6 +45,10 @@ func TestModelRetrieval(t *testing.T) {
 			t.Fatal(err)
 		}
 		docVecs, queryVecs := collectionVectors(t, m, c)
+		unread := map[string]float64{}
+		for _, q := range c.Queries {
+			unread[q.ID] = embedder.UnreadShare(m, q.Text)
+		}
 		// The keyword top 30 with scores, once (the engine's ranking).
 		type kwList struct {
 			ids    []string
@@ -112,19 +118,20 @@ func TestModelRetrieval(t *testing.T) {
 			if prec != "8-bit" {
 				continue
 			}
-			for _, floor := range []float64{0.1} {
-				for _, w := range []float64{3, 5, 8} {
-					for _, p := range []float64{0.3, 0.5, 0.7} {
-						score(fmt.Sprintf("calibrated floor %.2f w %.1f gate %.1f", floor, w, p), func(q Query) []string {
-							k := kw[q.ID]
-							wq := w
-							if len(k.scores) > 0 && k.scores[0]/k.self >= p {
-								wq = 0
-							}
-							return blend(k.ids, k.scores, k.self, vectorTop(q, floor), func(id string) float64 { return cosOf(q, id) }, floor, wq)
-						})
+			// The calibrated blend, w = W · (1 − top/weight)^p · (1 − unread)^k
+			// (vecset.Blend): k 0 is the rule before the unread share.
+			for _, r := range []struct{ w, p, k float64 }{
+				{3, 3, 0}, {8, 3, 0}, {20, 3, 0}, {20, 1, 0},
+				{3, 3, 8}, {8, 2, 8}, {12, 1.5, 8}, {20, 3, 4}, {20, 3, 8}, {20, 3, 12},
+			} {
+				score(fmt.Sprintf("blend floor 0.1 W %g p %g k %g", r.w, r.p, r.k), func(q Query) []string {
+					k := kw[q.ID]
+					wq := r.w * math.Pow(1-unread[q.ID], r.k)
+					if len(k.scores) > 0 {
+						wq *= math.Pow(max(0, 1-k.scores[0]/k.self), r.p)
 					}
-				}
+					return blend(k.ids, k.scores, k.self, vectorTop(q, 0.1), func(id string) float64 { return cosOf(q, id) }, 0.1, wq)
+				})
 			}
 		}
 	}

@@ -65,6 +65,13 @@ func (m *Model) Dims() int { return m.cfg.Hidden }
 // MaxTokens is the longest input in tokens; the rest of a text is cut off.
 func (m *Model) MaxTokens() int { return m.cfg.maxSeq }
 
+// Words is text split into words as the model reads it.
+func (m *Model) Words(text string) []string { return m.tok.Words(text) }
+
+// Knows reports whether word, one of Words', is in the model's vocabulary
+// whole (see wordpiece.Tokenizer.Whole).
+func (m *Model) Knows(word string) bool { return m.tok.Whole(word) }
+
 // Tokenize is text's token ids as the model sees them ([CLS] … [SEP]).
 func (m *Model) Tokenize(text string) []int32 { return m.tok.Encode(text, m.cfg.maxSeq) }
 

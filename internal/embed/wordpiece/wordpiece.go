@@ -43,12 +43,16 @@ func Load(r io.Reader, lowerCase bool) (*Tokenizer, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("vocab: %w", err)
 	}
-	for name, id := range map[string]*int32{"[CLS]": &t.CLS, "[SEP]": &t.SEP, "[UNK]": &t.UNK} {
-		v, ok := t.vocab[name]
+	// In a fixed order, so a vocabulary missing several names the first.
+	for _, sp := range []struct {
+		name string
+		id   *int32
+	}{{"[CLS]", &t.CLS}, {"[SEP]", &t.SEP}, {"[UNK]", &t.UNK}} {
+		v, ok := t.vocab[sp.name]
 		if !ok {
-			return nil, fmt.Errorf("vocab: no %s token", name)
+			return nil, fmt.Errorf("vocab: no %s token", sp.name)
 		}
-		*id = v
+		*sp.id = v
 	}
 	if len(t.vocab) < 100 {
 		return nil, errors.New("vocab: fewer than 100 tokens")
@@ -87,6 +91,18 @@ func (t *Tokenizer) Tokens(ids []int32) []string {
 		out[i] = byID[id]
 	}
 	return out
+}
+
+// Words is text split as the model reads it, before WordPiece: lower-cased
+// and accent-stripped (for an uncased model), punctuation on its own.
+func (t *Tokenizer) Words(text string) []string { return t.words(text) }
+
+// Whole reports whether word, one of Words' words, is a vocabulary entry
+// of its own rather than pieces of one: a word the model was trained on,
+// not a name or identifier it can only spell.
+func (t *Tokenizer) Whole(word string) bool {
+	_, ok := t.vocab[word]
+	return ok
 }
 
 // words is the basic tokenizer: text normalised, then split on white

@@ -69,3 +69,19 @@ func TestLoadNeedsSpecialTokens(t *testing.T) {
 		t.Fatalf("%v, want an error naming [CLS]", err)
 	}
 }
+
+// TestWhole: a word is whole when the vocabulary holds it as one entry,
+// after the same clean-up Encode does; a word it only spells in pieces is
+// not.
+func TestWhole(t *testing.T) {
+	tok := tokenizer(t, true)
+	words := tok.Words("The CAFÉ: gofumpt!")
+	if want := []string{"the", "cafe", ":", "gofumpt", "!"}; !slices.Equal(words, want) {
+		t.Fatalf("Words: %v, want %v", words, want)
+	}
+	for w, want := range map[string]bool{"the": true, "cafe": true, "gofumpt": false, "unaffable": false, "nothing": false} {
+		if got := tok.Whole(w); got != want {
+			t.Errorf("Whole(%q) = %v, want %v", w, got, want)
+		}
+	}
+}

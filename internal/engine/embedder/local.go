@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/ai-memory/ai-memory/internal/embed"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 )
 
@@ -50,6 +51,41 @@ func (e localEncoder) Embed(ctx context.Context, texts []string) ([][]float32, e
 		return nil, err
 	}
 	return e.l.Model.Embed(texts)
+}
+
+// UnreadShare is the share of text's content words (function words and
+// punctuation aside) that m has no vocabulary entry for: names,
+// identifiers and coined words it reads only in pieces, about which its
+// vector says little. Hybrid recall gives the vectors less say the larger
+// it is (vecset.Blend).
+func UnreadShare(m *embed.Model, text string) float64 {
+	words, unread := 0, 0
+	for _, w := range m.Words(text) {
+		terms := keyword.Terms(nil, w)
+		if len(terms) == 0 || keyword.IsFunctionWord(terms[0]) {
+			continue
+		}
+		words++
+		if !m.Knows(w) {
+			unread++
+		}
+	}
+	if words == 0 {
+		return 0
+	}
+	return float64(unread) / float64(words)
+}
+
+// UnreadShare is the local model's UnreadShare of text; −1 (not known)
+// for an endpoint, whose vocabulary the engine does not have.
+func (e *Embedder) UnreadShare(text string) float64 {
+	if e == nil {
+		return -1
+	}
+	if l, ok := e.enc.(localEncoder); ok {
+		return UnreadShare(l.l.Model, text)
+	}
+	return -1
 }
 
 // backfillLocal embeds every memory without a vector by the local model, a

@@ -80,13 +80,14 @@ func (s *Vectors) NearestByText(ctx context.Context, req *aimemoryv1.NearestByTe
 
 // semantic fills a hybrid search's query vector, or says why there is none.
 func semantic(ctx context.Context, emb *embedder.Embedder, req *aimemoryv1.SearchMemoriesRequest) string {
-	req.QueryVector, req.VectorModel, req.MinSimilarity = nil, "", 0
+	req.QueryVector, req.VectorModel, req.MinSimilarity, req.QueryUnread = nil, "", 0, 0
 	if !req.GetSemantic() || emb == nil {
 		return "" // keyword is the configured method: nothing to explain
 	}
 	v, model, reason := emb.EmbedQuery(ctx, req.GetQuery())
 	if reason == "" {
 		req.QueryVector, req.VectorModel, req.MinSimilarity = v, model, float32(emb.MinSimilarity())
+		req.QueryUnread = float32(emb.UnreadShare(req.GetQuery()))
 	}
 	return reason
 }

@@ -988,8 +988,8 @@ type SearchMemoriesRequest struct {
 	Limit  uint32                 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
 	// As in ListMemoriesRequest.
 	ShortIdLength uint32 `protobuf:"varint,6,opt,name=short_id_length,json=shortIdLength,proto3" json:"short_id_length,omitempty"`
-	// Hybrid: also rank by embedding cosine and fuse the two lists
-	// (reciprocal rank fusion, docs/RETRIEVAL.md) when the data dir has an
+	// Hybrid: also rank by embedding cosine and blend the two lists
+	// (docs/RETRIEVAL.md "Hybrid recall") when the data dir has an
 	// embedder and vectors; otherwise keyword only, with the reason.
 	Semantic bool `protobuf:"varint,7,opt,name=semantic,proto3" json:"semantic,omitempty"`
 	// Set by the engine from semantic (callers leave them empty): the
@@ -999,6 +999,11 @@ type SearchMemoriesRequest struct {
 	// Vector candidates need at least this cosine (0 = 0.5); set by the engine
 	// from [models.embeddings] min_similarity.
 	MinSimilarity float32 `protobuf:"fixed32,10,opt,name=min_similarity,json=minSimilarity,proto3" json:"min_similarity,omitempty"`
+	// Set by the engine: with a local model, the share of the query's content
+	// words the model has no vocabulary entry for (names, identifiers), which
+	// lessens the vectors' say in the blend (docs/RETRIEVAL.md "Hybrid
+	// recall"); −1 when not known (an endpoint's model).
+	QueryUnread   float32 `protobuf:"fixed32,11,opt,name=query_unread,json=queryUnread,proto3" json:"query_unread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1099,6 +1104,13 @@ func (x *SearchMemoriesRequest) GetVectorModel() string {
 func (x *SearchMemoriesRequest) GetMinSimilarity() float32 {
 	if x != nil {
 		return x.MinSimilarity
+	}
+	return 0
+}
+
+func (x *SearchMemoriesRequest) GetQueryUnread() float32 {
+	if x != nil {
+		return x.QueryUnread
 	}
 	return 0
 }
@@ -2017,7 +2029,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x14ListMemoriesResponse\x12/\n" +
 	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
 	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\x12+\n" +
-	"\x06recent\x18\x03 \x03(\v2\x13.aimemory.v1.MemoryR\x06recent\"\xfa\x02\n" +
+	"\x06recent\x18\x03 \x03(\v2\x13.aimemory.v1.MemoryR\x06recent\"\x9d\x03\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12,\n" +
 	"\x05match\x18\x02 \x01(\x0e2\x16.aimemory.v1.MatchModeR\x05match\x12)\n" +
@@ -2029,7 +2041,8 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\fquery_vector\x18\b \x03(\x02R\vqueryVector\x12!\n" +
 	"\fvector_model\x18\t \x01(\tR\vvectorModel\x12%\n" +
 	"\x0emin_similarity\x18\n" +
-	" \x01(\x02R\rminSimilarity\"Q\n" +
+	" \x01(\x02R\rminSimilarity\x12!\n" +
+	"\fquery_unread\x18\v \x01(\x02R\vqueryUnread\"Q\n" +
 	"\fScoredMemory\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\"\xa7\x01\n" +

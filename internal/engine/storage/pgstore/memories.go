@@ -412,7 +412,7 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 			resp.SemanticReason = "no memory has a vector by " + req.GetVectorModel() + " close to the query"
 			hits = hits[:min(len(hits), limit)]
 		} else {
-			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, req.GetQueryVector(), req.GetVectorModel(), minCos, limit)
+			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, req.GetQueryVector(), req.GetVectorModel(), minCos, float64(req.GetQueryUnread()), limit)
 			resp.Mode = "hybrid"
 		}
 	}

@@ -16,24 +16,34 @@ import (
 //
 //	keyword score / the query's weight  +  w · max(0, cos − floor)/(1 − floor)
 //
-// with w = BlendWeight · (1 − min(1, best keyword score / query weight))³:
-// when the best keyword match holds the whole query the vectors step
-// aside, and when keyword matching found little they decide. floor is
-// the model's min_similarity.
+// with w = BlendWeight · (1 − min(1, best keyword score / query weight))³
+// · (1 − unread)⁸: when the best keyword match holds the whole query the
+// vectors step aside, and when keyword matching found little they decide;
+// unread is the share of the query's content words the model has no
+// vocabulary entry for (names, identifiers), whose meaning its vector
+// cannot carry, so the words decide those. floor is the model's
+// min_similarity. When unread is not known (an endpoint's model) the
+// rule is the one measured before it: weight 3 and no unread factor.
 const (
-	BlendWeight = 3.0
-	blendPower  = 3
+	BlendWeight   = 20.0
+	blendPower    = 3
+	unreadPower   = 8
+	unknownWeight = 3.0
 )
 
 // Blend ranks the union of the keyword hits kw (scores as index.Search
 // gives them, for a query of weight index.QueryWeight) and the vector
 // hits near (score: cosine ≥ floor) by the blend above, best first, the
-// first limit. A keyword candidate's cosine is read from s.
-func (s *Set) Blend(kw []index.Hit, weight float64, near []index.Hit, q []float32, model string, floor float64, limit int) []index.Hit {
+// first limit. A keyword candidate's cosine is read from s. unread is
+// the query's unread share, negative when not known (an endpoint's model).
+func (s *Set) Blend(kw []index.Hit, weight float64, near []index.Hit, q []float32, model string, floor, unread float64, limit int) []index.Hit {
 	if weight <= 0 {
 		weight = 1
 	}
-	w := BlendWeight
+	w := BlendWeight * math.Pow(1-min(1, unread), unreadPower)
+	if unread < 0 {
+		w = unknownWeight
+	}
 	if len(kw) > 0 {
 		w *= math.Pow(max(0, 1-kw[0].Score/weight), blendPower)
 	}

@@ -55,7 +55,8 @@ func TestQuantizedCosineIsClose(t *testing.T) {
 
 // TestBlend: a keyword match holding the whole query keeps its place
 // against any vector; when keyword matching found only a weak match, a
-// close vector outranks it; a memory in both lists counts both.
+// close vector outranks it, unless the query is in words the model does
+// not know; a memory in both lists counts both.
 func TestBlend(t *testing.T) {
 	s := New()
 	put := func(id string, v []float32) {
@@ -75,15 +76,23 @@ func TestBlend(t *testing.T) {
 		return out
 	}
 	// Strong keyword match (score = the query's weight): vectors step aside.
-	if got := ids(s.Blend([]index.Hit{{ID: "far", Score: 2}}, 2, near, q, "m", 0.1, 10)); len(got) != 3 || got[0] != "far" {
+	if got := ids(s.Blend([]index.Hit{{ID: "far", Score: 2}}, 2, near, q, "m", 0.1, 0, 10)); len(got) != 3 || got[0] != "far" {
 		t.Fatalf("strong keyword: %v", got)
 	}
 	// Weak keyword match: the close vector first; "both" above "far".
-	got := ids(s.Blend([]index.Hit{{ID: "far", Score: 0.4}, {ID: "both", Score: 0.3}}, 2, near, q, "m", 0.1, 10))
-	if len(got) != 3 || got[0] != "close" || got[1] != "both" {
-		t.Fatalf("weak keyword: %v", got)
+	// (unread −1: an endpoint's model, the rule before the unread share)
+	weak := []index.Hit{{ID: "far", Score: 0.4}, {ID: "both", Score: 0.3}}
+	for _, unread := range []float64{0, -1} {
+		got := ids(s.Blend(weak, 2, near, q, "m", 0.1, unread, 10))
+		if len(got) != 3 || got[0] != "close" || got[1] != "both" {
+			t.Fatalf("weak keyword, unread %v: %v", unread, got)
+		}
 	}
-	if got := s.Blend(nil, 2, near, q, "m", 0.1, 1); len(got) != 1 || got[0].ID != "close" {
+	// The same weak match in words the model cannot read: the keyword order stands.
+	if got := ids(s.Blend(weak, 2, near, q, "m", 0.1, 1, 10)); len(got) != 3 || got[0] != "far" || got[1] != "both" {
+		t.Fatalf("weak keyword, unread query: %v", got)
+	}
+	if got := s.Blend(nil, 2, near, q, "m", 0.1, 0, 1); len(got) != 1 || got[0].ID != "close" {
 		t.Fatalf("vectors only, limit 1: %v", got)
 	}
 }
