@@ -103,18 +103,3 @@ func expired(tx *bolt.Tx, now int64, readable func(ns string) bool) ([]*aimemory
 	}
 	return out, nil
 }
-
-// Archived returns the archive row of id; storage.ErrNotFound when there is none.
-func (s *Store) Archived(ctx context.Context, id string) (*storage.Archived, error) {
-	var a *storage.Archived
-	err := s.db.View(func(tx *bolt.Tx) error {
-		raw := tx.Bucket(bucketArchive).Get([]byte(id))
-		if raw == nil {
-			return fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
-		}
-		var err error
-		a, err = decodeArchived(raw)
-		return err
-	})
-	return a, err
-}

@@ -65,7 +65,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "unchanged ,unchanged ,unchanged ,unchanged " {
 		t.Fatalf("second import: %q", o)
 	}
-	if got, err := dst.Archived(storagetest.Operator(), gone.Id); err != nil || got.Reason != "ttl_expired" {
+	if got, err := records.New(dst).Archived(storagetest.Operator(), gone.Id); err != nil || got.Reason != "ttl_expired" {
 		t.Errorf("archived after import: %v %v", got, err)
 	}
 	again := exportAll(t, dst)
@@ -167,7 +167,7 @@ func TestExportImportEveryKind(t *testing.T) {
 		}
 	}
 	same("archive", func(s *Store) (proto.Message, error) {
-		return s.GetArchived(owner, &aimemoryv1.GetArchivedRequest{Ids: []string{c.Id, a.Id}, IncludeVersions: true})
+		return records.New(s).GetArchived(owner, &aimemoryv1.GetArchivedRequest{Ids: []string{c.Id, a.Id}, IncludeVersions: true})
 	})
 	same("standard", func(s *Store) (proto.Message, error) {
 		return records.New(s).GetStandard(owner, &aimemoryv1.GetStandardRequest{Namespace: "team", Inherit: true})

@@ -178,7 +178,7 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 	if m := get(t, s, anon.Id); m.CreatedBy != "" {
 		t.Errorf("a memory without metadata.agent_id got created_by %q", m.CreatedBy)
 	}
-	if a, err := s.Archived(ctx, gone.Id); err != nil || a.Memory.CreatedBy != "ai:old" {
+	if a, err := records.New(s).Archived(ctx, gone.Id); err != nil || a.Memory.CreatedBy != "ai:old" {
 		t.Errorf("archived = %v, %v", a, err)
 	}
 	checkConsistent(t, s)
@@ -272,7 +272,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	if len(got.Links) != 1 || got.Links[0].SourceId != a || got.Links[0].TargetId != b {
 		t.Errorf("links = %v", got.Links)
 	}
-	if ar, err := s.Archived(ctx, e); err != nil || ar.Memory.Title != "Old decision" {
+	if ar, err := records.New(s).Archived(ctx, e); err != nil || ar.Memory.Title != "Old decision" {
 		t.Errorf("archived = %v, %v", ar, err)
 	}
 	for q, want := range map[string][]string{

@@ -76,7 +76,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 			t.Errorf("record %d differs after import:\n%v\n%v", i, recs[i], again[i])
 		}
 	}
-	if got, err := dst.Archived(ctx, gone.Id); err != nil || got.Reason != storage.ArchiveReasonTTL {
+	if got, err := records.New(dst).Archived(ctx, gone.Id); err != nil || got.Reason != storage.ArchiveReasonTTL {
 		t.Errorf("archived after import: %v %v", got, err)
 	}
 

@@ -54,6 +54,11 @@ type Tx interface {
 	ops.EntityTx
 	ops.GovTx
 
+	// Versions is id's superseded versions, oldest first.
+	Versions(id string) ([]*storage.Archived, error)
+	// ArchivedLinks is the links kept in the archive with id at either
+	// end: outbound, then inbound, each by (source, target, relation).
+	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
 	// DeleteStandard removes ns's standard row (none: nothing).
 	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
@@ -92,9 +97,7 @@ type Unmoved interface {
 
 	storage.Audit
 
-	// Archive, but PromoteMemory, RestoreMemory and Consolidate.
-	Archived(ctx context.Context, id string) (*storage.Archived, error)
-	GetArchived(context.Context, *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error)
+	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived and GetArchived.
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
 	ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error)
 	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
