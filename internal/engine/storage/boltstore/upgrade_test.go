@@ -96,7 +96,7 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 		t.Errorf("links = %q", links)
 	}
 	for _, alias := range []string{"bbolt", "BoltDB", "bolt"} {
-		e, err := s.GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: "proj/alpha"})
+		e, err := records.New(s).GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: "proj/alpha"})
 		if err != nil || e.Entity == nil || e.Entity.CanonicalName != "bbolt" || len(e.Entity.Aliases) != 3 {
 			t.Errorf("alias %q = %v, %v", alias, e, err)
 		}

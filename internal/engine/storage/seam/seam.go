@@ -59,6 +59,8 @@ type Tx interface {
 	// ArchivedLinks is the links kept in the archive with id at either
 	// end: outbound, then inbound, each by (source, target, relation).
 	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
+	// AliasHolders is the entities holding alias folded, in any namespace.
+	AliasHolders(folded string) ([]string, error)
 	// DeleteStandard removes ns's standard row (none: nothing).
 	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
@@ -88,11 +90,10 @@ type Unmoved interface {
 	storage.Corpus
 	storage.Vectors
 
-	// Graph, but PutLink, InvalidateLink and RegisterEntity.
+	// Graph, but PutLink, InvalidateLink, RegisterEntity and GetEntityByAlias.
 	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
 	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
 	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)
-	GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error)
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
 
 	storage.Audit
