@@ -87,3 +87,43 @@ func anyNamespace(t seam.Tx, id string) (string, error) {
 	}
 	return a.Memory.GetNamespace(), nil
 }
+
+// ListArchived pages through the removed memories the caller may read,
+// newest first, filtered by exact namespace and reason. Reason
+// "superseded" lists the versions updates and merges replaced instead.
+// Each listed row carries how many superseded versions its id has.
+func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
+	limit, err := ops.ArchiveListLimit(req)
+	if err != nil {
+		return nil, err
+	}
+	return read(ctx, s, func(t seam.Tx) (*aimemoryv1.ListArchivedResponse, error) {
+		var rows []*storage.Archived
+		err := t.ArchiveRows(req.GetReason(), func(a *storage.Archived) error {
+			if ops.ListedArchive(ctx, req, a) {
+				rows = append(rows, a)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		ops.SortArchived(rows)
+		off := min(int(req.GetOffset()), len(rows))
+		page := rows[off:min(off+limit, len(rows))]
+		ids := make([]string, len(page))
+		for i, a := range page {
+			ids[i] = a.Memory.GetId()
+		}
+		counts, err := t.VersionCounts(ids)
+		if err != nil {
+			return nil, err
+		}
+		resp := &aimemoryv1.ListArchivedResponse{Total: uint32(len(rows))}
+		for _, a := range page {
+			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
+			resp.Versions = append(resp.Versions, counts[a.Memory.GetId()])
+		}
+		return resp, nil
+	})
+}

@@ -56,6 +56,11 @@ type Tx interface {
 
 	// Versions is id's superseded versions, oldest first.
 	Versions(id string) ([]*storage.Archived, error)
+	// ArchiveRows visits the archive rows of reason ("" = every reason;
+	// "superseded": the superseded versions instead), in any order.
+	ArchiveRows(reason string, fn func(*storage.Archived) error) error
+	// VersionCounts is how many superseded versions each of ids has.
+	VersionCounts(ids []string) (map[string]uint32, error)
 	// ArchivedLinks is the links kept in the archive with id at either
 	// end: outbound, then inbound, each by (source, target, relation).
 	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
@@ -98,9 +103,9 @@ type Unmoved interface {
 
 	storage.Audit
 
-	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived and GetArchived.
+	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived, GetArchived and
+	// ListArchived.
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
-	ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error)
 	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 
