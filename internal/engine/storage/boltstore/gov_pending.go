@@ -8,7 +8,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -116,30 +115,20 @@ func getPending(tx *bolt.Tx, id string) (*aimemoryv1.PendingAction, error) {
 	return p, nil
 }
 
-// ListPending lists pending actions of one status (default pending) or
-// all, newest first.
-func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error) {
-	want, limit, err := ops.ListPendingArgs(req)
-	if err != nil {
-		return nil, err
-	}
-	now := s.nowNanos()
-	resp := &aimemoryv1.ListPendingResponse{}
-	readable := authz.Of(ctx).Reader()
-	err = s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketPendingTime).Cursor()
-		for k, _ := c.Last(); k != nil && len(resp.Pending) < limit; k, _ = c.Prev() {
-			p, err := getPending(tx, string(k[8:]))
-			if err != nil {
-				return err
-			}
-			if ops.Listed(readable, p, want, now) {
-				resp.Pending = append(resp.Pending, p)
-			}
+// EachPending walks the requested-at index newest first (seam.Tx).
+func (t seamTx) EachPending(status string, now int64, fn func(*aimemoryv1.PendingAction) bool) error {
+	all := func(string) bool { return true }
+	c := t.w.tx.Bucket(bucketPendingTime).Cursor()
+	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		p, err := getPending(t.w.tx, string(k[8:]))
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	return resp, err
+		if ops.Listed(all, p, status, now) && !fn(p) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // executeAs runs p's payload as its requester (storage.AsRequester).

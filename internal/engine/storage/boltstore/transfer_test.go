@@ -173,7 +173,7 @@ func TestExportImportEveryKind(t *testing.T) {
 		return records.New(s).GetStandard(owner, &aimemoryv1.GetStandardRequest{Namespace: "team", Inherit: true})
 	})
 	same("pending", func(s *Store) (proto.Message, error) {
-		return s.ListPending(owner, &aimemoryv1.ListPendingRequest{Status: "all"})
+		return records.New(s).ListPending(owner, &aimemoryv1.ListPendingRequest{Status: "all"})
 	})
 	same("links", func(s *Store) (proto.Message, error) {
 		return s.GetLinks(owner, &aimemoryv1.GetLinksRequest{Ids: []string{a.Id}, IncludeArchived: true})

@@ -66,6 +66,10 @@ type Tx interface {
 	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
 	// AliasHolders is the entities holding alias folded, in any namespace.
 	AliasHolders(folded string) ([]string, error)
+	// EachPending visits the pending actions of status at now (ops.Listed;
+	// "all": every one), newest first (requested_at, then id), while fn
+	// returns true.
+	EachPending(status string, now int64, fn func(*aimemoryv1.PendingAction) bool) error
 	// DeleteStandard removes ns's standard row (none: nothing).
 	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
@@ -108,9 +112,6 @@ type Unmoved interface {
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
 	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
-
-	// Governance, but the standards, the decisions and the agent registry.
-	ListPending(context.Context, *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error)
 
 	storage.Transfer
 	storage.Subscriptions
