@@ -49,43 +49,6 @@ func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.Pen
 	return p.Id, w.putPending(p)
 }
 
-// execute runs an approved payload in this transaction, as it would have
-// run when it was requested (ops.Execute, over this backend's steps).
-func (w *writeTx) execute(p *aimemoryv1.PendingAction) (string, error) {
-	return ops.Execute(executor{w}, p)
-}
-
-// executor is ops.Executor over a write transaction.
-type executor struct{ w *writeTx }
-
-func (x executor) StoreMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
-	return x.w.storeMemory(in, policy, resp)
-}
-func (x executor) UpdateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
-	return ops.Update(opsTx{x.w}, req, resp)
-}
-func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
-	return ops.Delete(opsTx{x.w}, ids, archive, resp)
-}
-func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
-	return ops.PutLink(opsTx{x.w}, req, rel, observedBy, resp)
-}
-func (x executor) InvalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return ops.InvalidateLink(opsTx{x.w}, req, by, resp)
-}
-func (x executor) ApprovedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	return x.w.approvedForget(p)
-}
-func (x executor) Promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return ops.Promote(opsTx{x.w}, id, to)
-}
-func (x executor) Consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return ops.Consolidate(opsTx{x.w}, req)
-}
-func (x executor) Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return ops.Restore(x.w.ctx, opsTx{x.w}, req)
-}
-
 func pendingTimeKey(at int64, id string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), id...)
 }
@@ -129,13 +92,4 @@ func (t seamTx) EachPending(status string, now int64, fn func(*aimemoryv1.Pendin
 		}
 	}
 	return nil
-}
-
-// executeAs runs p's payload as its requester (storage.AsRequester).
-func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
-	saved := w.ctx
-	defer func() { w.ctx = saved }()
-	w.ctx = storage.AsRequester(saved, p)
-	w.pre = nil
-	return w.execute(p)
 }

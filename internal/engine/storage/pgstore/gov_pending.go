@@ -57,51 +57,6 @@ func (t seamTx) EachPending(status string, now int64, fn func(*aimemoryv1.Pendin
 	return rows.Err()
 }
 
-// executeAs runs p's payload as its requester (storage.AsRequester).
-func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
-	saved := w.ctx
-	defer func() { w.ctx = saved }()
-	w.ctx = storage.AsRequester(saved, p)
-	return w.execute(p)
-}
-
-// execute runs an approved payload in this transaction, as it would have
-// run when it was requested (ops.Execute, over this backend's steps).
-func (w *writeTx) execute(p *aimemoryv1.PendingAction) (string, error) {
-	return ops.Execute(executor{w}, p)
-}
-
-// executor is ops.Executor over a write transaction.
-type executor struct{ w *writeTx }
-
-func (x executor) StoreMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
-	return x.w.storeMemory(in, policy, resp)
-}
-func (x executor) UpdateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
-	return ops.Update(opsTx{x.w}, req, resp)
-}
-func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
-	return ops.Delete(opsTx{x.w}, ids, archive, resp)
-}
-func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
-	return ops.PutLink(opsTx{x.w}, req, rel, observedBy, resp)
-}
-func (x executor) InvalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return ops.InvalidateLink(opsTx{x.w}, req, by, resp)
-}
-func (x executor) ApprovedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	return x.w.approvedForget(p)
-}
-func (x executor) Promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return ops.Promote(opsTx{x.w}, id, to)
-}
-func (x executor) Consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return ops.Consolidate(opsTx{x.w}, req)
-}
-func (x executor) Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return ops.Restore(x.w.ctx, opsTx{x.w}, req)
-}
-
 // putPending writes p over the row of its id.
 func (w *writeTx) putPending(p *aimemoryv1.PendingAction) error {
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)

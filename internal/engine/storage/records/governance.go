@@ -91,7 +91,9 @@ func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequ
 // when the approver rule is met, executes it in the same transaction
 // (ops.Approve).
 func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
-	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.ApprovePendingResponse, error) { return ops.Approve(t, req.GetId()) })
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.ApprovePendingResponse, error) {
+		return ops.Approve(approving{t}, req.GetId())
+	})
 }
 
 // RejectPending refuses a pending action (ops.Reject).

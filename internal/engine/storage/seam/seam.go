@@ -46,13 +46,13 @@ type Backend interface {
 }
 
 // Tx is one transaction of a backend: the union of what the steps of
-// package ops need (ops.Tx, ArchiveTx, LinkTx, EntityTx, GovTx), plus
+// package ops need (ops.Tx, ArchiveTx, LinkTx, EntityTx, GovRecords), plus
 // what records' own shells read and write.
 type Tx interface {
 	ops.ArchiveTx
 	ops.LinkTx
 	ops.EntityTx
-	ops.GovTx
+	ops.GovRecords
 
 	// Versions is id's superseded versions, oldest first.
 	Versions(id string) ([]*storage.Archived, error)
@@ -70,6 +70,12 @@ type Tx interface {
 	// "all": every one), newest first (requested_at, then id), while fn
 	// returns true.
 	EachPending(status string, now int64, fn func(*aimemoryv1.PendingAction) bool) error
+	// As runs fn with the transaction's caller (Context) set to ctx's: an
+	// approved action executes as its requester (records' executor).
+	As(ctx context.Context, fn func() error) error
+	// ForgetMatches is the live memories req matches for the caller,
+	// oldest first (rules.NewForget with the backend's analyzer).
+	ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error)
 	// DeleteStandard removes ns's standard row (none: nothing).
 	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
