@@ -45,7 +45,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	src, clock := openTest(t, Options{})
 	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
-	if _, err := src.CollectGarbage(storagetest.Operator(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := records.New(src).CollectGarbage(storagetest.Operator(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))

@@ -160,7 +160,7 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 	kept := store(storagetest.Mem("Kept", "x", func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:keeper"}`) }))
 	anon := store(storagetest.Mem("Anonymous", "x"))
 	clk.Add(7 * time.Hour)
-	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := records.New(s).CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.db.Update(func(tx *bolt.Tx) error {

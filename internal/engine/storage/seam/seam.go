@@ -76,6 +76,9 @@ type Tx interface {
 	// ForgetMatches is the live memories req matches for the caller,
 	// oldest first (rules.NewForget with the backend's analyzer).
 	ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error)
+	// Expired is every live memory whose expiry is at or before Now,
+	// soonest first, then by id.
+	Expired() ([]*aimemoryv1.Memory, error)
 	// DeleteStandard removes ns's standard row (none: nothing).
 	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
@@ -91,14 +94,13 @@ type Tx interface {
 // the seam as the ones before did: its shell into records, what it needs
 // of the records into Tx (issue 25).
 type Unmoved interface {
-	// Memories, but TouchMemories, UpdateMemory and DeleteMemories.
+	// Memories, but TouchMemories, UpdateMemory, DeleteMemories and CollectGarbage.
 	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
 	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
 	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
 	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
 	HasExpired(context.Context) (bool, error)
-	CollectGarbage(context.Context, *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error)
 	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
 	Count() int
 
