@@ -8,8 +8,10 @@
 // records implements storage.Backend over a Backend, running the steps of
 // package ops in the backend's transactions. A third backend implements
 // Backend and Tx, plus storagetest.Checker, and passes storagetest.Run
-// through records.New (its conformance test); docs/ARCHITECTURE.md, "The
-// storage seam", says what is left to move.
+// through records.New (its conformance test); optionally the storage
+// capabilities the engine asks for with storage.As (AuditImporter,
+// Capabilities, Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
+// Unmoved says what is left to move, and what stays for a reason.
 package seam
 
 import (
@@ -92,9 +94,28 @@ type Tx interface {
 // Unmoved is the part of storage.Backend each backend still implements
 // RPC-shaped itself; records passes these through. Each is to move above
 // the seam as the ones before did: its shell into records, what it needs
-// of the records into Tx (issue 25).
+// of the records into Tx (issue 25), unless its two versions differ for a
+// reason a record-by-record Tx would lose:
+//
+//   - ListMemories, SearchMemories, Stats, CountNamespaces, storage.Corpus,
+//     storage.Vectors (Nearest): answered from the in-memory index and
+//     vectors (PostgreSQL's kept current by catch-up) or in one SQL query,
+//     not by visiting records.
+//   - HasExpired: one index probe (a bbolt cursor, an SQL EXISTS), asked
+//     on every collection tick.
+//   - Forget: bbolt finds the matches in its in-memory index, so its write
+//     leads a batch of its own (writeFirst), which Backend.Write does not
+//     offer; its approved execution is above the seam (Tx.ForgetMatches).
+//   - PurgeArchive: a version is deleted by its key time, which only the
+//     backend sees (an imported version keeps its own archived_at), and
+//     PostgreSQL deletes the selection in two statements.
+//   - ArchiveStats: its sizes are each backend's own encoding, and
+//     PostgreSQL counts the versions of a full grant in SQL.
+//   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
+//     SKIP LOCKED across engines; bbolt under its one writer.
 type Unmoved interface {
-	// Memories, but TouchMemories, UpdateMemory, DeleteMemories and CollectGarbage.
+	// Memories, but TouchMemories, UpdateMemory, DeleteMemories and
+	// CollectGarbage.
 	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
 	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
 	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
@@ -115,8 +136,8 @@ type Unmoved interface {
 
 	storage.Audit
 
-	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived, GetArchived and
-	// ListArchived.
+	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived,
+	// GetArchived and ListArchived.
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
 	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
