@@ -53,7 +53,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hist, err := s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{cur}, IncludeVersions: true})
+	hist, err := records.New(s).GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{cur}, IncludeVersions: true})
 	if err != nil || len(hist.GetVersions()) != 1 || hist.GetVersions()[0].GetMemory().GetContent() != "new" {
 		t.Fatalf("history = %v, %v", hist, err)
 	}
@@ -62,7 +62,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 	if err != nil || back.Memory.GetContent() != "new" || back.Memory.GetId() != cur {
 		t.Fatalf("version restore = %v, %v", back, err)
 	}
-	hist, _ = s.GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{cur}, IncludeVersions: true})
+	hist, _ = records.New(s).GetArchived(ctx, &aimemoryv1.GetArchivedRequest{Ids: []string{cur}, IncludeVersions: true})
 	if len(hist.GetVersions()) != 2 || hist.GetVersions()[1].GetMemory().GetContent() != "old" {
 		t.Errorf("history after the version restore = %v", hist.GetVersions())
 	}

@@ -85,7 +85,7 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 	checkConsistent(t, s)
 
 	clk.Add(7 * time.Hour)
-	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := records.New(s).CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)

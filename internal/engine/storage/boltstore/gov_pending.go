@@ -8,7 +8,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -50,43 +49,6 @@ func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.Pen
 	return p.Id, w.putPending(p)
 }
 
-// execute runs an approved payload in this transaction, as it would have
-// run when it was requested (ops.Execute, over this backend's steps).
-func (w *writeTx) execute(p *aimemoryv1.PendingAction) (string, error) {
-	return ops.Execute(executor{w}, p)
-}
-
-// executor is ops.Executor over a write transaction.
-type executor struct{ w *writeTx }
-
-func (x executor) StoreMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
-	return x.w.storeMemory(in, policy, resp)
-}
-func (x executor) UpdateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
-	return ops.Update(opsTx{x.w}, req, resp)
-}
-func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
-	return ops.Delete(opsTx{x.w}, ids, archive, resp)
-}
-func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
-	return ops.PutLink(opsTx{x.w}, req, rel, observedBy, resp)
-}
-func (x executor) InvalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return ops.InvalidateLink(opsTx{x.w}, req, by, resp)
-}
-func (x executor) ApprovedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	return x.w.approvedForget(p)
-}
-func (x executor) Promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return ops.Promote(opsTx{x.w}, id, to)
-}
-func (x executor) Consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return ops.Consolidate(opsTx{x.w}, req)
-}
-func (x executor) Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return ops.Restore(x.w.ctx, opsTx{x.w}, req)
-}
-
 func pendingTimeKey(at int64, id string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), id...)
 }
@@ -116,37 +78,18 @@ func getPending(tx *bolt.Tx, id string) (*aimemoryv1.PendingAction, error) {
 	return p, nil
 }
 
-// ListPending lists pending actions of one status (default pending) or
-// all, newest first.
-func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error) {
-	want, limit, err := ops.ListPendingArgs(req)
-	if err != nil {
-		return nil, err
-	}
-	now := s.nowNanos()
-	resp := &aimemoryv1.ListPendingResponse{}
-	readable := authz.Of(ctx).Reader()
-	err = s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketPendingTime).Cursor()
-		for k, _ := c.Last(); k != nil && len(resp.Pending) < limit; k, _ = c.Prev() {
-			p, err := getPending(tx, string(k[8:]))
-			if err != nil {
-				return err
-			}
-			if ops.Listed(readable, p, want, now) {
-				resp.Pending = append(resp.Pending, p)
-			}
+// EachPending walks the requested-at index newest first (seam.Tx).
+func (t seamTx) EachPending(status string, now int64, fn func(*aimemoryv1.PendingAction) bool) error {
+	all := func(string) bool { return true }
+	c := t.w.tx.Bucket(bucketPendingTime).Cursor()
+	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		p, err := getPending(t.w.tx, string(k[8:]))
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	return resp, err
-}
-
-// executeAs runs p's payload as its requester (storage.AsRequester).
-func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
-	saved := w.ctx
-	defer func() { w.ctx = saved }()
-	w.ctx = storage.AsRequester(saved, p)
-	w.pre = nil
-	return w.execute(p)
+		if ops.Listed(all, p, status, now) && !fn(p) {
+			return nil
+		}
+	}
+	return nil
 }

@@ -2,15 +2,12 @@ package boltstore
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -96,14 +93,6 @@ func aliasesOf(tx *bolt.Tx, id string) (folded []string, rows []*aimemoryv1.Enti
 	return folded, rows, nil
 }
 
-func entityOf(tx *bolt.Tx, m *aimemoryv1.Memory) (*aimemoryv1.Entity, error) {
-	_, rows, err := aliasesOf(tx, m.Id)
-	if err != nil {
-		return nil, err
-	}
-	return ops.EntityOf(m, rows), nil
-}
-
 // aliasHolder is the entity holding folded in namespace ("" = none).
 func aliasHolder(tx *bolt.Tx, folded, namespace string) string {
 	return string(tx.Bucket(bucketAliases).Get(aliasKey(folded, namespace)))
@@ -113,6 +102,17 @@ func aliasHolder(tx *bolt.Tx, folded, namespace string) string {
 func (t opsTx) IsEntity(id string) (bool, error) { return isEntity(t.w.tx, id), nil }
 func (t opsTx) AliasHolder(folded, namespace string) (string, error) {
 	return aliasHolder(t.w.tx, folded, namespace), nil
+}
+
+// AliasHolders is the entities holding folded in any namespace (seam.Tx).
+func (t opsTx) AliasHolders(folded string) ([]string, error) {
+	var ids []string
+	prefix := append([]byte(folded), 0)
+	c := t.w.tx.Bucket(bucketAliases).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		ids = append(ids, string(v))
+	}
+	return ids, nil
 }
 func (t opsTx) Aliases(id string) ([]string, []*aimemoryv1.EntityAlias, error) {
 	return aliasesOf(t.w.tx, id)
@@ -136,58 +136,6 @@ func (t opsTx) MoveAlias(id, f, from, to string) error {
 		return err
 	}
 	return aliases.Put(aliasKey(f, to), []byte(id))
-}
-
-// GetEntityByAlias resolves an alias (case-folded) in a namespace, or in
-// every namespace, where the most recently created entity wins. No entity
-// is an empty response, not an error.
-func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
-	f, ns, err := ops.ValidateEntityLookup(req)
-	if err != nil {
-		return nil, err
-	}
-	resp := &aimemoryv1.GetEntityByAliasResponse{}
-	err = s.db.View(func(tx *bolt.Tx) error {
-		var ids []string
-		if ns != "" {
-			if id := aliasHolder(tx, f, ns); id != "" {
-				ids = append(ids, id)
-			}
-		} else {
-			prefix := append([]byte(f), 0)
-			c := tx.Bucket(bucketAliases).Cursor()
-			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-				ids = append(ids, string(v))
-			}
-		}
-		var best *aimemoryv1.Memory
-		for _, id := range ids {
-			raw := tx.Bucket(bucketMemories).Get([]byte(id))
-			if raw == nil {
-				return fmt.Errorf("alias index names missing memory %s", id)
-			}
-			m, err := decodeLive(raw)
-			if err != nil {
-				return err
-			}
-			if !authz.Of(ctx).Reads(m.Namespace) {
-				continue // outside the caller's scope, or another's inbox
-			}
-			if ops.Newer(m, best) {
-				best = m
-			}
-		}
-		if best == nil {
-			return nil
-		}
-		var err error
-		resp.Entity, err = entityOf(tx, best)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // removeEntity drops the alias rows of m, if it is an entity, in the

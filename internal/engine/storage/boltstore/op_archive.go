@@ -2,15 +2,12 @@ package boltstore
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -125,61 +122,6 @@ func archivedRow(tx *bolt.Tx, id string) (*storage.Archived, error) {
 	return decodeArchived(raw)
 }
 
-// GetArchived returns the archive rows of exact ids, with the links kept
-// in the archive and, on request, the superseded versions.
-func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error) {
-	if err := rules.ValidateIDs("ids", req.GetIds()); err != nil {
-		return nil, err
-	}
-	resp := &aimemoryv1.GetArchivedResponse{}
-	readable := authz.Of(ctx).Reader()
-	err := s.db.View(func(tx *bolt.Tx) error {
-		seen := map[string]bool{}
-		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
-			a, err := archivedRow(tx, id)
-			if err != nil {
-				return err
-			}
-			if req.GetIncludeVersions() {
-				c := tx.Bucket(bucketVersions).Cursor()
-				prefix := append([]byte(id), 0)
-				for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-					va, err := decodeArchived(v)
-					if err != nil {
-						return err
-					}
-					if readable(va.Memory.GetNamespace()) {
-						resp.Versions = append(resp.Versions, archivedMessage(va))
-					}
-				}
-			}
-			if a == nil {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			if !readable(a.Memory.GetNamespace()) {
-				resp.NotFound = append(resp.NotFound, id)
-				continue
-			}
-			resp.Archived = append(resp.Archived, archivedMessage(a))
-			if resp.Links, err = collectLinks(tx.Bucket(bucketArchivedLinksOut), tx.Bucket(bucketArchivedLinksIn), id,
-				aimemoryv1.Direction_DIRECTION_BOTH, nil, seen, resp.Links); err != nil {
-				return err
-			}
-		}
-		var err error
-		resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(readable, func(id string) (string, error) {
-			n, err := anyNodeSummary(tx.Bucket(bucketMemories), tx.Bucket(bucketArchive), id)
-			return n.GetNamespace(), err
-		}))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 func archivedMessage(a *storage.Archived) *aimemoryv1.ArchivedMemory { return ops.ArchivedMessage(a) }
 
 // ref is what bulk answers show of m.
@@ -195,6 +137,27 @@ func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
 		return nil, nil
 	}
 	return decodeArchived(raw)
+}
+
+// Versions is id's superseded versions, oldest first (seam.Tx).
+func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
+	var out []*storage.Archived
+	prefix := append([]byte(id), 0)
+	c := t.w.tx.Bucket(bucketVersions).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		a, err := decodeArchived(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ArchivedLinks is the archived links touching id (seam.Tx).
+func (t opsTx) ArchivedLinks(id string) ([]*aimemoryv1.Link, error) {
+	return collectLinks(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), id,
+		aimemoryv1.Direction_DIRECTION_BOTH, nil, nil, nil)
 }
 
 func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }

@@ -2,58 +2,35 @@ package boltstore
 
 import (
 	"bytes"
-	"context"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// ListArchived pages through the removed memories the caller may read,
-// newest first, filtered by exact namespace and reason. Reason
-// "superseded" lists the versions updates and merges replaced instead.
-// Each listed row carries how many superseded versions its id has.
-func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
-	limit, err := ops.ArchiveListLimit(req)
-	if err != nil {
-		return nil, err
-	}
+// ArchiveRows visits the archive rows of reason, or the superseded
+// versions (seam.Tx).
+func (t opsTx) ArchiveRows(reason string, fn func(*storage.Archived) error) error {
 	bucket := bucketArchive
-	if req.GetReason() == storage.ArchiveReasonSuperseded {
-		bucket = bucketVersions
+	if reason == storage.ArchiveReasonSuperseded {
+		bucket, reason = bucketVersions, ""
 	}
-	resp := &aimemoryv1.ListArchivedResponse{}
-	err = s.db.View(func(tx *bolt.Tx) error {
-		var rows []*storage.Archived
-		err := tx.Bucket(bucket).ForEach(func(_, v []byte) error {
-			a, err := decodeArchived(v)
-			if err != nil {
-				return err
-			}
-			if !ops.ListedArchive(ctx, req, a) {
-				return nil
-			}
-			rows = append(rows, a)
-			return nil
-		})
-		if err != nil {
+	return t.w.tx.Bucket(bucket).ForEach(func(_, v []byte) error {
+		a, err := decodeArchived(v)
+		if err != nil || (reason != "" && a.Reason != reason) {
 			return err
 		}
-		ops.SortArchived(rows)
-		resp.Total = uint32(len(rows))
-		off := min(int(req.GetOffset()), len(rows))
-		for _, a := range rows[off:min(off+limit, len(rows))] {
-			resp.Archived = append(resp.Archived, archivedMessage(a))
-			resp.Versions = append(resp.Versions, countVersions(tx, a.Memory.GetId()))
-		}
-		return nil
+		return fn(a)
 	})
-	if err != nil {
-		return nil, err
+}
+
+// VersionCounts is how many superseded versions each of ids has (seam.Tx).
+func (t opsTx) VersionCounts(ids []string) (map[string]uint32, error) {
+	counts := make(map[string]uint32, len(ids))
+	for _, id := range ids {
+		counts[id] = countVersions(t.w.tx, id)
 	}
-	return resp, nil
+	return counts, nil
 }
 
 // countVersions is how many superseded versions of id are kept.

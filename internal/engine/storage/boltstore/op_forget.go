@@ -144,11 +144,11 @@ func holdsAll(list []byte, want []string) (bool, error) {
 // idsOf lists the memories' ids.
 func idsOf(mems []*aimemoryv1.Memory) []string { return ops.IDs(mems) }
 
-// approvedForget is a queued forget's execution (ops.ApprovedForget): the
-// memories the request matched when it was made that still exist and
-// still match.
-func (w *writeTx) approvedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	return ops.ApprovedForget(opsTx{w}, p, w.s.an.Query, func(crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
-		return w.s.forgetMatches(w.tx, crit)
-	})
+// ForgetMatches is what req matches for the transaction's caller (seam.Tx).
+func (t opsTx) ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error) {
+	crit, err := rules.NewForget(req, t.w.s.an.Query, authz.Of(t.w.ctx).Reads)
+	if err != nil {
+		return nil, err
+	}
+	return t.w.s.forgetMatches(t.w.tx, crit)
 }

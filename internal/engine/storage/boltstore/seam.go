@@ -45,8 +45,11 @@ func (t seamTx) DeleteStandard(ns string) error {
 }
 func (t seamTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return getPending(t.w.tx, id) }
 func (t seamTx) PutPending(p *aimemoryv1.PendingAction) error         { return t.w.putPending(p) }
-func (t seamTx) ExecuteAs(p *aimemoryv1.PendingAction) (string, error) {
-	return t.w.executeAs(p)
+func (t seamTx) As(ctx context.Context, fn func() error) error {
+	saved := t.w.ctx
+	defer func() { t.w.ctx = saved }()
+	t.w.ctx, t.w.pre = ctx, nil // pre was the outer request's text
+	return fn()
 }
 func (t seamTx) Wrote() bool { return len(t.w.changes) > 0 || len(t.w.events) > 0 }
 

@@ -45,7 +45,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	src, clock := openTest(t, Options{})
 	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
-	if _, err := src.CollectGarbage(storagetest.Operator(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := records.New(src).CollectGarbage(storagetest.Operator(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
@@ -65,7 +65,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	if o := outcomes(t, dst, recs); strings.Join(o, ",") != "unchanged ,unchanged ,unchanged ,unchanged " {
 		t.Fatalf("second import: %q", o)
 	}
-	if got, err := dst.Archived(storagetest.Operator(), gone.Id); err != nil || got.Reason != "ttl_expired" {
+	if got, err := records.New(dst).Archived(storagetest.Operator(), gone.Id); err != nil || got.Reason != "ttl_expired" {
 		t.Errorf("archived after import: %v %v", got, err)
 	}
 	again := exportAll(t, dst)
@@ -167,13 +167,13 @@ func TestExportImportEveryKind(t *testing.T) {
 		}
 	}
 	same("archive", func(s *Store) (proto.Message, error) {
-		return s.GetArchived(owner, &aimemoryv1.GetArchivedRequest{Ids: []string{c.Id, a.Id}, IncludeVersions: true})
+		return records.New(s).GetArchived(owner, &aimemoryv1.GetArchivedRequest{Ids: []string{c.Id, a.Id}, IncludeVersions: true})
 	})
 	same("standard", func(s *Store) (proto.Message, error) {
 		return records.New(s).GetStandard(owner, &aimemoryv1.GetStandardRequest{Namespace: "team", Inherit: true})
 	})
 	same("pending", func(s *Store) (proto.Message, error) {
-		return s.ListPending(owner, &aimemoryv1.ListPendingRequest{Status: "all"})
+		return records.New(s).ListPending(owner, &aimemoryv1.ListPendingRequest{Status: "all"})
 	})
 	same("links", func(s *Store) (proto.Message, error) {
 		return s.GetLinks(owner, &aimemoryv1.GetLinksRequest{Ids: []string{a.Id}, IncludeArchived: true})

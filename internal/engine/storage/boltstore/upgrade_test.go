@@ -96,7 +96,7 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 		t.Errorf("links = %q", links)
 	}
 	for _, alias := range []string{"bbolt", "BoltDB", "bolt"} {
-		e, err := s.GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: "proj/alpha"})
+		e, err := records.New(s).GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: alias, Namespace: "proj/alpha"})
 		if err != nil || e.Entity == nil || e.Entity.CanonicalName != "bbolt" || len(e.Entity.Aliases) != 3 {
 			t.Errorf("alias %q = %v, %v", alias, e, err)
 		}
@@ -160,7 +160,7 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 	kept := store(storagetest.Mem("Kept", "x", func(m *aimemoryv1.Memory) { m.MetadataJson = []byte(`{"agent_id":"ai:keeper"}`) }))
 	anon := store(storagetest.Mem("Anonymous", "x"))
 	clk.Add(7 * time.Hour)
-	if _, err := s.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := records.New(s).CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.db.Update(func(tx *bolt.Tx) error {
@@ -178,7 +178,7 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 	if m := get(t, s, anon.Id); m.CreatedBy != "" {
 		t.Errorf("a memory without metadata.agent_id got created_by %q", m.CreatedBy)
 	}
-	if a, err := s.Archived(ctx, gone.Id); err != nil || a.Memory.CreatedBy != "ai:old" {
+	if a, err := records.New(s).Archived(ctx, gone.Id); err != nil || a.Memory.CreatedBy != "ai:old" {
 		t.Errorf("archived = %v, %v", a, err)
 	}
 	checkConsistent(t, s)
@@ -272,7 +272,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	if len(got.Links) != 1 || got.Links[0].SourceId != a || got.Links[0].TargetId != b {
 		t.Errorf("links = %v", got.Links)
 	}
-	if ar, err := s.Archived(ctx, e); err != nil || ar.Memory.Title != "Old decision" {
+	if ar, err := records.New(s).Archived(ctx, e); err != nil || ar.Memory.Title != "Old decision" {
 		t.Errorf("archived = %v, %v", ar, err)
 	}
 	for q, want := range map[string][]string{

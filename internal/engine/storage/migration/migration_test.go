@@ -155,8 +155,8 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 		}
 		return nil
 	})
-	want, err1 := src.GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
-	got, err2 := dst.GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
+	want, err1 := records.New(src).GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
+	got, err2 := records.New(dst).GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
 	if err1 != nil || err2 != nil || len(got.GetArchived()) != 1 || !proto.Equal(want.GetArchived()[0], got.GetArchived()[0]) {
 		t.Errorf("archived read back: %v %v, want %v %v", got, err2, want, err1)
 	}

@@ -104,13 +104,8 @@ func ForgetAnswer(mems []*aimemoryv1.Memory) *aimemoryv1.ForgetResponse {
 // ApprovedForget is a queued forget's execution: of the memories matching
 // the request now (matches, the backend's search), those it matched when
 // it was made.
-func ApprovedForget(tx Tx, p *aimemoryv1.PendingForget, query func(string) []string,
-	matches func(*rules.Forget) ([]*aimemoryv1.Memory, error)) ([]string, error) {
-	crit, err := rules.NewForget(p.GetRequest(), query, authz.Of(tx.Context()).Reads)
-	if err != nil {
-		return nil, err
-	}
-	mems, err := matches(crit)
+func ApprovedForget(tx Tx, p *aimemoryv1.PendingForget, matches func(*aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error)) ([]string, error) {
+	mems, err := matches(p.GetRequest())
 	if err != nil {
 		return nil, err
 	}

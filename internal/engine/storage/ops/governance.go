@@ -17,7 +17,7 @@ import (
 // Governance decisions, written once for every backend: who may set a
 // namespace's standard, when a pending action is decidable, the approver
 // rule, and the expiry of a pending action. The backend supplies its
-// transaction (GovTx); the rules are here.
+// transaction (GovRecords, GovTx); the rules are here.
 
 // Pending statuses besides storage.StatusPending.
 const (
@@ -26,8 +26,8 @@ const (
 	StatusExpired  = "expired" // read-time: pending past its expires_at
 )
 
-// GovTx is what the governance steps need of a write transaction.
-type GovTx interface {
+// GovRecords is what the governance steps read and write in a transaction.
+type GovRecords interface {
 	Context() context.Context // the request's, with its caller
 	View() storage.GovernanceView
 	Now() int64
@@ -41,6 +41,11 @@ type GovTx interface {
 	Pending(id string) (*aimemoryv1.PendingAction, error)
 	// PutPending writes p over the row of its id.
 	PutPending(p *aimemoryv1.PendingAction) error
+}
+
+// GovTx is GovRecords and the execution of an approved action (Approve).
+type GovTx interface {
+	GovRecords
 	// ExecuteAs runs p's payload as its requester, with its approval, in
 	// this transaction; the result is the memory it wrote or removed.
 	ExecuteAs(p *aimemoryv1.PendingAction) (string, error)
@@ -117,7 +122,7 @@ func SetStandardPolicy(req *aimemoryv1.SetStandardRequest) (string, error) {
 // SetStandard pins a memory as ns's standard, with its policy (validated
 // by SetStandardPolicy). The memory becomes long-tier with no expiry in
 // the same transaction: a standard never expires by tier.
-func SetStandard(t GovTx, req *aimemoryv1.SetStandardRequest, policy string) (*aimemoryv1.SetStandardResponse, error) {
+func SetStandard(t GovRecords, req *aimemoryv1.SetStandardRequest, policy string) (*aimemoryv1.SetStandardResponse, error) {
 	ns, id := req.GetNamespace(), req.GetId()
 	v := t.View()
 	gov := v.Governance()
@@ -186,7 +191,7 @@ func SetStandard(t GovTx, req *aimemoryv1.SetStandardRequest, policy string) (*a
 // pin makes a standard's memory permanent: long tier, no expiry. An engine
 // effect of setting the standard (like auto-promotion), not the caller's
 // edit of the memory, so updated_at and the write policy are untouched.
-func pin(t GovTx, m *aimemoryv1.Memory) error {
+func pin(t GovRecords, m *aimemoryv1.Memory) error {
 	if m.GetTier() == "long" && m.GetExpiresAt() == 0 {
 		return nil
 	}
@@ -197,7 +202,7 @@ func pin(t GovTx, m *aimemoryv1.Memory) error {
 
 // MayClearStandard checks a clear_standard of ns's row (nil: nothing to
 // clear, which is allowed and clears nothing).
-func MayClearStandard(t GovTx, ns string, row *aimemoryv1.Standard) error {
+func MayClearStandard(t GovRecords, ns string, row *aimemoryv1.Standard) error {
 	if row == nil {
 		return authz.Of(t.Context()).CheckWrite("clear_standard", ns) // nothing there: still not another's to ask about
 	}
@@ -243,7 +248,7 @@ func Listed(readable func(ns string) bool, p *aimemoryv1.PendingAction, want str
 // decidable reads pending action id for a decision by t's caller: it must
 // be of a namespace the caller's grant covers (else it is not found, as a
 // missing one), pending (not decided, not expired) and not the caller's own.
-func decidable(t GovTx, id, verb string) (*aimemoryv1.PendingAction, string, error) {
+func decidable(t GovRecords, id, verb string) (*aimemoryv1.PendingAction, string, error) {
 	if err := record.ValidateID("id", id); err != nil {
 		return nil, "", err
 	}
@@ -271,7 +276,7 @@ func decidable(t GovTx, id, verb string) (*aimemoryv1.PendingAction, string, err
 // may have changed since it was queued), checked against who: human lets
 // anyone but the requester decide, agent only that agent, consensus any
 // registered agent.
-func approver(t GovTx, p *aimemoryv1.PendingAction, who, verb string) (governance.Approver, error) {
+func approver(t GovRecords, p *aimemoryv1.PendingAction, who, verb string) (governance.Approver, error) {
 	v := t.View()
 	g, err := storage.ResolveGoverning(v, p.Namespace)
 	if err != nil {
@@ -333,7 +338,7 @@ func Approve(t GovTx, id string) (*aimemoryv1.ApprovePendingResponse, error) {
 // Reject refuses pending action id: the approver rule decides who may (so
 // a designated approver's queue is not emptied by anyone else), and never
 // the requester. The payload is kept for the record.
-func Reject(t GovTx, id string) (*aimemoryv1.RejectPendingResponse, error) {
+func Reject(t GovRecords, id string) (*aimemoryv1.RejectPendingResponse, error) {
 	p, who, err := decidable(t, id, "reject")
 	if err != nil {
 		return nil, err

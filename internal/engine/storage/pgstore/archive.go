@@ -75,63 +75,34 @@ func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return fn(tx)
 }
 
-// ListArchived pages through the removed memories the caller may read,
-// newest first, filtered by exact namespace and reason. Reason
-// "superseded" lists the versions updates and merges replaced instead.
-// Each listed row carries how many superseded versions its id has.
-func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error) {
-	limit, err := ops.ArchiveListLimit(req)
-	if err != nil {
-		return nil, err
-	}
+// ArchiveRows visits the archive rows of reason, or the superseded
+// versions (seam.Tx).
+func (t opsTx) ArchiveRows(reason string, fn func(*storage.Archived) error) error {
 	sql, args := `SELECT `+archivedCols+` FROM archived`, []any(nil)
-	switch r := req.GetReason(); r {
+	switch reason {
 	case "":
 	case storage.ArchiveReasonSuperseded:
 		sql = `SELECT ` + versionCols + ` FROM versions`
 	default:
-		sql, args = sql+` WHERE reason = $1`, []any{r}
+		sql, args = sql+` WHERE reason = $1`, []any{reason}
 	}
-	resp := &aimemoryv1.ListArchivedResponse{}
-	err = s.readTx(ctx, func(tx pgx.Tx) error {
-		all, err := scanAll(ctx, tx, sql, args...)
-		if err != nil {
-			return err
-		}
-		var rows []*storage.Archived
-		for _, a := range all {
-			if ops.ListedArchive(ctx, req, a) {
-				rows = append(rows, a)
-			}
-		}
-		ops.SortArchived(rows)
-		resp.Total = uint32(len(rows))
-		off := min(int(req.GetOffset()), len(rows))
-		page := rows[off:min(off+limit, len(rows))]
-		counts, err := versionCounts(ctx, tx, page)
-		if err != nil {
-			return err
-		}
-		for _, a := range page {
-			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
-			resp.Versions = append(resp.Versions, counts[a.Memory.GetId()])
-		}
-		return nil
-	})
+	all, err := scanAll(t.w.ctx, t.w.tx, sql, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	for _, a := range all {
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// versionCounts is how many superseded versions each row's id has, in one query.
-func versionCounts(ctx context.Context, tx pgx.Tx, rows []*storage.Archived) (map[string]uint32, error) {
-	ids := make([]string, len(rows))
-	for i, a := range rows {
-		ids[i] = a.Memory.GetId()
-	}
+// VersionCounts is how many superseded versions each of ids has, in one
+// query (seam.Tx).
+func (t opsTx) VersionCounts(ids []string) (map[string]uint32, error) {
 	counts := make(map[string]uint32, len(ids))
-	res, err := tx.Query(ctx, `SELECT id, count(*) FROM versions WHERE id = ANY($1) GROUP BY id`, ids)
+	res, err := t.w.tx.Query(t.w.ctx, `SELECT id, count(*) FROM versions WHERE id = ANY($1) GROUP BY id`, ids)
 	if err != nil {
 		return nil, err
 	}

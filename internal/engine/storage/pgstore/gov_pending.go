@@ -1,14 +1,12 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -22,97 +20,41 @@ import (
 // a serialization failure, retried, and then finds the action decided, so
 // it executes exactly once.
 
-// ListPending lists pending actions of one status (default pending) or
-// all, newest first (requested_at, then id, descending).
-func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error) {
-	want, limit, err := ops.ListPendingArgs(req)
-	if err != nil {
-		return nil, err
-	}
-	now := s.nowNanos()
-	// Expiry is decided at read time (ops.Effective): a "pending" row past
-	// its expires_at lists as expired.
+// EachPending reads the rows of status in the database, newest first
+// (seam.Tx); expiry is decided at now, as ops.Effective.
+func (t seamTx) EachPending(status string, now int64, fn func(*aimemoryv1.PendingAction) bool) error {
 	where, args := "true", []any{}
-	switch want {
+	switch status {
 	case "all":
 	case storage.StatusPending:
 		where, args = "status = 'pending' AND (expires_at = 0 OR expires_at > $1)", []any{now}
 	case ops.StatusExpired:
 		where, args = "status = 'pending' AND expires_at <> 0 AND expires_at <= $1", []any{now}
 	default:
-		where, args = "status = $1", []any{want}
+		where, args = "status = $1", []any{status}
 	}
-	// The limit applies to what the caller may read, so rows are read
-	// until it is met rather than cut by SQL.
-	rows, err := s.pool.Query(ctx, `SELECT id, record FROM pending WHERE `+where+` ORDER BY requested_at DESC, id DESC`, args...)
+	rows, err := t.w.tx.Query(t.w.ctx, `SELECT id, record FROM pending WHERE `+where+` ORDER BY requested_at DESC, id DESC`, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	readable := authz.Of(ctx).Reader()
-	resp := &aimemoryv1.ListPendingResponse{}
-	for len(resp.Pending) < limit && rows.Next() {
+	for rows.Next() {
 		var (
 			id  string
 			raw []byte
 		)
 		if err := rows.Scan(&id, &raw); err != nil {
-			return nil, err
+			return err
 		}
 		p, err := decodePending(id, raw)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if readable(p.GetNamespace()) {
-			resp.Pending = append(resp.Pending, ops.Effective(p, now))
+		if !fn(ops.Effective(p, now)) {
+			return nil
 		}
 	}
-	return resp, rows.Err()
-}
-
-// executeAs runs p's payload as its requester (storage.AsRequester).
-func (w *writeTx) executeAs(p *aimemoryv1.PendingAction) (string, error) {
-	saved := w.ctx
-	defer func() { w.ctx = saved }()
-	w.ctx = storage.AsRequester(saved, p)
-	return w.execute(p)
-}
-
-// execute runs an approved payload in this transaction, as it would have
-// run when it was requested (ops.Execute, over this backend's steps).
-func (w *writeTx) execute(p *aimemoryv1.PendingAction) (string, error) {
-	return ops.Execute(executor{w}, p)
-}
-
-// executor is ops.Executor over a write transaction.
-type executor struct{ w *writeTx }
-
-func (x executor) StoreMemory(in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp *aimemoryv1.StoreMemoryResponse) error {
-	return x.w.storeMemory(in, policy, resp)
-}
-func (x executor) UpdateMemory(req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateMemoryResponse) error {
-	return ops.Update(opsTx{x.w}, req, resp)
-}
-func (x executor) DeleteMemories(ids []string, archive bool, resp *aimemoryv1.DeleteMemoriesResponse) error {
-	return ops.Delete(opsTx{x.w}, ids, archive, resp)
-}
-func (x executor) PutLink(req *aimemoryv1.PutLinkRequest, rel, observedBy string, resp *aimemoryv1.PutLinkResponse) error {
-	return ops.PutLink(opsTx{x.w}, req, rel, observedBy, resp)
-}
-func (x executor) InvalidateLink(req *aimemoryv1.InvalidateLinkRequest, by string, resp *aimemoryv1.InvalidateLinkResponse) error {
-	return ops.InvalidateLink(opsTx{x.w}, req, by, resp)
-}
-func (x executor) ApprovedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	return x.w.approvedForget(p)
-}
-func (x executor) Promote(id, to string) (*aimemoryv1.PromoteMemoryResponse, error) {
-	return ops.Promote(opsTx{x.w}, id, to)
-}
-func (x executor) Consolidate(req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.ConsolidateResponse, error) {
-	return ops.Consolidate(opsTx{x.w}, req)
-}
-func (x executor) Restore(req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
-	return ops.Restore(x.w.ctx, opsTx{x.w}, req)
+	return rows.Err()
 }
 
 // putPending writes p over the row of its id.

@@ -3,12 +3,10 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -25,6 +23,15 @@ func (t opsTx) IsEntity(id string) (bool, error) {
 	var found bool
 	err := t.w.tx.QueryRow(t.w.ctx, `SELECT EXISTS (SELECT 1 FROM entity_aliases WHERE entity_id = $1)`, id).Scan(&found)
 	return found, err
+}
+
+// AliasHolders is the entities holding folded in any namespace (seam.Tx).
+func (t opsTx) AliasHolders(folded string) ([]string, error) {
+	rows, err := t.w.tx.Query(t.w.ctx, `SELECT entity_id FROM entity_aliases WHERE folded = $1`, folded)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 func (t opsTx) AliasHolder(folded, namespace string) (string, error) {
@@ -85,62 +92,4 @@ func aliasesOf(ctx context.Context, q pgx.Tx, id string) ([]string, []*aimemoryv
 		folded[i], out[i] = p.f, p.a
 	}
 	return folded, out, nil
-}
-
-// GetEntityByAlias resolves an alias (case-folded) in a namespace, or in
-// every namespace, where the most recently created entity the caller may
-// read wins. No entity is an empty response, not an error.
-func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
-	f, ns, err := ops.ValidateEntityLookup(req)
-	if err != nil {
-		return nil, err
-	}
-	resp := &aimemoryv1.GetEntityByAliasResponse{}
-	err = s.graphRead(ctx, func(q pgx.Tx) error {
-		rows, err := q.Query(ctx, `SELECT a.entity_id, m.record FROM entity_aliases a LEFT JOIN memories m ON m.id = a.entity_id
-			WHERE a.folded = $1 AND ($2 = '' OR a.namespace = $2)`, f, ns)
-		if err != nil {
-			return err
-		}
-		var best *aimemoryv1.Memory
-		for rows.Next() {
-			var (
-				id  string
-				raw []byte
-			)
-			if err := rows.Scan(&id, &raw); err != nil {
-				rows.Close()
-				return err
-			}
-			if raw == nil {
-				rows.Close()
-				return fmt.Errorf("alias index names missing memory %s", id)
-			}
-			m, err := decodeMemory(raw)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			if !authz.Of(ctx).Reads(m.Namespace) {
-				continue // outside the caller's scope, or another's inbox
-			}
-			if ops.Newer(m, best) {
-				best = m
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || best == nil {
-			return err
-		}
-		_, aliases, err := aliasesOf(ctx, q, best.Id)
-		if err != nil {
-			return err
-		}
-		resp.Entity = ops.EntityOf(best, aliases)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }

@@ -58,7 +58,7 @@ func TestPeerGraphSeen(t *testing.T) {
 	if _, err := records.New(e[0]).RegisterEntity(ctx, &aimemoryv1.RegisterEntityRequest{CanonicalName: "PostgreSQL", Namespace: "infra", Aliases: []string{"pg"}}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := e[1].GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: "PG"}); err != nil || r.Entity == nil || r.Entity.CanonicalName != "PostgreSQL" {
+	if r, err := records.New(e[1]).GetEntityByAlias(ctx, &aimemoryv1.GetEntityByAliasRequest{Alias: "PG"}); err != nil || r.Entity == nil || r.Entity.CanonicalName != "PostgreSQL" {
 		t.Fatalf("the peer's lookup = %v, %v", r, err)
 	}
 	if _, err := records.New(e[1]).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{a}}); err != nil {

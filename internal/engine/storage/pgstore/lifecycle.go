@@ -114,14 +114,13 @@ func forgetMatches(ctx context.Context, q pgx.Tx, crit *rules.Forget) ([]*aimemo
 	return out, nil
 }
 
-// approvedForget is a queued forget's execution (ops.ApprovedForget): the
-// memories the request matched when it was made that still exist and
-// still match. boltstore's signature (the contract's said ForgetRequest;
-// the pending payload carries the ids matched, which the rule needs).
-func (w *writeTx) approvedForget(p *aimemoryv1.PendingForget) ([]string, error) {
-	return ops.ApprovedForget(opsTx{w}, p, w.s.an.Query, func(crit *rules.Forget) ([]*aimemoryv1.Memory, error) {
-		return forgetMatches(w.ctx, w.tx, crit)
-	})
+// ForgetMatches is what req matches for the transaction's caller (seam.Tx).
+func (t opsTx) ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error) {
+	crit, err := rules.NewForget(req, t.w.s.an.Query, authz.Of(t.w.ctx).Reads)
+	if err != nil {
+		return nil, err
+	}
+	return forgetMatches(t.w.ctx, t.w.tx, crit)
 }
 
 // The archive lifecycle's view of this backend (ops.ArchiveTx). Links are
@@ -135,6 +134,17 @@ func (t opsTx) Archived(id string) (*storage.Archived, error) {
 func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
 	return scanArchived(t.w.tx.QueryRow(t.w.ctx,
 		`SELECT `+versionCols+` FROM versions WHERE id = $1 AND archived_at = $2`, id, at))
+}
+
+// Versions is id's superseded versions, oldest first (seam.Tx).
+func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
+	return scanAll(t.w.ctx, t.w.tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
+}
+
+// ArchivedLinks is the archived links touching id (seam.Tx).
+func (t opsTx) ArchivedLinks(id string) ([]*aimemoryv1.Link, error) {
+	a, err := linksAround(t.w.ctx, t.w.tx, archivedLinks, []string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "")
+	return a.collect(id, nil, nil, nil), err
 }
 
 func (t opsTx) Unarchive(id string) error {

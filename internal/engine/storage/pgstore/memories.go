@@ -429,72 +429,19 @@ func (s *Store) HasExpired(ctx context.Context) (bool, error) {
 	return found, err
 }
 
-// CollectGarbage removes every expired memory the caller may read, through
-// the archive (reason ttl_expired) when req.archive, else for good, in one
-// transaction; nothing is written when none of them has expired.
-func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error) {
-	resp := &aimemoryv1.CollectGarbageResponse{}
-	if expired, err := s.HasExpired(ctx); err != nil || !expired {
-		return resp, err
-	}
-	readable := authz.Of(ctx).Reader()
-	collect := func(q pgx.Tx, now int64, remove func(*aimemoryv1.Memory) error) error {
-		rows, err := q.Query(ctx, `SELECT record FROM memories WHERE expires_at <> 0 AND expires_at <= $1 ORDER BY expires_at, id`, now)
-		if err != nil {
-			return err
-		}
-		var mems []*aimemoryv1.Memory
-		for rows.Next() {
-			var raw []byte
-			if err := rows.Scan(&raw); err != nil {
-				rows.Close()
-				return err
-			}
-			m, err := decodeMemory(raw)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			if readable(m.Namespace) {
-				mems = append(mems, m)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, m := range mems {
-			if err := remove(m); err != nil {
-				return err
-			}
-			resp.Collected = append(resp.Collected, m.Id)
-			resp.Memories = append(resp.Memories, &aimemoryv1.MemoryRef{Id: m.Id, Title: m.Title, Namespace: m.Namespace})
-		}
-		return nil
-	}
-	// Read first: another's expired memories are no reason for a commit.
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+// Expired reads the expired rows, soonest first (seam.Tx).
+func (t opsTx) Expired() ([]*aimemoryv1.Memory, error) {
+	rows, err := t.w.tx.Query(t.w.ctx, `SELECT record FROM memories WHERE expires_at <> 0 AND expires_at <= $1 ORDER BY expires_at, id`, t.w.now)
 	if err != nil {
 		return nil, err
 	}
-	err = collect(tx, s.nowNanos(), func(*aimemoryv1.Memory) error { return nil })
-	tx.Rollback(context.WithoutCancel(ctx))
-	if err != nil || req.GetDryRun() || len(resp.Collected) == 0 {
-		return resp, err
-	}
-	err = s.write(ctx, func(w *writeTx) error {
-		resp = &aimemoryv1.CollectGarbageResponse{}
-		return collect(w.tx, w.now, func(m *aimemoryv1.Memory) error {
-			if req.GetArchive() {
-				return w.archive(m, storage.ArchiveReasonTTL, storage.EventGC)
-			}
-			return w.removeForGood(m, storage.EventGC)
-		})
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*aimemoryv1.Memory, error) {
+		var raw []byte
+		if err := row.Scan(&raw); err != nil {
+			return nil, err
+		}
+		return decodeMemory(raw)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 // Stats counts stored memories by tier and namespace (from the index),

@@ -90,7 +90,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 			t.Fatalf("round %d: %d approvals succeeded and %d memories were written; want exactly one of each", round, won, written)
 		}
 		for i, s := range engines {
-			list, err := s.ListPending(ctx, &aimemoryv1.ListPendingRequest{Status: "approved"})
+			list, err := records.New(s).ListPending(ctx, &aimemoryv1.ListPendingRequest{Status: "approved"})
 			if err != nil || len(list.Pending) != round+1 || list.Pending[0].Id != pe.ID || list.Pending[0].ResultMemoryId == "" {
 				t.Fatalf("round %d: engine %d's approved list = %v, %v", round, i, list, err)
 			}

@@ -46,7 +46,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	ctx := storagetest.Operator()
 	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
-	if _, err := src.CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
+	if _, err := records.New(src).CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
 	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
@@ -76,7 +76,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 			t.Errorf("record %d differs after import:\n%v\n%v", i, recs[i], again[i])
 		}
 	}
-	if got, err := dst.Archived(ctx, gone.Id); err != nil || got.Reason != storage.ArchiveReasonTTL {
+	if got, err := records.New(dst).Archived(ctx, gone.Id); err != nil || got.Reason != storage.ArchiveReasonTTL {
 		t.Errorf("archived after import: %v %v", got, err)
 	}
 

@@ -65,11 +65,35 @@ func (s *Store) GetStandard(ctx context.Context, req *aimemoryv1.GetStandardRequ
 // writer lock; PostgreSQL's lock on the pending row, the later one
 // retried), and the second finds it decided.
 
+// ListPending lists pending actions of one status (default pending) or
+// all, newest first (requested_at, then id, descending), those the caller
+// may read. Expiry is decided at read time (ops.Effective): a "pending"
+// row past its expires_at lists as expired.
+func (s *Store) ListPending(ctx context.Context, req *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error) {
+	want, limit, err := ops.ListPendingArgs(req)
+	if err != nil {
+		return nil, err
+	}
+	readable := authz.Of(ctx).Reader()
+	return read(ctx, s, func(t seam.Tx) (*aimemoryv1.ListPendingResponse, error) {
+		resp := &aimemoryv1.ListPendingResponse{}
+		now := t.Now()
+		return resp, t.EachPending(want, now, func(p *aimemoryv1.PendingAction) bool {
+			if ops.Listed(readable, p, want, now) {
+				resp.Pending = append(resp.Pending, p)
+			}
+			return len(resp.Pending) < limit
+		})
+	})
+}
+
 // ApprovePending records the caller's approval of a pending action and,
 // when the approver rule is met, executes it in the same transaction
 // (ops.Approve).
 func (s *Store) ApprovePending(ctx context.Context, req *aimemoryv1.DecidePendingRequest) (*aimemoryv1.ApprovePendingResponse, error) {
-	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.ApprovePendingResponse, error) { return ops.Approve(t, req.GetId()) })
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.ApprovePendingResponse, error) {
+		return ops.Approve(approving{t}, req.GetId())
+	})
 }
 
 // RejectPending refuses a pending action (ops.Reject).

@@ -78,3 +78,45 @@ func (s *Store) RegisterEntity(ctx context.Context, req *aimemoryv1.RegisterEnti
 		return resp, ops.RegisterEntity(t, in, resp)
 	})
 }
+
+// GetEntityByAlias resolves an alias (case-folded) in a namespace, or in
+// every namespace, where the most recently created entity the caller may
+// read wins (t.Get answers only those). No entity is an empty response,
+// not an error.
+func (s *Store) GetEntityByAlias(ctx context.Context, req *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error) {
+	f, ns, err := ops.ValidateEntityLookup(req)
+	if err != nil {
+		return nil, err
+	}
+	return read(ctx, s, func(t seam.Tx) (*aimemoryv1.GetEntityByAliasResponse, error) {
+		var ids []string
+		if ns != "" {
+			id, err := t.AliasHolder(f, ns)
+			if err != nil {
+				return nil, err
+			}
+			if id != "" {
+				ids = append(ids, id)
+			}
+		} else if ids, err = t.AliasHolders(f); err != nil {
+			return nil, err
+		}
+		var best *aimemoryv1.Memory
+		for _, id := range ids {
+			m, err := t.Get(id)
+			if err != nil {
+				return nil, err
+			}
+			if m != nil && ops.Newer(m, best) {
+				best = m
+			}
+		}
+		resp := &aimemoryv1.GetEntityByAliasResponse{}
+		if best == nil {
+			return resp, nil
+		}
+		_, aliases, err := t.Aliases(best.Id)
+		resp.Entity = ops.EntityOf(best, aliases)
+		return resp, err
+	})
+}

@@ -3,6 +3,8 @@ package records
 import (
 	"context"
 
+	"github.com/ai-memory/ai-memory/internal/engine/authz"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
@@ -82,4 +84,49 @@ func (s *Store) RestoreMemory(ctx context.Context, req *aimemoryv1.RestoreMemory
 	}
 	payload := &aimemoryv1.PendingPayload{Action: &aimemoryv1.PendingPayload_Restore{Restore: req}}
 	return governed(ctx, s, payload, func(t seam.Tx) (*aimemoryv1.RestoreMemoryResponse, error) { return ops.Restore(t.Context(), t, req) })
+}
+
+// CollectGarbage removes every expired memory the caller may read,
+// through the archive (reason ttl_expired, metadata and links kept) when
+// req.archive, else for good, all in one transaction, and reports each by
+// id, title and namespace, soonest expiry first. With dry_run, or with
+// nothing of the caller's expired, it writes nothing. Not asked of the
+// policy: the expiry is the memory's own.
+func (s *Store) CollectGarbage(ctx context.Context, req *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error) {
+	if expired, err := s.HasExpired(ctx); err != nil || !expired {
+		return &aimemoryv1.CollectGarbageResponse{}, err
+	}
+	readable := authz.Of(ctx).Reader()
+	collect := func(t seam.Tx, remove func(*aimemoryv1.Memory) error) (*aimemoryv1.CollectGarbageResponse, error) {
+		mems, err := t.Expired()
+		if err != nil {
+			return nil, err
+		}
+		resp := &aimemoryv1.CollectGarbageResponse{}
+		for _, m := range mems {
+			if !readable(m.GetNamespace()) {
+				continue
+			}
+			if err := remove(m); err != nil {
+				return nil, err
+			}
+			resp.Collected, resp.Memories = append(resp.Collected, m.Id), append(resp.Memories, ops.Ref(m))
+		}
+		return resp, nil
+	}
+	// Read first: another's expired memories are no reason for a commit.
+	resp, err := read(ctx, s, func(t seam.Tx) (*aimemoryv1.CollectGarbageResponse, error) {
+		return collect(t, func(*aimemoryv1.Memory) error { return nil })
+	})
+	if err != nil || req.GetDryRun() || len(resp.Collected) == 0 {
+		return resp, err
+	}
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.CollectGarbageResponse, error) {
+		return collect(t, func(m *aimemoryv1.Memory) error {
+			if req.GetArchive() {
+				return t.Archive(m, storage.ArchiveReasonTTL, storage.EventGC)
+			}
+			return t.Remove(m, storage.EventGC)
+		})
+	})
 }

@@ -8,8 +8,10 @@
 // records implements storage.Backend over a Backend, running the steps of
 // package ops in the backend's transactions. A third backend implements
 // Backend and Tx, plus storagetest.Checker, and passes storagetest.Run
-// through records.New (its conformance test); docs/ARCHITECTURE.md, "The
-// storage seam", says what is left to move.
+// through records.New (its conformance test); optionally the storage
+// capabilities the engine asks for with storage.As (AuditImporter,
+// Capabilities, Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
+// Unmoved says what is left to move, and what stays for a reason.
 package seam
 
 import (
@@ -46,14 +48,39 @@ type Backend interface {
 }
 
 // Tx is one transaction of a backend: the union of what the steps of
-// package ops need (ops.Tx, ArchiveTx, LinkTx, EntityTx, GovTx), plus
+// package ops need (ops.Tx, ArchiveTx, LinkTx, EntityTx, GovRecords), plus
 // what records' own shells read and write.
 type Tx interface {
 	ops.ArchiveTx
 	ops.LinkTx
 	ops.EntityTx
-	ops.GovTx
+	ops.GovRecords
 
+	// Versions is id's superseded versions, oldest first.
+	Versions(id string) ([]*storage.Archived, error)
+	// ArchiveRows visits the archive rows of reason ("" = every reason;
+	// "superseded": the superseded versions instead), in any order.
+	ArchiveRows(reason string, fn func(*storage.Archived) error) error
+	// VersionCounts is how many superseded versions each of ids has.
+	VersionCounts(ids []string) (map[string]uint32, error)
+	// ArchivedLinks is the links kept in the archive with id at either
+	// end: outbound, then inbound, each by (source, target, relation).
+	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
+	// AliasHolders is the entities holding alias folded, in any namespace.
+	AliasHolders(folded string) ([]string, error)
+	// EachPending visits the pending actions of status at now (ops.Listed;
+	// "all": every one), newest first (requested_at, then id), while fn
+	// returns true.
+	EachPending(status string, now int64, fn func(*aimemoryv1.PendingAction) bool) error
+	// As runs fn with the transaction's caller (Context) set to ctx's: an
+	// approved action executes as its requester (records' executor).
+	As(ctx context.Context, fn func() error) error
+	// ForgetMatches is the live memories req matches for the caller,
+	// oldest first (rules.NewForget with the backend's analyzer).
+	ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error)
+	// Expired is every live memory whose expiry is at or before Now,
+	// soonest first, then by id.
+	Expired() ([]*aimemoryv1.Memory, error)
 	// DeleteStandard removes ns's standard row (none: nothing).
 	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
@@ -67,41 +94,53 @@ type Tx interface {
 // Unmoved is the part of storage.Backend each backend still implements
 // RPC-shaped itself; records passes these through. Each is to move above
 // the seam as the ones before did: its shell into records, what it needs
-// of the records into Tx (issue 25).
+// of the records into Tx (issue 25), unless its two versions differ for a
+// reason a record-by-record Tx would lose:
+//
+//   - ListMemories, SearchMemories, Stats, CountNamespaces, storage.Corpus,
+//     storage.Vectors (Nearest): answered from the in-memory index and
+//     vectors (PostgreSQL's kept current by catch-up) or in one SQL query,
+//     not by visiting records.
+//   - HasExpired: one index probe (a bbolt cursor, an SQL EXISTS), asked
+//     on every collection tick.
+//   - Forget: bbolt finds the matches in its in-memory index, so its write
+//     leads a batch of its own (writeFirst), which Backend.Write does not
+//     offer; its approved execution is above the seam (Tx.ForgetMatches).
+//   - PurgeArchive: a version is deleted by its key time, which only the
+//     backend sees (an imported version keeps its own archived_at), and
+//     PostgreSQL deletes the selection in two statements.
+//   - ArchiveStats: its sizes are each backend's own encoding, and
+//     PostgreSQL counts the versions of a full grant in SQL.
+//   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
+//     SKIP LOCKED across engines; bbolt under its one writer.
 type Unmoved interface {
-	// Memories, but TouchMemories, UpdateMemory and DeleteMemories.
+	// Memories, but TouchMemories, UpdateMemory, DeleteMemories and
+	// CollectGarbage.
 	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
 	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
 	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
 	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
 	HasExpired(context.Context) (bool, error)
-	CollectGarbage(context.Context, *aimemoryv1.CollectGarbageRequest) (*aimemoryv1.CollectGarbageResponse, error)
 	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
 	Count() int
 
 	storage.Corpus
 	storage.Vectors
 
-	// Graph, but PutLink, InvalidateLink and RegisterEntity.
+	// Graph, but PutLink, InvalidateLink, RegisterEntity and GetEntityByAlias.
 	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
 	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
 	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)
-	GetEntityByAlias(context.Context, *aimemoryv1.GetEntityByAliasRequest) (*aimemoryv1.GetEntityByAliasResponse, error)
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
 
 	storage.Audit
 
-	// Archive, but PromoteMemory, RestoreMemory and Consolidate.
-	Archived(ctx context.Context, id string) (*storage.Archived, error)
-	GetArchived(context.Context, *aimemoryv1.GetArchivedRequest) (*aimemoryv1.GetArchivedResponse, error)
+	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived,
+	// GetArchived and ListArchived.
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
-	ListArchived(context.Context, *aimemoryv1.ListArchivedRequest) (*aimemoryv1.ListArchivedResponse, error)
 	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
-
-	// Governance, but the standards, the decisions and the agent registry.
-	ListPending(context.Context, *aimemoryv1.ListPendingRequest) (*aimemoryv1.ListPendingResponse, error)
 
 	storage.Transfer
 	storage.Subscriptions
