@@ -263,14 +263,25 @@ func selectPurge(ctx context.Context, tx pgx.Tx, req *aimemoryv1.PurgeArchiveReq
 	grant := authz.Of(ctx)
 	readable := func(a *storage.Archived) bool { return grant.Reads(a.Memory.GetNamespace()) }
 	var purged []*storage.Archived
-	addVersions := func(vs []*storage.Archived) bool {
+	// A version is deleted by its key time, which an imported version's own
+	// time (what versionCols reads) may differ from.
+	addVersions := func(where string, arg any) (bool, error) {
+		rows, err := tx.Query(ctx, `SELECT `+versionKeyCols+` FROM versions WHERE `+where, arg)
+		if err != nil {
+			return false, err
+		}
+		defer rows.Close()
 		found := false
-		for _, v := range vs {
-			if readable(v) {
-				sel.versionIDs, sel.versionAts, found = append(sel.versionIDs, v.Memory.GetId()), append(sel.versionAts, v.ArchivedAt), true
+		for rows.Next() {
+			v, _, err := scanVersion(rows)
+			if err != nil {
+				return false, err
+			}
+			if grant.Reads(v.GetArchived().GetMemory().GetNamespace()) {
+				sel.versionIDs, sel.versionAts, found = append(sel.versionIDs, v.GetArchived().GetMemory().GetId()), append(sel.versionAts, v.GetAt()), true
 			}
 		}
-		return found
+		return found, rows.Err()
 	}
 	if before := req.GetBefore(); before > 0 {
 		rows, err := scanAll(ctx, tx, `SELECT `+archivedCols+` FROM archived WHERE archived_at < $1`, before)
@@ -282,11 +293,9 @@ func selectPurge(ctx context.Context, tx pgx.Tx, req *aimemoryv1.PurgeArchiveReq
 				purged, sel.rows = append(purged, a), append(sel.rows, a.Memory.GetId())
 			}
 		}
-		vs, err := scanAll(ctx, tx, `SELECT `+versionCols+` FROM versions WHERE archived_at < $1`, before)
-		if err != nil {
+		if _, err := addVersions(`archived_at < $1`, before); err != nil {
 			return nil, nil, err
 		}
-		addVersions(vs)
 	} else {
 		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
 			found := false
@@ -297,13 +306,11 @@ func selectPurge(ctx context.Context, tx pgx.Tx, req *aimemoryv1.PurgeArchiveReq
 			if a != nil && readable(a) {
 				purged, sel.rows, found = append(purged, a), append(sel.rows, id), true
 			}
-			vs, err := scanAll(ctx, tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
+			some, err := addVersions(`id = $1 ORDER BY archived_at`, id)
 			if err != nil {
 				return nil, nil, err
 			}
-			if addVersions(vs) {
-				found = true
-			}
+			found = found || some
 			if !found {
 				resp.NotFound = append(resp.NotFound, id)
 			}

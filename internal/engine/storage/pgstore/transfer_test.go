@@ -127,3 +127,32 @@ func TestImportedVersionKeepsItsRowTime(t *testing.T) {
 		t.Fatalf("export = %v, want %v", got, v)
 	}
 }
+
+// TestPurgeDeletesAnImportedVersionByItsKey: such a version is purged by
+// its key time, by id and by cut-off, not reported purged and kept.
+func TestPurgeDeletesAnImportedVersionByItsKey(t *testing.T) {
+	for _, req := range []*aimemoryv1.PurgeArchiveRequest{
+		{Ids: []string{"0b6f1c2e-0000-4000-8000-000000000007"}},
+		{Before: 102}, // the key time (101) is before it, the row's own (103) is not
+	} {
+		s := open(t, storage.Options{})
+		m := storagetest.Mem("v", "version")
+		m.Id, m.Namespace, m.Tier, m.CreatedAt, m.UpdatedAt = "0b6f1c2e-0000-4000-8000-000000000007", "global", "mid", 10, 10
+		m.Priority, m.Confidence = 5, 1
+		v := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{At: 101,
+			Archived: &aimemoryv1.ArchivedMemory{Memory: m, ArchivedAt: 103, Reason: "odd", OriginalTier: "mid"}}}}
+		if o := outcomes(t, s, []*aimemoryv1.ExportRecord{v}); o[0] != "created " {
+			t.Fatalf("import: %q", o)
+		}
+		resp, err := records.New(s).PurgeArchive(storagetest.Operator(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetVersionsPurged() != 1 {
+			t.Errorf("%v: versions purged = %d, want 1", req, resp.GetVersionsPurged())
+		}
+		if got := exportAll(t, s); len(got) != 0 {
+			t.Errorf("%v: after the purge the export still holds %v", req, got)
+		}
+	}
+}
