@@ -5,14 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -83,21 +80,7 @@ func TestCallStreamCancelRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(t.TempDir(), "s")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer(GRPCServerOptions()...)
-	aimemoryv1.RegisterFamilyServer(gs, srv)
-	go gs.Serve(l)
-	defer gs.Stop()
-	cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	st, err := aimemoryv1.NewFamilyClient(cc).CallStream(context.Background())
+	st, err := serveFamily(t, srv).CallStream(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,21 +41,7 @@ func TestCallStream(t *testing.T) {
 	if d, _ := srv.Describe(context.Background(), &aimemoryv1.DescribeRequest{}); !d.GetCallStream() {
 		t.Fatal("Describe does not offer CallStream")
 	}
-	sock := filepath.Join(t.TempDir(), "s")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer(GRPCServerOptions()...)
-	aimemoryv1.RegisterFamilyServer(gs, srv)
-	go gs.Serve(l)
-	defer gs.Stop()
-	cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	fc := aimemoryv1.NewFamilyClient(cc)
+	fc := serveFamily(t, srv)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := fc.CallStream(ctx)
@@ -97,4 +83,25 @@ func testTool(name string, run func(ctx context.Context) ([]byte, error)) Tool {
 		Run: func(ctx context.Context, _ json.RawMessage, _ *aimemoryv1.CallContext) ([]byte, error) {
 			return run(ctx)
 		}}
+}
+
+// serveFamily serves srv over a unix socket for the test's length and
+// returns a client of it.
+func serveFamily(t *testing.T, srv aimemoryv1.FamilyServer) aimemoryv1.FamilyClient {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(GRPCServerOptions()...)
+	aimemoryv1.RegisterFamilyServer(gs, srv)
+	go gs.Serve(l)
+	t.Cleanup(gs.Stop)
+	cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return aimemoryv1.NewFamilyClient(cc)
 }

@@ -115,14 +115,7 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 // two versions fall in one clock tick) exports as it was imported.
 func TestImportedVersionKeepsItsRowTime(t *testing.T) {
 	s := open(t, storage.Options{})
-	m := storagetest.Mem("v", "version")
-	m.Id, m.Namespace, m.Tier, m.CreatedAt, m.UpdatedAt = "0b6f1c2e-0000-4000-8000-000000000006", "global", "mid", 10, 10
-	m.Priority, m.Confidence = 5, 1
-	v := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{At: 101,
-		Archived: &aimemoryv1.ArchivedMemory{Memory: m, ArchivedAt: 100, Reason: "odd", OriginalTier: "mid"}}}}
-	if o := outcomes(t, s, []*aimemoryv1.ExportRecord{v}); o[0] != "created " {
-		t.Fatalf("import: %q", o)
-	}
+	v := importVersion(t, s, "0b6f1c2e-0000-4000-8000-000000000006", 101, 100)
 	if got := exportAll(t, s); len(got) != 1 || !proto.Equal(got[0], v) {
 		t.Fatalf("export = %v, want %v", got, v)
 	}
@@ -136,14 +129,7 @@ func TestPurgeDeletesAnImportedVersionByItsKey(t *testing.T) {
 		{Before: 102}, // the key time (101) is before it, the row's own (103) is not
 	} {
 		s := open(t, storage.Options{})
-		m := storagetest.Mem("v", "version")
-		m.Id, m.Namespace, m.Tier, m.CreatedAt, m.UpdatedAt = "0b6f1c2e-0000-4000-8000-000000000007", "global", "mid", 10, 10
-		m.Priority, m.Confidence = 5, 1
-		v := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{At: 101,
-			Archived: &aimemoryv1.ArchivedMemory{Memory: m, ArchivedAt: 103, Reason: "odd", OriginalTier: "mid"}}}}
-		if o := outcomes(t, s, []*aimemoryv1.ExportRecord{v}); o[0] != "created " {
-			t.Fatalf("import: %q", o)
-		}
+		importVersion(t, s, "0b6f1c2e-0000-4000-8000-000000000007", 101, 103)
 		resp, err := records.New(s).PurgeArchive(storagetest.Operator(), req)
 		if err != nil {
 			t.Fatal(err)
@@ -155,4 +141,19 @@ func TestPurgeDeletesAnImportedVersionByItsKey(t *testing.T) {
 			t.Errorf("%v: after the purge the export still holds %v", req, got)
 		}
 	}
+}
+
+// importVersion imports a superseded version of memory id keyed at at whose
+// own archive time is rowAt (reason "odd"), and returns the record.
+func importVersion(t *testing.T, s *Store, id string, at, rowAt int64) *aimemoryv1.ExportRecord {
+	t.Helper()
+	m := storagetest.Mem("v", "version")
+	m.Id, m.Namespace, m.Tier, m.CreatedAt, m.UpdatedAt = id, "global", "mid", 10, 10
+	m.Priority, m.Confidence = 5, 1
+	v := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{At: at,
+		Archived: &aimemoryv1.ArchivedMemory{Memory: m, ArchivedAt: rowAt, Reason: "odd", OriginalTier: "mid"}}}}
+	if o := outcomes(t, s, []*aimemoryv1.ExportRecord{v}); o[0] != "created " {
+		t.Fatalf("import: %q", o)
+	}
+	return v
 }
