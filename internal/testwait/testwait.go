@@ -27,6 +27,17 @@ func Recv[T any](t testing.TB, ch <-chan T, what string) T {
 	}
 }
 
+// Send sends v on ch, failing t if no one takes it within Deadline. Call
+// it on the test's goroutine.
+func Send[T any](t testing.TB, ch chan<- T, v T, what string) {
+	t.Helper()
+	select {
+	case ch <- v:
+	case <-time.After(Deadline):
+		t.Fatalf("timed out after %v waiting to send %s", Deadline, what)
+	}
+}
+
 // Wait waits for wg, failing t if it is not done within Deadline.
 func Wait(t testing.TB, wg *sync.WaitGroup, what string) {
 	t.Helper()
