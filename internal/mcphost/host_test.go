@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/internal/guard"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 func capabilitiesCall(t *testing.T, h *Host, args string) (string, bool) {
@@ -146,7 +147,7 @@ func TestRegistrationMatchesGrant(t *testing.T) {
 		}
 	}
 	close(stop)
-	wg.Wait()
+	testwait.Wait(t, &wg, "the loaders to stop")
 }
 
 func TestOverviewIsData(t *testing.T) {
