@@ -18,6 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -112,7 +113,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 			}
 		})
 	}
-	defer func() { stop(); running.Wait() }()
+	defer func() { stop(); testwait.Wait(t, &running, "the dispatchers to stop") }()
 
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -127,7 +128,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the writers")
 	evs, err := engines[0].EventsAfter(ctx, 0, 1000)
 	if err != nil || len(evs) != writers*writes {
 		t.Fatalf("logged %d events, %v; want %d", len(evs), err, writers*writes)
@@ -168,7 +169,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	stop()
-	running.Wait()
+	testwait.Wait(t, &running, "the dispatchers to stop")
 	t.Logf("settled by engine 0: %d, by engine 1: %d", settled[0].Load(), settled[1].Load())
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
@@ -299,7 +300,7 @@ func TestSubscribeDuringWrites(t *testing.T) {
 	storeTitle(t, subscriber, "last")
 	grown(10)
 	close(stop)
-	wg.Wait()
+	testwait.Wait(t, &wg, "the other engine's writers to stop")
 	evs, err := writer.EventsAfter(ctx, 0, 100_000)
 	if err != nil {
 		t.Fatal(err)
