@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -37,7 +38,7 @@ func TestForgetLeadsItsBatch(t *testing.T) {
 	}()
 	waitQueue(t, s, 2)
 	s.writeMu.Unlock()
-	wg.Wait()
+	testwait.Wait(t, &wg, "the store, the queued store and the forget")
 	if ferr != nil || stored == nil {
 		t.Fatalf("forget %v, store %v", ferr, stored)
 	}
