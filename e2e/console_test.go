@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // The web console (internal/console), driven as people use it: `ai-memory
@@ -53,7 +55,7 @@ func (e *env) ui(id string) *consoleUI {
 	}
 	done := make(chan struct{})
 	go func() { u.cmd.Wait(); close(done) }()
-	e.t.Cleanup(func() { u.cmd.Process.Kill(); <-done })
+	e.t.Cleanup(func() { u.cmd.Process.Kill(); testwait.Recv(e.t, done, "the killed console to exit") })
 	deadline := time.After(30 * time.Second)
 	for {
 		if m := loginLink.FindStringSubmatch(u.stdout.String()); m != nil {

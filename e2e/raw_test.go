@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // rawSession speaks JSON-RPC lines to a host directly, for checks of the
@@ -81,7 +83,7 @@ func (e *env) spawnRaw(args ...string) *rawSession {
 func (s *rawSession) kill() {
 	s.in.Close()
 	s.cmd.Process.Kill()
-	<-s.exited
+	testwait.Recv(s.t, s.exited, "the killed host's output to close")
 }
 
 func (s *rawSession) send(msg any) {
