@@ -25,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // bins is the directory with ai-memory, its plugins and their manifest.
@@ -418,6 +419,20 @@ func childrenOf(ppid int, s string) []int {
 		}
 	}
 	return out
+}
+
+// command is exec.Command for a run that must end: one still running
+// after testwait.Deadline is killed and the test fails saying so.
+func command(t testing.TB, name string, args ...string) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Cancel = func() error {
+		t.Errorf("%s %s still running after %v: killed", filepath.Base(name), strings.Join(args, " "), testwait.Deadline)
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = testwait.Deadline // output pipes a leftover child holds open end too
+	return cmd
 }
 
 // eventually polls cond until it holds or timeout passes.

@@ -250,7 +250,7 @@ func TestHTTPRefusesQueryToken(t *testing.T) {
 
 func TestHTTPNonLoopbackWithoutAuthIsRefused(t *testing.T) {
 	e := newEnv(t)
-	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), "serve", "--listen", "0.0.0.0:0", "--auth", "none")
+	cmd := command(t, filepath.Join(e.binDir, "ai-memory"), "serve", "--listen", "0.0.0.0:0", "--auth", "none")
 	cmd.Env = e.environ()
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)

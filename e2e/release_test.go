@@ -124,7 +124,7 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 		t.Errorf("notes was not built against sdk@%s:\n%s", tag, info)
 	}
 	home := filepath.Join(tmp, "home")
-	add := exec.Command(host, "plugin", "add", filepath.Join(notes, "ai-memory-notes"))
+	add := command(t, host, "plugin", "add", filepath.Join(notes, "ai-memory-notes"))
 	add.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"AI_MEMORY_CONFIG=" + filepath.Join(home, "config.toml"), "AI_MEMORY_DATA_DIR=" + filepath.Join(home, "d")}
 	if out, err := add.CombinedOutput(); err != nil || !strings.Contains(string(out), "family notes") {
