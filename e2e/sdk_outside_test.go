@@ -40,7 +40,7 @@ func TestNotesBuildsOutsideTheTree(t *testing.T) {
 	copyNotes(t, notes, append(append([]byte("\n"), block[1]...), '\n'))
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(goBin, args...)
+		cmd := commandWithin(t, toolDeadline, goBin, args...)
 		cmd.Dir = notes
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/ai-memory")
 		out, err := cmd.CombinedOutput()
