@@ -404,7 +404,7 @@ func TestHTTPStopsGracefullyOnSIGTERM(t *testing.T) {
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-answered; !strings.Contains(got, "waited_for") || !strings.Contains(got, "false <nil>") {
+	if got := testwait.Recv(t, answered, "the call in flight to answer"); !strings.Contains(got, "waited_for") || !strings.Contains(got, "false <nil>") {
 		t.Errorf("the call in flight: %s", got)
 	}
 	select {
