@@ -187,8 +187,8 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 		t.Fatalf("%d distinct deliveries of %d; repeated %v; unexpected %v", len(recv.got), len(want), dup, extra)
 	}
 	list, err := engines[1].ListSubscriptions(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(list) != subs {
+		t.Fatalf("%d subscriptions listed (%v), want %d", len(list), err, subs)
 	}
 	for _, s := range list {
 		if s.Dispatched != writers*writes || s.Failed != 0 {
