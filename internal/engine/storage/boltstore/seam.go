@@ -6,6 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -31,6 +32,15 @@ func (s *Store) Read(ctx context.Context, fn func(seam.Tx) error) error {
 
 // Now is the store's clock in unix nanoseconds.
 func (s *Store) Now() int64 { return s.nowNanos() }
+
+// Scan gives fn a fresh read transaction per read: none is held between
+// them, so a paused export never pins pages a growing file must remap.
+func (s *Store) Scan(ctx context.Context, fn func(read func(func(seam.Tx) error) error) error) error {
+	return fn(func(f func(seam.Tx) error) error { return s.Read(ctx, f) })
+}
+
+// AuditChain is the chain the store was opened with.
+func (s *Store) AuditChain() *audit.Chain { return s.audit }
 
 // seamTx is this backend's transaction as the shared steps see it
 // (seam.Tx): ops.Tx and the rest over opsTx, and the governance records.

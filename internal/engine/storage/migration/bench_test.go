@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -73,7 +74,7 @@ func benchMigrate(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		rep, err := Copy(storagetest.Operator(), src, dst, Options{})
+		rep, err := Copy(storagetest.Operator(), records.New(src), records.New(dst), Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,8 +9,8 @@
 // package ops in the backend's transactions. A third backend implements
 // Backend and Tx, plus storagetest.Checker, and passes storagetest.Run
 // through records.New (its conformance test); optionally the storage
-// capabilities the engine asks for with storage.As (AuditImporter,
-// Capabilities, Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
+// capabilities the engine asks for with storage.As (Capabilities,
+// Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
 // Unmoved says what is left to move, and what stays for a reason.
 package seam
 
@@ -18,6 +18,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -35,6 +36,13 @@ type Backend interface {
 	Read(ctx context.Context, fn func(Tx) error) error
 	// Now is the backend's clock (storage.Options.Now), unix nanoseconds.
 	Now() int64
+	// Scan runs fn, each of whose reads is a read transaction: bbolt opens
+	// one per read, so fn holds none between reads while it sends what it
+	// read (a slow consumer never pins the file against a writer that must
+	// grow it); PostgreSQL runs them all in one REPEATABLE READ snapshot.
+	Scan(ctx context.Context, fn func(read func(func(Tx) error) error) error) error
+	// AuditChain is the chain the audit log is hashed with (Options.Audit).
+	AuditChain() *audit.Chain
 
 	// Backup writes a consistent copy of the whole store to w, while
 	// writes go on, in the backend's own format; it returns the bytes written.
@@ -89,6 +97,22 @@ type Tx interface {
 	// Wrote reports whether the transaction has written anything yet
 	// (ops.Governed refuses to queue a write already made).
 	Wrote() bool
+
+	// The audit log, by seq. AuditAt is the record under seq: found false
+	// when there is none, r nil when it does not decode.
+	AuditAt(seq uint64) (r *aimemoryv1.AuditRecord, found bool, err error)
+	// EachAudit visits the log's records after seq after, in seq order, at
+	// most limit (0: all); r is nil when the stored record does not decode.
+	EachAudit(after uint64, limit int, fn func(seq uint64, r *aimemoryv1.AuditRecord) error) error
+	// RecentAudit is the newest limit records, of agent ("" = any).
+	RecentAudit(agent string, limit int) ([]*aimemoryv1.AuditRecord, error)
+	// AuditHead is the head the backend keeps apart from the log (kept
+	// false: none, the last record is the head); in a write it is locked
+	// against other engines' appends.
+	AuditHead() (h audit.Head, kept bool, err error)
+	// PutAudit writes r under its seq, which holds none; a kept head moves
+	// to r when r is further.
+	PutAudit(r *aimemoryv1.AuditRecord) error
 }
 
 // Unmoved is the part of storage.Backend each backend still implements
@@ -133,8 +157,6 @@ type Unmoved interface {
 	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
 	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
-
-	storage.Audit
 
 	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived,
 	// GetArchived and ListArchived.
