@@ -17,202 +17,56 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Export calls each with every record, as stored, in the order Import
-// needs: memories, archived memories, superseded versions, links, archived
-// links, each entity's aliases, standards, pending actions, webhook
-// subscriptions. Index rows (titles, terms, expiry, the link mirrors,
-// aliases by name, pending_time) are derived again on import; vectors are
-// not carried (reindex rebuilds them).
-//
-// It reads in batches (exportBatchRecords records or exportBatchBytes,
-// each batch one read transaction that ends before each sees the batch),
-// so a slow consumer never pins the file's pages against a writer that
-// must grow it. What that gives:
-//   - A record that stays where it is (same kind, same key) for the whole
-//     export is sent exactly once; no key of a kind is sent twice.
-//   - A record written or deleted during the export may or may not be
-//     sent, as of some moment during the export. One that moves between
-//     kinds meanwhile (archived, restored) may be sent in one form or,
-//     when it moves behind both walks, in neither: a second export has it.
-//   - The stream is closed under reference, so Import into an empty data
-//     dir refuses none of it: a link or entity is sent only when its
-//     memories were (one created behind the memories' walk is not, so
-//     neither is its link); an archived memory already sent as live is not
-//     sent again; an archived link only when its ends were sent, one of
-//     them archived; an alias only once per namespace. A link whose memory
-//     is deleted mid-export is sent only when read before the delete took
-//     it, and then only with its memory, as above (Import would refuse a
-//     link without its memory, by name).
-//
-// The cost of that closure is a map of the memory ids sent (with their
-// namespaces), held for the export's length.
-func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
-	e := exportState{live: map[string]string{}, archived: map[string]bool{}, aliases: map[string]bool{}, names: map[string]string{}}
-	walks := []struct {
-		bucket []byte
-		read   func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (*aimemoryv1.ExportRecord, []byte, error)
-		keep   func(*aimemoryv1.ExportRecord) bool
-	}{
-		{bucketMemories, exportMemory, e.keepMemory},
-		{bucketArchive, exportArchived, e.keepArchived},
-		{bucketVersions, exportVersion, nil},
-		{bucketLinksOut, exportLink, e.keepLink},
-		{bucketArchivedLinksOut, exportArchivedLink, e.keepArchivedLink},
-		{bucketEntityAliases, exportEntity, e.keepEntity},
-		{bucketStandards, exportStandard, nil},
-		{bucketPending, exportPending, nil},
-		// Subscriptions last: imported after every memory, they are sent
-		// none of the import's own writes.
-		{bucketSubs, exportSub, nil},
-	}
-	for _, w := range walks {
-		send := each
-		if w.keep != nil {
-			send = func(r *aimemoryv1.ExportRecord) error {
-				if !w.keep(r) {
-					return nil
-				}
-				return each(r)
-			}
-		}
-		if err := walkBatches(ctx, s, w.bucket, w.read, send); err != nil {
-			return err
-		}
-	}
-	return nil
+// The records Export sends (package records), kind by kind: the rows as
+// stored, keyed as their bucket keys them. Index rows (titles, terms,
+// expiry, the link mirrors, aliases by name, pending_time) are derived
+// again on import.
+var exportWalks = map[string]struct {
+	bucket []byte
+	read   func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (*aimemoryv1.ExportRecord, []byte, error)
+}{
+	ops.KindMemory:       {bucketMemories, exportMemory},
+	ops.KindArchived:     {bucketArchive, exportArchived},
+	ops.KindVersion:      {bucketVersions, exportVersion},
+	ops.KindLink:         {bucketLinksOut, exportLink},
+	ops.KindArchivedLink: {bucketArchivedLinksOut, exportArchivedLink},
+	ops.KindEntity:       {bucketEntityAliases, exportEntity},
+	ops.KindStandard:     {bucketStandards, exportStandard},
+	ops.KindPending:      {bucketPending, exportPending},
+	ops.KindSubscription: {bucketSubs, exportSub},
 }
 
-// One read transaction of Export reads at most this many records or
-// about this many bytes of stored values, whichever comes first.
-const (
-	exportBatchRecords = 1000
-	exportBatchBytes   = 4 << 20
-)
-
-// walkBatches calls send with the records of bucket in key order, reading
-// a batch per read transaction and sending it after the transaction ends;
-// the next batch resumes after the last key read. read decodes the record
-// at the cursor (k, v), returning the last key it consumed with the cursor
-// left on it (an entity reads several rows). A missing bucket has no records.
-func walkBatches[T any](ctx context.Context, s *Store, bucket []byte, read func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (T, []byte, error), send func(T) error) error {
-	var after []byte // nil: from the first key
-	for {
-		var batch []T
-		more := false
-		err := s.db.View(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucket)
-			if b == nil {
-				return nil
-			}
-			c := b.Cursor()
-			k, v := c.First()
-			if after != nil {
-				if k, v = c.Seek(after); bytes.Equal(k, after) {
-					k, v = c.Next()
-				}
-			}
-			var last []byte
-			for size := 0; k != nil; k, v = c.Next() {
-				if len(batch) == exportBatchRecords || size >= exportBatchBytes {
-					more = true
-					break
-				}
-				r, end, err := read(tx, c, k, v)
-				if err != nil {
-					return err
-				}
-				batch, last = append(batch, r), end
-				size += len(v)
-			}
-			if last != nil {
-				after = bytes.Clone(last) // last is the transaction's
-			}
-			return nil
-		})
+// EachRecord walks kind's bucket from the key after after. Each read
+// decodes the record at the cursor and returns the last key it consumed,
+// the cursor left on it (an entity reads several rows).
+func (t seamTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
+	walk, ok := exportWalks[kind]
+	if !ok {
+		return fmt.Errorf("export: no record kind %q", kind)
+	}
+	b := t.w.tx.Bucket(walk.bucket)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	k, v := c.First()
+	if after != "" {
+		from := []byte(after)
+		if k, v = c.Seek(from); bytes.Equal(k, from) {
+			k, v = c.Next()
+		}
+	}
+	for n := 0; k != nil && (limit == 0 || n < limit); k, v = c.Next() {
+		r, end, err := walk.read(t.w.tx, c, k, v)
 		if err != nil {
 			return err
 		}
-		for _, r := range batch {
-			if err := send(r); err != nil {
-				return err
-			}
-		}
-		if err := ctx.Err(); err != nil || !more {
+		if err := fn(string(end), r); err != nil {
 			return err
 		}
+		n++
 	}
-}
-
-// exportState is what Export has sent, for the references of what
-// follows: live memory ids with their namespaces (interned in names),
-// archived ids, and aliases by aliasKey.
-type exportState struct {
-	live     map[string]string
-	archived map[string]bool
-	aliases  map[string]bool
-	names    map[string]string
-}
-
-func (e exportState) keepMemory(r *aimemoryv1.ExportRecord) bool {
-	ns := r.GetMemory().GetNamespace()
-	if in, ok := e.names[ns]; ok {
-		ns = in
-	} else {
-		e.names[ns] = ns
-	}
-	e.live[r.GetMemory().GetId()] = ns
-	return true
-}
-
-// keepArchived drops a memory archived after it was sent as live.
-func (e exportState) keepArchived(r *aimemoryv1.ExportRecord) bool {
-	id := r.GetArchived().GetMemory().GetId()
-	if _, live := e.live[id]; live {
-		return false
-	}
-	e.archived[id] = true
-	return true
-}
-
-func (e exportState) keepLink(r *aimemoryv1.ExportRecord) bool {
-	_, src := e.live[r.GetLink().GetSourceId()]
-	_, dst := e.live[r.GetLink().GetTargetId()]
-	return src && dst
-}
-
-// keepArchivedLink keeps an archived link whose ends were both sent, one
-// of them archived, as the archive keeps them.
-func (e exportState) keepArchivedLink(r *aimemoryv1.ExportRecord) bool {
-	archived := false
-	for _, id := range []string{r.GetArchivedLink().GetSourceId(), r.GetArchivedLink().GetTargetId()} {
-		if e.archived[id] {
-			archived = true
-		} else if _, live := e.live[id]; !live {
-			return false
-		}
-	}
-	return archived
-}
-
-// keepEntity keeps an entity whose memory was sent, with the aliases no
-// entity sent before holds in its namespace (an alias freed and taken
-// again during the export).
-func (e exportState) keepEntity(r *aimemoryv1.ExportRecord) bool {
-	ent := r.GetEntity()
-	ns, live := e.live[ent.GetId()]
-	if !live {
-		return false
-	}
-	kept := ent.Aliases[:0]
-	for _, a := range ent.GetAliases() {
-		k := string(aliasKey(rules.FoldAlias(a.GetAlias()), ns))
-		if !e.aliases[k] {
-			e.aliases[k] = true
-			kept = append(kept, a)
-		}
-	}
-	ent.Aliases = kept
-	return len(kept) > 0
+	return nil
 }
 
 func exportMemory(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {

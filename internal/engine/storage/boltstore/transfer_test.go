@@ -19,7 +19,7 @@ import (
 func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
 	var out []*aimemoryv1.ExportRecord
-	if err := s.Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
+	if err := records.New(s).Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -400,15 +400,11 @@ func TestSubscriptionsExportImport(t *testing.T) {
 		}
 	}
 	var exported []*aimemoryv1.WebhookSubscription
-	err := s.write(ctx, func(w *writeTx) error {
-		exported = nil
-		return exportSubscriptions(w.ctx, w.tx, func(r *aimemoryv1.ExportRecord) error {
-			exported = append(exported, r.GetSubscription())
-			return nil
-		})
-	})
-	if err != nil || len(exported) != 2 || exported[0].GetId() != "a" || string(exported[1].GetSealedSecret()) != "sealed b" {
-		t.Fatalf("exported %v, %v", exported, err)
+	for _, r := range exportedKinds(t, s, ops.KindSubscription) {
+		exported = append(exported, r.GetSubscription())
+	}
+	if len(exported) != 2 || exported[0].GetId() != "a" || string(exported[1].GetSealedSecret()) != "sealed b" {
+		t.Fatalf("exported %v", exported)
 	}
 
 	dst := open(t, storage.Options{})

@@ -1,9 +1,7 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
@@ -14,50 +12,6 @@ import (
 )
 
 // Governance records in export and import, as boltstore's transfer.go.
-
-// exportGovernance calls each with every standard (by namespace) and then
-// every pending action (by id), in boltstore's export order (its buckets'
-// byte order). The audit log is not exported, as boltstore's is not.
-func exportGovernance(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	if err := eachGovRow(ctx, q, `SELECT namespace, record FROM standards ORDER BY namespace COLLATE "C"`, func(ns string, raw []byte) error {
-		st := new(aimemoryv1.Standard)
-		if err := proto.Unmarshal(raw, st); err != nil {
-			return fmt.Errorf("decode standard of %q: %w", ns, err)
-		}
-		return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}})
-	}); err != nil {
-		return err
-	}
-	return eachGovRow(ctx, q, `SELECT id, record FROM pending ORDER BY id`, func(id string, raw []byte) error {
-		p, err := decodePending(id, raw)
-		if err != nil {
-			return err
-		}
-		return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}})
-	})
-}
-
-// eachGovRow runs a (key, record) query, calling fn per row while reading.
-func eachGovRow(ctx context.Context, q pgx.Tx, sql string, fn func(string, []byte) error) error {
-	rows, err := q.Query(ctx, sql)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			key string
-			raw []byte
-		)
-		if err := rows.Scan(&key, &raw); err != nil {
-			return err
-		}
-		if err := fn(key, raw); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
 
 // importStandard writes a namespace's standard row as it was (policy,
 // owner, who set it). Its memory need not be here: deleting a standard's

@@ -1,9 +1,6 @@
 package pgstore
 
 import (
-	"context"
-
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
@@ -15,59 +12,6 @@ import (
 // The graph's part of Export and Import, boltstore's rules: an import
 // creates a record, finds it identical (unchanged), or refuses it
 // (refusal), writing nothing of it; it never overwrites.
-
-// exportGraph calls each with every link, archived link and entity's alias
-// set, in boltstore's export order: links by (source, target, relation),
-// then archived links the same way, then entities by id with their
-// aliases by folded form.
-func exportGraph(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	for _, table := range []string{liveLinks, archivedLinks} {
-		links, err := queryLinks(ctx, q, `SELECT record FROM `+table+` ORDER BY source_id, target_id, relation`)
-		if err != nil {
-			return err
-		}
-		for _, l := range links {
-			r := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}
-			if table == archivedLinks {
-				r = &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}
-			}
-			if err := each(r); err != nil {
-				return err
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	rows, err := q.Query(ctx, `SELECT entity_id, alias, added_at, added_by FROM entity_aliases ORDER BY entity_id, folded`)
-	if err != nil {
-		return err
-	}
-	var entities []*aimemoryv1.EntityAliases
-	for rows.Next() {
-		var id string
-		a := &aimemoryv1.EntityAlias{}
-		if err := rows.Scan(&id, &a.Alias, &a.AddedAt, &a.AddedBy); err != nil {
-			rows.Close()
-			return err
-		}
-		if n := len(entities); n == 0 || entities[n-1].Id != id {
-			entities = append(entities, &aimemoryv1.EntityAliases{Id: id})
-		}
-		e := entities[len(entities)-1]
-		e.Aliases = append(e.Aliases, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, e := range entities {
-		if err := each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: e}}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // importLink writes a live link: both its memories must be here and live
 // (so memories come first).

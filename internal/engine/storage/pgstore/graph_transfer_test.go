@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
@@ -20,7 +19,7 @@ import (
 // TestGraphTransferFromBolt: a graph exported by boltstore (live links,
 // links kept in the archive, entities) imports here record for record,
 // a second import finds every record unchanged, bad records are refused
-// writing nothing, and exportGraph gives back boltstore's records in
+// writing nothing, and Export gives back boltstore's records in
 // boltstore's order.
 func TestGraphTransferFromBolt(t *testing.T) {
 	ctx := storagetest.Operator()
@@ -58,7 +57,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 	pg := open(t, storage.Options{})
 	err = pg.write(ctx, func(w *writeTx) error {
 		graph = graph[:0]
-		return bolt.Export(ctx, func(r *aimemoryv1.ExportRecord) error {
+		return records.New(bolt).Export(ctx, func(r *aimemoryv1.ExportRecord) error {
 			switch x := r.GetRecord().(type) {
 			case *aimemoryv1.ExportRecord_Memory:
 				return w.put(nil, x.Memory, "memory_import")
@@ -140,12 +139,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 			t.Errorf("bad record %d = %q", i, got)
 		}
 	}
-	var back []*aimemoryv1.ExportRecord
-	if err := pg.graphRead(ctx, func(q pgx.Tx) error {
-		return exportGraph(ctx, q, func(r *aimemoryv1.ExportRecord) error { back = append(back, r); return nil })
-	}); err != nil {
-		t.Fatal(err)
-	}
+	back := exportedKinds(t, pg, ops.KindLink, ops.KindArchivedLink, ops.KindEntity)
 	text := func(rs []*aimemoryv1.ExportRecord) (out []string) {
 		for _, r := range rs {
 			out = append(out, prototext.Format(r))
@@ -153,7 +147,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 		return out
 	}
 	if got, want := text(back), text(graph); !slices.Equal(got, want) {
-		t.Errorf("exportGraph =\n%q\nboltstore exported\n%q", got, want)
+		t.Errorf("Export's graph =\n%q\nboltstore exported\n%q", got, want)
 	}
 	if err := pg.CheckConsistency(ctx); err != nil {
 		t.Error(err)

@@ -3,9 +3,13 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
@@ -17,74 +21,209 @@ import (
 	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Export and Import, record kind for kind as boltstore's (transfer.go
-// there): the same order, the same refusals, the same outcomes. Memories,
-// archived memories and versions are here; the graph's, governance's and
-// subscriptions' kinds are their owners' (exportGraph, importLink, ...).
+// Import, record kind for kind as boltstore's (transfer.go there): the
+// same refusals, the same outcomes. Memories, archived memories and
+// versions are here; the graph's, governance's and subscriptions' kinds
+// are their owners' (importLink, ...). Export is package records', over
+// EachRecord.
 
-// Export calls each with every record, as stored, from one snapshot, in
-// the order Import needs: memories, archived memories, superseded
-// versions, links, archived links, each entity's aliases, standards,
-// pending actions, webhook subscriptions. Vectors are not carried
-// (reindex rebuilds them), nor the change log.
-func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	for _, part := range []func(context.Context, pgx.Tx, func(*aimemoryv1.ExportRecord) error) error{
-		exportMemories, exportArchived, exportVersions, exportGraph, exportGovernance, exportSubscriptions,
-	} {
-		if err := part(ctx, tx, each); err != nil {
-			return err
+// exportPages are each kind's rows after a key, in key order (keyset
+// paging in one snapshot, Scan): the query, taking the key's columns then
+// the limit (NULL: all), and the row's decoding with its key.
+var exportPages = map[string]struct {
+	query string
+	keys  int // the key's columns
+	scan  func(pgx.Rows) (string, *aimemoryv1.ExportRecord, error)
+}{
+	ops.KindMemory: {`SELECT id, record FROM memories WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+		var (
+			id  string
+			raw []byte
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return "", nil, err
 		}
-	}
-	return nil
+		m, err := decodeMemory(raw)
+		return id, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}}, err
+	}},
+	ops.KindArchived: {`SELECT id, ` + archivedCols + ` FROM archived WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+		var (
+			id  string
+			raw []byte
+		)
+		a := &aimemoryv1.ArchivedMemory{}
+		if err := rows.Scan(&id, &a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw); err != nil {
+			return "", nil, err
+		}
+		var err error
+		a.Memory, err = decodeMemory(raw)
+		return id, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: a}}, err
+	}},
+	ops.KindVersion: {`SELECT ` + versionKeyCols + ` FROM versions WHERE (id, archived_at) > ($1, $2) ORDER BY id, archived_at LIMIT $3`, 2, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+		v, _, err := scanVersion(rows)
+		if err != nil {
+			return "", nil, err
+		}
+		return pageKey(v.Archived.Memory.GetId(), strconv.FormatInt(v.At, 10)), &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: v}}, nil
+	}},
+	ops.KindLink:         linkPage(liveLinks),
+	ops.KindArchivedLink: linkPage(archivedLinks),
+	// An entity is all its rows: a page is whole entities.
+	ops.KindEntity: {`SELECT entity_id, alias, added_at, added_by FROM entity_aliases WHERE entity_id IN
+		(SELECT DISTINCT entity_id FROM entity_aliases WHERE entity_id > $1 ORDER BY entity_id LIMIT $2) ORDER BY entity_id, folded`, 1, nil},
+	ops.KindStandard: {`SELECT namespace, record FROM standards WHERE namespace COLLATE "C" > $1 ORDER BY namespace COLLATE "C" LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+		var (
+			ns  string
+			raw []byte
+		)
+		if err := rows.Scan(&ns, &raw); err != nil {
+			return "", nil, err
+		}
+		st := new(aimemoryv1.Standard)
+		if err := proto.Unmarshal(raw, st); err != nil {
+			return "", nil, fmt.Errorf("decode standard of %q: %w", ns, err)
+		}
+		return ns, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, nil
+	}},
+	ops.KindPending: {`SELECT id, record FROM pending WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+		var (
+			id  string
+			raw []byte
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return "", nil, err
+		}
+		p, err := decodePending(id, raw)
+		return id, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, err
+	}},
+	// Without FromSeq or counters (ops.ExportedSubscription).
+	ops.KindSubscription: {`SELECT id, record FROM subscriptions WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+		var (
+			id  string
+			raw []byte
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return "", nil, err
+		}
+		sub := &storage.Subscription{}
+		if err := json.Unmarshal(raw, sub); err != nil {
+			return "", nil, errors.New("decode subscription " + id + ": " + err.Error())
+		}
+		return id, ops.ExportedSubscription(sub), nil
+	}},
 }
 
-// eachRow runs fn on every row of query, stopping at its first error.
-func eachRow(ctx context.Context, q pgx.Tx, query string, fn func(pgx.Rows) error) error {
-	rows, err := q.Query(ctx, query)
+// linkPage is the page of a link table, by (source, target, relation).
+func linkPage(table string) struct {
+	query string
+	keys  int
+	scan  func(pgx.Rows) (string, *aimemoryv1.ExportRecord, error)
+} {
+	return struct {
+		query string
+		keys  int
+		scan  func(pgx.Rows) (string, *aimemoryv1.ExportRecord, error)
+	}{`SELECT record FROM ` + table + ` WHERE (source_id, target_id, relation) > ($1, $2, $3) ORDER BY source_id, target_id, relation LIMIT $4`, 3,
+		func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				return "", nil, err
+			}
+			l, err := decodeLink(raw)
+			if err != nil {
+				return "", nil, err
+			}
+			r := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}
+			if table == archivedLinks {
+				r = &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}
+			}
+			return pageKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation()), r, nil
+		}}
+}
+
+// pageKey joins a key's columns; none holds a NUL (ids, relations).
+func pageKey(cols ...string) string { return strings.Join(cols, "\x00") }
+
+// EachRecord reads kind's page after after (keyset: its columns).
+func (t seamTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
+	page, ok := exportPages[kind]
+	if !ok {
+		return fmt.Errorf("export: no record kind %q", kind)
+	}
+	args := make([]any, page.keys, page.keys+1)
+	for i := range args {
+		args[i] = ""
+	}
+	if kind == ops.KindVersion {
+		args[1] = int64(math.MinInt64)
+	}
+	if after != "" {
+		cols := strings.Split(after, "\x00")
+		if len(cols) != page.keys {
+			return fmt.Errorf("export: %s key %q", kind, after)
+		}
+		for i, c := range cols {
+			args[i] = c
+		}
+		if kind == ops.KindVersion {
+			at, err := strconv.ParseInt(cols[1], 10, 64)
+			if err != nil {
+				return fmt.Errorf("export: version key %q", after)
+			}
+			args[1] = at
+		}
+	}
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := t.w.tx.Query(t.w.ctx, page.query, append(args, lim)...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	if kind == ops.KindEntity {
+		return eachEntity(rows, fn)
+	}
 	for rows.Next() {
-		if err := fn(rows); err != nil {
+		key, r, err := page.scan(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(key, r); err != nil {
 			return err
 		}
 	}
 	return rows.Err()
 }
 
-func exportMemories(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	return eachRow(ctx, q, `SELECT record FROM memories ORDER BY id`, func(rows pgx.Rows) error {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
+// eachEntity groups alias rows (by entity id, then folded form) into entities.
+func eachEntity(rows pgx.Rows, fn func(string, *aimemoryv1.ExportRecord) error) error {
+	var e *aimemoryv1.EntityAliases
+	flush := func() error {
+		if e == nil {
+			return nil
+		}
+		return fn(e.Id, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: e}})
+	}
+	for rows.Next() {
+		var id string
+		a := &aimemoryv1.EntityAlias{}
+		if err := rows.Scan(&id, &a.Alias, &a.AddedAt, &a.AddedBy); err != nil {
 			return err
 		}
-		m, err := decodeMemory(raw)
-		if err != nil {
-			return err
+		if e == nil || e.Id != id {
+			if err := flush(); err != nil {
+				return err
+			}
+			e = &aimemoryv1.EntityAliases{Id: id}
 		}
-		return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}})
-	})
-}
-
-func exportArchived(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	return eachRow(ctx, q, `SELECT archived_at, reason, original_tier, original_expires_at, record FROM archived ORDER BY id`, func(rows pgx.Rows) error {
-		a := &aimemoryv1.ArchivedMemory{}
-		var raw []byte
-		if err := rows.Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw); err != nil {
-			return err
-		}
-		var err error
-		if a.Memory, err = decodeMemory(raw); err != nil {
-			return err
-		}
-		return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: a}})
-	})
+		e.Aliases = append(e.Aliases, a)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return flush()
 }
 
 // versionKeyCols read a versions row as boltstore keeps it: its key time
@@ -101,16 +240,6 @@ func scanVersion(row pgx.Row) (*aimemoryv1.SupersededVersion, []byte, error) {
 	var err error
 	a.Memory, err = decodeMemory(raw)
 	return v, raw, err
-}
-
-func exportVersions(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	return eachRow(ctx, q, `SELECT `+versionKeyCols+` FROM versions ORDER BY id, archived_at`, func(rows pgx.Rows) error {
-		v, _, err := scanVersion(rows)
-		if err != nil {
-			return err
-		}
-		return each(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: v}})
-	})
 }
 
 // Import writes records in one transaction: each is created, found

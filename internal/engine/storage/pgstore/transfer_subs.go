@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 
@@ -15,38 +14,6 @@ import (
 // Subscriptions in Export and Import (the transfer is pgxfer's). Their
 // secrets travel sealed; the Transfer service re-seals them for the
 // importing engine's key before they get here.
-
-// exportSubscriptions writes every subscription, in id order (boltstore's
-// bucket order), without FromSeq or counters.
-func exportSubscriptions(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	rows, err := q.Query(ctx, `SELECT id, record FROM subscriptions ORDER BY id`)
-	if err != nil {
-		return err
-	}
-	subs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storage.Subscription, error) {
-		var (
-			id  string
-			raw []byte
-		)
-		if err := row.Scan(&id, &raw); err != nil {
-			return nil, err
-		}
-		sub := &storage.Subscription{}
-		if err := json.Unmarshal(raw, sub); err != nil {
-			return nil, errors.New("decode subscription " + id + ": " + err.Error())
-		}
-		return sub, nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, sub := range subs {
-		if err := each(ops.ExportedSubscription(sub)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // importSubscription writes a webhook subscription with its secret as the
 // caller sealed it: "created", "unchanged" (same id, target and filters,

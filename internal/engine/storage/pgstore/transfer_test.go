@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -8,15 +9,25 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
+func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord { return exportedKinds(t, s) }
+
+// exportedKinds is what Export sends of s's records of kinds (none: all), in order.
+func exportedKinds(t testing.TB, s *Store, kinds ...string) []*aimemoryv1.ExportRecord {
 	t.Helper()
 	var out []*aimemoryv1.ExportRecord
-	if err := s.Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
+	err := records.New(s).Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error {
+		if k, _ := migration.KindOf(r); len(kinds) == 0 || slices.Contains(kinds, k) {
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -113,6 +113,12 @@ type Tx interface {
 	// PutAudit writes r under its seq, which holds none; a kept head moves
 	// to r when r is further.
 	PutAudit(r *aimemoryv1.AuditRecord) error
+
+	// EachRecord visits the records of kind (ops.ExportKinds) as stored,
+	// in key order, after the one whose key is after ("": from the first),
+	// at most limit; key, the backend's, resumes after r. An entity is all
+	// its alias rows.
+	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
 }
 
 // Unmoved is the part of storage.Backend each backend still implements
@@ -164,6 +170,8 @@ type Unmoved interface {
 	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 
-	storage.Transfer
+	// Transfer, but Export.
+	Import(context.Context, []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error)
+
 	storage.Subscriptions
 }
