@@ -1,11 +1,13 @@
 package pgstore
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -167,4 +169,68 @@ func importVersion(t *testing.T, s *Store, id string, at, rowAt int64) *aimemory
 		t.Fatalf("import: %q", o)
 	}
 	return v
+}
+
+// TestExportPagesEachKeyOnce: an export longer than a batch reads its
+// kinds in keyset pages of one snapshot: every memory, version (one id's,
+// paged by time), link and entity is sent exactly once, in key order.
+func TestExportPagesEachKeyOnce(t *testing.T) {
+	s := open(t, storage.Options{})
+	n := records.ExportBatchRecords + 2
+	mem := func(i int) *aimemoryv1.Memory {
+		return &aimemoryv1.Memory{Id: fmt.Sprintf("m%05d", i), Title: fmt.Sprintf("note %d", i), Content: "c", Namespace: "t",
+			Tier: "long", Priority: 5, Confidence: 1, CreatedAt: 1, UpdatedAt: 1, CreatedBy: "ai:seed"}
+	}
+	var recs []*aimemoryv1.ExportRecord
+	for i := range n {
+		recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: mem(i)}})
+	}
+	for i := range n {
+		recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{
+			At: int64(i + 1), Archived: &aimemoryv1.ArchivedMemory{Memory: mem(0), ArchivedAt: int64(i + 1), Reason: storage.ArchiveReasonSuperseded}}}})
+		if i > 0 {
+			recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: &aimemoryv1.Link{
+				SourceId: mem(0).Id, TargetId: mem(i).Id, Relation: "related_to", ObservedBy: "ai:seed"}}})
+		}
+		recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: &aimemoryv1.EntityAliases{
+			Id: mem(i).Id, Aliases: []*aimemoryv1.EntityAlias{{Alias: fmt.Sprintf("a%d", i), AddedBy: "ai:seed"}, {Alias: fmt.Sprintf("b%d", i), AddedBy: "ai:seed"}}}}})
+	}
+	for i, o := range outcomes(t, s, recs) {
+		if o != "created " {
+			t.Fatalf("import %d: %s", i, o)
+		}
+	}
+	got := exportAll(t, s)
+	if len(got) != len(recs) {
+		t.Fatalf("exported %d records, imported %d", len(got), len(recs))
+	}
+	seen := map[string]bool{}
+	for _, r := range got {
+		k, m := migration.KindOf(r)
+		key := k + " " + prototext.Format(m)
+		if seen[key] {
+			t.Fatalf("sent twice: %s", key)
+		}
+		seen[key] = true
+	}
+	for _, r := range recs {
+		if k, m := migration.KindOf(r); !seen[k+" "+prototext.Format(m)] {
+			t.Fatalf("not sent: %s %v", k, m)
+		}
+	}
+	var entities, last int64
+	for _, r := range got {
+		if v := r.GetVersion(); v != nil {
+			if v.GetAt() <= last {
+				t.Fatalf("version at %d after %d", v.GetAt(), last)
+			}
+			last = v.GetAt()
+		}
+		if e := r.GetEntity(); e != nil && len(e.GetAliases()) == 2 {
+			entities++
+		}
+	}
+	if entities != int64(n) || last != int64(n) {
+		t.Fatalf("entities with both aliases %d, last version %d; want %d", entities, last, n)
+	}
 }
