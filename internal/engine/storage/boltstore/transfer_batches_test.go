@@ -98,7 +98,7 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 				wrote <- errors.New("the file did not grow")
 				return
 			}
-			res, err := s.Import(storagetest.Operator(), []*aimemoryv1.ExportRecord{importedMemory(fmt.Sprintf("big%05d", i), big)})
+			res, err := records.New(s).Import(storagetest.Operator(), []*aimemoryv1.ExportRecord{importedMemory(fmt.Sprintf("big%05d", i), big)})
 			if err == nil && res[0].GetOutcome() != "created" {
 				err = fmt.Errorf("big write %d: %s %s", i, res[0].GetOutcome(), res[0].GetError())
 			}

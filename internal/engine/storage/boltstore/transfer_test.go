@@ -27,7 +27,7 @@ func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 
 func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	res, err := s.Import(storagetest.Operator(), recs)
+	res, err := records.New(s).Import(storagetest.Operator(), recs)
 	if err != nil {
 		t.Fatal(err)
 	}

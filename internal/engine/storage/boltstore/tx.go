@@ -33,6 +33,9 @@ type writeTx struct {
 	logged int // new index log entries (snapshot.go)
 	// vecChanges are the vectors written or dropped (vectors.go).
 	vecChanges []vecChange
+	// importedSubs: subscriptions this write imported; they start after
+	// its own events (logEvents).
+	importedSubs []string
 }
 
 // analyzed is a memory's term list computed before its write queues, so

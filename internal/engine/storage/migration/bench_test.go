@@ -43,7 +43,7 @@ func benchSource(b *testing.B, n int) *boltstore.Store {
 			Tags: []string{words[1]}, CreatedAt: at + int64(i), UpdatedAt: at + int64(i), CreatedBy: "ai:bench", UpdatedBy: "ai:bench"}
 		batch = append(batch, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}})
 		if len(batch) == 1000 || i == n-1 {
-			res, err := src.Import(storagetest.Operator(), batch)
+			res, err := records.New(src).Import(storagetest.Operator(), batch)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -23,33 +23,7 @@ func exportedGovernance(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 
 func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	var outcomes []string
-	err := s.write(storagetest.Operator(), func(w *writeTx) error {
-		outcomes = nil
-		for _, r := range recs {
-			var (
-				o   string
-				err error
-			)
-			if st := r.GetStandard(); st != nil {
-				o, err = w.ImportStandard(st)
-			} else {
-				o, err = w.ImportPending(r.GetPending())
-			}
-			if ops.IsRefusal(err) {
-				o, err = "refused: "+err.Error(), nil
-			}
-			if err != nil {
-				return err
-			}
-			outcomes = append(outcomes, o)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return outcomes
+	return importOutcomes(t, s, recs)
 }
 
 // TestGovernanceTransfer: standards and pending actions, decided or not,

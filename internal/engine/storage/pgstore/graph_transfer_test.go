@@ -81,38 +81,9 @@ func TestGraphTransferFromBolt(t *testing.T) {
 	if len(graph) != 4+2+2 {
 		t.Fatalf("bolt exported %d graph records, want 8", len(graph))
 	}
-	importAll := func(records []*aimemoryv1.ExportRecord) []string {
+	importAll := func(recs []*aimemoryv1.ExportRecord) []string {
 		t.Helper()
-		var outcomes []string
-		err := pg.write(ctx, func(w *writeTx) error {
-			outcomes = outcomes[:0]
-			for _, r := range records {
-				var (
-					outcome string
-					err     error
-				)
-				switch x := r.GetRecord().(type) {
-				case *aimemoryv1.ExportRecord_Link:
-					outcome, err = w.ImportLink(x.Link)
-				case *aimemoryv1.ExportRecord_ArchivedLink:
-					outcome, err = w.ImportArchivedLink(x.ArchivedLink)
-				case *aimemoryv1.ExportRecord_Entity:
-					outcome, err = w.ImportEntity(x.Entity)
-				}
-				if ops.IsRefusal(err) {
-					outcome, err = "refused: "+err.Error(), nil
-				}
-				if err != nil {
-					return err
-				}
-				outcomes = append(outcomes, outcome)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return outcomes
+		return importOutcomes(t, pg, recs)
 	}
 	all := func(want string) []string { return slices.Repeat([]string{want}, len(graph)) }
 	if got := importAll(graph); !slices.Equal(got, all("created")) {

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,16 +15,12 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
 )
 
-// Import, record kind for kind as boltstore's (transfer.go there): the
-// same refusals, the same outcomes. Memories, archived memories and
-// versions are here; the graph's, governance's and subscriptions' kinds
-// are their owners' (importLink, ...). Export is package records', over
-// EachRecord.
+// Export and Import are package records', over EachRecord and the
+// record writes below.
 
 // exportPages are each kind's rows after a key, in key order (keyset
 // paging in one snapshot, Scan): the query, taking the key's columns then
@@ -242,198 +237,88 @@ func scanVersion(row pgx.Row) (*aimemoryv1.SupersededVersion, []byte, error) {
 	return v, raw, err
 }
 
-// Import writes records in one transaction: each is created, found
-// identical (unchanged), or refused with the reason, which writes nothing
-// of it. Records are read in order, so a link may follow its memories in
-// the same batch. A run that loses a race with another engine is rerun
-// whole (write), its results afresh.
-func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
-	var results []*aimemoryv1.ImportResult
-	err := s.write(ctx, func(w *writeTx) error {
-		results = make([]*aimemoryv1.ImportResult, len(records))
-		im, err := w.prefetch(records)
-		if err != nil {
-			return err
-		}
-		for i, r := range records {
-			outcome, err := ops.ImportRecord(im, r)
-			if err != nil {
-				if !ops.IsRefusal(err) {
-					return err
-				}
-				results[i] = &aimemoryv1.ImportResult{Outcome: "refused", Error: err.Error()}
-				continue
-			}
-			results[i] = &aimemoryv1.ImportResult{Outcome: outcome}
-		}
-		return nil
-	})
-	return results, err
-}
+// What Import writes with (seam.Tx; the rules are package records').
 
-// importer is one import run: its transaction, with what the batch's
-// memories find there read up front in two queries (prefetch), not four
-// round trips a memory: each memory's row by id and each (namespace,
-// title)'s holder, kept up to date as the batch creates memories.
-type importer struct {
-	*writeTx
-	live   map[string]*aimemoryv1.Memory // id → its record; nil: not there
-	titles map[nsTitle]string            // → the id holding it; absent: free
-}
-
-type nsTitle struct{ ns, title string }
-
-func (w *writeTx) prefetch(records []*aimemoryv1.ExportRecord) (*importer, error) {
-	im := &importer{writeTx: w, live: map[string]*aimemoryv1.Memory{}, titles: map[nsTitle]string{}}
-	var ids, nss, titles []string
-	for _, r := range records {
-		if m := r.GetMemory(); m != nil {
-			ids, nss, titles = append(ids, m.GetId()), append(nss, m.GetNamespace()), append(titles, m.GetTitle())
-		}
-	}
-	if len(ids) == 0 {
-		return im, nil
-	}
-	rows, err := w.tx.Query(w.ctx, `SELECT id, record FROM memories WHERE id = ANY($1)`, ids)
+// Memories reads the ids' rows in one query.
+func (t seamTx) Memories(ids []string) (map[string]*aimemoryv1.Memory, error) {
+	out := make(map[string]*aimemoryv1.Memory, len(ids))
+	rows, err := t.w.tx.Query(t.w.ctx, `SELECT id, record FROM memories WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var (
 			id  string
 			raw []byte
 		)
 		if err := rows.Scan(&id, &raw); err != nil {
-			rows.Close()
 			return nil, err
 		}
-		if im.live[id], err = decodeMemory(raw); err != nil {
-			rows.Close()
+		if out[id], err = decodeMemory(raw); err != nil {
 			return nil, err
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	return out, rows.Err()
+}
+
+// TitleOwners reads the keys' holders in one query.
+func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error) {
+	out := make(map[seam.NSTitle]string, len(keys))
+	nss, titles := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		nss[i], titles[i] = k.Namespace, k.Title
 	}
-	rows, err = w.tx.Query(w.ctx, `SELECT m.namespace, m.title, m.id FROM memories m
+	rows, err := t.w.tx.Query(t.w.ctx, `SELECT m.namespace, m.title, m.id FROM memories m
 		JOIN unnest($1::text[], $2::text[]) AS q(ns, title) ON m.namespace = q.ns AND m.title = q.title`, nss, titles)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var k nsTitle
-		var id string
-		if err := rows.Scan(&k.ns, &k.title, &id); err != nil {
+		var (
+			k  seam.NSTitle
+			id string
+		)
+		if err := rows.Scan(&k.Namespace, &k.Title, &id); err != nil {
 			return nil, err
 		}
-		im.titles[k] = id
+		out[k] = id
 	}
-	return im, rows.Err()
+	return out, rows.Err()
 }
 
-func (im *importer) ImportMemory(m *aimemoryv1.Memory) (string, error) {
-	if err := rules.ValidImported(m); err != nil {
-		return "", ops.Refuse(err)
-	}
-	if old := im.live[m.GetId()]; old != nil {
-		if proto.Equal(old, m) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("memory %s exists with other content; import does not overwrite", m.GetId())
-	}
-	k := nsTitle{m.GetNamespace(), m.GetTitle()}
-	if owner := im.titles[k]; owner != "" {
-		return "", ops.Refusef("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
-	}
-	c := proto.Clone(m).(*aimemoryv1.Memory)
-	if err := im.put(nil, c, storage.EventImport); err != nil {
-		return "", err
-	}
-	im.live[c.GetId()], im.titles[k] = c, c.GetId()
-	return "created", nil
-}
-
-func (w *writeTx) ImportArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
-	m := a.GetMemory()
-	if m == nil {
-		return "", ops.Refusef("archived record without its memory")
-	}
-	if err := rules.ValidImported(m); err != nil {
-		return "", ops.Refuse(err)
-	}
-	if live, err := w.get(m.GetId()); err != nil {
-		return "", err
-	} else if live != nil {
-		return "", ops.Refusef("archived memory %s is also a live memory here", m.GetId())
-	}
-	raw, err := encodeMemory(m)
+func (t seamTx) PutArchived(a *storage.Archived) error {
+	raw, err := encodeMemory(a.Memory)
 	if err != nil {
-		return "", err
+		return err
 	}
-	old := &aimemoryv1.ArchivedMemory{}
-	var oldRaw []byte
-	err = w.tx.QueryRow(w.ctx, `SELECT archived_at, reason, original_tier, original_expires_at, record FROM archived WHERE id = $1`, m.GetId()).
-		Scan(&old.ArchivedAt, &old.Reason, &old.OriginalTier, &old.OriginalExpiresAt, &oldRaw)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return "", err
-	case old.ArchivedAt == a.GetArchivedAt() && old.Reason == a.GetReason() && old.OriginalTier == a.GetOriginalTier() &&
-		old.OriginalExpiresAt == a.GetOriginalExpiresAt() && bytes.Equal(oldRaw, raw):
-		return "unchanged", nil
-	default:
-		return "", ops.Refusef("archived memory %s exists with other content; import does not overwrite", m.GetId())
-	}
-	_, err = w.tx.Exec(w.ctx, `INSERT INTO archived (id, archived_at, reason, original_tier, original_expires_at, record) VALUES ($1, $2, $3, $4, $5, $6)`,
-		m.GetId(), a.GetArchivedAt(), a.GetReason(), a.GetOriginalTier(), a.GetOriginalExpiresAt(), raw)
-	return "created", err
+	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO archived (id, archived_at, reason, original_tier, original_expires_at, record) VALUES ($1, $2, $3, $4, $5, $6)`,
+		a.Memory.GetId(), a.ArchivedAt, a.Reason, a.OriginalTier, a.OriginalExpiresAt, raw)
+	return err
 }
 
-// importVersion writes a superseded version under its place among its
-// id's versions. The live record need not be here: a version outlives
-// its memory, as in the store it came from.
-func (w *writeTx) ImportVersion(v *aimemoryv1.SupersededVersion) (string, error) {
-	a := v.GetArchived()
-	m := a.GetMemory()
-	if m == nil {
-		return "", ops.Refusef("version record without its memory")
-	}
-	if err := rules.ValidImported(m); err != nil {
-		return "", ops.Refuse(err)
-	}
-	if v.GetAt() <= 0 {
-		return "", ops.Refusef("version of %s: at must be set", m.GetId())
-	}
-	raw, err := encodeMemory(m)
+// PutVersion keeps the row's own time and reason only where they are not
+// the usual ones (its key time, superseded).
+func (t seamTx) PutVersion(at int64, a *storage.Archived) error {
+	raw, err := encodeMemory(a.Memory)
 	if err != nil {
-		return "", err
+		return err
 	}
-	old, oldRaw, err := scanVersion(w.tx.QueryRow(w.ctx, `SELECT `+versionKeyCols+` FROM versions WHERE id = $1 AND archived_at = $2`, m.GetId(), v.GetAt()))
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return "", err
-	case old.Archived.ArchivedAt == a.GetArchivedAt() && old.Archived.Reason == a.GetReason() && old.Archived.OriginalTier == a.GetOriginalTier() &&
-		old.Archived.OriginalExpiresAt == a.GetOriginalExpiresAt() && bytes.Equal(oldRaw, raw):
-		return "unchanged", nil
-	default:
-		return "", ops.Refusef("version of %s at %d exists with other content; import does not overwrite", m.GetId(), v.GetAt())
-	}
-	// The row's own time and reason only where they are not the usual ones.
 	var rowAt *int64
 	var reason *string
-	if at := a.GetArchivedAt(); at != v.GetAt() {
-		rowAt = &at
+	if a.ArchivedAt != at {
+		rowAt = &a.ArchivedAt
 	}
-	if r := a.GetReason(); r != storage.ArchiveReasonSuperseded {
-		reason = &r
+	if a.Reason != storage.ArchiveReasonSuperseded {
+		reason = &a.Reason
 	}
-	_, err = w.tx.Exec(w.ctx, `INSERT INTO versions (id, archived_at, original_tier, original_expires_at, record, row_archived_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		m.GetId(), v.GetAt(), a.GetOriginalTier(), a.GetOriginalExpiresAt(), raw, rowAt, reason)
-	return "created", err
+	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO versions (id, archived_at, original_tier, original_expires_at, record, row_archived_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		a.Memory.GetId(), at, a.OriginalTier, a.OriginalExpiresAt, raw, rowAt, reason)
+	return err
 }
+
+func (t seamTx) PutArchivedLink(l *aimemoryv1.Link) error { return t.w.writeLink(archivedLinks, l) }
 
 // ErrBackupUnsupported: Backup copies a bbolt file; a PostgreSQL database
 // is backed up with its own tools.

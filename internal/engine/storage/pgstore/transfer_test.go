@@ -35,9 +35,24 @@ func exportedKinds(t testing.TB, s *Store, kinds ...string) []*aimemoryv1.Export
 	return out
 }
 
-func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
+// importOutcomes is each record's outcome of one Import: "created",
+// "unchanged" or "refused: " and why.
+func importOutcomes(t testing.TB, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	res, err := s.Import(storagetest.Operator(), recs)
+	var out []string
+	for _, o := range outcomes(t, s, recs) {
+		if what, why, _ := strings.Cut(o, " "); what == "refused" {
+			out = append(out, "refused: "+why)
+		} else {
+			out = append(out, what)
+		}
+	}
+	return out
+}
+
+func outcomes(t testing.TB, s *Store, recs []*aimemoryv1.ExportRecord) []string {
+	t.Helper()
+	res, err := records.New(s).Import(storagetest.Operator(), recs)
 	if err != nil {
 		t.Fatal(err)
 	}

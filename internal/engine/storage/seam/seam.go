@@ -119,7 +119,28 @@ type Tx interface {
 	// at most limit; key, the backend's, resumes after r. An entity is all
 	// its alias rows.
 	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
+
+	// What Import writes records with, as stored, whoever asks (only
+	// hosts reach it). Memories is the live memories among ids.
+	Memories(ids []string) (map[string]*aimemoryv1.Memory, error)
+	// TitleOwners is the id holding each of keys that is taken.
+	TitleOwners(keys []NSTitle) (map[NSTitle]string, error)
+	// PutArchived writes a new archive row as it is (no links move).
+	PutArchived(a *storage.Archived) error
+	// PutVersion writes a new superseded version of a's memory at at.
+	PutVersion(at int64, a *storage.Archived) error
+	// PutArchivedLink writes a new link kept in the archive.
+	PutArchivedLink(l *aimemoryv1.Link) error
+	// Subscription is webhook subscription id; nil when there is none.
+	Subscription(id string) (*storage.Subscription, error)
+	// AddSubscription writes a new subscription that receives the events
+	// logged after this transaction's own; a refusal (ops.ImportRefusal)
+	// when the backend cannot keep its sealed secret.
+	AddSubscription(sub *storage.Subscription) error
 }
+
+// NSTitle is a title in its namespace, which one memory holds at most.
+type NSTitle struct{ Namespace, Title string }
 
 // Unmoved is the part of storage.Backend each backend still implements
 // RPC-shaped itself; records passes these through. Each is to move above
@@ -169,9 +190,6 @@ type Unmoved interface {
 	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
 	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
-
-	// Transfer, but Export.
-	Import(context.Context, []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error)
 
 	storage.Subscriptions
 }
