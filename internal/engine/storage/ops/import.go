@@ -20,7 +20,7 @@ const (
 // imported after every memory, they are sent none of the import's writes.
 var ExportKinds = []string{KindMemory, KindArchived, KindVersion, KindLink, KindArchivedLink, KindEntity, KindStandard, KindPending, KindSubscription}
 
-// Importer is what a backend's import transaction writes each kind of
+// Importer is what an import run (package records) writes each kind of
 // exported record with. Each answers its outcome ("created", "unchanged")
 // or an ImportRefusal; any other error aborts the batch.
 type Importer interface {

@@ -22,25 +22,35 @@ import (
 // Export and Import are package records', over EachRecord and the
 // record writes below.
 
-// exportPages are each kind's rows after a key, in key order (keyset
-// paging in one snapshot, Scan): the query, taking the key's columns then
-// the limit (NULL: all), and the row's decoding with its key.
-var exportPages = map[string]struct {
+// exportPage is a kind's rows after a key, in key order (keyset paging in
+// one snapshot, Scan): the query, taking the key's columns then the limit
+// (NULL: all), and the row's decoding with its key.
+type exportPage struct {
 	query string
 	keys  int // the key's columns
 	scan  func(pgx.Rows) (string, *aimemoryv1.ExportRecord, error)
-}{
-	ops.KindMemory: {`SELECT id, record FROM memories WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+}
+
+// keyedPage is the page of a table of (key, record) rows.
+func keyedPage(query string, decode func(key string, raw []byte) (*aimemoryv1.ExportRecord, error)) exportPage {
+	return exportPage{query, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
 		var (
-			id  string
+			key string
 			raw []byte
 		)
-		if err := rows.Scan(&id, &raw); err != nil {
+		if err := rows.Scan(&key, &raw); err != nil {
 			return "", nil, err
 		}
+		r, err := decode(key, raw)
+		return key, r, err
+	}}
+}
+
+var exportPages = map[string]exportPage{
+	ops.KindMemory: keyedPage(`SELECT id, record FROM memories WHERE id > $1 ORDER BY id LIMIT $2`, func(_ string, raw []byte) (*aimemoryv1.ExportRecord, error) {
 		m, err := decodeMemory(raw)
-		return id, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}}, err
-	}},
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}}, err
+	}),
 	ops.KindArchived: {`SELECT id, ` + archivedCols + ` FROM archived WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
 		var (
 			id  string
@@ -63,62 +73,33 @@ var exportPages = map[string]struct {
 	}},
 	ops.KindLink:         linkPage(liveLinks),
 	ops.KindArchivedLink: linkPage(archivedLinks),
-	// An entity is all its rows: a page is whole entities.
+	// An entity is all its rows: a page is whole entities (eachEntity).
 	ops.KindEntity: {`SELECT entity_id, alias, added_at, added_by FROM entity_aliases WHERE entity_id IN
 		(SELECT DISTINCT entity_id FROM entity_aliases WHERE entity_id > $1 ORDER BY entity_id LIMIT $2) ORDER BY entity_id, folded`, 1, nil},
-	ops.KindStandard: {`SELECT namespace, record FROM standards WHERE namespace COLLATE "C" > $1 ORDER BY namespace COLLATE "C" LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
-		var (
-			ns  string
-			raw []byte
-		)
-		if err := rows.Scan(&ns, &raw); err != nil {
-			return "", nil, err
-		}
+	ops.KindStandard: keyedPage(`SELECT namespace, record FROM standards WHERE namespace COLLATE "C" > $1 ORDER BY namespace COLLATE "C" LIMIT $2`, func(ns string, raw []byte) (*aimemoryv1.ExportRecord, error) {
 		st := new(aimemoryv1.Standard)
 		if err := proto.Unmarshal(raw, st); err != nil {
-			return "", nil, fmt.Errorf("decode standard of %q: %w", ns, err)
+			return nil, fmt.Errorf("decode standard of %q: %w", ns, err)
 		}
-		return ns, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, nil
-	}},
-	ops.KindPending: {`SELECT id, record FROM pending WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
-		var (
-			id  string
-			raw []byte
-		)
-		if err := rows.Scan(&id, &raw); err != nil {
-			return "", nil, err
-		}
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, nil
+	}),
+	ops.KindPending: keyedPage(`SELECT id, record FROM pending WHERE id > $1 ORDER BY id LIMIT $2`, func(id string, raw []byte) (*aimemoryv1.ExportRecord, error) {
 		p, err := decodePending(id, raw)
-		return id, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, err
-	}},
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, err
+	}),
 	// Without FromSeq or counters (ops.ExportedSubscription).
-	ops.KindSubscription: {`SELECT id, record FROM subscriptions WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
-		var (
-			id  string
-			raw []byte
-		)
-		if err := rows.Scan(&id, &raw); err != nil {
-			return "", nil, err
-		}
+	ops.KindSubscription: keyedPage(`SELECT id, record FROM subscriptions WHERE id > $1 ORDER BY id LIMIT $2`, func(id string, raw []byte) (*aimemoryv1.ExportRecord, error) {
 		sub := &storage.Subscription{}
 		if err := json.Unmarshal(raw, sub); err != nil {
-			return "", nil, errors.New("decode subscription " + id + ": " + err.Error())
+			return nil, errors.New("decode subscription " + id + ": " + err.Error())
 		}
-		return id, ops.ExportedSubscription(sub), nil
-	}},
+		return ops.ExportedSubscription(sub), nil
+	}),
 }
 
 // linkPage is the page of a link table, by (source, target, relation).
-func linkPage(table string) struct {
-	query string
-	keys  int
-	scan  func(pgx.Rows) (string, *aimemoryv1.ExportRecord, error)
-} {
-	return struct {
-		query string
-		keys  int
-		scan  func(pgx.Rows) (string, *aimemoryv1.ExportRecord, error)
-	}{`SELECT record FROM ` + table + ` WHERE (source_id, target_id, relation) > ($1, $2, $3) ORDER BY source_id, target_id, relation LIMIT $4`, 3,
+func linkPage(table string) exportPage {
+	return exportPage{`SELECT record FROM ` + table + ` WHERE (source_id, target_id, relation) > ($1, $2, $3) ORDER BY source_id, target_id, relation LIMIT $4`, 3,
 		func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
 			var raw []byte
 			if err := rows.Scan(&raw); err != nil {
