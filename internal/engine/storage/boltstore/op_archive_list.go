@@ -11,14 +11,17 @@ import (
 // ArchiveRows visits the archive rows of reason, or the superseded
 // versions (seam.Tx).
 func (t opsTx) ArchiveRows(reason string, fn func(*storage.Archived) error) error {
-	bucket := bucketArchive
-	if reason == storage.ArchiveReasonSuperseded {
+	bucket, versions := bucketArchive, reason == storage.ArchiveReasonSuperseded
+	if versions {
 		bucket, reason = bucketVersions, ""
 	}
-	return t.w.tx.Bucket(bucket).ForEach(func(_, v []byte) error {
+	return t.w.tx.Bucket(bucket).ForEach(func(k, v []byte) error {
 		a, err := decodeArchived(v)
 		if err != nil || (reason != "" && a.Reason != reason) {
 			return err
+		}
+		if versions {
+			a.VersionAt = versionKeyAt(k)
 		}
 		return fn(a)
 	})
