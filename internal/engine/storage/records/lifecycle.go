@@ -36,11 +36,14 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 // memories match like any. Without a namespace, guarded namespaces are
 // not searched; named, the engine's service refuses it (authz) before
 // anything is read. Only memories the caller may read match
-// (Tx.ForgetMatches, which validates req). Each memory is asked of the
-// policy as OpDelete; one refusal fails the whole request and nothing is
-// archived (ops.Forget). With dry_run it writes nothing and reports the
-// same matches.
+// (Tx.ForgetMatches, which also refuses a pattern without a word to
+// match). Each memory is asked of the policy as OpDelete; one refusal
+// fails the whole request and nothing is archived (ops.Forget). With
+// dry_run it writes nothing and reports the same matches.
 func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
+	if err := rules.ValidateForget(req); err != nil { // the pattern's words are checked in the transaction
+		return nil, err
+	}
 	if req.GetDryRun() {
 		return read(ctx, s, func(t seam.Tx) (*aimemoryv1.ForgetResponse, error) {
 			mems, err := t.ForgetMatches(req)
