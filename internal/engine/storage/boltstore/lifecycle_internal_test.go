@@ -57,3 +57,26 @@ func TestForgetSeesItsBatch(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPurgeOfNothingOpensNoWrite: a purge (the engine's hourly one) that
+// finds nothing old commits nothing: package records reads first.
+func TestPurgeOfNothingOpensNoWrite(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	ctx := storagetest.Operator()
+	m := storagetest.Store(t, s, storagetest.Mem("archived", "fresh"))
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Id}, Archive: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.writeMu.Lock()
+	commits := s.commits
+	s.writeMu.Unlock()
+	r, err := records.New(s).PurgeArchive(ctx, &aimemoryv1.PurgeArchiveRequest{Before: 1})
+	if err != nil || r.Purged+r.VersionsPurged != 0 {
+		t.Fatalf("purge = %v, %v; want nothing purged", r, err)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.commits != commits {
+		t.Errorf("%d commits for a purge of nothing", s.commits-commits)
+	}
+}

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -77,15 +79,24 @@ func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 }
 
 // ArchiveRows visits the archive rows of reason, or the superseded
-// versions (seam.Tx).
-func (t opsTx) ArchiveRows(reason string, fn func(*storage.Archived) error) error {
-	sql, args := `SELECT `+archivedCols+` FROM archived`, []any(nil)
+// versions, archived before before when it is set (by the time indexes,
+// 00003_archive.sql; a version's key time) (seam.Tx).
+func (t opsTx) ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error {
+	sql, where, args := `SELECT `+archivedCols+` FROM archived`, []string(nil), []any(nil)
 	switch reason {
 	case "":
 	case storage.ArchiveReasonSuperseded:
 		sql = `SELECT ` + versionCols + ` FROM versions`
 	default:
-		sql, args = sql+` WHERE reason = $1`, []any{reason}
+		args = append(args, reason)
+		where = append(where, fmt.Sprintf("reason = $%d", len(args)))
+	}
+	if before > 0 {
+		args = append(args, before)
+		where = append(where, fmt.Sprintf("archived_at < $%d", len(args)))
+	}
+	if len(where) > 0 {
+		sql += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	all, err := scanAll(t.w.ctx, t.w.tx, sql, args...)
 	if err != nil {

@@ -100,7 +100,7 @@ func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRe
 	}
 	return read(ctx, s, func(t seam.Tx) (*aimemoryv1.ListArchivedResponse, error) {
 		var rows []*storage.Archived
-		err := t.ArchiveRows(req.GetReason(), func(a *storage.Archived) error {
+		err := t.ArchiveRows(req.GetReason(), 0, func(a *storage.Archived) error {
 			if ops.ListedArchive(ctx, req, a) {
 				rows = append(rows, a)
 			}
@@ -140,11 +140,14 @@ func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRe
 	if err := ops.ValidatePurge(req); err != nil {
 		return nil, err
 	}
-	if req.GetDryRun() {
-		return read(ctx, s, func(t seam.Tx) (*aimemoryv1.PurgeArchiveResponse, error) {
-			resp, _, _, err := selectPurge(ctx, t, req)
-			return resp, err
-		})
+	// Read first: a scheduled purge mostly finds nothing old, no reason
+	// for a write transaction.
+	resp, err := read(ctx, s, func(t seam.Tx) (*aimemoryv1.PurgeArchiveResponse, error) {
+		resp, _, _, err := selectPurge(ctx, t, req)
+		return resp, err
+	})
+	if err != nil || req.GetDryRun() || resp.Purged+resp.VersionsPurged == 0 {
+		return resp, err
 	}
 	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.PurgeArchiveResponse, error) {
 		resp, rows, versions, err := selectPurge(ctx, t, req)
@@ -165,15 +168,15 @@ func selectPurge(ctx context.Context, t seam.Tx, req *aimemoryv1.PurgeArchiveReq
 	readable := func(a *storage.Archived) bool { return authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
 	var purged, versions []*storage.Archived
 	if before := req.GetBefore(); before > 0 {
-		err := t.ArchiveRows("", func(a *storage.Archived) error {
-			if a.ArchivedAt < before && readable(a) {
+		err := t.ArchiveRows("", before, func(a *storage.Archived) error {
+			if readable(a) {
 				purged = append(purged, a)
 			}
 			return nil
 		})
 		if err == nil {
-			err = t.ArchiveRows(storage.ArchiveReasonSuperseded, func(v *storage.Archived) error {
-				if v.VersionAt < before && readable(v) {
+			err = t.ArchiveRows(storage.ArchiveReasonSuperseded, before, func(v *storage.Archived) error {
+				if readable(v) {
 					versions = append(versions, v)
 				}
 				return nil

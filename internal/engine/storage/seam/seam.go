@@ -59,8 +59,10 @@ type Tx interface {
 	// Versions is id's superseded versions, oldest first.
 	Versions(id string) ([]*storage.Archived, error)
 	// ArchiveRows visits the archive rows of reason ("" = every reason;
-	// "superseded": the superseded versions instead), in any order.
-	ArchiveRows(reason string, fn func(*storage.Archived) error) error
+	// "superseded": the superseded versions instead), in any order; with
+	// before > 0 only those archived before it (a version's VersionAt), a
+	// scheduled purge's read, which need not decode the rest.
+	ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error
 	// VersionCounts is how many superseded versions each of ids has.
 	VersionCounts(ids []string) (map[string]uint32, error)
 	// DeleteArchived removes the archive rows of ids and the archived
