@@ -176,6 +176,10 @@ type Archived struct {
 	Reason            string
 	OriginalTier      string
 	OriginalExpiresAt int64
+	// VersionAt is a superseded version's key time (what Version and
+	// restore's version_at name; an imported version's may differ from
+	// ArchivedAt); 0 for an archive row.
+	VersionAt int64
 }
 
 // Backend is the whole storage, as the engine serves it: package records
