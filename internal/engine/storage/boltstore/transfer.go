@@ -184,12 +184,12 @@ func (t seamTx) PutArchived(a *storage.Archived) error {
 	return t.w.tx.Bucket(bucketArchive).Put([]byte(a.Memory.GetId()), raw)
 }
 
-func (t seamTx) PutVersion(at int64, a *storage.Archived) error {
+func (t seamTx) PutVersion(a *storage.Archived) error {
 	raw, err := encodeArchived(a)
 	if err != nil {
 		return err
 	}
-	return t.w.tx.Bucket(bucketVersions).Put(versionKey(a.Memory.GetId(), at), raw)
+	return t.w.tx.Bucket(bucketVersions).Put(versionKey(a.Memory.GetId(), a.VersionAt), raw)
 }
 
 func (t seamTx) PutArchivedLink(l *aimemoryv1.Link) error {

@@ -51,7 +51,7 @@ var exportPages = map[string]exportPage{
 		m, err := decodeMemory(raw)
 		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}}, err
 	}),
-	ops.KindArchived: {`SELECT id, ` + archivedCols + ` FROM archived WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
+	ops.KindArchived: {`SELECT id, archived_at, reason, original_tier, original_expires_at, record FROM archived WHERE id > $1 ORDER BY id LIMIT $2`, 1, func(rows pgx.Rows) (string, *aimemoryv1.ExportRecord, error) {
 		var (
 			id  string
 			raw []byte
@@ -281,21 +281,21 @@ func (t seamTx) PutArchived(a *storage.Archived) error {
 
 // PutVersion keeps the row's own time and reason only where they are not
 // the usual ones (its key time, superseded).
-func (t seamTx) PutVersion(at int64, a *storage.Archived) error {
+func (t seamTx) PutVersion(a *storage.Archived) error {
 	raw, err := encodeMemory(a.Memory)
 	if err != nil {
 		return err
 	}
 	var rowAt *int64
 	var reason *string
-	if a.ArchivedAt != at {
+	if a.ArchivedAt != a.VersionAt {
 		rowAt = &a.ArchivedAt
 	}
 	if a.Reason != storage.ArchiveReasonSuperseded {
 		reason = &a.Reason
 	}
 	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO versions (id, archived_at, original_tier, original_expires_at, record, row_archived_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		a.Memory.GetId(), at, a.OriginalTier, a.OriginalExpiresAt, raw, rowAt, reason)
+		a.Memory.GetId(), a.VersionAt, a.OriginalTier, a.OriginalExpiresAt, raw, rowAt, reason)
 	return err
 }
 

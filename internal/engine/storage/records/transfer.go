@@ -449,7 +449,8 @@ func (im *importer) ImportVersion(v *aimemoryv1.SupersededVersion) (string, erro
 	case err != nil:
 		return "", err
 	case old == nil:
-		return "created", im.t.PutVersion(v.GetAt(), a)
+		a.VersionAt = v.GetAt()
+		return "created", im.t.PutVersion(a)
 	case sameArchived(old, a):
 		return "unchanged", nil
 	}

@@ -136,8 +136,9 @@ type Tx interface {
 	TitleOwners(keys []NSTitle) (map[NSTitle]string, error)
 	// PutArchived writes a new archive row as it is (no links move).
 	PutArchived(a *storage.Archived) error
-	// PutVersion writes a new superseded version of a's memory at at.
-	PutVersion(at int64, a *storage.Archived) error
+	// PutVersion writes a new superseded version of a's memory, keyed by
+	// a.VersionAt.
+	PutVersion(a *storage.Archived) error
 	// PutArchivedLink writes a new link kept in the archive.
 	PutArchivedLink(l *aimemoryv1.Link) error
 	// Subscription is webhook subscription id; nil when there is none.
