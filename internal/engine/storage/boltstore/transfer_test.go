@@ -18,24 +18,12 @@ import (
 
 func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
-	var out []*aimemoryv1.ExportRecord
-	if err := records.New(s).Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return storagetest.ExportAll(t, records.New(s))
 }
 
 func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	res, err := records.New(s).Import(storagetest.Operator(), recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o []string
-	for _, r := range res {
-		o = append(o, r.GetOutcome()+" "+r.GetError())
-	}
-	return o
+	return storagetest.Outcomes(t, records.New(s), recs)
 }
 
 // TestImportKeepsRecordsAndRefusesClashes: an export imports into an empty

@@ -52,15 +52,7 @@ func importOutcomes(t testing.TB, s *Store, recs []*aimemoryv1.ExportRecord) []s
 
 func outcomes(t testing.TB, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	res, err := records.New(s).Import(storagetest.Operator(), recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o []string
-	for _, r := range res {
-		o = append(o, r.GetOutcome()+" "+r.GetError())
-	}
-	return o
+	return storagetest.Outcomes(t, records.New(s), recs)
 }
 
 // TestImportKeepsRecordsAndRefusesClashes, boltstore's test of the same

@@ -13,7 +13,8 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-func exportAll(t *testing.T, s storage.Backend) []*aimemoryv1.ExportRecord {
+// ExportAll is every record s exports, in order.
+func ExportAll(t testing.TB, s storage.Backend) []*aimemoryv1.ExportRecord {
 	t.Helper()
 	var out []*aimemoryv1.ExportRecord
 	if err := s.Export(Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
@@ -22,8 +23,8 @@ func exportAll(t *testing.T, s storage.Backend) []*aimemoryv1.ExportRecord {
 	return out
 }
 
-// outcomes is each record's outcome of one Import, and why when refused.
-func outcomes(t *testing.T, s storage.Backend, recs []*aimemoryv1.ExportRecord) []string {
+// Outcomes is each record's outcome of one Import, then why when refused.
+func Outcomes(t testing.TB, s storage.Backend, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
 	res, err := s.Import(Operator(), recs)
 	if err != nil {
@@ -74,7 +75,7 @@ func testExportImportEveryKind(t *testing.T, o Opener) {
 	if _, err := src.RegisterAgent(owner, &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
-	recs := exportAll(t, src)
+	recs := ExportAll(t, src)
 	kinds := map[string]int{}
 	for _, r := range recs {
 		kinds[string(r.ProtoReflect().WhichOneof(r.ProtoReflect().Descriptor().Oneofs().ByName("record")).Name())]++
@@ -88,13 +89,13 @@ func testExportImportEveryKind(t *testing.T, o Opener) {
 
 	dst, _ := o.open(t, storage.Options{})
 	for _, round := range []string{"created ", "unchanged "} {
-		for i, got := range outcomes(t, dst, recs) {
+		for i, got := range Outcomes(t, dst, recs) {
 			if got != round {
 				t.Errorf("import (%s): record %d: %q", round, i, got)
 			}
 		}
 	}
-	again := exportAll(t, dst)
+	again := ExportAll(t, dst)
 	if len(again) != len(recs) {
 		t.Fatalf("re-export: %d records, want %d", len(again), len(recs))
 	}
@@ -134,7 +135,7 @@ func testExportImportEveryKind(t *testing.T, o Opener) {
 		}
 	}
 	queued.GetMemory().Id, queued.GetMemory().Title, queued.GetMemory().CreatedBy = "0b6f1c2e-0000-4000-8000-000000000004", "bob's, imported", "ai:bob"
-	if got := outcomes(t, dst, []*aimemoryv1.ExportRecord{queued}); got[0] != "created " {
+	if got := Outcomes(t, dst, []*aimemoryv1.ExportRecord{queued}); got[0] != "created " {
 		t.Errorf("import into a governed namespace: %q", got)
 	}
 
@@ -152,7 +153,7 @@ func testExportImportEveryKind(t *testing.T, o Opener) {
 	}
 	pending.GetPending().Status = "expired"
 	standard.GetStandard().Owner = "ai:mallory"
-	got := outcomes(t, dst, []*aimemoryv1.ExportRecord{liveEnds, pending, standard})
+	got := Outcomes(t, dst, []*aimemoryv1.ExportRecord{liveEnds, pending, standard})
 	for i, want := range []string{"both ends are live", "is not pending, approved or rejected", "has another standard"} {
 		if !strings.Contains(got[i], want) {
 			t.Errorf("record %d: %q, want %q", i, got[i], want)
