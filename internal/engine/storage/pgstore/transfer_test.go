@@ -241,3 +241,39 @@ func TestExportPagesEachKeyOnce(t *testing.T) {
 		t.Fatalf("entities with both aliases %d, last version %d; want %d", entities, last, n)
 	}
 }
+
+// TestExportIsOneSnapshot: a standard set while an export is paused in
+// its memories is not sent: every kind is read from the snapshot the
+// export began with, though it pages each.
+func TestExportIsOneSnapshot(t *testing.T) {
+	s := open(t, storage.Options{})
+	ctx := storagetest.Operator()
+	rules := storagetest.Store(t, s, storagetest.Mem("rules", "team rules", storagetest.InNS("team")))
+	paused, resume, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var sent []*aimemoryv1.ExportRecord
+	go func() {
+		done <- records.New(s).Export(ctx, func(r *aimemoryv1.ExportRecord) error {
+			if len(sent) == 0 {
+				close(paused)
+				<-resume
+			}
+			sent = append(sent, r)
+			return nil
+		})
+	}()
+	<-paused
+	_, err := records.New(s).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Id, GovernanceJson: `{"write":"approve"}`})
+	close(resume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 1 || sent[0].GetMemory().GetId() != rules.Id {
+		t.Fatalf("sent %v; want only the memory there when the export began", sent)
+	}
+	if got := exportAll(t, s); len(got) != 2 || got[1].GetStandard().GetNamespace() != "team" {
+		t.Fatalf("a second export: %v", got)
+	}
+}

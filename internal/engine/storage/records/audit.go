@@ -47,11 +47,11 @@ func (s *Store) AppendAudit(ctx context.Context, in *aimemoryv1.AuditRecord) (*a
 // the one a kept head names, which must be there as it names it.
 func auditLast(t seam.Tx) (*aimemoryv1.AuditRecord, error) {
 	h, kept, err := t.AuditHead()
-	if err != nil || !kept {
-		recent, err2 := t.RecentAudit("", 1)
-		if err == nil {
-			err = err2
-		}
+	if err != nil {
+		return nil, err
+	}
+	if !kept {
+		recent, err := t.RecentAudit("", 1)
 		if err != nil || len(recent) == 0 {
 			return nil, err
 		}
@@ -120,22 +120,24 @@ func (s *Store) VerifyAudit(ctx context.Context, pin audit.Head) (*aimemoryv1.Ve
 }
 
 // ExportAudit calls each with every record in seq order, read in batches
-// as Export reads (scanBatches): the log is append-only, so the records
+// as Export reads (batches): the log is append-only, so the records
 // are those there at the start and perhaps some appended since, each once.
 func (s *Store) ExportAudit(ctx context.Context, each func(*aimemoryv1.AuditRecord) error) error {
 	var after uint64
-	return scanBatches(ctx, s, func(t seam.Tx, add func(*aimemoryv1.AuditRecord, int) bool) error {
-		return t.EachAudit(after, ExportBatchRecords+1, func(seq uint64, r *aimemoryv1.AuditRecord) error {
-			if r == nil {
-				return fmt.Errorf("audit record %d: unreadable", seq)
-			}
-			if !add(r, proto.Size(r)) {
-				return errFull
-			}
-			after = seq
-			return nil
-		})
-	}, each)
+	return s.b.Scan(ctx, func(read func(func(seam.Tx) error) error) error {
+		return batches(ctx, read, func(t seam.Tx, add func(*aimemoryv1.AuditRecord, int) bool) error {
+			return t.EachAudit(after, ExportBatchRecords+1, func(seq uint64, r *aimemoryv1.AuditRecord) error {
+				if r == nil {
+					return fmt.Errorf("audit record %d: unreadable", seq)
+				}
+				if !add(r, proto.Size(r)) {
+					return errFull
+				}
+				after = seq
+				return nil
+			})
+		}, each)
+	})
 }
 
 // ImportAudit writes records of another store's log as they were (seq,

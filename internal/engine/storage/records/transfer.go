@@ -24,46 +24,44 @@ const (
 // errFull stops a read whose batch is full; the next read resumes there.
 var errFull = errors.New("export batch full")
 
-// scanBatches sends what fill reads, a batch per read of the backend's
-// Scan, after that read ends (bbolt: its transaction is over, so a slow
+// batches sends what fill reads, a batch per read (of the backend's
+// Scan), after that read ends (bbolt: its transaction is over, so a slow
 // consumer holds none). fill adds each record with its size; add answers
 // false, not taking it, once the batch is full, and fill stops there
 // (returning errFull) to resume at it in the next read. A read that fills
 // no batch is the last.
-func scanBatches[T any](ctx context.Context, s *Store, fill func(t seam.Tx, add func(r T, size int) bool) error, send func(T) error) error {
-	return s.b.Scan(ctx, func(read func(func(seam.Tx) error) error) error {
-		for {
-			var batch []T
-			full := false
-			err := read(func(t seam.Tx) error {
-				batch, full = nil, false
-				size := 0
-				err := fill(t, func(r T, n int) bool {
-					if len(batch) == ExportBatchRecords || size >= exportBatchBytes {
-						full = true
-						return false
-					}
-					batch, size = append(batch, r), size+n
-					return true
-				})
-				if errors.Is(err, errFull) {
-					return nil
+func batches[T any](ctx context.Context, read func(func(seam.Tx) error) error, fill func(t seam.Tx, add func(r T, size int) bool) error, send func(T) error) error {
+	for {
+		var batch []T
+		full := false
+		err := read(func(t seam.Tx) error {
+			batch, full = nil, false
+			size := 0
+			err := fill(t, func(r T, n int) bool {
+				if len(batch) == ExportBatchRecords || size >= exportBatchBytes {
+					full = true
+					return false
 				}
-				return err
+				batch, size = append(batch, r), size+n
+				return true
 			})
-			if err != nil {
-				return err
+			if errors.Is(err, errFull) {
+				return nil
 			}
-			for _, r := range batch {
-				if err := send(r); err != nil {
-					return err
-				}
-			}
-			if err := ctx.Err(); err != nil || !full {
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if err := send(r); err != nil {
 				return err
 			}
 		}
-	})
+		if err := ctx.Err(); err != nil || !full {
+			return err
+		}
+	}
 }
 
 // Export calls each with every record, as stored, in the order Import
@@ -72,7 +70,7 @@ func scanBatches[T any](ctx context.Context, s *Store, fill func(t seam.Tx, add 
 // subscriptions (ops.ExportKinds). Index rows are derived again on import;
 // vectors are not carried (reindex rebuilds them).
 //
-// It reads in batches (scanBatches: bbolt a read transaction per batch,
+// It reads in batches (batches: bbolt a read transaction per batch,
 // ended before each sees it, so a slow consumer never pins the file's
 // pages against a writer that must grow it; PostgreSQL one snapshot).
 // What that gives, where the batches are not one snapshot:
@@ -96,31 +94,33 @@ func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) 
 		ops.KindMemory: e.keepMemory, ops.KindArchived: e.keepArchived, ops.KindLink: e.keepLink,
 		ops.KindArchivedLink: e.keepArchivedLink, ops.KindEntity: e.keepEntity,
 	}
-	for _, kind := range ops.ExportKinds {
-		send := each
-		if k := keep[kind]; k != nil {
-			send = func(r *aimemoryv1.ExportRecord) error {
-				if !k(r) {
-					return nil
+	return s.b.Scan(ctx, func(read func(func(seam.Tx) error) error) error {
+		for _, kind := range ops.ExportKinds {
+			send := each
+			if k := keep[kind]; k != nil {
+				send = func(r *aimemoryv1.ExportRecord) error {
+					if !k(r) {
+						return nil
+					}
+					return each(r)
 				}
-				return each(r)
+			}
+			after := ""
+			err := batches(ctx, read, func(t seam.Tx, add func(*aimemoryv1.ExportRecord, int) bool) error {
+				return t.EachRecord(kind, after, ExportBatchRecords+1, func(key string, r *aimemoryv1.ExportRecord) error {
+					if !add(r, proto.Size(r)) {
+						return errFull
+					}
+					after = key
+					return nil
+				})
+			}, send)
+			if err != nil {
+				return err
 			}
 		}
-		after := ""
-		err := scanBatches(ctx, s, func(t seam.Tx, add func(*aimemoryv1.ExportRecord, int) bool) error {
-			return t.EachRecord(kind, after, ExportBatchRecords+1, func(key string, r *aimemoryv1.ExportRecord) error {
-				if !add(r, proto.Size(r)) {
-					return errFull
-				}
-				after = key
-				return nil
-			})
-		}, send)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // exportState is what Export has sent, for the references of what
