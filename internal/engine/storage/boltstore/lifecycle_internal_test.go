@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -20,13 +21,13 @@ func TestForgetLeadsItsBatch(t *testing.T) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")})
+		records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")})
 	}()
 	waitQueue(t, s, 0)
 	var stored *aimemoryv1.StoreMemoryResponse
 	go func() {
 		defer wg.Done()
-		stored, _ = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("Draft notes", "queued first")})
+		stored, _ = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("Draft notes", "queued first")})
 	}()
 	waitQueue(t, s, 1)
 	var forgot *aimemoryv1.ForgetResponse
