@@ -79,7 +79,7 @@ func (t seamTx) PutPending(p *aimemoryv1.PendingAction) error         { return t
 func (t seamTx) As(ctx context.Context, fn func() error) error {
 	saved := t.w.ctx
 	defer func() { t.w.ctx = saved }()
-	t.w.ctx, t.w.pre = ctx, nil // pre was the outer request's text
+	t.w.ctx = ctx
 	return fn()
 }
 func (t seamTx) Wrote() bool { return len(t.w.changes) > 0 || len(t.w.events) > 0 }
