@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
@@ -172,7 +173,9 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(float64(l[len(l)*95/100].Nanoseconds()), "p95-ns")
 }
 
-func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemoriesRequest) {
+// benchSearch times req's searches, each with hybrid's query vector
+// (hybrid nil: keyword only).
+func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemoriesRequest, hybrid func() *storage.Hybrid) {
 	s := benchStore(b, n)
 	qs := newCorpus(99).queries(1000)
 	ctx := storagetest.Operator()
@@ -182,7 +185,11 @@ func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemor
 	cpu0 := procstat.CPU(os.Getpid()) // the process's CPU time: what load on the machine disturbs least
 	for b.Loop() {
 		lat.time(func() {
-			resp, err := s.SearchMemories(ctx, req(qs[i%len(qs)]))
+			var hy *storage.Hybrid
+			if hybrid != nil {
+				hy = hybrid()
+			}
+			resp, err := s.SearchMemories(ctx, req(qs[i%len(qs)]), hy)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -207,17 +214,17 @@ func recallReq(q string) *aimemoryv1.SearchMemoriesRequest {
 	}
 }
 
-func BenchmarkSearch10k(b *testing.B)  { benchSearch(b, 10_000, searchReq) }
-func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000, searchReq) }
-func BenchmarkRecall10k(b *testing.B)  { benchSearch(b, 10_000, recallReq) }
-func BenchmarkRecall100k(b *testing.B) { benchSearch(b, 100_000, recallReq) }
+func BenchmarkSearch10k(b *testing.B)  { benchSearch(b, 10_000, searchReq, nil) }
+func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000, searchReq, nil) }
+func BenchmarkRecall10k(b *testing.B)  { benchSearch(b, 10_000, recallReq, nil) }
+func BenchmarkRecall100k(b *testing.B) { benchSearch(b, 100_000, recallReq, nil) }
 
 // Recall with no filter: the widest candidate set.
 func BenchmarkRecallUnfiltered100k(b *testing.B) {
 	benchSearch(b, 100_000, func(q string) *aimemoryv1.SearchMemoriesRequest {
 		return &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10,
 			Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL}
-	})
+	}, nil)
 }
 
 func BenchmarkList100k(b *testing.B) {
@@ -393,7 +400,7 @@ func benchOpen(b *testing.B, n int, rebuild bool) {
 		if s, err = Open(ctx, path, Options{Logger: benchLog}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.SearchMemories(ctx, searchReq(q)); err != nil {
+		if _, err := s.SearchMemories(ctx, searchReq(q), nil); err != nil {
 			b.Fatal(err)
 		}
 		first += time.Since(start)
@@ -482,7 +489,7 @@ func BenchmarkOpenReplay100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := k.SearchMemories(ctx, searchReq(q)); err != nil {
+		if _, err := k.SearchMemories(ctx, searchReq(q), nil); err != nil {
 			b.Fatal(err)
 		}
 		first += time.Since(start)

@@ -37,7 +37,7 @@ func FuzzForgetPattern(f *testing.F) {
 		mems = append(mems, storagetest.Store(f, records.New(s), m))
 	}
 	f.Fuzz(func(t *testing.T, pattern string) {
-		resp, err := s.Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})
+		resp, err := records.New(s).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})
 		if err != nil {
 			var fe *record.FieldError
 			if !errors.As(err, &fe) || (fe.Field != "pattern" && fe.Field != "namespace") {

@@ -118,7 +118,7 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 		t.Errorf("audit chain after an append = %v, %v", v2, err)
 	}
 	// Searching the migrated index still finds by stemmed words.
-	r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "deploys friday", Limit: 5})
+	r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "deploys friday", Limit: 5}, nil)
 	if err != nil || len(r.Results) != 1 || r.Results[0].Memory.Id != ids[2] {
 		t.Errorf("search after migration = %v, %v", r, err)
 	}
@@ -282,7 +282,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 		"hour":           {d},
 		"sqlite":         nil,
 	} {
-		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 5})
+		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 5}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +333,7 @@ func TestUpgradeFromSchema4Answers(t *testing.T) {
 	answers := func(s *Store) [][]string {
 		var out [][]string
 		for _, q := range qs {
-			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY})
+			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -85,7 +85,7 @@ func BenchmarkSearch(b *testing.B) {
 			for b.Loop() {
 				_, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{
 					Query: benchText(r, 2), Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 10,
-				})
+				}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -65,7 +65,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 
 func search(t *testing.T, s *Store, q string) []string {
 	t.Helper()
-	resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10})
+	resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

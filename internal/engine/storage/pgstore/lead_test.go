@@ -149,7 +149,7 @@ func TestPrunedChangeLogReloads(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, s := range []*Store{idle, idle, idle, writer} {
 		wg.Go(func() {
-			resp, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10})
+			resp, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10}, nil)
 			if err != nil {
 				t.Error(err)
 			} else if len(resp.GetResults()) != 3 {
@@ -162,7 +162,7 @@ func TestPrunedChangeLogReloads(t *testing.T) {
 	if _, err := records.New(writer).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("zebra four", "striped four")}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := idle.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10})
+	resp, err := idle.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10}, nil)
 	if err != nil || len(resp.GetResults()) != 4 {
 		t.Fatalf("after a later write: %d results (%v), want 4", len(resp.GetResults()), err)
 	}

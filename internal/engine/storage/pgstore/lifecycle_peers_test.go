@@ -39,7 +39,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 		wg      sync.WaitGroup
 	)
 	forget := func() {
-		resp, err := engines[1].Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft", Namespace: "race"})
+		resp, err := records.New(engines[1]).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft", Namespace: "race"})
 		if err != nil {
 			t.Error(err)
 			return

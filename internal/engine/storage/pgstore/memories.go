@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -83,7 +84,7 @@ func (s *Store) ListMemories(ctx context.Context, req *aimemoryv1.ListMemoriesRe
 // SearchMemories ranks live memories matching the filter by keyword
 // relevance (index/rank.go), as boltstore does; with a query vector and
 // model, fused with the nearest vectors (hybrid), as boltstore does.
-func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
+func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest, hy *storage.Hybrid) (*aimemoryv1.SearchMemoriesResponse, error) {
 	if err := s.catchUp(ctx); err != nil { // see the other engines' writes
 		return nil, err
 	}
@@ -97,25 +98,25 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	}
 	limit := q.Limit
 	resp := &aimemoryv1.SearchMemoriesResponse{Mode: "keyword"}
-	hybrid := len(req.GetQueryVector()) > 0 && req.GetVectorModel() != ""
+	hybrid := hy != nil && len(hy.Vector) > 0 && hy.Model != ""
 	if hybrid {
 		q.Limit = max(3*limit, 30)
 	}
 	hits := s.idx.Search(q)
 	if hybrid { // boltstore's blend, step for step
-		minCos := float64(req.GetMinSimilarity())
+		minCos := hy.MinSimilarity
 		if minCos == 0 {
 			minCos = defaultMinSimilarity
 		}
-		near, err := s.nearest(ctx, f, req.GetQueryVector(), req.GetVectorModel(), max(5*limit, 50), minCos)
+		near, err := s.nearest(ctx, f, hy.Vector, hy.Model, max(5*limit, 50), minCos)
 		if err != nil {
 			return nil, err
 		}
 		if len(near) == 0 {
-			resp.SemanticReason = "no memory has a vector by " + req.GetVectorModel() + " close to the query"
+			resp.SemanticReason = "no memory has a vector by " + hy.Model + " close to the query"
 			hits = hits[:min(len(hits), limit)]
 		} else {
-			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, req.GetQueryVector(), req.GetVectorModel(), minCos, float64(req.GetQueryUnread()), limit)
+			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, hy.Vector, hy.Model, minCos, hy.Unread, limit)
 			resp.Mode = "hybrid"
 		}
 	}

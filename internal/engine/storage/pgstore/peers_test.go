@@ -80,7 +80,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 	// answer a search alike, and each index is a replay of the database.
 	var answers [2]string
 	for i, s := range engines {
-		resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: "shared title", Limit: 100})
+		resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: "shared title", Limit: 100}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestPeerWriteSeen(t *testing.T) {
 		if _, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "seen by the peer", Confidence: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := peer.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: fmt.Sprintf("zebra %d", i), Limit: 5})
+		resp, err := peer.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: fmt.Sprintf("zebra %d", i), Limit: 5}, nil)
 		if err != nil || len(resp.Results) != 1 || resp.Results[0].Memory.Title != title {
 			t.Fatalf("the peer's search for write %d = %v, %v", i, resp, err)
 		}

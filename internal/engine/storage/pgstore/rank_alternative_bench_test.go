@@ -195,7 +195,7 @@ func benchRankReads(b *testing.B, s *Store, n int) {
 	for _, kind := range []string{"common", "rare"} {
 		for range 20 {
 			q := rankQuery(r, kind, n)
-			want, err := s.SearchMemories(ctx, searchReq(q))
+			want, err := s.SearchMemories(ctx, searchReq(q), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -233,7 +233,7 @@ func benchRankReads(b *testing.B, s *Store, n int) {
 		b.Run(fmt.Sprintf("read/%d/%s/index-cache", n, kind), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(5, 6))
 			for b.Loop() {
-				if _, err := s.SearchMemories(ctx, searchReq(rankQuery(r, kind, n))); err != nil {
+				if _, err := s.SearchMemories(ctx, searchReq(rankQuery(r, kind, n)), nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -65,10 +65,18 @@ type Tx interface {
 	// Versions is id's superseded versions, oldest first.
 	Versions(id string) ([]*storage.Archived, error)
 	// ArchiveRows visits the archive rows of reason ("" = every reason;
-	// "superseded": the superseded versions instead), in any order.
-	ArchiveRows(reason string, fn func(*storage.Archived) error) error
+	// "superseded": the superseded versions instead), in any order; with
+	// before > 0 only those archived before it (a version's VersionAt), a
+	// scheduled purge's read, which need not decode the rest.
+	ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error
 	// VersionCounts is how many superseded versions each of ids has.
 	VersionCounts(ids []string) (map[string]uint32, error)
+	// DeleteArchived removes the archive rows of ids and the archived
+	// links touching them, for good (an end gone for good takes its links).
+	DeleteArchived(ids []string) error
+	// DeleteVersions removes superseded versions by their keys (id and
+	// VersionAt, not the row's own time).
+	DeleteVersions(vs []*storage.Archived) error
 	// LinksOf is the links with id at either end, live ones or (archived)
 	// those kept in the archive: outbound, then inbound, each by (source,
 	// target, relation).
@@ -87,7 +95,8 @@ type Tx interface {
 	// approved action executes as its requester (records' executor).
 	As(ctx context.Context, fn func() error) error
 	// ForgetMatches is the live memories req matches for the caller,
-	// oldest first (rules.NewForget with the backend's analyzer).
+	// oldest first (rules.NewForget with the backend's analyzer), as the
+	// transaction sees them (its own and its batch's writes included).
 	ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error)
 	// Expired is every live memory whose expiry is at or before Now,
 	// soonest first, then by id.
@@ -114,21 +123,17 @@ type Tx interface {
 //     not by visiting records.
 //   - HasExpired: one index probe (a bbolt cursor, an SQL EXISTS), asked
 //     on every collection tick.
-//   - Forget: bbolt finds the matches in its in-memory index, so its write
-//     leads a batch of its own (writeFirst), which Backend.Write does not
-//     offer; its approved execution is above the seam (Tx.ForgetMatches).
-//   - PurgeArchive: a version is deleted by its key time, which only the
-//     backend sees (an imported version keeps its own archived_at), and
-//     PostgreSQL deletes the selection in two statements.
-//   - ArchiveStats: its sizes are each backend's own encoding, and
-//     PostgreSQL counts the versions of a full grant in SQL.
+//   - ArchiveStats: its sizes are each backend's own encoding, and the
+//     versions of a full grant are counted without decoding one (bbolt
+//     sums row lengths, PostgreSQL counts in SQL); over ArchiveRows every
+//     superseded version, the archive's largest part, would be decoded.
 //   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
 //     SKIP LOCKED across engines; bbolt under its one writer.
 type Unmoved interface {
 	// Memories, but StoreMemory, GetMemories, ShortIDs, TouchMemories,
 	// UpdateMemory, DeleteMemories and CollectGarbage.
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
-	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
+	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest, *storage.Hybrid) (*aimemoryv1.SearchMemoriesResponse, error)
 	HasExpired(context.Context) (bool, error)
 	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
 	Count() int
@@ -144,10 +149,8 @@ type Unmoved interface {
 
 	storage.Audit
 
-	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived,
-	// GetArchived and ListArchived.
-	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
-	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
+	// Archive, but Forget, PromoteMemory, RestoreMemory, Consolidate,
+	// Archived, GetArchived, ListArchived and PurgeArchive.
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 
 	storage.Transfer

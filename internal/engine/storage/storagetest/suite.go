@@ -91,6 +91,7 @@ var conformanceTests = []conformanceTest{
 	{"ForgetSkipsGuarded", testForgetSkipsGuarded},
 	{"SupersededVersions", testSupersededVersions},
 	{"ArchiveListStatsPurge", testArchiveListStatsPurge},
+	{"PurgeByVersionKey", testPurgeByVersionKey},
 	{"RestoreVersionAndMerge", testRestoreVersionAndMerge},
 	{"Promote", testPromote},
 	{"Consolidate", testConsolidate},
