@@ -45,7 +45,7 @@ func TestMigrateCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 25 {
-		storagetest.Store(t, src, storagetest.Mem(fmt.Sprintf("note %d", i), "about migration"))
+		storagetest.Store(t, records.New(src), storagetest.Mem(fmt.Sprintf("note %d", i), "about migration"))
 	}
 	for range 4 {
 		if _, err := records.New(src).AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: "ai:mallory", Event: "access_denied"}); err != nil {

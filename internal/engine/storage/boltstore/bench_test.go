@@ -20,6 +20,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -247,6 +248,7 @@ func BenchmarkStore100k(b *testing.B) { benchStoreOne(b, 100_000) }
 
 func benchStoreOne(b *testing.B, n int) {
 	s := benchStore(b, n)
+	rs := records.New(s)
 	c := newCorpus(7)
 	ctx := storagetest.Operator()
 	var lat latencies
@@ -256,7 +258,7 @@ func benchStoreOne(b *testing.B, n int) {
 		m := c.memory(1_000_000 + i)
 		i++
 		lat.time(func() {
-			if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
+			if _, err := rs.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -308,7 +310,7 @@ func processCPU() time.Duration {
 
 // BenchmarkStoreParallel is two writers at once, like two hosts.
 func BenchmarkStoreParallel(b *testing.B) {
-	s := benchStore(b, 10_000)
+	s := records.New(benchStore(b, 10_000))
 	ctx := storagetest.Operator()
 	var mu sync.Mutex
 	seed := uint64(100)
@@ -345,8 +347,9 @@ func benchStoreInFlight(b *testing.B, inFlight int) {
 		corpora[g] = newCorpus(uint64(1000 + g))
 	}
 	w := startWriteStats(s)
+	rs := records.New(s)
 	benchutil.InFlight(b, inFlight, func(g int, i int64) error {
-		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: corpora[g].memory(int(3_000_000 + i))})
+		_, err := rs.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: corpora[g].memory(int(3_000_000 + i))})
 		return err
 	})
 	w.report(b)
@@ -418,6 +421,7 @@ func benchOpen(b *testing.B, n int, rebuild bool) {
 // short ids of ten memories among 100k.
 func BenchmarkShortIDs100k(b *testing.B) {
 	s := benchStore(b, 100_000)
+	rs := records.New(s)
 	ctx := storagetest.Operator()
 	l, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 200})
 	if err != nil {
@@ -432,7 +436,7 @@ func BenchmarkShortIDs100k(b *testing.B) {
 		}
 		i++
 		lat.time(func() {
-			if _, err := s.ShortIDs(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: 8}); err != nil {
+			if _, err := rs.ShortIDs(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: 8}); err != nil {
 				b.Fatal(err)
 			}
 		})

@@ -22,13 +22,13 @@ func TestForgetSeesItsBatch(t *testing.T) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")})
+		records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")})
 	}()
 	waitQueue(t, s, 0)
 	var stored *aimemoryv1.StoreMemoryResponse
 	go func() {
 		defer wg.Done()
-		stored, _ = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("Draft notes", "queued first")})
+		stored, _ = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("Draft notes", "queued first")})
 	}()
 	waitQueue(t, s, 1)
 	var forgot *aimemoryv1.ForgetResponse
@@ -63,7 +63,7 @@ func TestForgetSeesItsBatch(t *testing.T) {
 func TestPurgeOfNothingOpensNoWrite(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	ctx := storagetest.Operator()
-	m := storagetest.Store(t, s, storagetest.Mem("archived", "fresh"))
+	m := storagetest.Store(t, records.New(s), storagetest.Mem("archived", "fresh"))
 	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Id}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -168,10 +168,13 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return out, nil
 }
 
-// ArchivedLinks is the archived links touching id (seam.Tx).
-func (t opsTx) ArchivedLinks(id string) ([]*aimemoryv1.Link, error) {
-	return collectLinks(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), id,
-		aimemoryv1.Direction_DIRECTION_BOTH, nil, nil, nil)
+// LinksOf is the live or archived links touching id (seam.Tx).
+func (t opsTx) LinksOf(id string, archived bool) ([]*aimemoryv1.Link, error) {
+	out, in := bucketLinksOut, bucketLinksIn
+	if archived {
+		out, in = bucketArchivedLinksOut, bucketArchivedLinksIn
+	}
+	return collectLinks(t.w.tx.Bucket(out), t.w.tx.Bucket(in), id, aimemoryv1.Direction_DIRECTION_BOTH, nil, nil, nil)
 }
 
 func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }

@@ -34,7 +34,7 @@ func FuzzForgetPattern(f *testing.F) {
 		storagetest.Mem("Notes", "drafting 日本語 テキスト", storagetest.InNS("f")),
 		storagetest.Mem("Other", "the of and near", storagetest.Tier("long")),
 	} {
-		mems = append(mems, storagetest.Store(f, s, m))
+		mems = append(mems, storagetest.Store(f, records.New(s), m))
 	}
 	f.Fuzz(func(t *testing.T, pattern string) {
 		resp, err := records.New(s).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})

@@ -2,6 +2,9 @@ package boltstore
 
 import (
 	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -108,4 +111,26 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 		j++
 	}
 	return resp, nil
+}
+
+// records reads the memories of hits in order, skipping any deleted since
+// the index was read.
+func (s *Store) records(hits []index.Hit) ([]*aimemoryv1.Memory, error) {
+	out := make([]*aimemoryv1.Memory, 0, len(hits))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketMemories)
+		for _, h := range hits {
+			raw := b.Get([]byte(h.ID))
+			if raw == nil {
+				continue
+			}
+			m, err := decodeLive(raw)
+			if err != nil {
+				return fmt.Errorf("memory %s: %w", h.ID, err)
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
 }

@@ -58,7 +58,7 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 25 {
-				r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("shared words writer%d", w), storagetest.Tags("t"))})
+				r, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("shared words writer%d", w), storagetest.Tags("t"))})
 				if err != nil {
 					t.Errorf("writer %d store %d: %v", w, i, err)
 					return

@@ -31,13 +31,13 @@ func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string 
 // with its reason while the rest of the batch is written.
 func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	src, clock := openTest(t, Options{})
-	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
+	gone := storagetest.Store(t, records.New(src), storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
 	if _, err := records.New(src).CollectGarbage(storagetest.Operator(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
-	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
-	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
+	a := storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
+	b := storagetest.Store(t, records.New(src), storagetest.Mem("beta", "second"))
 	if _, err := records.New(src).PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph", Scope: caller.AllNamespaces}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestImportSubscription(t *testing.T) {
 	if err := src.PutSubscription(storagetest.Operator(), sub); err != nil {
 		t.Fatal(err)
 	}
-	storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
+	storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
 	recs := exportAll(t, src)
 	if got := recs[len(recs)-1].GetSubscription(); got.GetId() != sub.ID || string(got.GetSealedSecret()) != "sealed bytes" {
 		t.Fatalf("last exported record: %v", recs[len(recs)-1])

@@ -13,7 +13,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -28,9 +27,7 @@ type writeTx struct {
 	now     int64
 	changes []index.Change
 	events  []*aimemoryv1.Event
-	// pre is the request's text analysed before it queued (see analyzed).
-	pre    *analyzed
-	logged int // new index log entries (snapshot.go)
+	logged  int // new index log entries (snapshot.go)
 	// vecChanges are the vectors written or dropped (vectors.go).
 	vecChanges []vecChange
 	// importedSubs: subscriptions this write imported; they start after
@@ -56,30 +53,6 @@ func (w *writeTx) batchChanged() []string {
 	}
 	add(w.changes)
 	return ids
-}
-
-// analyzed is a memory's term list computed before its write queues, so
-// the analysis runs outside the writer lock; put uses it when the record
-// it writes still has that text (a store, a merge), else analyses afresh.
-type analyzed struct {
-	title, content string
-	tags           []string
-	terms          []keyword.TermFreq
-}
-
-// analyze is m's term list, to hand to its write.
-func (s *Store) analyze(m *aimemoryv1.Memory) *analyzed {
-	terms, _ := s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
-	return &analyzed{title: m.GetTitle(), content: m.GetContent(), tags: m.GetTags(), terms: terms}
-}
-
-// termsOf is m's term list, from pre when it still applies.
-func (w *writeTx) termsOf(m *aimemoryv1.Memory) []keyword.TermFreq {
-	if p := w.pre; p != nil && p.title == m.GetTitle() && p.content == m.GetContent() && slices.Equal(p.tags, m.GetTags()) {
-		return p.terms
-	}
-	terms, _ := w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
-	return terms
 }
 
 // maxBatch bounds how many writes one group commit takes.
@@ -312,7 +285,7 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 		if c.OldTerms, err = decodeTerms(terms); err != nil {
 			return err
 		}
-		c.NewTerms = w.termsOf(m)
+		c.NewTerms, _ = w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
 		terms = encodeTerms(c.NewTerms)
 	}
 	raw, err := encodeLive(m, terms)

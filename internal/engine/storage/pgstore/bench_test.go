@@ -135,7 +135,7 @@ func BenchmarkStoreWithSubscriptions(b *testing.B) {
 			}
 			r := rand.New(rand.NewPCG(3, 4))
 			for i := 0; b.Loop(); i++ {
-				_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				_, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("bench %d", i), Content: benchText(r, 40), Confidence: 1,
 				}})
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -43,7 +44,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 		wg.Go(func() {
 			s := engines[w%2]
 			for i := range writes {
-				resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				resp, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("shared title %d", i%titles), Content: fmt.Sprintf("writer %d write %d", w, i), Confidence: 1,
 				}})
 				if err != nil {
@@ -116,7 +117,7 @@ func TestPeerWriteSeen(t *testing.T) {
 			s, peer = b, a
 		}
 		title := fmt.Sprintf("zebra crossing %d", i)
-		if _, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "seen by the peer", Confidence: 1}}); err != nil {
+		if _, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "seen by the peer", Confidence: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := peer.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: fmt.Sprintf("zebra %d", i), Limit: 5}, nil)

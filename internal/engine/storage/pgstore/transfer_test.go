@@ -64,13 +64,13 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	clock := storagetest.NewClock()
 	src := open(t, storage.Options{Now: clock.Now})
 	ctx := storagetest.Operator()
-	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
+	gone := storagetest.Store(t, records.New(src), storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
 	if _, err := records.New(src).CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
-	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
-	storagetest.Store(t, src, storagetest.Mem("beta", "second"))
+	a := storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
+	storagetest.Store(t, records.New(src), storagetest.Mem("beta", "second"))
 	if _, err := records.New(src).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestExportPagesEachKeyOnce(t *testing.T) {
 func TestExportIsOneSnapshot(t *testing.T) {
 	s := open(t, storage.Options{})
 	ctx := storagetest.Operator()
-	rules := storagetest.Store(t, s, storagetest.Mem("rules", "team rules", storagetest.InNS("team")))
+	rules := storagetest.Store(t, records.New(s), storagetest.Mem("rules", "team rules", storagetest.InNS("team")))
 	paused, resume, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	var sent []*aimemoryv1.ExportRecord
 	go func() {

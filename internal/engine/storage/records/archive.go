@@ -57,16 +57,11 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				continue
 			}
 			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
-			links, err := t.ArchivedLinks(id)
+			links, err := t.LinksOf(id, true)
 			if err != nil {
 				return nil, err
 			}
-			for _, l := range links {
-				if k := l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation; !seen[k] {
-					seen[k] = true
-					resp.Links = append(resp.Links, l)
-				}
-			}
+			resp.Links = appendLinks(seen, resp.Links, links)
 		}
 		// An id neither live and readable (t.Get) nor archived has no namespace: not readable.
 		visible := ops.ReadableIDs(func(ns string) bool { return ns != "" && readable(ns) }, func(id string) (string, error) { return anyNamespace(t, id) })

@@ -416,7 +416,7 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	if !archivedEnd {
 		return "", ops.Refusef("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	kept, err := im.t.ArchivedLinks(l.GetSourceId())
+	kept, err := im.t.LinksOf(l.GetSourceId(), true)
 	if err != nil {
 		return "", err
 	}

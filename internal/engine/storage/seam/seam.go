@@ -19,6 +19,8 @@ import (
 	"io"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -43,6 +45,10 @@ type Backend interface {
 	Scan(ctx context.Context, fn func(read func(func(Tx) error) error) error) error
 	// AuditChain is the chain the audit log is hashed with (Options.Audit).
 	AuditChain() *audit.Chain
+	// Keywords is the backend's text analyzer and in-memory keyword index,
+	// current to the commits this engine has applied: what is answered
+	// from the index alone (a store's potential contradictions) reads it.
+	Keywords() (*keyword.Analyzer, *index.Index)
 
 	// Backup writes a consistent copy of the whole store to w, while
 	// writes go on, in the backend's own format; it returns the bytes written.
@@ -79,9 +85,14 @@ type Tx interface {
 	// DeleteVersions removes superseded versions by their keys (id and
 	// VersionAt, not the row's own time).
 	DeleteVersions(vs []*storage.Archived) error
-	// ArchivedLinks is the links kept in the archive with id at either
-	// end: outbound, then inbound, each by (source, target, relation).
-	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
+	// LinksOf is the links with id at either end, live ones or (archived)
+	// those kept in the archive: outbound, then inbound, each by (source,
+	// target, relation).
+	LinksOf(id string, archived bool) ([]*aimemoryv1.Link, error)
+	// EachID visits the ids after from in byte order (before it, with
+	// back, nearest first), of live memories or (archived) of archive
+	// rows, each with its namespace, while fn returns true.
+	EachID(archived, back bool, from string, fn func(id, namespace string) bool) error
 	// AliasHolders is the entities holding alias folded, in any namespace.
 	AliasHolders(folded string) ([]string, error)
 	// EachPending visits the pending actions of status at now (ops.Listed;
@@ -171,11 +182,8 @@ type NSTitle struct{ Namespace, Title string }
 //   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
 //     SKIP LOCKED across engines; bbolt under its one writer.
 type Unmoved interface {
-	// Memories, but TouchMemories, UpdateMemory, DeleteMemories and
-	// CollectGarbage.
-	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
-	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
-	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
+	// Memories, but StoreMemory, GetMemories, ShortIDs, TouchMemories,
+	// UpdateMemory, DeleteMemories and CollectGarbage.
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
 	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest, *storage.Hybrid) (*aimemoryv1.SearchMemoriesResponse, error)
 	HasExpired(context.Context) (bool, error)

@@ -67,6 +67,7 @@ var conformanceTests = []conformanceTest{
 	{"FailingWriteFailsAlone", testFailingWriteFailsAlone},
 	{"ValidationNamesField", testValidationNamesField},
 	{"GetByPrefix", testGetByPrefix},
+	{"PrefixPastUnreadable", testPrefixPastUnreadable},
 	{"ShortIDs", testShortIDs},
 	// list and search
 	{"Filters", testFilters},
