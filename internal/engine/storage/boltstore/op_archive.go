@@ -154,11 +154,6 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return out, nil
 }
 
-// ArchivedLinks is the archived links touching id (seam.Tx).
-func (t opsTx) ArchivedLinks(id string) ([]*aimemoryv1.Link, error) {
-	return collectLinks(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), id,
-		aimemoryv1.Direction_DIRECTION_BOTH, nil, nil, nil)
-}
 
 func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
 

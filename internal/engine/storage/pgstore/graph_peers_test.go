@@ -50,7 +50,7 @@ func TestPeerGraphSeen(t *testing.T) {
 		if _, err := records.New(e[i%2]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: l[0], TargetId: l[1]}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := e[1-i%2].GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{l[0]}, Direction: aimemoryv1.Direction_DIRECTION_OUT})
+		resp, err := records.New(e[1-i%2]).GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{l[0]}, Direction: aimemoryv1.Direction_DIRECTION_OUT})
 		if err != nil || len(resp.Links) != 1 || resp.Links[0].TargetId != l[1] {
 			t.Fatalf("the peer's read of link %d = %v, %v", i, resp, err)
 		}

@@ -141,12 +141,6 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return scanAll(t.w.ctx, t.w.tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
 }
 
-// ArchivedLinks is the archived links touching id (seam.Tx).
-func (t opsTx) ArchivedLinks(id string) ([]*aimemoryv1.Link, error) {
-	a, err := linksAround(t.w.ctx, t.w.tx, archivedLinks, []string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "")
-	return a.collect(id, nil, nil, nil), err
-}
-
 func (t opsTx) Unarchive(id string) error {
 	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = $1`, id)
 	return err

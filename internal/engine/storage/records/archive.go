@@ -56,12 +56,12 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				continue
 			}
 			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
-			links, err := t.ArchivedLinks(id)
+			out, in, err := t.Links([]string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "", true)
 			if err != nil {
 				return nil, err
 			}
-			for _, l := range links {
-				if k := l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation; !seen[k] {
+			for _, l := range append(out[id], in[id]...) {
+				if k := linkKey(l); !seen[k] {
 					seen[k] = true
 					resp.Links = append(resp.Links, l)
 				}

@@ -63,9 +63,15 @@ type Tx interface {
 	ArchiveRows(reason string, fn func(*storage.Archived) error) error
 	// VersionCounts is how many superseded versions each of ids has.
 	VersionCounts(ids []string) (map[string]uint32, error)
-	// ArchivedLinks is the links kept in the archive with id at either
-	// end: outbound, then inbound, each by (source, target, relation).
-	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
+	// Links is the links of relation ("" = any) with an end in ids, live
+	// or (archived) kept in the archive: out[id] those from id by (target,
+	// relation), in[id] those to id by (source, relation); dir OUT or IN
+	// reads that side only.
+	Links(ids []string, dir aimemoryv1.Direction, relation string, archived bool) (out, in map[string][]*aimemoryv1.Link, err error)
+	// Summaries is the id, title and namespace of each of ids that is live
+	// and (archived) of each with an archive row, whoever the caller: the
+	// read rule is the graph reads' own. A graph level summarises hundreds.
+	Summaries(ids []string, archived bool) (live, arch map[string]*aimemoryv1.NodeSummary, err error)
 	// AliasHolders is the entities holding alias folded, in any namespace.
 	AliasHolders(folded string) ([]string, error)
 	// EachPending visits the pending actions of status at now (ops.Listed;
@@ -128,10 +134,7 @@ type Unmoved interface {
 	storage.Corpus
 	storage.Vectors
 
-	// Graph, but PutLink, InvalidateLink, RegisterEntity and GetEntityByAlias.
-	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
-	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
-	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)
+	// Graph: CountNamespaces only.
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
 
 	storage.Audit
