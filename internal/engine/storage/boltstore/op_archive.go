@@ -157,12 +157,6 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 
 func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
 
-func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
-	return readLink(t.w.tx, source, target, relation)
-}
-
-func (t opsTx) PutLink(l *aimemoryv1.Link) error { return putLink(t.w.tx, l) }
-
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	moved, k, err := moveLinks(t.w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,
 		func(l *aimemoryv1.Link) bool { return t.w.isLive(otherEnd(l, id)) })

@@ -146,10 +146,6 @@ func (t opsTx) Unarchive(id string) error {
 	return err
 }
 
-func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
-	return t.w.readLink(liveLinks, source, target, relation)
-}
-func (t opsTx) PutLink(l *aimemoryv1.Link) error { return t.w.writeLink(liveLinks, l) }
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	return t.w.restoreLinks(id)
 }
