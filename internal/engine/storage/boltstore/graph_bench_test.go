@@ -114,23 +114,8 @@ func BenchmarkGraphTimeline1k(b *testing.B) {
 	}
 }
 
-// BenchmarkGraphTraverse is a kg_query walk: depth 3 outward from a random
-// memory, at most 1000 nodes.
+// BenchmarkGraphTraverse is a kg_query walk (storagetest.BenchTraverse).
 func BenchmarkGraphTraverse(b *testing.B) {
 	g := loadGraphBench(b)
-	r := rand.New(rand.NewPCG(3, 3))
-	var lat latencies
-	nodes := 0
-	for b.Loop() {
-		src := g.ids[r.IntN(len(g.ids))]
-		lat.time(func() {
-			resp, err := g.rs.Traverse(storagetest.Operator(), &aimemoryv1.TraverseRequest{SourceId: src, MaxDepth: 3, Limit: 1000, Direction: aimemoryv1.Direction_DIRECTION_OUT})
-			if err != nil {
-				b.Fatal(err)
-			}
-			nodes += len(resp.Nodes)
-		})
-	}
-	lat.report(b)
-	b.ReportMetric(float64(nodes)/float64(len(lat)), "nodes/op")
+	storagetest.BenchTraverse(b, g.rs, g.ids)
 }

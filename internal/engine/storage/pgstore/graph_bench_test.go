@@ -138,23 +138,7 @@ func BenchmarkGraph(b *testing.B) {
 		})
 	}
 	b.Run("walk3", func(b *testing.B) { benchWalk(b, g) })
-	b.Run("traverse3", func(b *testing.B) {
-		r := rand.New(rand.NewPCG(3, 3))
-		var lat latencies
-		nodes := 0
-		for b.Loop() {
-			src := g.ids[r.IntN(len(g.ids))]
-			lat.time(func() {
-				resp, err := g.rs.Traverse(storagetest.Operator(), &aimemoryv1.TraverseRequest{SourceId: src, MaxDepth: 3, Limit: 1000, Direction: aimemoryv1.Direction_DIRECTION_OUT})
-				if err != nil {
-					b.Fatal(err)
-				}
-				nodes += len(resp.Nodes)
-			})
-		}
-		lat.report(b)
-		b.ReportMetric(float64(nodes)/float64(len(lat)), "nodes/op")
-	})
+	b.Run("traverse3", func(b *testing.B) { storagetest.BenchTraverse(b, g.rs, g.ids) })
 	b.Run("timeline1k", func(b *testing.B) {
 		var lat latencies
 		for b.Loop() {

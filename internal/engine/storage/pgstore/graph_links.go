@@ -8,18 +8,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // Links (migrations/00002_graph.sql): the wire Link in table links while
 // both ends are live (foreign keys cascading on delete), in archived_links
-// once an end is archived. The write steps are ops.PutLink and
-// ops.InvalidateLink, shared with boltstore; the reads below return what
-// boltstore's do, in its order: per asked id, its outbound links by
-// (target, relation), then its inbound ones by (source, relation), each
-// link once. Reads run on the database in one snapshot, so they see every
-// engine's committed writes.
+// once an end is archived. The steps are shared with boltstore (ops,
+// records); Tx.Links reads in boltstore's order: an id's outbound links by
+// (target, relation), its inbound ones by (source, relation). A read runs
+// in one snapshot of the database, so it sees every engine's committed
+// writes.
 
 // Link tables.
 const (
@@ -37,11 +36,6 @@ func decodeLink(raw []byte) (*aimemoryv1.Link, error) {
 
 func encodeLink(l *aimemoryv1.Link) ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.Marshal(l)
-}
-
-// linkKey identifies a link in a seen set.
-func linkKey(l *aimemoryv1.Link) string {
-	return l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation
 }
 
 // graphRead runs fn in one read-only snapshot of the database.
@@ -108,26 +102,6 @@ func linksAround(ctx context.Context, q pgx.Tx, table string, ids []string, dir 
 		}
 	}
 	return a, nil
-}
-
-// collect appends id's links in a to dst (outbound, then inbound), each
-// once (seen; nil keeps all) and as the filter sees it (nil = rejected).
-func (a around) collect(id string, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) []*aimemoryv1.Link {
-	for _, ls := range [][]*aimemoryv1.Link{a.out[id], a.in[id]} {
-		for _, l := range ls {
-			if seen != nil {
-				k := linkKey(l)
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-			}
-			if l = f.View(l); l != nil {
-				dst = append(dst, l)
-			}
-		}
-	}
-	return dst
 }
 
 // The link steps' view of the transaction (ops.LinkTx).
@@ -272,7 +246,7 @@ func (w *writeTx) relinkArchived(from, to string) (moved, kept uint32, err error
 	if err := w.deleteArchivedLinks(from); err != nil {
 		return 0, 0, err
 	}
-	for _, l := range a.collect(from, nil, map[string]bool{}, nil) {
+	for _, l := range ops.CollectLinks(a.out, a.in, from, nil, map[string]bool{}, nil) {
 		n := proto.Clone(l).(*aimemoryv1.Link)
 		if n.SourceId == from {
 			n.SourceId = to

@@ -129,7 +129,7 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {
-		resp.Links = a.collect(id, nil, seen, resp.Links)
+		resp.Links = ops.CollectLinks(a.out, a.in, id, nil, seen, resp.Links)
 	}
 	// A live link's ends are live (the foreign keys).
 	resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(authz.Of(ctx).Reader(), func(id string) (ns string, err error) {

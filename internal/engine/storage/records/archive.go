@@ -61,7 +61,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				return nil, err
 			}
 			for _, l := range append(out[id], in[id]...) {
-				if k := linkKey(l); !seen[k] {
+				if k := ops.LinkKey(l); !seen[k] {
 					seen[k] = true
 					resp.Links = append(resp.Links, l)
 				}

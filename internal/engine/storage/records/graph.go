@@ -294,28 +294,8 @@ func (g *graphReads) Node(id string) (*aimemoryv1.NodeSummary, error) {
 
 // Links: the direction and relation were applied by the level's read.
 func (g *graphReads) Links(id string, archived bool, _ aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
-	out, in := g.out, g.in
 	if archived {
-		out, in = g.archOut, g.archIn
+		return ops.CollectLinks(g.archOut, g.archIn, id, f, seen, dst), nil
 	}
-	for _, ls := range [][]*aimemoryv1.Link{out[id], in[id]} {
-		for _, l := range ls {
-			if seen != nil {
-				k := linkKey(l)
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-			}
-			if l = f.View(l); l != nil {
-				dst = append(dst, l)
-			}
-		}
-	}
-	return dst, nil
-}
-
-// linkKey identifies a link in a seen set.
-func linkKey(l *aimemoryv1.Link) string {
-	return l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation
+	return ops.CollectLinks(g.out, g.in, id, f, seen, dst), nil
 }
