@@ -69,8 +69,8 @@ type Tx interface {
 	// reads that side only.
 	Links(ids []string, dir aimemoryv1.Direction, relation string, archived bool) (out, in map[string][]*aimemoryv1.Link, err error)
 	// Summaries is the id, title and namespace of each of ids that is live
-	// and (archived) of each with an archive row, whoever the caller: the
-	// read rule is the graph reads' own. A graph level summarises hundreds.
+	// and (archived) of each with an archive row, whoever the caller (the
+	// graph reads apply the read rule to them). A level summarises hundreds.
 	Summaries(ids []string, archived bool) (live, arch map[string]*aimemoryv1.NodeSummary, err error)
 	// AliasHolders is the entities holding alias folded, in any namespace.
 	AliasHolders(folded string) ([]string, error)
