@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
@@ -55,7 +56,7 @@ func seedDataDir(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	seedStores(b, n, st)
+	seedStores(b, n, records.New(st))
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}

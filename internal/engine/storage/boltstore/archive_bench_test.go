@@ -52,13 +52,13 @@ func BenchmarkPurgeArchive10k(b *testing.B) {
 		b.StartTimer()
 		dry.time(func() {
 			req.DryRun = true
-			if r, err := s.PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
+			if r, err := records.New(s).PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
 				b.Fatal(r, err)
 			}
 		})
 		purge.time(func() {
 			req.DryRun = false
-			if r, err := s.PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
+			if r, err := records.New(s).PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
 				b.Fatal(r, err)
 			}
 		})

@@ -24,7 +24,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 	defer s.Close()
 	store := func(title, content string) string {
 		t.Helper()
-		r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Namespace: "n"}})
+		r, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Namespace: "n"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,8 +69,8 @@ func waitQueue(t *testing.T, s *Store, n int) {
 func TestGroupCommit(t *testing.T) {
 	ev := &eventLog{}
 	s, _ := openTest(t, Options{Policy: trapPolicy{}, Events: ev})
-	victim := storagetest.Store(t, s, storagetest.Mem("victim", "deleted only with keep"))
-	keep := storagetest.Store(t, s, storagetest.Mem("keep", "never deleted"))
+	victim := storagetest.Store(t, records.New(s), storagetest.Mem("victim", "deleted only with keep"))
+	keep := storagetest.Store(t, records.New(s), storagetest.Mem("keep", "never deleted"))
 	ev.ids = nil
 
 	s.writeMu.Lock() // the commit under way
@@ -80,7 +80,7 @@ func TestGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "written in a group")})
+			resp, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "written in a group")})
 			*out = err
 			if err == nil {
 				*id = resp.Memory.Id
@@ -164,7 +164,7 @@ func TestGroupCommit(t *testing.T) {
 
 func getIDs(t *testing.T, s *Store, ids ...string) []*aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	resp, err := records.New(s).GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: ids})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { panics[i] = recover() }()
-			_, errs[i] = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("write %d", i), "x", storagetest.InNS(ns))})
+			_, errs[i] = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("write %d", i), "x", storagetest.InNS(ns))})
 		}()
 	}
 	s.writeMu.Lock()
@@ -216,5 +216,5 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 	if errs[2] == nil || errs[2].Error() != "internal error in a group commit" || panics[2] != nil {
 		t.Errorf("the write sharing the bug's batch: %v, %v", errs[2], panics[2])
 	}
-	storagetest.Store(t, s, storagetest.Mem("after", "the store still takes writes"))
+	storagetest.Store(t, records.New(s), storagetest.Mem("after", "the store still takes writes"))
 }

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -17,7 +18,7 @@ func benchForget(b *testing.B, n int, namespace string) {
 	matched, i := 0, 0
 	for b.Loop() {
 		lat.time(func() {
-			resp, err := s.Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: qs[i%len(qs)], Namespace: namespace, DryRun: true})
+			resp, err := records.New(s).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: qs[i%len(qs)], Namespace: namespace, DryRun: true})
 			if err != nil {
 				b.Fatal(err)
 			}

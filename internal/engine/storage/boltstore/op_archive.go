@@ -65,6 +65,14 @@ func versionKey(id string, at int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(id), 0), uint64(at))
 }
 
+// versionKeyAt is the time of a versionKey.
+func versionKeyAt(k []byte) int64 {
+	if len(k) < 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(k[len(k)-8:]))
+}
+
 // moveLinks moves every link touching id from one pair of link buckets to
 // the other, keeping those for which keep (if set) says false; it returns
 // how many it moved and how many it kept.
@@ -136,7 +144,12 @@ func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	return decodeArchived(raw)
+	a, err := decodeArchived(raw)
+	if err != nil {
+		return nil, err
+	}
+	a.VersionAt = at
+	return a, nil
 }
 
 // Versions is id's superseded versions, oldest first (seam.Tx).
@@ -149,13 +162,38 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.VersionAt = versionKeyAt(k)
 		out = append(out, a)
 	}
 	return out, nil
 }
 
-
 func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
+
+// DeleteArchived removes the archive rows of ids and the archived links
+// touching them, for good (seam.Tx).
+func (t opsTx) DeleteArchived(ids []string) error {
+	for _, id := range ids {
+		if err := t.Unarchive(id); err != nil {
+			return err
+		}
+		if err := deleteArchivedLinks(t.w.tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteVersions removes superseded versions by their keys (seam.Tx).
+func (t opsTx) DeleteVersions(vs []*storage.Archived) error {
+	versions := t.w.tx.Bucket(bucketVersions)
+	for _, v := range vs {
+		if err := versions.Delete(versionKey(v.Memory.GetId(), v.VersionAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	moved, k, err := moveLinks(t.w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,

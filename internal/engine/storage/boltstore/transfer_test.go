@@ -43,13 +43,13 @@ func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string 
 // with its reason while the rest of the batch is written.
 func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	src, clock := openTest(t, Options{})
-	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
+	gone := storagetest.Store(t, records.New(src), storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
 	if _, err := records.New(src).CollectGarbage(storagetest.Operator(), &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
-	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
-	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
+	a := storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
+	b := storagetest.Store(t, records.New(src), storagetest.Mem("beta", "second"))
 	if _, err := records.New(src).PutLink(caller.NewContext(context.Background(), caller.Caller{Principal: "ai:test", Family: "graph", Scope: caller.AllNamespaces}), &aimemoryv1.PutLinkRequest{SourceId: a.Id, TargetId: b.Id, Relation: "related_to"}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +101,9 @@ func TestExportImportEveryKind(t *testing.T) {
 	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core", Scope: caller.AllNamespaces})
 	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "graph", Scope: caller.AllNamespaces})
 	src, clock := openTest(t, Options{})
-	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
-	b := storagetest.Store(t, src, storagetest.Mem("beta", "second"))
-	c := storagetest.Store(t, src, storagetest.Mem("gamma", "third"))
+	a := storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
+	b := storagetest.Store(t, records.New(src), storagetest.Mem("beta", "second"))
+	c := storagetest.Store(t, records.New(src), storagetest.Mem("gamma", "third"))
 	clock.Add(time.Second)
 	if _, err := records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
 		t.Fatal(err)
@@ -116,14 +116,14 @@ func TestExportImportEveryKind(t *testing.T) {
 	if _, err := records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{c.Id}, Archive: true}); err != nil {
 		t.Fatal(err)
 	}
-	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
+	std, err := records.New(src).StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := records.New(src).SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
+	if _, err := records.New(src).StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
 		t.Fatal("bob's store into team was not queued")
 	}
 	if _, err := records.New(src).RegisterAgent(owner, &aimemoryv1.RegisterAgentRequest{AgentType: "test", Capabilities: []string{"x"}}); err != nil {
@@ -228,7 +228,7 @@ func TestImportSubscription(t *testing.T) {
 	if err := src.PutSubscription(storagetest.Operator(), sub); err != nil {
 		t.Fatal(err)
 	}
-	storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
+	storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
 	recs := exportAll(t, src)
 	if got := recs[len(recs)-1].GetSubscription(); got.GetId() != sub.ID || string(got.GetSealedSecret()) != "sealed bytes" {
 		t.Fatalf("last exported record: %v", recs[len(recs)-1])

@@ -16,7 +16,7 @@ func TestVectorsSurviveReopen(t *testing.T) {
 	ctx := storagetest.Operator()
 	var ids []string
 	for _, title := range []string{"a", "b"} {
-		resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c", Confidence: 1}})
+		resp, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func everyKind(t *testing.T) *boltstore.Store {
 	}
 	var ms []*aimemoryv1.Memory
 	for _, w := range strings.Fields("alpha beta gamma delta epsilon zeta eta theta") {
-		ms = append(ms, storagetest.Store(t, src, storagetest.Mem(w, "about "+w, storagetest.Tags(w))))
+		ms = append(ms, storagetest.Store(t, records.New(src), storagetest.Mem(w, "about "+w, storagetest.Tags(w))))
 	}
 	clock.Add(time.Second)
 	must(records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
@@ -58,10 +58,10 @@ func everyKind(t *testing.T) *boltstore.Store {
 	}
 	must(records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
 	must(records.New(src).RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}}))
-	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
+	std, err := records.New(src).StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
 	must(std, err)
 	must(records.New(src).SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}))
-	if _, err := src.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
+	if _, err := records.New(src).StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
 		t.Fatal("bob's store into team was not queued")
 	}
 	must(nil, src.PutSubscription(storagetest.Operator(), &storage.Subscription{ID: "0b6f1c2e-0000-4000-8000-00000000000a",

@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -28,7 +30,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 	go func() {
 		done <- slow.write(storagetest.Operator(), func(w *writeTx) error {
 			resp := &aimemoryv1.StoreMemoryResponse{}
-			if err := w.storeMemory(storagetest.Mem("slow zebra", "logged first, committed last"), 0, resp); err != nil {
+			if err := ops.Store(opsTx{w}, storagetest.Mem("slow zebra", "logged first, committed last"), 0, resp); err != nil {
 				return err
 			}
 			close(logged)
@@ -37,7 +39,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 		})
 	}()
 	<-logged
-	storagetest.Store(t, fast, storagetest.Mem("fast zebra", "logged second, committed first"))
+	storagetest.Store(t, records.New(fast), storagetest.Mem("fast zebra", "logged second, committed first"))
 	if got := search(t, reader, "zebra"); len(got) != 1 || got[0] != "fast zebra" {
 		t.Fatalf("before the slow commit: %v", got)
 	}
@@ -63,7 +65,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 
 func search(t *testing.T, s *Store, q string) []string {
 	t.Helper()
-	resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10})
+	resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string
 func TestGovernanceTransfer(t *testing.T) {
 	ctx := storagetest.Operator()
 	a := open(t, storage.Options{})
-	std, err := a.StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
+	std, err := records.New(a).StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestGovernanceTransfer(t *testing.T) {
 	}
 	var ids []string
 	for _, title := range []string{"kept pending", "rejected"} {
-		_, err := a.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Namespace: "gov", Confidence: 1}})
+		_, err := records.New(a).StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Namespace: "gov", Confidence: 1}})
 		var pe *storage.PendingError
 		if !errors.As(err, &pe) {
 			t.Fatalf("store %q: %v, want queued", title, err)
@@ -121,14 +121,14 @@ func TestGovernanceTransfer(t *testing.T) {
 
 	// The imported standard governs b (its memory need not be there) and
 	// the imported pending action is decided by b's rules.
-	if _, err := b.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "new", Content: "x", Namespace: "gov", Confidence: 1}}); !errors.Is(err, storage.ErrPending) {
+	if _, err := records.New(b).StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "new", Content: "x", Namespace: "gov", Confidence: 1}}); !errors.Is(err, storage.ErrPending) {
 		t.Errorf("store under the imported policy: %v, want queued", err)
 	}
 	resp, err := records.New(b).ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[0]})
 	if err != nil || !resp.Approved {
 		t.Fatalf("approve the imported action: %v, %v", resp, err)
 	}
-	if m, err := b.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{resp.Action.ResultMemoryId}}); err != nil || len(m.Memories) != 1 || m.Memories[0].Title != "kept pending" {
+	if m, err := records.New(b).GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{resp.Action.ResultMemoryId}}); err != nil || len(m.Memories) != 1 || m.Memories[0].Title != "kept pending" {
 		t.Errorf("the approved import wrote %v, %v", m, err)
 	}
 	if _, err := records.New(b).ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); !errors.Is(err, storage.ErrDecided) {

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"fmt"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ func loadPGGraph(b *testing.B) *pgGraphBench {
 					return err
 				}
 				resp := &aimemoryv1.StoreMemoryResponse{}
-				if err := w.storeMemory(in, policy, resp); err != nil {
+				if err := ops.Store(opsTx{w}, in, policy, resp); err != nil {
 					return err
 				}
 				g.ids = append(g.ids, resp.Memory.Id)

@@ -34,7 +34,7 @@ func peers(t *testing.T) [2]*Store {
 
 func storeOK(t *testing.T, s *Store, title string) string {
 	t.Helper()
-	r, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
+	r, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

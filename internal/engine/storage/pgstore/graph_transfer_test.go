@@ -31,7 +31,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 	defer bolt.Close()
 	var ids []string
 	for _, title := range []string{"a", "b", "c", "d", "e"} {
-		r, err := bolt.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
+		r, err := records.New(bolt).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 		wg      sync.WaitGroup
 	)
 	forget := func() {
-		resp, err := engines[1].Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft", Namespace: "race"})
+		resp, err := records.New(engines[1]).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft", Namespace: "race"})
 		if err != nil {
 			t.Error(err)
 			return
@@ -57,7 +57,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 		}
 	})
 	for i := range writes {
-		_, err := engines[0].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+		_, err := records.New(engines[0]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 			Title: fmt.Sprintf("draft %d", i), Content: "to be forgotten", Namespace: "race", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func TestRestoreRacesStore(t *testing.T) {
 	outcomes := map[string]int{}
 	for i := range 30 {
 		title := fmt.Sprintf("contested %d", i)
-		m, err := engines[0].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "archived", Confidence: 1}})
+		m, err := records.New(engines[0]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "archived", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestRestoreRacesStore(t *testing.T) {
 			_, restored = records.New(engines[0]).RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: m.Memory.Id})
 		})
 		wg.Go(func() {
-			stored, storeErr = engines[1].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "stored", Confidence: 1}})
+			stored, storeErr = records.New(engines[1]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "stored", Confidence: 1}})
 		})
 		wg.Wait()
 		if storeErr != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
@@ -78,7 +79,7 @@ func TestVectorsMigrateTo8Bit(t *testing.T) {
 		t.Fatal(err)
 	}
 	vecs := map[string][]float32{"near": {0.9, 0.1, 0, 0}, "far": {0, 0.2, 1, 0}, "zero": {0, 0, 0, 0}}
-	ids := storagetest.StoreWithVectors(t, s, vecs)
+	ids := storagetest.StoreWithVectors(t, records.New(s), vecs)
 	var before []byte
 	if err := s.pool.QueryRow(ctx, `SELECT q FROM vectors WHERE id = $1`, ids["near"]).Scan(&before); err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func govCaller(principal string) context.Context {
 func TestPeersRacingApprovers(t *testing.T) {
 	engines, clk := govPeers(t)
 	ctx := storagetest.Operator()
-	std, err := engines[0].StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
+	std, err := records.New(engines[0]).StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 	for round := range rounds {
 		clk.Add(time.Second) // newest first in the list
 		title := fmt.Sprintf("queued %d", round)
-		_, err := engines[1].StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "awaiting approval", Namespace: "gov", Confidence: 1}})
+		_, err := records.New(engines[1]).StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "awaiting approval", Namespace: "gov", Confidence: 1}})
 		var pe *storage.PendingError
 		if !errors.As(err, &pe) || pe.ID == "" {
 			t.Fatalf("round %d: store on the other engine = %v, want queued (the standard set on engine 0 governs engine 1)", round, err)
@@ -94,7 +94,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 			if err != nil || len(list.Pending) != round+1 || list.Pending[0].Id != pe.ID || list.Pending[0].ResultMemoryId == "" {
 				t.Fatalf("round %d: engine %d's approved list = %v, %v", round, i, list, err)
 			}
-			got, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{list.Pending[0].ResultMemoryId}})
+			got, err := records.New(s).GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{list.Pending[0].ResultMemoryId}})
 			if err != nil || len(got.Memories) != 1 || got.Memories[0].CreatedBy != "ai:bob" {
 				t.Fatalf("round %d: engine %d reads the executed memory as %v, %v; want bob's", round, i, got, err)
 			}

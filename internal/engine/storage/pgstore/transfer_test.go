@@ -44,13 +44,13 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	clock := storagetest.NewClock()
 	src := open(t, storage.Options{Now: clock.Now})
 	ctx := storagetest.Operator()
-	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
+	gone := storagetest.Store(t, records.New(src), storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
 	if _, err := records.New(src).CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
-	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
-	storagetest.Store(t, src, storagetest.Mem("beta", "second"))
+	a := storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
+	storagetest.Store(t, records.New(src), storagetest.Mem("beta", "second"))
 	if _, err := records.New(src).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
 		t.Fatal(err)
 	}

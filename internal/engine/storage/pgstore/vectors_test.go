@@ -25,7 +25,7 @@ func TestVectorsSeenByOtherEngines(t *testing.T) {
 		}
 		t.Cleanup(func() { (*s).Close() })
 	}
-	m := storagetest.Store(t, a, storagetest.Mem("alpha", "first"))
+	m := storagetest.Store(t, records.New(a), storagetest.Mem("alpha", "first"))
 	if n, err := a.PutVectors(ctx, "m1", []storage.VectorPut{{ID: m.GetId(), Text: "alpha first", Vector: []float32{3, 4}}}); err != nil || n != 1 {
 		t.Fatalf("put = %d, %v", n, err)
 	}

@@ -18,6 +18,8 @@ import (
 	"context"
 	"io"
 
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
@@ -35,6 +37,10 @@ type Backend interface {
 	Read(ctx context.Context, fn func(Tx) error) error
 	// Now is the backend's clock (storage.Options.Now), unix nanoseconds.
 	Now() int64
+	// Keywords is the backend's text analyzer and in-memory keyword index,
+	// current to the commits this engine has applied: what is answered
+	// from the index alone (a store's potential contradictions) reads it.
+	Keywords() (*keyword.Analyzer, *index.Index)
 
 	// Backup writes a consistent copy of the whole store to w, while
 	// writes go on, in the backend's own format; it returns the bytes written.
@@ -59,10 +65,18 @@ type Tx interface {
 	// Versions is id's superseded versions, oldest first.
 	Versions(id string) ([]*storage.Archived, error)
 	// ArchiveRows visits the archive rows of reason ("" = every reason;
-	// "superseded": the superseded versions instead), in any order.
-	ArchiveRows(reason string, fn func(*storage.Archived) error) error
+	// "superseded": the superseded versions instead), in any order; with
+	// before > 0 only those archived before it (a version's VersionAt), a
+	// scheduled purge's read, which need not decode the rest.
+	ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error
 	// VersionCounts is how many superseded versions each of ids has.
 	VersionCounts(ids []string) (map[string]uint32, error)
+	// DeleteArchived removes the archive rows of ids and the archived
+	// links touching them, for good (an end gone for good takes its links).
+	DeleteArchived(ids []string) error
+	// DeleteVersions removes superseded versions by their keys (id and
+	// VersionAt, not the row's own time).
+	DeleteVersions(vs []*storage.Archived) error
 	// Links is the links of relation ("" = any) with an end in ids, live
 	// or (archived) kept in the archive: out[id] those from id by (target,
 	// relation), in[id] those to id by (source, relation); dir OUT or IN
@@ -72,6 +86,10 @@ type Tx interface {
 	// and (archived) of each with an archive row, whoever the caller (the
 	// graph reads apply the read rule to them). A level summarises hundreds.
 	Summaries(ids []string, archived bool) (live, arch map[string]*aimemoryv1.NodeSummary, err error)
+	// EachID visits the ids after from in byte order (before it, with
+	// back, nearest first), of live memories or (archived) of archive
+	// rows, each with its namespace, while fn returns true.
+	EachID(archived, back bool, from string, fn func(id, namespace string) bool) error
 	// AliasHolders is the entities holding alias folded, in any namespace.
 	AliasHolders(folded string) ([]string, error)
 	// EachPending visits the pending actions of status at now (ops.Listed;
@@ -82,7 +100,8 @@ type Tx interface {
 	// approved action executes as its requester (records' executor).
 	As(ctx context.Context, fn func() error) error
 	// ForgetMatches is the live memories req matches for the caller,
-	// oldest first (rules.NewForget with the backend's analyzer).
+	// oldest first (rules.NewForget with the backend's analyzer), as the
+	// transaction sees them (its own and its batch's writes included).
 	ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error)
 	// Expired is every live memory whose expiry is at or before Now,
 	// soonest first, then by id.
@@ -109,24 +128,17 @@ type Tx interface {
 //     not by visiting records.
 //   - HasExpired: one index probe (a bbolt cursor, an SQL EXISTS), asked
 //     on every collection tick.
-//   - Forget: bbolt finds the matches in its in-memory index, so its write
-//     leads a batch of its own (writeFirst), which Backend.Write does not
-//     offer; its approved execution is above the seam (Tx.ForgetMatches).
-//   - PurgeArchive: a version is deleted by its key time, which only the
-//     backend sees (an imported version keeps its own archived_at), and
-//     PostgreSQL deletes the selection in two statements.
-//   - ArchiveStats: its sizes are each backend's own encoding, and
-//     PostgreSQL counts the versions of a full grant in SQL.
+//   - ArchiveStats: its sizes are each backend's own encoding, and the
+//     versions of a full grant are counted without decoding one (bbolt
+//     sums row lengths, PostgreSQL counts in SQL); over ArchiveRows every
+//     superseded version, the archive's largest part, would be decoded.
 //   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
 //     SKIP LOCKED across engines; bbolt under its one writer.
 type Unmoved interface {
-	// Memories, but TouchMemories, UpdateMemory, DeleteMemories and
-	// CollectGarbage.
-	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
-	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
-	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
+	// Memories, but StoreMemory, GetMemories, ShortIDs, TouchMemories,
+	// UpdateMemory, DeleteMemories and CollectGarbage.
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
-	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
+	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest, *storage.Hybrid) (*aimemoryv1.SearchMemoriesResponse, error)
 	HasExpired(context.Context) (bool, error)
 	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
 	Count() int
@@ -139,10 +151,8 @@ type Unmoved interface {
 
 	storage.Audit
 
-	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived,
-	// GetArchived and ListArchived.
-	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
-	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
+	// Archive, but Forget, PromoteMemory, RestoreMemory, Consolidate,
+	// Archived, GetArchived, ListArchived and PurgeArchive.
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 
 	storage.Transfer

@@ -58,7 +58,7 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 		{Query: "zebra", Limit: 100},
 		{Query: "zebra plan", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100},
 	} {
-		r, err := s.SearchMemories(alice, req)
+		r, err := s.SearchMemories(alice, req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,6 +67,7 @@ var conformanceTests = []conformanceTest{
 	{"FailingWriteFailsAlone", testFailingWriteFailsAlone},
 	{"ValidationNamesField", testValidationNamesField},
 	{"GetByPrefix", testGetByPrefix},
+	{"PrefixPastUnreadable", testPrefixPastUnreadable},
 	{"ShortIDs", testShortIDs},
 	// list and search
 	{"Filters", testFilters},
@@ -90,6 +91,7 @@ var conformanceTests = []conformanceTest{
 	{"ForgetSkipsGuarded", testForgetSkipsGuarded},
 	{"SupersededVersions", testSupersededVersions},
 	{"ArchiveListStatsPurge", testArchiveListStatsPurge},
+	{"PurgeByVersionKey", testPurgeByVersionKey},
 	{"RestoreVersionAndMerge", testRestoreVersionAndMerge},
 	{"Promote", testPromote},
 	{"Consolidate", testConsolidate},

@@ -89,11 +89,11 @@ func testValidationNamesField(t *testing.T, o Opener) {
 			return err
 		},
 		"search": func() error {
-			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Filter: &aimemoryv1.Filter{AsAgent: "a b"}})
+			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Filter: &aimemoryv1.Filter{AsAgent: "a b"}}, nil)
 			return err
 		},
 		"match": func() error {
-			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Match: 7})
+			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Match: 7}, nil)
 			return err
 		},
 	} {
