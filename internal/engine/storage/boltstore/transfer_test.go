@@ -176,7 +176,7 @@ func TestExportImportEveryKind(t *testing.T) {
 		return records.New(s).ListPending(owner, &aimemoryv1.ListPendingRequest{Status: "all"})
 	})
 	same("links", func(s *Store) (proto.Message, error) {
-		return s.GetLinks(owner, &aimemoryv1.GetLinksRequest{Ids: []string{a.Id}, IncludeArchived: true})
+		return records.New(s).GetLinks(owner, &aimemoryv1.GetLinksRequest{Ids: []string{a.Id}, IncludeArchived: true})
 	})
 	if err := dst.CheckConsistency(storagetest.Operator()); err != nil {
 		t.Errorf("consistency after import: %v", err)
