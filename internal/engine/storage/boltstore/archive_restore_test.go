@@ -45,7 +45,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 	if err != nil || !r.Merged || r.Memory.GetId() != cur || r.Memory.GetContent() != "old" || r.LinksRestored != 1 {
 		t.Fatalf("merge restore = %v, %v", r, err)
 	}
-	links, err := s.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{cur}})
+	links, err := records.New(s).GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{cur}})
 	if err != nil || len(links.GetLinks()) != 1 || links.GetLinks()[0].GetTargetId() != peer {
 		t.Fatalf("links of the merged-into memory = %v, %v", links, err)
 	}

@@ -168,15 +168,6 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return out, nil
 }
 
-// LinksOf is the live or archived links touching id (seam.Tx).
-func (t opsTx) LinksOf(id string, archived bool) ([]*aimemoryv1.Link, error) {
-	out, in := bucketLinksOut, bucketLinksIn
-	if archived {
-		out, in = bucketArchivedLinksOut, bucketArchivedLinksIn
-	}
-	return collectLinks(t.w.tx.Bucket(out), t.w.tx.Bucket(in), id, aimemoryv1.Direction_DIRECTION_BOTH, nil, nil, nil)
-}
-
 func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
 
 // DeleteArchived removes the archive rows of ids and the archived links
@@ -203,12 +194,6 @@ func (t opsTx) DeleteVersions(vs []*storage.Archived) error {
 	}
 	return nil
 }
-
-func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
-	return readLink(t.w.tx, source, target, relation)
-}
-
-func (t opsTx) PutLink(l *aimemoryv1.Link) error { return putLink(t.w.tx, l) }
 
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	moved, k, err := moveLinks(t.w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,

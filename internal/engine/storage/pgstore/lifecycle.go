@@ -93,25 +93,11 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return scanAll(t.w.ctx, t.w.tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
 }
 
-// LinksOf is the live or archived links touching id (seam.Tx).
-func (t opsTx) LinksOf(id string, archived bool) ([]*aimemoryv1.Link, error) {
-	table := liveLinks
-	if archived {
-		table = archivedLinks
-	}
-	a, err := linksAround(t.w.ctx, t.w.tx, table, []string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "")
-	return a.collect(id, nil, nil, nil), err
-}
-
 func (t opsTx) Unarchive(id string) error {
 	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = $1`, id)
 	return err
 }
 
-func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
-	return t.w.readLink(liveLinks, source, target, relation)
-}
-func (t opsTx) PutLink(l *aimemoryv1.Link) error { return t.w.writeLink(liveLinks, l) }
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	return t.w.restoreLinks(id)
 }

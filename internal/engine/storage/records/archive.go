@@ -57,11 +57,11 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				continue
 			}
 			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
-			links, err := t.LinksOf(id, true)
+			out, in, err := t.Links([]string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "", true)
 			if err != nil {
 				return nil, err
 			}
-			resp.Links = appendLinks(seen, resp.Links, links)
+			resp.Links = ops.CollectLinks(out, in, id, nil, seen, resp.Links)
 		}
 		// An id neither live and readable (t.Get) nor archived has no namespace: not readable.
 		visible := ops.ReadableIDs(func(ns string) bool { return ns != "" && readable(ns) }, func(id string) (string, error) { return anyNamespace(t, id) })

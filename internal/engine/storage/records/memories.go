@@ -74,16 +74,15 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 		if !req.GetIncludeLinks() {
 			return resp, nil
 		}
+		out, in, err := t.Links(ops.IDs(resp.Memories), aimemoryv1.Direction_DIRECTION_BOTH, "", false)
+		if err != nil {
+			return nil, err
+		}
 		seen := map[string]bool{}
 		for _, m := range resp.Memories {
-			links, err := t.LinksOf(m.Id, false)
-			if err != nil {
-				return nil, err
-			}
-			resp.Links = appendLinks(seen, resp.Links, links)
+			resp.Links = ops.CollectLinks(out, in, m.Id, nil, seen, resp.Links)
 		}
 		// A live link's ends are live; one the caller may not read has no namespace (t.Get).
-		var err error
 		resp.Links, err = ops.ReadableLinks(resp.Links, ops.ReadableIDs(func(ns string) bool { return ns != "" && readable(ns) },
 			func(id string) (string, error) {
 				m, err := t.Get(id)
@@ -91,17 +90,6 @@ func (s *Store) GetMemories(ctx context.Context, req *aimemoryv1.GetMemoriesRequ
 			}))
 		return resp, err
 	})
-}
-
-// appendLinks appends to dst the links not in seen, adding them to it.
-func appendLinks(seen map[string]bool, dst, links []*aimemoryv1.Link) []*aimemoryv1.Link {
-	for _, l := range links {
-		if k := l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation; !seen[k] {
-			seen[k] = true
-			dst = append(dst, l)
-		}
-	}
-	return dst
 }
 
 // byPrefix is the live memory whose id alone starts with prefix among

@@ -416,12 +416,12 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	if !archivedEnd {
 		return "", ops.Refusef("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	kept, err := im.t.LinksOf(l.GetSourceId(), true)
+	kept, _, err := im.t.Links([]string{l.GetSourceId()}, aimemoryv1.Direction_DIRECTION_OUT, l.GetRelation(), true)
 	if err != nil {
 		return "", err
 	}
-	for _, old := range kept {
-		if old.GetSourceId() != l.GetSourceId() || old.GetTargetId() != l.GetTargetId() || old.GetRelation() != l.GetRelation() {
+	for _, old := range kept[l.GetSourceId()] {
+		if old.GetTargetId() != l.GetTargetId() {
 			continue
 		}
 		if proto.Equal(old, l) {

@@ -85,10 +85,15 @@ type Tx interface {
 	// DeleteVersions removes superseded versions by their keys (id and
 	// VersionAt, not the row's own time).
 	DeleteVersions(vs []*storage.Archived) error
-	// LinksOf is the links with id at either end, live ones or (archived)
-	// those kept in the archive: outbound, then inbound, each by (source,
-	// target, relation).
-	LinksOf(id string, archived bool) ([]*aimemoryv1.Link, error)
+	// Links is the links of relation ("" = any) with an end in ids, live
+	// or (archived) kept in the archive: out[id] those from id by (target,
+	// relation), in[id] those to id by (source, relation); dir OUT or IN
+	// reads that side only.
+	Links(ids []string, dir aimemoryv1.Direction, relation string, archived bool) (out, in map[string][]*aimemoryv1.Link, err error)
+	// Summaries is the id, title and namespace of each of ids that is live
+	// and (archived) of each with an archive row, whoever the caller (the
+	// graph reads apply the read rule to them). A level summarises hundreds.
+	Summaries(ids []string, archived bool) (live, arch map[string]*aimemoryv1.NodeSummary, err error)
 	// EachID visits the ids after from in byte order (before it, with
 	// back, nearest first), of live memories or (archived) of archive
 	// rows, each with its namespace, while fn returns true.
@@ -193,10 +198,7 @@ type Unmoved interface {
 	storage.Corpus
 	storage.Vectors
 
-	// Graph, but PutLink, InvalidateLink, RegisterEntity and GetEntityByAlias.
-	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
-	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
-	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)
+	// Graph: CountNamespaces only.
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
 
 	// Archive, but Forget, PromoteMemory, RestoreMemory, Consolidate,
