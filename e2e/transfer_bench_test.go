@@ -88,7 +88,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	var ids []string
-	if err := st.Export(ctx, func(r *aimemoryv1.ExportRecord) error {
+	if err := records.New(st).Export(ctx, func(r *aimemoryv1.ExportRecord) error {
 		if m := r.GetMemory(); m != nil {
 			ids = append(ids, m.Id)
 		}

@@ -48,7 +48,7 @@ func TestMigrateCommand(t *testing.T) {
 		storagetest.Store(t, records.New(src), storagetest.Mem(fmt.Sprintf("note %d", i), "about migration"))
 	}
 	for range 4 {
-		if _, err := src.AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: "ai:mallory", Event: "access_denied"}); err != nil {
+		if _, err := records.New(src).AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: "ai:mallory", Event: "access_denied"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -217,4 +218,64 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 		t.Errorf("the write sharing the bug's batch: %v, %v", errs[2], panics[2])
 	}
 	storagetest.Store(t, records.New(s), storagetest.Mem("after", "the store still takes writes"))
+}
+
+// TestImportedSubscriptionStartsAfterItsOwnWrite: an import that shares a
+// group commit with other writes gives the subscription it creates the
+// events after its own: none for a write before it in the batch or for
+// the import's own memory, one for the write after it.
+func TestImportedSubscriptionStartsAfterItsOwnWrite(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	ctx := storagetest.Operator()
+	s.writeMu.Lock() // the commit under way
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	store := func(i int, title string) {
+		wg.Go(func() {
+			_, errs[i] = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "in a group")})
+		})
+	}
+	store(0, "leader")
+	waitQueue(t, s, 0)
+	store(1, "before")
+	waitQueue(t, s, 1)
+	var res []*aimemoryv1.ImportResult
+	wg.Go(func() {
+		res, errs[2] = records.New(s).Import(ctx, []*aimemoryv1.ExportRecord{
+			importedMemory("own", "the import's own"),
+			{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: &aimemoryv1.WebhookSubscription{
+				Id: "0b6f1c2e-0000-4000-8000-00000000000a", Url: "https://hooks.example/x", Events: []string{"*"}, CreatedBy: "ai:alice", CreatedAt: 5, Scope: "*"}}},
+		})
+	})
+	waitQueue(t, s, 2)
+	store(3, "after")
+	waitQueue(t, s, 3)
+	s.writeMu.Unlock()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if len(res) != 2 || res[0].GetOutcome() != "created" || res[1].GetOutcome() != "created" {
+		t.Fatalf("import: %v", res)
+	}
+	if s.largestBatch != 3 {
+		t.Fatalf("largest batch %d, want the 3 writes queued behind the leader", s.largestBatch)
+	}
+	due, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range due {
+		got = append(got, d.Event.GetTitle())
+	}
+	if strings.Join(got, ",") != "after" {
+		t.Fatalf("deliveries %q, want only the write after the import", got)
+	}
+	subs, err := s.ListSubscriptions(ctx)
+	if err != nil || len(subs) != 1 || subs[0].FromSeq != 3 {
+		t.Fatalf("subscriptions %+v, %v: want one starting after seq 3 (leader, before, own)", subs, err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -34,6 +35,15 @@ func (s *Store) Read(ctx context.Context, fn func(seam.Tx) error) error {
 
 // Now is the store's clock in unix nanoseconds.
 func (s *Store) Now() int64 { return s.nowNanos() }
+
+// Scan gives fn a fresh read transaction per read: none is held between
+// them, so a paused export never pins pages a growing file must remap.
+func (s *Store) Scan(ctx context.Context, fn func(read func(func(seam.Tx) error) error) error) error {
+	return fn(func(f func(seam.Tx) error) error { return s.Read(ctx, f) })
+}
+
+// AuditChain is the chain the store was opened with.
+func (s *Store) AuditChain() *audit.Chain { return s.audit }
 
 // Keywords is the analyzer and the in-memory index, applied in commit order.
 func (s *Store) Keywords() (*keyword.Analyzer, *index.Index) { return s.an, s.idx }

@@ -30,6 +30,9 @@ type writeTx struct {
 	logged  int // new index log entries (snapshot.go)
 	// vecChanges are the vectors written or dropped (vectors.go).
 	vecChanges []vecChange
+	// importedSubs: subscriptions this write imported; they start after
+	// its own events (logEvents).
+	importedSubs []string
 	// before are the writes ahead of this one in its batch: in the
 	// transaction, not yet in the index (batchChanged).
 	before []*writeReq

@@ -107,14 +107,14 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 	// The chain verifies and goes on. (This data dir holds no audit
 	// records, whatever its README says: the session's expansion was of a
 	// family its profile had loaded already.)
-	v, err := s.VerifyAudit(ctx, audit.Head{})
+	v, err := records.New(s).VerifyAudit(ctx, audit.Head{})
 	if err != nil || !v.Ok {
 		t.Errorf("audit chain = %v, %v", v, err)
 	}
-	if _, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:upgrade", Event: "capability_expansion", Family: "graph", Granted: true}); err != nil {
+	if _, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:upgrade", Event: "capability_expansion", Family: "graph", Granted: true}); err != nil {
 		t.Fatal(err)
 	}
-	if v2, err := s.VerifyAudit(ctx, audit.Head{}); err != nil || !v2.Ok || v2.Count != v.Count+1 {
+	if v2, err := records.New(s).VerifyAudit(ctx, audit.Head{}); err != nil || !v2.Ok || v2.Count != v.Count+1 {
 		t.Errorf("audit chain after an append = %v, %v", v2, err)
 	}
 	// Searching the migrated index still finds by stemmed words.

@@ -253,7 +253,7 @@ func takenSeq(ctx context.Context, tx pgx.Tx) (uint64, error) {
 // startImported sets the FromSeq of the subscriptions w imported past the
 // events w logs (up to last when it logged any, taken holding the lock):
 // they receive none of the import's own writes, as boltstore's
-// startAfterImport.
+// startImported (logEvents there).
 func (w *writeTx) startImported(last int64, logged bool) error {
 	from := uint64(last)
 	if !logged {

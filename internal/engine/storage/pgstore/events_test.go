@@ -400,41 +400,36 @@ func TestSubscriptionsExportImport(t *testing.T) {
 		}
 	}
 	var exported []*aimemoryv1.WebhookSubscription
-	err := s.write(ctx, func(w *writeTx) error {
-		exported = nil
-		return exportSubscriptions(w.ctx, w.tx, func(r *aimemoryv1.ExportRecord) error {
-			exported = append(exported, r.GetSubscription())
-			return nil
-		})
-	})
-	if err != nil || len(exported) != 2 || exported[0].GetId() != "a" || string(exported[1].GetSealedSecret()) != "sealed b" {
-		t.Fatalf("exported %v, %v", exported, err)
+	for _, r := range exportedKinds(t, s, ops.KindSubscription) {
+		exported = append(exported, r.GetSubscription())
+	}
+	if len(exported) != 2 || exported[0].GetId() != "a" || string(exported[1].GetSealedSecret()) != "sealed b" {
+		t.Fatalf("exported %v", exported)
 	}
 
 	dst := open(t, storage.Options{})
 	storeTitle(t, records.New(dst), "already there")
 	var outcomes []string
 	imp := func(memory string, subs ...*aimemoryv1.WebhookSubscription) error {
-		return dst.write(ctx, func(w *writeTx) error {
-			outcomes = nil
-			if memory != "" { // the import's own write, in its transaction: no delivery for it
-				m := &aimemoryv1.Memory{Id: memory, Title: "imported", Content: "c", Namespace: "global", CreatedAt: w.now, UpdatedAt: w.now}
-				if err := w.put(nil, m, "memory_store"); err != nil {
-					return err
-				}
+		var recs []*aimemoryv1.ExportRecord
+		if memory != "" { // the import's own write, in its transaction: no delivery for it
+			recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: &aimemoryv1.Memory{
+				Id: memory, Title: "imported", Content: "c", Namespace: "global", Tier: "long", Priority: 5, Confidence: 1,
+				CreatedAt: 1, UpdatedAt: 1, CreatedBy: "ai:seed"}}})
+		}
+		for _, sub := range subs {
+			recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: sub}})
+		}
+		res, err := records.New(dst).Import(ctx, recs)
+		outcomes = nil
+		for _, r := range res[len(recs)-len(subs):] {
+			o := r.GetOutcome()
+			if o == "refused" {
+				o = "refused: " + r.GetError()
 			}
-			for _, sub := range subs {
-				outcome, err := w.ImportSubscription(sub)
-				var refused ops.ImportRefusal
-				if errors.As(err, &refused) {
-					outcome = "refused: " + err.Error()
-				} else if err != nil {
-					return err
-				}
-				outcomes = append(outcomes, outcome)
-			}
-			return nil
-		})
+			outcomes = append(outcomes, o)
+		}
+		return err
 	}
 	bad := &aimemoryv1.WebhookSubscription{Id: "c", CreatedBy: "ai:alice"}
 	if err := imp("0190aaaa-0000-7000-8000-000000000001", exported[0], exported[1], bad); err != nil {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
@@ -16,51 +15,15 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// exported is s's governance records as exportGovernance gives them.
+// exportedGovernance is s's governance records as Export sends them.
 func exportedGovernance(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
-	ctx := storagetest.Operator()
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var out []*aimemoryv1.ExportRecord
-	if err := exportGovernance(ctx, tx, func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return exportedKinds(t, s, ops.KindStandard, ops.KindPending)
 }
 
 func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	var outcomes []string
-	err := s.write(storagetest.Operator(), func(w *writeTx) error {
-		outcomes = nil
-		for _, r := range recs {
-			var (
-				o   string
-				err error
-			)
-			if st := r.GetStandard(); st != nil {
-				o, err = w.ImportStandard(st)
-			} else {
-				o, err = w.ImportPending(r.GetPending())
-			}
-			if ops.IsRefusal(err) {
-				o, err = "refused: "+err.Error(), nil
-			}
-			if err != nil {
-				return err
-			}
-			outcomes = append(outcomes, o)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return outcomes
+	return importOutcomes(t, s, recs)
 }
 
 // TestGovernanceTransfer: standards and pending actions, decided or not,

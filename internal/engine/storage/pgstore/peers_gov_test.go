@@ -122,7 +122,7 @@ func TestPeersAuditOneChain(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range appends {
-				r, err := engines[w%2].AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: fmt.Sprintf("ai:w%d", w), Event: "capability_expansion", Family: "graph", Granted: i%2 == 0})
+				r, err := records.New(engines[w%2]).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: fmt.Sprintf("ai:w%d", w), Event: "capability_expansion", Family: "graph", Granted: i%2 == 0})
 				if err != nil {
 					t.Errorf("writer %d append %d: %v", w, i, err)
 					return
@@ -143,12 +143,12 @@ func TestPeersAuditOneChain(t *testing.T) {
 	}
 	var heads [2]string
 	for i, s := range engines {
-		v, err := s.VerifyAudit(ctx, audit.Head{})
+		v, err := records.New(s).VerifyAudit(ctx, audit.Head{})
 		if err != nil || !v.Ok || v.Count != total {
 			t.Fatalf("engine %d verifies %v, %v; want an intact chain of %d", i, v, err, total)
 		}
 		heads[i] = v.HeadHash
-		list, err := s.ListAudit(ctx, "ai:w1", 1000)
+		list, err := records.New(s).ListAudit(ctx, "ai:w1", 1000)
 		if err != nil || len(list) != appends {
 			t.Fatalf("engine %d lists %d of ai:w1's %d records: %v", i, len(list), appends, err)
 		}

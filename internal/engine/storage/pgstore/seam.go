@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -26,12 +27,24 @@ func (s *Store) Write(ctx context.Context, fn func(seam.Tx) error) error {
 // Read runs fn in a read-only REPEATABLE READ transaction: one snapshot.
 func (s *Store) Read(ctx context.Context, fn func(seam.Tx) error) error {
 	return s.graphRead(ctx, func(tx pgx.Tx) error {
-		return fn(seamTx{opsTx{&writeTx{ctx: ctx, s: s, tx: tx, now: s.nowNanos()}}})
+		return fn(seamTx{opsTx{&writeTx{ctx: ctx, s: s, tx: tx, now: s.nowNanos(), read: true}}})
 	})
 }
 
 // Now is the store's clock in unix nanoseconds.
 func (s *Store) Now() int64 { return s.nowNanos() }
+
+// Scan runs every read of fn in one read-only REPEATABLE READ transaction:
+// one snapshot, held for fn's length.
+func (s *Store) Scan(ctx context.Context, fn func(read func(func(seam.Tx) error) error) error) error {
+	return s.graphRead(ctx, func(tx pgx.Tx) error {
+		t := seamTx{opsTx{&writeTx{ctx: ctx, s: s, tx: tx, now: s.nowNanos(), read: true}}}
+		return fn(func(f func(seam.Tx) error) error { return f(t) })
+	})
+}
+
+// AuditChain is the chain the store was opened with.
+func (s *Store) AuditChain() *audit.Chain { return s.audit }
 
 // Keywords is the analyzer and the in-memory index (current to this
 // engine's commits and its last catch-up).

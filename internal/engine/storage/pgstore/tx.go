@@ -39,6 +39,8 @@ type writeTx struct {
 	// importedSubs: subscriptions this write imported; they start after
 	// its own events (logEvents).
 	importedSubs []string
+	// read: a read-only transaction (Read, Scan), which locks nothing.
+	read bool
 }
 
 // write runs fn in a SERIALIZABLE transaction, committed (durably, by the

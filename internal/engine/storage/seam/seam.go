@@ -9,8 +9,8 @@
 // package ops in the backend's transactions. A third backend implements
 // Backend and Tx, plus storagetest.Checker, and passes storagetest.Run
 // through records.New (its conformance test); optionally the storage
-// capabilities the engine asks for with storage.As (AuditImporter,
-// Capabilities, Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
+// capabilities the engine asks for with storage.As (Capabilities,
+// Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
 // Unmoved says what is left to move, and what stays for a reason.
 package seam
 
@@ -18,6 +18,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -37,6 +38,13 @@ type Backend interface {
 	Read(ctx context.Context, fn func(Tx) error) error
 	// Now is the backend's clock (storage.Options.Now), unix nanoseconds.
 	Now() int64
+	// Scan runs fn, each of whose reads is a read transaction: bbolt opens
+	// one per read, so fn holds none between reads while it sends what it
+	// read (a slow consumer never pins the file against a writer that must
+	// grow it); PostgreSQL runs them all in one REPEATABLE READ snapshot.
+	Scan(ctx context.Context, fn func(read func(func(Tx) error) error) error) error
+	// AuditChain is the chain the audit log is hashed with (Options.Audit).
+	AuditChain() *audit.Chain
 	// Keywords is the backend's text analyzer and in-memory keyword index,
 	// current to the commits this engine has applied: what is answered
 	// from the index alone (a store's potential contradictions) reads it.
@@ -114,7 +122,51 @@ type Tx interface {
 	// Wrote reports whether the transaction has written anything yet
 	// (ops.Governed refuses to queue a write already made).
 	Wrote() bool
+
+	// The audit log, by seq. AuditAt is the record under seq: found false
+	// when there is none, r nil when it does not decode.
+	AuditAt(seq uint64) (r *aimemoryv1.AuditRecord, found bool, err error)
+	// EachAudit visits the log's records after seq after, in seq order, at
+	// most limit (0: all); r is nil when the stored record does not decode.
+	EachAudit(after uint64, limit int, fn func(seq uint64, r *aimemoryv1.AuditRecord) error) error
+	// RecentAudit is the newest limit records, of agent ("" = any).
+	RecentAudit(agent string, limit int) ([]*aimemoryv1.AuditRecord, error)
+	// AuditHead is the head the backend keeps apart from the log (kept
+	// false: none, the last record is the head); in a write it is locked
+	// against other engines' appends.
+	AuditHead() (h audit.Head, kept bool, err error)
+	// PutAudit writes r under its seq, which holds none; a kept head moves
+	// to r when r is further.
+	PutAudit(r *aimemoryv1.AuditRecord) error
+
+	// EachRecord visits the records of kind (ops.ExportKinds) as stored,
+	// in key order, after the one whose key is after ("": from the first),
+	// at most limit; key, the backend's, resumes after r. An entity is all
+	// its alias rows.
+	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
+
+	// What Import writes records with, as stored, whoever asks (only
+	// hosts reach it). Memories is the live memories among ids.
+	Memories(ids []string) (map[string]*aimemoryv1.Memory, error)
+	// TitleOwners is the id holding each of keys that is taken.
+	TitleOwners(keys []NSTitle) (map[NSTitle]string, error)
+	// PutArchived writes a new archive row as it is (no links move).
+	PutArchived(a *storage.Archived) error
+	// PutVersion writes a new superseded version of a's memory, keyed by
+	// a.VersionAt.
+	PutVersion(a *storage.Archived) error
+	// PutArchivedLink writes a new link kept in the archive.
+	PutArchivedLink(l *aimemoryv1.Link) error
+	// Subscription is webhook subscription id; nil when there is none.
+	Subscription(id string) (*storage.Subscription, error)
+	// AddSubscription writes a new subscription that receives the events
+	// logged after this transaction's own; a refusal (ops.ImportRefusal)
+	// when the backend cannot keep its sealed secret.
+	AddSubscription(sub *storage.Subscription) error
 }
+
+// NSTitle is a title in its namespace, which one memory holds at most.
+type NSTitle struct{ Namespace, Title string }
 
 // Unmoved is the part of storage.Backend each backend still implements
 // RPC-shaped itself; records passes these through. Each is to move above
@@ -149,12 +201,9 @@ type Unmoved interface {
 	// Graph: CountNamespaces only.
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
 
-	storage.Audit
-
 	// Archive, but Forget, PromoteMemory, RestoreMemory, Consolidate,
 	// Archived, GetArchived, ListArchived and PurgeArchive.
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 
-	storage.Transfer
 	storage.Subscriptions
 }

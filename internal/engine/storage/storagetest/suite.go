@@ -120,8 +120,9 @@ var conformanceTests = []conformanceTest{
 	{"EntityCascadeOnDelete", testEntityCascadeOnDelete},
 	{"EntityMovedByUpdate", testEntityMovedByUpdate},
 	{"CountNamespaces", testCountNamespaces},
-	// audit
+	// audit, export and import
 	{"AuditChain", testAuditChain},
+	{"ExportImportEveryKind", testExportImportEveryKind},
 	// identity: attribution, guarded namespaces
 	{"Attribution", testAttribution},
 	{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},
