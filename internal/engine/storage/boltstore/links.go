@@ -128,4 +128,3 @@ func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *
 	}
 	return dst, nil
 }
-
