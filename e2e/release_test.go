@@ -12,7 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/treeproxy"
 	"github.com/ai-memory/ai-memory/internal/version"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestVersionEverywhere: `ai-memory --version` and `ai-memory version`

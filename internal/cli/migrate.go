@@ -25,7 +25,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // migrateCmd copies the data dir's embedded store into PostgreSQL, its

@@ -3,7 +3,7 @@ package events
 import (
 	"testing"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func TestSlowSubscriberDropsInsteadOfBlocking(t *testing.T) {

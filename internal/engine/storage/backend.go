@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The interfaces are what the engine's gRPC services need, one per

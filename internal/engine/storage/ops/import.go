@@ -1,6 +1,6 @@
 package ops
 
-import aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+import aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 
 // The kinds of exported records, in the order Export sends them and
 // Import needs them (a link after its memories).

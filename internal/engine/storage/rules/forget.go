@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // MaxPatternTerms bounds a forget pattern's words; its length is a

@@ -2099,7 +2099,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\fUpdateMemory\x12 .aimemory.v1.UpdateMemoryRequest\x1a!.aimemory.v1.UpdateMemoryResponse\x12Y\n" +
 	"\x0eDeleteMemories\x12\".aimemory.v1.DeleteMemoriesRequest\x1a#.aimemory.v1.DeleteMemoriesResponse\x12Y\n" +
 	"\x0eCollectGarbage\x12\".aimemory.v1.CollectGarbageRequest\x1a#.aimemory.v1.CollectGarbageResponse\x12>\n" +
-	"\x05Stats\x12\x19.aimemory.v1.StatsRequest\x1a\x1a.aimemory.v1.StatsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x05Stats\x12\x19.aimemory.v1.StatsRequest\x1a\x1a.aimemory.v1.StatsResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_memory_proto_rawDescOnce sync.Once
