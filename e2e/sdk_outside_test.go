@@ -12,7 +12,7 @@ import (
 // TestNotesBuildsOutsideTheTree builds a copy of examples/notes the way
 // docs/plugins.md tells an author to while the SDK is unpublished: its own
 // module beside a checkout, the one replace the guide shows, no
-// workspace (GOWORK=off) and no module proxy. The binary links the SDK and
+// workspace (GOWORK=off) and no module proxy for ai-memory's modules. The binary links the SDK and
 // not the tokenizer, which only what counts tokens imports.
 // (TestGoInstallFromTheTaggedTree builds it as a published release, with
 // no replace at all.)
@@ -43,7 +43,11 @@ func TestNotesBuildsOutsideTheTree(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = notes
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/ai-memory")
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod",
+			// ai-memory's modules from no proxy, only the replace; the SDK's
+			// dependencies at its own versions, which the workspace never
+			// needed, from the module cache or the Go proxy.
+			"GOPRIVATE=github.com/ai-memory")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
