@@ -2,7 +2,7 @@
 BIN     ?= bin
 PLUGINS := core graph admin power archive
 # Go modules of the workspace (go.work): go vet/test ./... stop at a module's edge.
-MODULES := . proto sdk examples/notes
+MODULES := . sdk examples/notes
 # The release number lives in internal/version (Number); a build says which
 # commit it is unless HEAD is the clean tag v<Number> (docs/releasing.md).
 NUMBER  := $(shell sed -n 's/^const Number = "\(.*\)"$$/\1/p' internal/version/version.go)
@@ -94,15 +94,18 @@ harness-bench: build $(HARNESSES) ## First-try expansions out of 20 in the real 
 bench: build ## Benchmarks: engine, plugin and host latency, RSS.
 	AI_MEMORY_TEST_BIN=$(CURDIR)/$(BIN) go test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
-# Where make proto writes; proto-check points it at a scratch directory.
-PROTO_OUT ?= proto
+# Where make proto writes the Go of proto/ (package aimemoryv1, inside the
+# SDK module so that one replace builds a plugin); proto-check points it at
+# a scratch directory.
+PROTO_OUT ?= sdk/wire
+PROTO_GO := github.com/ai-memory/ai-memory/sdk/wire
 
-proto: ## Regenerate proto/ Go code with pinned generators (needs protoc).
+proto: ## Regenerate the Go of proto/ into sdk/wire/aimemoryv1 with pinned generators (needs protoc).
 	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	PATH=$(TOOLS):$$PATH protoc -I proto \
-		--go_out=$(PROTO_OUT) --go_opt=paths=source_relative \
-		--go-grpc_out=$(PROTO_OUT) --go-grpc_opt=paths=source_relative \
+		--go_out=$(PROTO_OUT) --go_opt=module=$(PROTO_GO) \
+		--go-grpc_out=$(PROTO_OUT) --go-grpc_opt=module=$(PROTO_GO) \
 		proto/aimemory/v1/*.proto
 
 proto-check: ## Fail when the committed generated code is not what `make proto` makes of the .proto files.
@@ -111,9 +114,9 @@ proto-check: ## Fail when the committed generated code is not what `make proto` 
 		echo "proto-check: skipped, protoc is not installed"; exit 0; fi; \
 	out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(MAKE) --no-print-directory -s proto PROTO_OUT=$$out && \
-	same=$$([ "$$(cd $$out/aimemory/v1 && ls *.pb.go)" = "$$(cd proto/aimemory/v1 && ls *.pb.go)" ] && echo yes); \
-	for f in $$out/aimemory/v1/*.pb.go; do cmp -s "$$f" "proto/aimemory/v1/$${f##*/}" || same=; done; \
-	[ -n "$$same" ] || { echo "proto-check: the generated code in proto/aimemory/v1 differs from what its .proto files make; run make proto"; exit 1; }; \
+	same=$$([ "$$(cd $$out/aimemoryv1 && ls *.pb.go)" = "$$(cd sdk/wire/aimemoryv1 && ls *.pb.go)" ] && echo yes); \
+	for f in $$out/aimemoryv1/*.pb.go; do cmp -s "$$f" "sdk/wire/aimemoryv1/$${f##*/}" || same=; done; \
+	[ -n "$$same" ] || { echo "proto-check: the generated code in sdk/wire/aimemoryv1 differs from what its .proto files make; run make proto"; exit 1; }; \
 	echo "proto-check: generated code matches the .proto files"
 
 lint: ## gofmt and vet.

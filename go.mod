@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/DefangLabs/secret-detector v1.1.0
 	github.com/MicahParks/keyfunc/v3 v3.9.2
-	github.com/ai-memory/ai-memory/proto v0.7.0
 	github.com/ai-memory/ai-memory/sdk v0.7.0
 	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/golang-jwt/jwt/v5 v5.3.1

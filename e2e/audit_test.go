@@ -20,8 +20,8 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func (e *env) cli(args ...string) (string, int) {

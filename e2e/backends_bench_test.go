@@ -11,6 +11,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 )
 
 // BenchmarkBackendsOverMCP compares the backends over MCP in one run: for
@@ -100,7 +101,7 @@ func seedPostgres(b *testing.B, dsn string, n int) {
 			b.Fatal(err)
 		}
 		defer st.Close()
-		stores = append(stores, st)
+		stores = append(stores, records.New(st))
 	}
 	seedStores(b, n, stores...)
 }

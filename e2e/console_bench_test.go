@@ -12,7 +12,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkConsolePages100k: each page of the web console (`ai-memory ui`,
@@ -72,7 +73,7 @@ func linkedMemory(b *testing.B, path string) string {
 	}
 	defer st.Close()
 	from, to := map[string]bool{}, map[string]bool{}
-	if err := st.Export(ctx, func(r *aimemoryv1.ExportRecord) error {
+	if err := records.New(st).Export(ctx, func(r *aimemoryv1.ExportRecord) error {
 		if l := r.GetLink(); l != nil {
 			from[l.SourceId], to[l.TargetId] = true, true
 		}

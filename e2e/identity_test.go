@@ -12,7 +12,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Attribution comes from the identity each host resolved, carried to the
@@ -111,7 +112,7 @@ func seedInboxMessage(t *testing.T, dataDir, to, title, content string) {
 	}
 	defer st.Close()
 	owner := authz.AsOwner(caller.NewContext(ctx, caller.Caller{Principal: "ai:sender", Family: "power"}), authz.GuardMessages)
-	if _, err := st.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+	if _, err := records.New(st).StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 		Title: title, Content: content, Namespace: "_messages/" + to, Tier: "long", Confidence: 1, Priority: 5,
 	}}); err != nil && !strings.Contains(err.Error(), "exists") {
 		t.Fatal(err)

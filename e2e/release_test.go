@@ -12,7 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/treeproxy"
 	"github.com/ai-memory/ai-memory/internal/version"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestVersionEverywhere: `ai-memory --version` and `ai-memory version`
@@ -76,8 +76,8 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mods) != 3 {
-		t.Fatalf("published modules %v, want the root, proto and sdk", mods)
+	if len(mods) != 2 {
+		t.Fatalf("published modules %v, want the root and sdk", mods)
 	}
 	cacheOut, err := commandWithin(t, toolDeadline, goBin, "env", "GOMODCACHE").Output()
 	if err != nil {
@@ -118,7 +118,7 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 	notes := filepath.Join(tmp, "notes")
 	copyNotes(t, notes, nil)
 	// As docs/plugins.md says: go get the SDK (its go.sum lines), then build.
-	run(notes, goBin, "get", "github.com/ai-memory/ai-memory/sdk@"+tag, "github.com/ai-memory/ai-memory/proto@"+tag)
+	run(notes, goBin, "get", "github.com/ai-memory/ai-memory/sdk@"+tag)
 	run(notes, goBin, "build", "-o", "ai-memory-notes", ".")
 	if info := run(notes, goBin, "version", "-m", "ai-memory-notes"); !strings.Contains(info, "github.com/ai-memory/ai-memory/sdk\t"+tag) {
 		t.Errorf("notes was not built against sdk@%s:\n%s", tag, info)

@@ -14,7 +14,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkAtScale starts a host on a data dir already holding 10k or
@@ -55,7 +56,7 @@ func seedDataDir(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	seedStores(b, n, st)
+	seedStores(b, n, records.New(st))
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}

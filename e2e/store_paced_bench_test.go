@@ -11,8 +11,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkStorePacedOverMCP measures memory_store end to end at idle,

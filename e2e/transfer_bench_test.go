@@ -17,7 +17,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkExportImport100k: `ai-memory export` of a data dir holding
@@ -88,7 +88,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	var ids []string
-	if err := st.Export(ctx, func(r *aimemoryv1.ExportRecord) error {
+	if err := records.New(st).Export(ctx, func(r *aimemoryv1.ExportRecord) error {
 		if m := r.GetMemory(); m != nil {
 			ids = append(ids, m.Id)
 		}
@@ -108,7 +108,7 @@ func seedEveryKind(b *testing.B, n int) string {
 		_, err := records.New(st).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ids[2*i]}, Archive: true})
 		return err
 	})
-	rules, err := st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "team rules", Content: "writes need approval", Namespace: "team", Confidence: 1}})
+	rules, err := records.New(st).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "team rules", Content: "writes need approval", Namespace: "team", Confidence: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func seedEveryKind(b *testing.B, n int) string {
 	}
 	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core", Scope: caller.AllNamespaces})
 	for i := range 200 {
-		_, err := st.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("bob %d", i), Content: "queued", Namespace: "team", Confidence: 1}})
+		_, err := records.New(st).StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("bob %d", i), Content: "queued", Namespace: "team", Confidence: 1}})
 		var pe *storage.PendingError
 		if !errors.As(err, &pe) {
 			b.Fatalf("bob's store %d: %v, want it queued", i, err)

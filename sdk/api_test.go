@@ -14,7 +14,7 @@ import (
 // protocolImports are the packages whose types follow proto/: none may
 // appear in package sdk's exported API, so that a protocol change an author
 // does not see changes nothing here (docs/plugins.md, Stability).
-var protocolImports = []string{"github.com/ai-memory/ai-memory/proto/", "github.com/ai-memory/ai-memory/sdk/wire", "google.golang.org/grpc", "google.golang.org/protobuf"}
+var protocolImports = []string{"github.com/ai-memory/ai-memory/sdk/wire", "google.golang.org/grpc", "google.golang.org/protobuf"}
 
 // protocolEscapes are the exported declarations allowed to mention them:
 // the documented way to the protocol-level client.

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Engine is a plugin's connection to memory. Main makes one per process

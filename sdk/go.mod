@@ -3,7 +3,6 @@ module github.com/ai-memory/ai-memory/sdk
 go 1.26.0
 
 require (
-	github.com/ai-memory/ai-memory/proto v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/tiktoken-go/tokenizer v0.10.0

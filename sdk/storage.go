@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // StorageKeys is how many keys a Storage holds at most: it reads the

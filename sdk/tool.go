@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Call is one tool invocation as a handler sees it. Who it is for was

@@ -5,7 +5,6 @@ go 1.26.0
 require github.com/ai-memory/ai-memory/sdk v0.7.0
 
 require (
-	github.com/ai-memory/ai-memory/proto v0.7.0 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect

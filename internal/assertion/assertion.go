@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // MetadataKey is the gRPC metadata key an assertion travels under.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Tracker is a host's side of its call session with the engine

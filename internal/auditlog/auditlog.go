@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/mcphost"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Recorder appends audit records through an engine client.

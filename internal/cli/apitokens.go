@@ -12,8 +12,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // tokenCmd manages the API keys of `serve --auth token`.

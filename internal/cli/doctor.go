@@ -17,8 +17,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
 	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 type doctorCmd struct {

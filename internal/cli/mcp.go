@@ -25,9 +25,9 @@ import (
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/proctune"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 type mcpCmd struct {

@@ -24,7 +24,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // migrateCmd copies the data dir's embedded store into PostgreSQL, its
@@ -80,7 +81,7 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 		return fail("%v", err)
 	}
 	defer src.Close()
-	auditLog, err := auditchain.Open(ctx, src, chain, dataDir, slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	auditLog, err := auditchain.Open(ctx, records.New(src), chain, dataDir, slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -93,7 +94,7 @@ func migrateToPostgres(ctx context.Context, dataDir, dsn string, batch int, out 
 	fmt.Fprintf(out, "migrating %s into %s\n", path, where)
 
 	var b *progressbar.ProgressBar
-	rep, err := migration.Copy(ctx, src, dst, migration.Options{
+	rep, err := migration.Copy(ctx, records.New(src), records.New(dst), migration.Options{
 		Batch:    batch,
 		Started:  func(total int64) { b = bar(total, "migrating") },
 		Progress: func(n int) { b.Add(n) },

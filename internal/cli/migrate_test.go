@@ -19,8 +19,9 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -44,10 +45,10 @@ func TestMigrateCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 25 {
-		storagetest.Store(t, src, storagetest.Mem(fmt.Sprintf("note %d", i), "about migration"))
+		storagetest.Store(t, records.New(src), storagetest.Mem(fmt.Sprintf("note %d", i), "about migration"))
 	}
 	for range 4 {
-		if _, err := src.AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: "ai:mallory", Event: "access_denied"}); err != nil {
+		if _, err := records.New(src).AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: "ai:mallory", Event: "access_denied"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/embed/modelfiles"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // modelCmd manages the local embedding models (docs/MODEL.md).

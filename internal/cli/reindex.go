@@ -8,7 +8,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 type reindexCmd struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
 	"github.com/ai-memory/ai-memory/internal/tokencost"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // describeOnly serves tool definitions without ever starting a plugin:

@@ -23,7 +23,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/config"
 	"github.com/ai-memory/ai-memory/internal/keyfile"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The export format is JSON Lines: a header, then one record per line,

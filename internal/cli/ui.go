@@ -22,10 +22,10 @@ import (
 	"github.com/ai-memory/ai-memory/internal/httpfront"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/supervisor"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // ConsolePrefix is where the web console is served, by ui and serve --ui.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkStoreOverGRPC is store throughput through the engine's gRPC API

@@ -38,9 +38,9 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/internal/metrics"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Files in the data dir.

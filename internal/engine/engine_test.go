@@ -13,8 +13,8 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // childEnv makes the test binary act as an engine process (see TestMain),

@@ -12,8 +12,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestEngineAuditsItsRefusals: a write the engine refuses is audited with

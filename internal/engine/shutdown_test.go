@@ -18,7 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/embed/modelfiles"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestStopJoinsEverythingAndKeepsAcknowledgedWrites stops an engine while

@@ -20,7 +20,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // echoPlugins answers every call with the agent id it was made for.

@@ -21,8 +21,8 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/launcher"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Keeper watches one engine.

@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/guard"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The test host knows a first-party core family, a third-party echo family

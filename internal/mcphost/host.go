@@ -23,7 +23,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/guard"
 	"github.com/ai-memory/ai-memory/internal/identity"
 	"github.com/ai-memory/ai-memory/internal/metrics"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Plugins is what the host needs from the plugin supervisor.

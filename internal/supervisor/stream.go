@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // maxIdleStreams is how many idle call streams an instance keeps: as many

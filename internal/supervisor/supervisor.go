@@ -31,8 +31,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/supervisor/sandbox"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // DefaultCallTimeout is how long a plugin may take to answer one call

@@ -10,7 +10,7 @@ import (
 )
 
 // Number is the release this tree is, or is becoming (semantic versioning).
-// Tagging vNumber (and proto/vNumber, sdk/vNumber) publishes it.
+// Tagging vNumber (and sdk/vNumber) publishes it.
 const Number = "0.7.0"
 
 // build is what `make build` knows and the Go toolchain cannot stamp in

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Card is one memory in the default format of memory_get: its title, the

@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Compact renders the default format, toon_compact, at close to the cost

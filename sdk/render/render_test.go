@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func TestCutContent(t *testing.T) {

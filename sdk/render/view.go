@@ -7,8 +7,8 @@ import (
 	"math"
 	"unicode/utf8"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // ContentCut is how many bytes of content recall, search and list carry:

@@ -14,8 +14,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // claims are an assertion's, in the engine's format (base64url(claims) "."

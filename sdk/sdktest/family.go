@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/internal/bridge"
 	"github.com/ai-memory/ai-memory/sdk/tokens"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Family calls a plugin's tools the way the host does: through its Family

@@ -3,7 +3,7 @@ package wire
 import (
 	"context"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The host signs an assertion for every tool call (who the call is for,

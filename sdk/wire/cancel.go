@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // A cancelled call must answer with what happened. When a cancel tore the

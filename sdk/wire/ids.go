@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // memoryReader is the one engine read ResolveIDs needs.

@@ -9,7 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Tool is one tool as the protocol carries it: its definition, and Run,

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkAppend: one audit append on bbolt, by the store alone and

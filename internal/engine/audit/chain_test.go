@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestUnkeyedHashIsTheOldRule: records written before logs were keyed

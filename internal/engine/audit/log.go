@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Store is what a backend keeps of the log (storage.Audit): it chains

@@ -15,8 +15,9 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // dataDir is a data dir with its audit key.
@@ -32,7 +33,7 @@ func dataDir(t *testing.T) (string, *audit.Chain) {
 
 // openStore opens dir's bbolt file with c, closed at the end of the test
 // (or earlier by the returned func).
-func openStore(t testing.TB, dir string, c *audit.Chain) (*boltstore.Store, func()) {
+func openStore(t testing.TB, dir string, c *audit.Chain) (*records.Store, func()) {
 	t.Helper()
 	s, err := boltstore.Open(context.Background(), filepath.Join(dir, "memory.db"), storage.Options{Audit: c})
 	if err != nil {
@@ -46,7 +47,7 @@ func openStore(t testing.TB, dir string, c *audit.Chain) (*boltstore.Store, func
 		}
 	}
 	t.Cleanup(closeIt)
-	return s, closeIt
+	return records.New(s), closeIt
 }
 
 // writeRaw puts records into dir's bbolt file as an older release (or
@@ -231,7 +232,7 @@ func TestPinFollowsAppendsAndVerify(t *testing.T) {
 	}
 }
 
-func mustCount(t *testing.T, s *boltstore.Store) int {
+func mustCount(t *testing.T, s *records.Store) int {
 	t.Helper()
 	rs, err := s.ListAudit(context.Background(), "", 100)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/models"
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Errors of Backfill.

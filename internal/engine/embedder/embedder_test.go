@@ -15,8 +15,9 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/settings"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // fakeEndpoint answers /v1/embeddings with 8-dimensional vectors derived
@@ -60,7 +61,7 @@ func open(t testing.TB) *boltstore.Store {
 }
 
 func store(t testing.TB, s *boltstore.Store, title, content string) string {
-	resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Confidence: 1}})
+	resp, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func store(t testing.TB, s *boltstore.Store, title, content string) string {
 func TestBackfillResumesWithholdsSecretsAndReportsFailure(t *testing.T) {
 	f := newFake(t)
 	s := open(t)
-	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "m", Timeout: "2s"}, s, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "m", Timeout: "2s"}, records.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	for i := range 5 {
 		store(t, s, fmt.Sprint("note ", i), "plain text")
 	}
@@ -110,7 +111,7 @@ func TestEmbedOnWriteNeverBlocksAStore(t *testing.T) {
 	f := newFake(t)
 	s := open(t)
 	// The engine's broadcaster feeds Run in the engine; here embedOne is the unit.
-	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "m", Timeout: "2s"}, s, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "m", Timeout: "2s"}, records.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	id := store(t, s, "a", "b")
 	e.embedOne(storagetest.Operator(), id)
 	if !s.HasVector(id, "m") {
@@ -134,7 +135,7 @@ func BenchmarkBackfill(b *testing.B) {
 		for i := range 2000 {
 			store(b, s, fmt.Sprint("note ", i), fmt.Sprintf("memory %d with some ordinary words about deploys and builds", i))
 		}
-		e := New(&settings.Endpoint{BaseURL: f.URL, Model: "m", Timeout: "5s", Concurrency: 4}, s, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+		e := New(&settings.Endpoint{BaseURL: f.URL, Model: "m", Timeout: "5s", Concurrency: 4}, records.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 		b.StartTimer()
 		start := time.Now()
 		after := ""
@@ -157,14 +158,14 @@ func TestModelChangeNeedsReindex(t *testing.T) {
 	f := newFake(t)
 	s := open(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	old := New(&settings.Endpoint{BaseURL: f.URL, Model: "old", Timeout: "2s"}, s, log, nil)
+	old := New(&settings.Endpoint{BaseURL: f.URL, Model: "old", Timeout: "2s"}, records.New(s), log, nil)
 	for i := range 3 {
 		store(t, s, fmt.Sprint("note ", i), "text")
 	}
 	if _, err := old.Backfill(storagetest.Operator(), 10, ""); err != nil {
 		t.Fatal(err)
 	}
-	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "new", Timeout: "2s"}, s, log, nil)
+	e := New(&settings.Endpoint{BaseURL: f.URL, Model: "new", Timeout: "2s"}, records.New(s), log, nil)
 	if st := e.Status(); st.GetWithVector() != 0 || st.GetOtherModel() != 3 {
 		t.Fatalf("after the model changed: %v", st)
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // DefaultBuffer is how many events a subscriber may lag before losing any.

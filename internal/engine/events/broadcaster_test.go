@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func TestSlowSubscriberDropsInsteadOfBlocking(t *testing.T) {

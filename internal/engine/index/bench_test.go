@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // benchIndex is an index of n memories whose words follow a Zipf law over

@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Index is the in-memory view of every stored memory: the doc table that

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestApplyMatchesRecords drives the index through random creates,

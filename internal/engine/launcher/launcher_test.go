@@ -17,8 +17,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestMain lets the test binary stand in for `ai-memory engine`.

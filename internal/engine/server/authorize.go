@@ -10,8 +10,8 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Authorize is the engine's authorization, run after the caller's

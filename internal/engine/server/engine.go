@@ -18,8 +18,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Config is what the services serve: a backend, the broadcaster it

@@ -16,7 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestGraphStatusCodes: graph rule breaks are InvalidArgument naming the

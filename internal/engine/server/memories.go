@@ -5,7 +5,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Memories serves the memory records and their keyword index.
@@ -44,8 +44,8 @@ func (s *Memories) ListMemories(ctx context.Context, req *aimemoryv1.ListMemorie
 }
 
 func (s *Memories) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
-	reason := semantic(ctx, s.emb, req)
-	resp, err := s.st.SearchMemories(ctx, req)
+	hy, reason := semantic(ctx, s.emb, req)
+	resp, err := s.st.SearchMemories(ctx, req, hy)
 	if err == nil && reason != "" {
 		resp.SemanticReason = reason
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-memory/ai-memory/internal/engine/models"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Chat is the data dir's chat endpoint with its breaker; nil = none.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Audit events of the engine's own refusals.

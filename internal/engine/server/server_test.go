@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
@@ -25,8 +27,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 type denyNS string
@@ -115,6 +117,13 @@ func waitForWatcher(t testing.TB, ev *events.Broadcaster) {
 
 func newServer(t testing.TB) (*wire.EngineConn, *events.Broadcaster) {
 	t.Helper()
+	c, ev, _ := newServerOf(t)
+	return c, ev
+}
+
+// newServerOf is newServer with the store it serves.
+func newServerOf(t testing.TB) (*wire.EngineConn, *events.Broadcaster, *records.Store) {
+	t.Helper()
 	ev := &events.Broadcaster{}
 	bst, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Events: ev, Policy: denyNS("locked")})
 	if err != nil {
@@ -122,7 +131,7 @@ func newServer(t testing.TB) (*wire.EngineConn, *events.Broadcaster) {
 	}
 	st := records.New(bst) // served as the engine serves it
 	t.Cleanup(func() { st.Close() })
-	return serve(t, Config{Backend: st, Events: ev, Version: "test", DataDir: "/data"}), ev
+	return serve(t, Config{Backend: st, Events: ev, Version: "test", DataDir: "/data"}), ev, st
 }
 
 func TestStatusCodes(t *testing.T) {
@@ -381,5 +390,36 @@ func TestShortIDsRideAlong(t *testing.T) {
 	plain, err := c.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 10})
 	if err != nil || len(plain.GetShortIds()) != 0 {
 		t.Fatalf("not asked for: %q %v", plain.GetShortIds(), err)
+	}
+}
+
+// A plugin built before query_vector, vector_model, min_similarity and
+// query_unread were reserved may still send them (fields 8 to 11): they
+// are skipped, so its vector cannot steer the ranking; the engine, which
+// has no embedder here, searches by keyword.
+func TestSearchSkipsTheReservedVectorFields(t *testing.T) {
+	c, _, st := newServerOf(t)
+	ctx := storagetest.Operator()
+	m, err := c.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "alpha", Content: "a note", Tier: "long", Confidence: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.PutVectors(ctx, "m", []storage.VectorPut{{ID: m.GetMemory().GetId(), Text: "alpha a note", Vector: []float32{1, 0}}}); n != 1 || err != nil {
+		t.Fatalf("put vector: %d, %v", n, err)
+	}
+	req := &aimemoryv1.SearchMemoriesRequest{Query: "note", Limit: 10}
+	// The vector and model the storage would blend with, were they taken.
+	if r, err := st.SearchMemories(ctx, req, &storage.Hybrid{Vector: []float32{1, 0}, Model: "m", MinSimilarity: -1}); err != nil || r.GetMode() != "hybrid" {
+		t.Fatalf("the storage given the vector: %v, %v; want hybrid", r, err)
+	}
+	old := protowire.AppendTag(nil, 8, protowire.BytesType)
+	old = protowire.AppendBytes(old, protowire.AppendFixed32(protowire.AppendFixed32(nil, math.Float32bits(1)), 0))
+	old = protowire.AppendString(protowire.AppendTag(old, 9, protowire.BytesType), "m")
+	old = protowire.AppendFixed32(protowire.AppendTag(old, 10, protowire.Fixed32Type), math.Float32bits(-1))
+	old = protowire.AppendFixed32(protowire.AppendTag(old, 11, protowire.Fixed32Type), 0)
+	req.ProtoReflect().SetUnknown(old)
+	r, err := c.SearchMemories(ctx, req)
+	if err != nil || r.GetMode() != "keyword" || len(r.GetResults()) != 1 {
+		t.Fatalf("search with the reserved fields: %v, %v; want keyword, 1 result", r, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/embedder"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Vectors serves the embeddings and their endpoint's status.
@@ -78,16 +78,15 @@ func (s *Vectors) NearestByText(ctx context.Context, req *aimemoryv1.NearestByTe
 	return resp, nil
 }
 
-// semantic fills a hybrid search's query vector, or says why there is none.
-func semantic(ctx context.Context, emb *embedder.Embedder, req *aimemoryv1.SearchMemoriesRequest) string {
-	req.QueryVector, req.VectorModel, req.MinSimilarity, req.QueryUnread = nil, "", 0, 0
+// semantic is a hybrid search's query vector (nil: keyword only), with
+// why there is none when the request asked for one.
+func semantic(ctx context.Context, emb *embedder.Embedder, req *aimemoryv1.SearchMemoriesRequest) (*storage.Hybrid, string) {
 	if !req.GetSemantic() || emb == nil {
-		return "" // keyword is the configured method: nothing to explain
+		return nil, "" // keyword is the configured method: nothing to explain
 	}
 	v, model, reason := emb.EmbedQuery(ctx, req.GetQuery())
-	if reason == "" {
-		req.QueryVector, req.VectorModel, req.MinSimilarity = v, model, float32(emb.MinSimilarity())
-		req.QueryUnread = float32(emb.UnreadShare(req.GetQuery()))
+	if reason != "" {
+		return nil, reason
 	}
-	return reason
+	return &storage.Hybrid{Vector: v, Model: model, MinSimilarity: emb.MinSimilarity(), Unread: emb.UnreadShare(req.GetQuery())}, ""
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The interfaces are what the engine's gRPC services need, one per
@@ -21,7 +21,8 @@ type Memories interface {
 	// ShortIDs: each id's shortest unique prefix over live and archived memories.
 	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
-	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
+	// SearchMemories blends in the vectors nearest hy's (nil: keyword only).
+	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest, *Hybrid) (*aimemoryv1.SearchMemoriesResponse, error)
 	TouchMemories(context.Context, *aimemoryv1.TouchMemoriesRequest) (*aimemoryv1.TouchMemoriesResponse, error)
 	UpdateMemory(context.Context, *aimemoryv1.UpdateMemoryRequest) (*aimemoryv1.UpdateMemoryResponse, error)
 	DeleteMemories(context.Context, *aimemoryv1.DeleteMemoriesRequest) (*aimemoryv1.DeleteMemoriesResponse, error)
@@ -33,6 +34,18 @@ type Memories interface {
 	// Count is the number of stored memories (expired-but-uncollected
 	// included), cheap enough for every Health call.
 	Count() int
+}
+
+// Hybrid is a search's query embedding, made by the engine's embedder
+// from the query: never a request field, so a caller cannot supply it.
+type Hybrid struct {
+	Vector []float32
+	Model  string
+	// A vector candidate's least cosine; 0 = vecset.DefaultMinSimilarity.
+	MinSimilarity float64
+	// The share of the query's content words the model has no vocabulary
+	// entry for (vecset.Blend); −1 = not known (an endpoint's model).
+	Unread float64
 }
 
 // Corpus is the keyword index's statistics (package corpus computes them
@@ -163,6 +176,10 @@ type Archived struct {
 	Reason            string
 	OriginalTier      string
 	OriginalExpiresAt int64
+	// VersionAt is a superseded version's key time (what Version and
+	// restore's version_at name; an imported version's may differ from
+	// ArchivedAt); 0 for an archive row.
+	VersionAt int64
 }
 
 // Backend is the whole storage, as the engine serves it: package records

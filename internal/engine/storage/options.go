@@ -7,7 +7,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TTL says how long memories of each tier live and how far a recall pushes

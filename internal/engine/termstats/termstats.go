@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // DocFreqs returns each term's document frequency and the number of

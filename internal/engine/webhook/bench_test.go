@@ -14,9 +14,10 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // benchRig is a real store and dispatcher on real time, posting to url.
@@ -31,7 +32,7 @@ func benchRig(b *testing.B, url string) *boltstore.Store {
 	sealer, _ := webhook.OpenSealer(dir)
 	ctx, cancel := context.WithCancel(storagetest.Operator())
 	done := make(chan struct{})
-	d := webhook.New(webhook.Config{Store: st, Events: ev, Guard: webhook.Guard{AllowLoopback: true}, Sealer: sealer,
+	d := webhook.New(webhook.Config{Store: records.New(st), Events: ev, Guard: webhook.Guard{AllowLoopback: true}, Sealer: sealer,
 		Backoff: webhook.Backoff{Base: time.Hour, Attempts: 2}, Timeout: time.Minute})
 	go func() { defer close(done); d.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done; st.Close() })
@@ -46,7 +47,7 @@ func benchRig(b *testing.B, url string) *boltstore.Store {
 }
 
 func benchStore(st *boltstore.Store, i int) error {
-	_, err := st.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
+	_, err := records.New(st).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{Title: fmt.Sprintf("bench %d", i), Content: "webhook benchmark memory"}})
 	return err
 }

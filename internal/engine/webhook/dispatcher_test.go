@@ -18,10 +18,11 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // fakeClock is moved by hand; After fires once the clock reaches it.
@@ -94,7 +95,7 @@ type settled struct {
 
 // recordingStore tells the test about every settled attempt.
 type recordingStore struct {
-	*boltstore.Store
+	*records.Store
 	settled chan settled
 }
 
@@ -131,7 +132,7 @@ func newRig(t *testing.T, guard webhook.Guard, dial webhook.DialFunc) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, st: st, rec: &recordingStore{Store: st, settled: make(chan settled, 64)}, ev: ev, clock: newClock(), sealer: sealer}
+	r := &rig{t: t, st: st, rec: &recordingStore{Store: records.New(st), settled: make(chan settled, 64)}, ev: ev, clock: newClock(), sealer: sealer}
 	r.start(guard, dial)
 	return r
 }
@@ -171,7 +172,7 @@ func (r *rig) subscribe(url, secret string) *storage.Subscription {
 func (r *rig) store(title string) *aimemoryv1.Memory {
 	r.t.Helper()
 	ctx := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer", Scope: caller.AllNamespaces})
-	resp, err := r.st.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "secret content " + title}})
+	resp, err := records.New(r.st).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "secret content " + title}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -615,7 +616,7 @@ func TestNarrowedGrantStopsDelivery(t *testing.T) {
 	writer := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:writer", Scope: caller.AllNamespaces})
 	storeIn := func(ns, title string) {
 		t.Helper()
-		if _, err := r.st.StoreMemory(writer, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "content of " + title, Namespace: ns}}); err != nil {
+		if _, err := records.New(r.st).StoreMemory(writer, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "content of " + title, Namespace: ns}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // parsers decodes a tool's arguments without an engine: what the fuzz test

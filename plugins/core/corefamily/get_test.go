@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func TestGet(t *testing.T) {

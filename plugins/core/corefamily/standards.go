@@ -3,8 +3,8 @@ package corefamily
 import (
 	"context"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/render"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Namespace standards injected into a recall (data-model §9.8): the

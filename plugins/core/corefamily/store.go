@@ -3,10 +3,10 @@ package corefamily
 import (
 	"context"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/render"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // store and get take format without advertising it: agents read the

@@ -1,6 +1,6 @@
 package corefamily
 
-import aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+import aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 
 // scored is a memory with its recall score.
 type scored struct {

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/render"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // format is accepted but not advertised, as on memory_store: agents read

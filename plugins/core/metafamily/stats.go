@@ -3,8 +3,8 @@ package metafamily
 import (
 	"context"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 var statsArgs = sdk.ArgNames(statsSchema)

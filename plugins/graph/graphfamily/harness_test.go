@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // harness calls the graph tools the way the host does (sdktest.Family),

@@ -7,10 +7,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 var (

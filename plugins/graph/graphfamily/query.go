@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
 	"github.com/ai-memory/ai-memory/sdk/wire"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // kg_query limits (family-graph §4, with issue 3's changes).

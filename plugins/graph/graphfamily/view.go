@@ -1,9 +1,9 @@
 package graphfamily
 
 import (
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // linkRow is a link as every graph result shows it, seen from a memory

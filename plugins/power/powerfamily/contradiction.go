@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 var contradictionArgs = argNames(contradictionSchema)

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/sdktest"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // harness calls the power tools the way the host does (sdktest.Family),

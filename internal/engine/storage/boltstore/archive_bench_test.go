@@ -10,7 +10,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // archivedStore is a fresh store whose n memories were all deleted into
@@ -52,13 +52,13 @@ func BenchmarkPurgeArchive10k(b *testing.B) {
 		b.StartTimer()
 		dry.time(func() {
 			req.DryRun = true
-			if r, err := s.PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
+			if r, err := records.New(s).PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
 				b.Fatal(r, err)
 			}
 		})
 		purge.time(func() {
 			req.DryRun = false
-			if r, err := s.PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
+			if r, err := records.New(s).PurgeArchive(storagetest.Operator(), req); err != nil || r.Purged != 10_000 {
 				b.Fatal(r, err)
 			}
 		})

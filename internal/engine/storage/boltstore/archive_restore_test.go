@@ -8,7 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // A restore that merges into the live holder of its title moves the
@@ -24,7 +24,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 	defer s.Close()
 	store := func(title, content string) string {
 		t.Helper()
-		r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Namespace: "n"}})
+		r, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: content, Namespace: "n"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestRestoreMergeAndVersionKeepConsistency(t *testing.T) {
 	if err != nil || !r.Merged || r.Memory.GetId() != cur || r.Memory.GetContent() != "old" || r.LinksRestored != 1 {
 		t.Fatalf("merge restore = %v, %v", r, err)
 	}
-	links, err := s.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{cur}})
+	links, err := records.New(s).GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{cur}})
 	if err != nil || len(links.GetLinks()) != 1 || links.GetLinks()[0].GetTargetId() != peer {
 		t.Fatalf("links of the merged-into memory = %v, %v", links, err)
 	}

@@ -1,154 +1,107 @@
 package boltstore
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // bucketAudit holds the audit log: seq (8 bytes, big-endian) → AuditRecord.
 // Records are only ever appended; each carries the keyed hash of the one
-// before (package audit).
+// before (package audit, the rules in package records). The log's last
+// record is its head: no head is kept apart.
 var bucketAudit = []byte("audit")
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
-// AppendAudit appends a record, assigning its seq, time and hashes, in one
-// fsynced transaction (shared with concurrent writes, see write).
-func (s *Store) AppendAudit(ctx context.Context, in *aimemoryv1.AuditRecord) (*aimemoryv1.AuditRecord, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := audit.Validate(in); err != nil {
-		return nil, err
-	}
-	var r *aimemoryv1.AuditRecord
-	err := s.write(ctx, func(w *writeTx) error {
-		b, err := w.tx.CreateBucketIfNotExists(bucketAudit)
-		if err != nil {
-			return err
-		}
-		var last *aimemoryv1.AuditRecord
-		if k, v := b.Cursor().Last(); k != nil {
-			last = new(aimemoryv1.AuditRecord)
-			if err := proto.Unmarshal(v, last); err != nil {
-				return fmt.Errorf("audit record %x: %w", k, err)
-			}
-		}
-		if r, err = s.audit.Next(last, in, w.now); err != nil {
-			return err
-		}
-		raw, err := proto.Marshal(r)
-		if err != nil {
-			return err
-		}
-		return b.Put(seqKey(r.Seq), raw)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// ListAudit returns up to limit records, newest first, optionally of one agent.
-func (s *Store) ListAudit(ctx context.Context, agentID string, limit int) ([]*aimemoryv1.AuditRecord, error) {
-	var out []*aimemoryv1.AuditRecord
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAudit)
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var r aimemoryv1.AuditRecord
-			if err := proto.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("audit record %x: %w", k, err)
-			}
-			if agentID == "" || r.GetAgentId() == agentID {
-				out = append(out, &r)
-			}
-		}
+// decodeAudit is raw's record; nil when it does not decode.
+func decodeAudit(raw []byte) *aimemoryv1.AuditRecord {
+	r := new(aimemoryv1.AuditRecord)
+	if proto.Unmarshal(raw, r) != nil {
 		return nil
-	})
-	return out, err
+	}
+	return r
 }
 
-// AuditRecordAt is the record stored under seq; nil when there is none.
-func (s *Store) AuditRecordAt(_ context.Context, seq uint64) (*aimemoryv1.AuditRecord, error) {
-	var r *aimemoryv1.AuditRecord
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAudit)
-		if b == nil {
-			return nil
-		}
-		raw := b.Get(seqKey(seq))
-		if raw == nil {
-			return nil
-		}
-		r = new(aimemoryv1.AuditRecord)
-		return proto.Unmarshal(raw, r)
-	})
-	return r, err
+func (t seamTx) AuditAt(seq uint64) (*aimemoryv1.AuditRecord, bool, error) {
+	b := t.w.tx.Bucket(bucketAudit)
+	if b == nil {
+		return nil, false, nil
+	}
+	raw := b.Get(seqKey(seq))
+	if raw == nil {
+		return nil, false, nil
+	}
+	return decodeAudit(raw), true, nil
 }
 
-// VerifyAudit recomputes the chain from the first record (audit.Verifier).
-func (s *Store) VerifyAudit(ctx context.Context, pin audit.Head) (*aimemoryv1.VerifyAuditResponse, error) {
-	v := s.audit.Verifier(pin)
-	err := s.eachAudit(ctx, func(k, raw []byte) error {
-		r := new(aimemoryv1.AuditRecord)
-		if len(k) != 8 || proto.Unmarshal(raw, r) != nil {
-			r = nil
-		}
+// EachAudit walks the bucket from after; a key not 8 bytes long is seq 0,
+// which verification reports.
+func (t seamTx) EachAudit(after uint64, limit int, fn func(uint64, *aimemoryv1.AuditRecord) error) error {
+	b := t.w.tx.Bucket(bucketAudit)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	k, raw := c.First()
+	if after > 0 {
+		k, raw = c.Seek(seqKey(after + 1))
+	}
+	for n := 0; k != nil && (limit == 0 || n < limit); k, raw = c.Next() {
 		var seq uint64
 		if len(k) == 8 {
 			seq = binary.BigEndian.Uint64(k)
 		}
-		v.Add(seq, r)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		r := decodeAudit(raw)
+		if len(k) != 8 {
+			r = nil
+		}
+		if err := fn(seq, r); err != nil {
+			return err
+		}
+		n++
 	}
-	return v.Result(), nil
+	return nil
 }
 
-// ExportAudit calls each with every record in seq order, read in batches
-// as Export reads (walkBatches), so a slow consumer (migrate's target)
-// holds no read transaction. The log is append-only: the records are
-// those there at the start and perhaps some appended since, each once.
-func (s *Store) ExportAudit(ctx context.Context, each func(*aimemoryv1.AuditRecord) error) error {
-	return walkBatches(ctx, s, bucketAudit, func(_ *bolt.Tx, _ *bolt.Cursor, k, raw []byte) (*aimemoryv1.AuditRecord, []byte, error) {
-		r := new(aimemoryv1.AuditRecord)
-		if err := proto.Unmarshal(raw, r); err != nil {
-			return nil, nil, fmt.Errorf("audit record %x: %w", k, err)
+func (t seamTx) RecentAudit(agent string, limit int) ([]*aimemoryv1.AuditRecord, error) {
+	b := t.w.tx.Bucket(bucketAudit)
+	if b == nil {
+		return nil, nil
+	}
+	var out []*aimemoryv1.AuditRecord
+	c := b.Cursor()
+	for k, raw := c.Last(); k != nil && len(out) < limit; k, raw = c.Prev() {
+		if err := t.w.ctx.Err(); err != nil {
+			return nil, err
 		}
-		return r, k, nil
-	}, each)
+		r := decodeAudit(raw)
+		if r == nil {
+			return nil, fmt.Errorf("audit record %x: unreadable", k)
+		}
+		if agent == "" || r.GetAgentId() == agent {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
-// eachAudit calls fn with every stored key and value of the audit log, in
-// key order, from one read transaction: VerifyAudit's one snapshot (fn
-// is local work, never a remote consumer).
-func (s *Store) eachAudit(ctx context.Context, fn func(k, raw []byte) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAudit)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, raw []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return fn(k, raw)
-		})
-	})
+// AuditHead: none kept apart (the last record is the head); bbolt's one
+// writer orders appends.
+func (seamTx) AuditHead() (audit.Head, bool, error) { return audit.Head{}, false, nil }
+
+func (t seamTx) PutAudit(r *aimemoryv1.AuditRecord) error {
+	b, err := t.w.tx.CreateBucketIfNotExists(bucketAudit)
+	if err != nil {
+		return err
+	}
+	raw, err := proto.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return b.Put(seqKey(r.GetSeq()), raw)
 }

@@ -10,8 +10,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // auditRecords appends n records and returns them as stored.
@@ -19,7 +20,7 @@ func auditRecords(t *testing.T, s *Store, n int) []*aimemoryv1.AuditRecord {
 	t.Helper()
 	var out []*aimemoryv1.AuditRecord
 	for i := range n {
-		r, err := s.AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: []string{"alice", "bob"}[i%2], Event: "call_denied", Family: "graph"})
+		r, err := records.New(s).AppendAudit(context.Background(), &aimemoryv1.AuditRecord{AgentId: []string{"alice", "bob"}[i%2], Event: "call_denied", Family: "graph"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestAuditTampering(t *testing.T) {
 	pin := audit.HeadOf(genuine[4])
 	verify := func(pin audit.Head) *aimemoryv1.VerifyAuditResponse {
 		t.Helper()
-		v, err := s.VerifyAudit(ctx, pin)
+		v, err := records.New(s).VerifyAudit(ctx, pin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +115,7 @@ func TestAuditTampering(t *testing.T) {
 	}
 	// Appending onto the cut tail takes seq 5 again: another record under
 	// the pinned seq.
-	if _, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:x", Event: "call_denied"}); err != nil {
+	if _, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:x", Event: "call_denied"}); err != nil {
 		t.Fatal(err)
 	}
 	if v := verify(pin); v.GetOk() || v.GetFirstBadSeq() != 5 || !strings.Contains(v.GetProblem(), "not the record this engine pinned") {
@@ -152,16 +153,16 @@ func TestAuditRefusesForeignHeads(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	unkeyed := storagetest.UnkeyedAudit(2)
 	putAudit(t, s, unkeyed...)
-	_, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:x", Event: "call_denied"})
+	_, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:x", Event: "call_denied"})
 	var he *audit.HeadError
 	if !errors.As(err, &he) || he.Seq != 2 || !strings.Contains(err.Error(), "unkeyed") {
 		t.Fatalf("append onto an unkeyed record: %v", err)
 	}
-	seal, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "engine", Event: audit.EventKeyed})
+	seal, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "engine", Event: audit.EventKeyed})
 	if err != nil || seal.GetSeq() != 3 || seal.GetPrevHash() != unkeyed[1].GetHash() {
 		t.Fatalf("seal = %v, %v", seal, err)
 	}
-	if v, _ := s.VerifyAudit(ctx, audit.Head{}); !v.GetOk() || v.GetUnkeyed() != 2 || v.GetCount() != 3 {
+	if v, _ := records.New(s).VerifyAudit(ctx, audit.Head{}); !v.GetOk() || v.GetUnkeyed() != 2 || v.GetCount() != 3 {
 		t.Fatalf("sealed log: %v", v)
 	}
 
@@ -169,7 +170,7 @@ func TestAuditRefusesForeignHeads(t *testing.T) {
 	foreign := auditRecords(t, other, 1)[0]
 	foreign.Seq, foreign.PrevHash = 4, seal.GetHash()
 	putAudit(t, s, foreign)
-	_, err = s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:x", Event: "call_denied"})
+	_, err = records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:x", Event: "call_denied"})
 	if !errors.As(err, &he) || he.Seq != 4 || !strings.Contains(err.Error(), "copy audit.key") {
 		t.Fatalf("append onto another key's record: %v", err)
 	}

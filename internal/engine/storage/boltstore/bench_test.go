@@ -19,10 +19,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/procstat"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // corpus makes memories whose words follow a Zipf law over a fixed
@@ -171,7 +173,9 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(float64(l[len(l)*95/100].Nanoseconds()), "p95-ns")
 }
 
-func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemoriesRequest) {
+// benchSearch times req's searches, each with hybrid's query vector
+// (hybrid nil: keyword only).
+func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemoriesRequest, hybrid func() *storage.Hybrid) {
 	s := benchStore(b, n)
 	qs := newCorpus(99).queries(1000)
 	ctx := storagetest.Operator()
@@ -181,7 +185,11 @@ func benchSearch(b *testing.B, n int, req func(q string) *aimemoryv1.SearchMemor
 	cpu0 := procstat.CPU(os.Getpid()) // the process's CPU time: what load on the machine disturbs least
 	for b.Loop() {
 		lat.time(func() {
-			resp, err := s.SearchMemories(ctx, req(qs[i%len(qs)]))
+			var hy *storage.Hybrid
+			if hybrid != nil {
+				hy = hybrid()
+			}
+			resp, err := s.SearchMemories(ctx, req(qs[i%len(qs)]), hy)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -206,17 +214,17 @@ func recallReq(q string) *aimemoryv1.SearchMemoriesRequest {
 	}
 }
 
-func BenchmarkSearch10k(b *testing.B)  { benchSearch(b, 10_000, searchReq) }
-func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000, searchReq) }
-func BenchmarkRecall10k(b *testing.B)  { benchSearch(b, 10_000, recallReq) }
-func BenchmarkRecall100k(b *testing.B) { benchSearch(b, 100_000, recallReq) }
+func BenchmarkSearch10k(b *testing.B)  { benchSearch(b, 10_000, searchReq, nil) }
+func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000, searchReq, nil) }
+func BenchmarkRecall10k(b *testing.B)  { benchSearch(b, 10_000, recallReq, nil) }
+func BenchmarkRecall100k(b *testing.B) { benchSearch(b, 100_000, recallReq, nil) }
 
 // Recall with no filter: the widest candidate set.
 func BenchmarkRecallUnfiltered100k(b *testing.B) {
 	benchSearch(b, 100_000, func(q string) *aimemoryv1.SearchMemoriesRequest {
 		return &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10,
 			Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL}
-	})
+	}, nil)
 }
 
 func BenchmarkList100k(b *testing.B) {
@@ -240,6 +248,7 @@ func BenchmarkStore100k(b *testing.B) { benchStoreOne(b, 100_000) }
 
 func benchStoreOne(b *testing.B, n int) {
 	s := benchStore(b, n)
+	rs := records.New(s)
 	c := newCorpus(7)
 	ctx := storagetest.Operator()
 	var lat latencies
@@ -249,7 +258,7 @@ func benchStoreOne(b *testing.B, n int) {
 		m := c.memory(1_000_000 + i)
 		i++
 		lat.time(func() {
-			if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
+			if _, err := rs.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -301,7 +310,7 @@ func processCPU() time.Duration {
 
 // BenchmarkStoreParallel is two writers at once, like two hosts.
 func BenchmarkStoreParallel(b *testing.B) {
-	s := benchStore(b, 10_000)
+	s := records.New(benchStore(b, 10_000))
 	ctx := storagetest.Operator()
 	var mu sync.Mutex
 	seed := uint64(100)
@@ -338,8 +347,9 @@ func benchStoreInFlight(b *testing.B, inFlight int) {
 		corpora[g] = newCorpus(uint64(1000 + g))
 	}
 	w := startWriteStats(s)
+	rs := records.New(s)
 	benchutil.InFlight(b, inFlight, func(g int, i int64) error {
-		_, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: corpora[g].memory(int(3_000_000 + i))})
+		_, err := rs.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: corpora[g].memory(int(3_000_000 + i))})
 		return err
 	})
 	w.report(b)
@@ -390,7 +400,7 @@ func benchOpen(b *testing.B, n int, rebuild bool) {
 		if s, err = Open(ctx, path, Options{Logger: benchLog}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.SearchMemories(ctx, searchReq(q)); err != nil {
+		if _, err := s.SearchMemories(ctx, searchReq(q), nil); err != nil {
 			b.Fatal(err)
 		}
 		first += time.Since(start)
@@ -411,6 +421,7 @@ func benchOpen(b *testing.B, n int, rebuild bool) {
 // short ids of ten memories among 100k.
 func BenchmarkShortIDs100k(b *testing.B) {
 	s := benchStore(b, 100_000)
+	rs := records.New(s)
 	ctx := storagetest.Operator()
 	l, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 200})
 	if err != nil {
@@ -425,7 +436,7 @@ func BenchmarkShortIDs100k(b *testing.B) {
 		}
 		i++
 		lat.time(func() {
-			if _, err := s.ShortIDs(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: 8}); err != nil {
+			if _, err := rs.ShortIDs(ctx, &aimemoryv1.ShortIdsRequest{Ids: ids, MinLength: 8}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -478,7 +489,7 @@ func BenchmarkOpenReplay100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := k.SearchMemories(ctx, searchReq(q)); err != nil {
+		if _, err := k.SearchMemories(ctx, searchReq(q), nil); err != nil {
 			b.Fatal(err)
 		}
 		first += time.Since(start)

@@ -11,7 +11,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // checkConsistent fails t unless every index agrees with the records.
@@ -29,13 +29,13 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 		return storagetest.TitlesOf(storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: q, Filter: f}))
 	}
 
-	a := storagetest.Store(t, s, storagetest.Mem("Deploy checklist", "Run the migrations before deploying", storagetest.Tags("ops")))
-	b := storagetest.Store(t, s, storagetest.Mem("Rollback plan", "Revert the release tag", storagetest.InNS("team/x")))
-	storagetest.Store(t, s, storagetest.Mem("Scratch note", "temporary thought", storagetest.Tier("short")))
+	a := storagetest.Store(t, records.New(s), storagetest.Mem("Deploy checklist", "Run the migrations before deploying", storagetest.Tags("ops")))
+	b := storagetest.Store(t, records.New(s), storagetest.Mem("Rollback plan", "Revert the release tag", storagetest.InNS("team/x")))
+	storagetest.Store(t, records.New(s), storagetest.Mem("Scratch note", "temporary thought", storagetest.Tier("short")))
 	checkConsistent(t, s)
 
 	// Merge replaces content and tags: the old words stop finding it.
-	storagetest.Store(t, s, storagetest.Mem("Deploy checklist", "Canary first then promote", storagetest.Tags("ops", "canary")))
+	storagetest.Store(t, records.New(s), storagetest.Mem("Deploy checklist", "Canary first then promote", storagetest.Tags("ops", "canary")))
 	checkConsistent(t, s)
 	if got := find("migrations", nil); len(got) != 0 {
 		t.Errorf("after merge, 'migrations' finds %q", got)
@@ -65,10 +65,10 @@ func TestIndexAgreesWithRecords(t *testing.T) {
 		t.Errorf("new namespace finds %q", got)
 	}
 	// The old title is free again, the new one taken.
-	storagetest.Store(t, s, storagetest.Mem("Rollback plan", "a new memory", storagetest.InNS("team/x")))
+	storagetest.Store(t, records.New(s), storagetest.Mem("Rollback plan", "a new memory", storagetest.InNS("team/x")))
 	checkConsistent(t, s)
 
-	d := storagetest.Store(t, s, storagetest.Mem("Doomed", "to be deleted soon"))
+	d := storagetest.Store(t, records.New(s), storagetest.Mem("Doomed", "to be deleted soon"))
 	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{d.Id}}); err != nil {
 		t.Fatal(err)
 	}

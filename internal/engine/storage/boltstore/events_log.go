@@ -3,13 +3,14 @@ package boltstore
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The durable event log (storage.EventLog): bucket events_log, seq (8,
@@ -34,6 +35,14 @@ func logEvents(tx *bolt.Tx, batch []*writeReq) error {
 	if err != nil {
 		return err
 	}
+	// A subscription a write imported joins after that write's own events.
+	imported := map[string]bool{}
+	for _, r := range batch {
+		for _, id := range r.w.importedSubs {
+			imported[id] = true
+		}
+	}
+	subs = slices.DeleteFunc(subs, func(sub *storage.Subscription) bool { return imported[sub.ID] })
 	var last uint64
 	for _, r := range batch {
 		for _, e := range r.w.events {
@@ -56,6 +65,13 @@ func logEvents(tx *bolt.Tx, batch []*writeReq) error {
 				return err
 			}
 			last = seq
+		}
+		if len(r.w.importedSubs) > 0 {
+			started, err := startImported(tx, r.w.importedSubs, b.Sequence())
+			if err != nil {
+				return err
+			}
+			subs = append(subs, started...)
 		}
 	}
 	if last <= eventRetention {

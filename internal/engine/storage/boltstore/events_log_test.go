@@ -11,7 +11,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 type publishedEvents struct{ got []*aimemoryv1.Event }
@@ -20,7 +20,7 @@ func (p *publishedEvents) Publish(e *aimemoryv1.Event) { p.got = append(p.got, e
 
 func storeTitle(t *testing.T, s *Store, title string) *aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c"}})
+	resp, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 func TestRefusedWriteLogsNoEvent(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	storeTitle(t, s, "ok")
-	_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
+	_, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_messages/bob"}})
 	if !errors.Is(err, storage.ErrDenied) {
 		t.Fatalf("guarded store: %v", err)
@@ -152,7 +152,7 @@ func TestInbox(t *testing.T) {
 		t.Fatalf("bob's inbox: %v", got)
 	}
 	// Ordinary reads of another's inbox return nothing.
-	if resp, err := s.GetMemories(as("ai:alice"), &aimemoryv1.GetMemoriesRequest{Ids: []string{m1.GetId()}}); err == nil && len(resp.GetMemories()) != 0 {
+	if resp, err := records.New(s).GetMemories(as("ai:alice"), &aimemoryv1.GetMemoriesRequest{Ids: []string{m1.GetId()}}); err == nil && len(resp.GetMemories()) != 0 {
 		t.Fatalf("alice reads bob's message: %v", resp)
 	}
 	for _, tc := range []struct {
@@ -196,7 +196,7 @@ func TestDeliveriesQueuedWithTheWrite(t *testing.T) {
 		}
 	}
 	storeTitle(t, s, "global one")
-	if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_agents"}}); err == nil {
+	if _, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_agents"}}); err == nil {
 		t.Fatal("guarded store succeeded")
 	}
 	if _, err := records.New(s).SendMessage(as("ai:carol"), &aimemoryv1.SendMessageRequest{To: "ai:bob", Title: "private", Payload: "p"}); err != nil {

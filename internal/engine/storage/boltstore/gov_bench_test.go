@@ -10,7 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkStorePolicy is one fsynced store into team/a/b with no policy
@@ -30,12 +30,12 @@ func BenchmarkStorePolicy(b *testing.B) {
 		for i := range 1000 {
 			m := c.memory(i)
 			m.Namespace = "team/a/b"
-			if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
+			if _, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		if policy {
-			std, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "rules", Content: "team rules", Namespace: "team", Confidence: 1}})
+			std, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "rules", Content: "team rules", Namespace: "team", Confidence: 1}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func BenchmarkStorePolicy(b *testing.B) {
 		m.Namespace = "team/a/b"
 		i++
 		start := time.Now()
-		if _, err := stores[k].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
+		if _, err := records.New(stores[k]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
 			b.Fatal(err)
 		}
 		lat[k] = append(lat[k], time.Since(start))
@@ -81,7 +81,7 @@ func BenchmarkGovernGate(b *testing.B) {
 			}
 			defer s.Close()
 			if policy {
-				std, _ := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "rules", Content: "r", Namespace: "team", Confidence: 1}})
+				std, _ := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "rules", Content: "r", Namespace: "team", Confidence: 1}})
 				if _, err := records.New(s).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"owner"}`}); err != nil {
 					b.Fatal(err)
 				}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Pending actions. A write the namespace policy queues is recorded, in the
@@ -27,20 +27,9 @@ import (
 // transaction commits it, and the caller gets the *storage.PendingError
 // with its id.
 func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
-	return s.governed(ctx, s.write, payload, fn)
-}
-
-// governed is writeGoverned through a given write (write or writeFirst).
-func (s *Store) governed(ctx context.Context, write func(context.Context, func(*writeTx) error) error, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
-	return ops.Governed(func(step func(*writeTx) error) error { return write(ctx, step) }, fn,
+	return ops.Governed(func(step func(*writeTx) error) error { return s.write(ctx, step) }, fn,
 		func(w *writeTx) bool { return len(w.changes) > 0 || len(w.events) > 0 },
 		func(w *writeTx, pe *storage.PendingError) (string, error) { return w.queuePending(pe, payload) })
-}
-
-// writeGovernedFirst is writeGoverned in a batch of its own (writeFirst),
-// for a write that reads the in-memory index.
-func (s *Store) writeGovernedFirst(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
-	return s.governed(ctx, s.writeFirst, payload, fn)
 }
 
 // queuePending records a pending action for the write pe describes.

@@ -6,9 +6,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Engine-side cost of the graph family's reads on 10k memories with 50k
@@ -19,6 +20,7 @@ import (
 
 type graphBench struct {
 	s   *Store
+	rs  *records.Store // what the engine serves
 	ids []string
 	hub string
 }
@@ -32,7 +34,7 @@ func loadGraphBench(b *testing.B) *graphBench {
 	b.Helper()
 	graphBenchOnce.Do(func() {
 		s := benchStore(b, 10_000)
-		g := &graphBench{s: s}
+		g := &graphBench{s: s, rs: records.New(s)}
 		g.ids = s.idx.IDs()
 		r := rand.New(rand.NewPCG(7, 7))
 		g.hub = g.ids[0]
@@ -81,7 +83,7 @@ func BenchmarkGraphFrontier(b *testing.B) {
 					ids[i] = g.ids[r.IntN(len(g.ids))]
 				}
 				lat.time(func() {
-					resp, err := g.s.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
+					resp, err := g.rs.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -102,7 +104,7 @@ func BenchmarkGraphTimeline1k(b *testing.B) {
 			var lat latencies
 			for b.Loop() {
 				lat.time(func() {
-					if _, err := g.s.LinkTimeline(storagetest.Operator(), &aimemoryv1.LinkTimelineRequest{SourceId: g.hub, Limit: limit}); err != nil {
+					if _, err := g.rs.LinkTimeline(storagetest.Operator(), &aimemoryv1.LinkTimelineRequest{SourceId: g.hub, Limit: limit}); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -110,4 +112,10 @@ func BenchmarkGraphTimeline1k(b *testing.B) {
 			lat.report(b)
 		})
 	}
+}
+
+// BenchmarkGraphTraverse is a kg_query walk (storagetest.BenchTraverse).
+func BenchmarkGraphTraverse(b *testing.B) {
+	g := loadGraphBench(b)
+	storagetest.BenchTraverse(b, g.rs, g.ids)
 }

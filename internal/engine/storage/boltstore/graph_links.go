@@ -2,17 +2,13 @@ package boltstore
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Link writes of the graph family: the steps are ops.PutLink and
@@ -102,73 +98,64 @@ var (
 	memoryFieldTitle     = (&aimemoryv1.Memory{}).ProtoReflect().Descriptor().Fields().ByName("title").Number()
 )
 
-// LinkTimeline lists a memory's outbound links, one event per validity
-// interval whose start lies in [since, until], ordered by start, then
-// creation, target and relation; the first limit of them, each with its
-// target's title and namespace.
-func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
-	q, err := ops.ValidateTimeline(req)
-	if err != nil {
-		return nil, err
-	}
-	source := q.Source
-	resp := &aimemoryv1.LinkTimelineResponse{}
-	readable := authz.Of(ctx).Reader()
-	err = s.db.View(func(tx *bolt.Tx) error {
-		mems := tx.Bucket(bucketMemories)
-		// What the caller may not read is not there.
-		outside := func(id string) (bool, error) {
-			n, err := nodeSummary(mems, id)
-			return err == nil && !readable(n.Namespace), err
-		}
-		if mems.Get([]byte(source)) == nil {
-			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
-		}
-		if hidden, err := outside(source); err != nil {
-			return err
-		} else if hidden {
-			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, source)
-		}
-		var links []*aimemoryv1.Link
-		c := tx.Bucket(bucketLinksOut).Cursor()
-		prefix := idPrefix(source)
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			l, err := decodeLink(v)
-			if err != nil {
-				return err
-			}
-			if hidden, err := outside(l.TargetId); err != nil {
-				return err
-			} else if hidden {
-				continue
-			}
-			links = append(links, l)
-		}
-		events := q.Events(links)
-		resp.Total = uint32(len(events))
-		nodes := map[string]*aimemoryv1.NodeSummary{}
-		for _, l := range events[:min(q.Limit, len(events))] {
-			n := nodes[l.TargetId]
-			if n == nil {
-				var err error
-				if n, err = nodeSummary(mems, l.TargetId); err != nil {
-					return err
-				}
-				nodes[l.TargetId] = n
-			}
-			resp.Events = append(resp.Events, &aimemoryv1.TimelineEvent{Link: l, Target: n})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // The link steps' view of the transaction (ops.LinkTx).
 func (t opsTx) ReadLink(source, target, relation string) (*aimemoryv1.Link, error) {
 	return readLink(t.w.tx, source, target, relation)
 }
 func (t opsTx) WriteLink(l *aimemoryv1.Link) error      { return putLink(t.w.tx, l) }
 func (t opsTx) Emit(event string, m *aimemoryv1.Memory) { t.w.emit(event, m) }
+
+// Links is the links of ids, live or kept in the archive (seam.Tx): a
+// prefix scan per id and direction, the relation checked on the key
+// before a link is decoded.
+func (t opsTx) Links(ids []string, dir aimemoryv1.Direction, relation string, archived bool) (out, in map[string][]*aimemoryv1.Link, err error) {
+	ob, ib := t.w.tx.Bucket(bucketLinksOut), t.w.tx.Bucket(bucketLinksIn)
+	if archived {
+		ob, ib = t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn)
+	}
+	var f *rules.LinkFilter
+	if relation != "" {
+		f = &rules.LinkFilter{Relation: relation}
+	}
+	out, in = map[string][]*aimemoryv1.Link{}, map[string][]*aimemoryv1.Link{}
+	for _, side := range []struct {
+		dir, other aimemoryv1.Direction
+		byID       map[string][]*aimemoryv1.Link
+	}{{aimemoryv1.Direction_DIRECTION_OUT, aimemoryv1.Direction_DIRECTION_IN, out}, {aimemoryv1.Direction_DIRECTION_IN, aimemoryv1.Direction_DIRECTION_OUT, in}} {
+		if dir == side.other {
+			continue
+		}
+		for _, id := range ids {
+			ls, err := collectLinks(ob, ib, id, side.dir, f, nil, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ls != nil {
+				side.byID[id] = ls
+			}
+		}
+	}
+	return out, in, nil
+}
+
+// Summaries reads only the records' title and namespace (summarize).
+func (t opsTx) Summaries(ids []string, archived bool) (live, arch map[string]*aimemoryv1.NodeSummary, err error) {
+	mems, ab := t.w.tx.Bucket(bucketMemories), t.w.tx.Bucket(bucketArchive)
+	live, arch = make(map[string]*aimemoryv1.NodeSummary, len(ids)), map[string]*aimemoryv1.NodeSummary{}
+	for _, id := range ids {
+		if row := mems.Get([]byte(id)); row != nil {
+			if live[id], err = liveSummary(id, row); err != nil {
+				return nil, nil, err
+			}
+		}
+		if !archived {
+			continue
+		}
+		if row := ab.Get([]byte(id)); row != nil {
+			if arch[id], err = archivedSummary(id, row); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return live, arch, nil
+}

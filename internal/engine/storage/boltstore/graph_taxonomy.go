@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // CountNamespaces counts live memories per exact namespace at or under a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // trapPolicy panics on a store titled "boom" and refuses deletes of
@@ -70,8 +71,8 @@ func waitQueue(t *testing.T, s *Store, n int) {
 func TestGroupCommit(t *testing.T) {
 	ev := &eventLog{}
 	s, _ := openTest(t, Options{Policy: trapPolicy{}, Events: ev})
-	victim := storagetest.Store(t, s, storagetest.Mem("victim", "deleted only with keep"))
-	keep := storagetest.Store(t, s, storagetest.Mem("keep", "never deleted"))
+	victim := storagetest.Store(t, records.New(s), storagetest.Mem("victim", "deleted only with keep"))
+	keep := storagetest.Store(t, records.New(s), storagetest.Mem("keep", "never deleted"))
 	ev.ids = nil
 
 	s.writeMu.Lock() // the commit under way
@@ -81,7 +82,7 @@ func TestGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "written in a group")})
+			resp, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "written in a group")})
 			*out = err
 			if err == nil {
 				*id = resp.Memory.Id
@@ -165,7 +166,7 @@ func TestGroupCommit(t *testing.T) {
 
 func getIDs(t *testing.T, s *Store, ids ...string) []*aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	resp, err := records.New(s).GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: ids})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { panics[i] = recover() }()
-			_, errs[i] = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("write %d", i), "x", storagetest.InNS(ns))})
+			_, errs[i] = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("write %d", i), "x", storagetest.InNS(ns))})
 		}()
 	}
 	s.writeMu.Lock()
@@ -217,5 +218,65 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 	if errs[2] == nil || errs[2].Error() != "internal error in a group commit" || panics[2] != nil {
 		t.Errorf("the write sharing the bug's batch: %v, %v", errs[2], panics[2])
 	}
-	storagetest.Store(t, s, storagetest.Mem("after", "the store still takes writes"))
+	storagetest.Store(t, records.New(s), storagetest.Mem("after", "the store still takes writes"))
+}
+
+// TestImportedSubscriptionStartsAfterItsOwnWrite: an import that shares a
+// group commit with other writes gives the subscription it creates the
+// events after its own: none for a write before it in the batch or for
+// the import's own memory, one for the write after it.
+func TestImportedSubscriptionStartsAfterItsOwnWrite(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	ctx := storagetest.Operator()
+	s.writeMu.Lock() // the commit under way
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	store := func(i int, title string) {
+		wg.Go(func() {
+			_, errs[i] = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "in a group")})
+		})
+	}
+	store(0, "leader")
+	waitQueue(t, s, 0)
+	store(1, "before")
+	waitQueue(t, s, 1)
+	var res []*aimemoryv1.ImportResult
+	wg.Go(func() {
+		res, errs[2] = records.New(s).Import(ctx, []*aimemoryv1.ExportRecord{
+			importedMemory("own", "the import's own"),
+			{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: &aimemoryv1.WebhookSubscription{
+				Id: "0b6f1c2e-0000-4000-8000-00000000000a", Url: "https://hooks.example/x", Events: []string{"*"}, CreatedBy: "ai:alice", CreatedAt: 5, Scope: "*"}}},
+		})
+	})
+	waitQueue(t, s, 2)
+	store(3, "after")
+	waitQueue(t, s, 3)
+	s.writeMu.Unlock()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if len(res) != 2 || res[0].GetOutcome() != "created" || res[1].GetOutcome() != "created" {
+		t.Fatalf("import: %v", res)
+	}
+	if s.largestBatch != 3 {
+		t.Fatalf("largest batch %d, want the 3 writes queued behind the leader", s.largestBatch)
+	}
+	due, _, err := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range due {
+		got = append(got, d.Event.GetTitle())
+	}
+	if strings.Join(got, ",") != "after" {
+		t.Fatalf("deliveries %q, want only the write after the import", got)
+	}
+	subs, err := s.ListSubscriptions(ctx)
+	if err != nil || len(subs) != 1 || subs[0].FromSeq != 3 {
+		t.Fatalf("subscriptions %+v, %v: want one starting after seq 3 (leader, before, own)", subs, err)
+	}
 }

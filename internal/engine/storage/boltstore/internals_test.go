@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Tests of the bbolt backend that reach into its internals (transactions,
@@ -21,9 +21,9 @@ import (
 
 func TestExpiryIndexIsOneSeek(t *testing.T) {
 	s, clk := openTest(t, Options{})
-	storagetest.Store(t, s, storagetest.Mem("a", "x", storagetest.Tier("short")))
-	storagetest.Store(t, s, storagetest.Mem("b", "x", storagetest.Tier("long")))
-	storagetest.Store(t, s, storagetest.Mem("c", "x"))
+	storagetest.Store(t, records.New(s), storagetest.Mem("a", "x", storagetest.Tier("short")))
+	storagetest.Store(t, records.New(s), storagetest.Mem("b", "x", storagetest.Tier("long")))
+	storagetest.Store(t, records.New(s), storagetest.Mem("c", "x"))
 	var keys []int64
 	s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketExpiry).ForEach(func(k, _ []byte) error {
@@ -57,7 +57,7 @@ func TestNoFreeVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("T", "x"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION})
+	_, err = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("T", "x"), OnConflict: aimemoryv1.ConflictPolicy_CONFLICT_POLICY_VERSION})
 	var nf *storage.NoFreeVersionError
 	if !errors.As(err, &nf) || !errors.Is(err, storage.ErrConflict) {
 		t.Errorf("err = %v", err)
@@ -76,7 +76,7 @@ func TestAccessCountSaturates(t *testing.T) {
 		}
 		return resp.Memories[0]
 	}
-	m := storagetest.Store(t, s, storagetest.Mem("Saturated", "x", storagetest.Tier("long")))
+	m := storagetest.Store(t, records.New(s), storagetest.Mem("Saturated", "x", storagetest.Tier("long")))
 	err := s.write(ctx, func(w *writeTx) error {
 		old, _ := w.get(m.Id)
 		n := rules.Clone(old)

@@ -3,8 +3,9 @@ package boltstore
 import (
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // benchForget times dry-run forgets of 1–3 corpus words over a loaded
@@ -17,7 +18,7 @@ func benchForget(b *testing.B, n int, namespace string) {
 	matched, i := 0, 0
 	for b.Loop() {
 		lat.time(func() {
-			resp, err := s.Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: qs[i%len(qs)], Namespace: namespace, DryRun: true})
+			resp, err := records.New(s).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: qs[i%len(qs)], Namespace: namespace, DryRun: true})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,16 +4,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// TestForgetLeadsItsBatch: a forget queued right behind a store of a
-// matching memory must see it, although it reads the in-memory index,
-// which a batch's earlier writes have not reached yet: the forget leads
-// the next batch instead of joining the store's.
-func TestForgetLeadsItsBatch(t *testing.T) {
+// TestForgetSeesItsBatch: a forget queued right behind a store of a
+// matching memory joins the store's batch and must see it, although the
+// in-memory index it reads has not reached the batch's earlier writes:
+// it takes them as candidates too (writeTx.batchChanged). The same holds
+// for an approved forget, which runs in an ordinary write.
+func TestForgetSeesItsBatch(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	ctx := storagetest.Operator()
 	s.writeMu.Lock() // a commit under way
@@ -21,24 +23,31 @@ func TestForgetLeadsItsBatch(t *testing.T) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")})
+		records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("lead", "x")})
 	}()
 	waitQueue(t, s, 0)
 	var stored *aimemoryv1.StoreMemoryResponse
 	go func() {
 		defer wg.Done()
-		stored, _ = s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("Draft notes", "queued first")})
+		stored, _ = records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("Draft notes", "queued first")})
 	}()
 	waitQueue(t, s, 1)
 	var forgot *aimemoryv1.ForgetResponse
 	var ferr error
 	go func() {
 		defer wg.Done()
-		forgot, ferr = s.Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft notes"})
+		forgot, ferr = records.New(s).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft notes"})
 	}()
 	waitQueue(t, s, 2)
+	commits := s.commits
 	s.writeMu.Unlock()
 	testwait.Wait(t, &wg, "the store, the queued store and the forget")
+	s.writeMu.Lock()
+	batches := s.commits - commits
+	s.writeMu.Unlock()
+	if batches != 2 { // the leader's, then the store's with the forget in it
+		t.Errorf("%d commits, want 2: the forget did not share the store's batch", batches)
+	}
 	if ferr != nil || stored == nil {
 		t.Fatalf("forget %v, store %v", ferr, stored)
 	}
@@ -47,5 +56,28 @@ func TestForgetLeadsItsBatch(t *testing.T) {
 	}
 	if err := s.CheckConsistency(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPurgeOfNothingOpensNoWrite: a purge (the engine's hourly one) that
+// finds nothing old commits nothing: package records reads first.
+func TestPurgeOfNothingOpensNoWrite(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	ctx := storagetest.Operator()
+	m := storagetest.Store(t, records.New(s), storagetest.Mem("archived", "fresh"))
+	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{m.Id}, Archive: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.writeMu.Lock()
+	commits := s.commits
+	s.writeMu.Unlock()
+	r, err := records.New(s).PurgeArchive(ctx, &aimemoryv1.PurgeArchiveRequest{Before: 1})
+	if err != nil || r.Purged+r.VersionsPurged != 0 {
+		t.Fatalf("purge = %v, %v; want nothing purged", r, err)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.commits != commits {
+		t.Errorf("%d commits for a purge of nothing", s.commits-commits)
 	}
 }

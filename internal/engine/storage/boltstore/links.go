@@ -2,16 +2,13 @@ package boltstore
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func decodeLink(raw []byte) (*aimemoryv1.Link, error) {
@@ -130,85 +127,4 @@ func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *
 		}
 	}
 	return dst, nil
-}
-
-// GetLinks returns the links of a set of memories in one call, filtered by
-// relation, validity at an instant and observer, with the far ends'
-// titles on request: a traversal's frontier read (ops.LinksAnswer, over
-// one read transaction).
-func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
-	f, err := ops.ValidateGetLinks(req)
-	if err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.GetLinksResponse
-	err = s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		resp, err = ops.LinksAnswer(authz.Of(ctx).Reader(), req, f, readLinks(tx))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// Traverse walks breadth-first (ops.TraverseAnswer) over one read
-// transaction: every level sees the same snapshot.
-func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error) {
-	w, err := ops.ValidateTraverse(req)
-	if err != nil {
-		return nil, err
-	}
-	var resp *aimemoryv1.TraverseResponse
-	err = s.db.View(func(tx *bolt.Tx) error {
-		r := readLinks(tx)
-		var err error
-		resp, err = ops.TraverseAnswer(authz.Of(ctx).Reader(), w, func([]string) (ops.LinkReads, error) { return r, nil })
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// linkReads is ops.LinkReads over one read transaction's buckets.
-type linkReads struct {
-	mems, arch, out, in, archOut, archIn *bolt.Bucket
-}
-
-func readLinks(tx *bolt.Tx) linkReads {
-	return linkReads{
-		mems: tx.Bucket(bucketMemories), arch: tx.Bucket(bucketArchive),
-		out: tx.Bucket(bucketLinksOut), in: tx.Bucket(bucketLinksIn),
-		archOut: tx.Bucket(bucketArchivedLinksOut), archIn: tx.Bucket(bucketArchivedLinksIn),
-	}
-}
-
-func (r linkReads) Exists(id string) (live, archived bool, err error) {
-	return r.mems.Get([]byte(id)) != nil, r.arch.Get([]byte(id)) != nil, nil
-}
-
-func (r linkReads) Node(id string) (*aimemoryv1.NodeSummary, error) {
-	return anyNodeSummary(r.mems, r.arch, id)
-}
-
-func (r linkReads) Links(id string, archived bool, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
-	if archived {
-		return collectLinks(r.archOut, r.archIn, id, dir, f, seen, dst)
-	}
-	return collectLinks(r.out, r.in, id, dir, f, seen, dst)
-}
-
-// anyNodeSummary is nodeSummary of a live memory, else of an archived one.
-func anyNodeSummary(mems, arch *bolt.Bucket, id string) (*aimemoryv1.NodeSummary, error) {
-	if row := mems.Get([]byte(id)); row != nil {
-		return liveSummary(id, row) // one lookup, not one to test and one to read
-	}
-	raw := arch.Get([]byte(id))
-	if raw == nil {
-		return nil, fmt.Errorf("link names missing memory %s", id)
-	}
-	return archivedSummary(id, raw)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The archive. archive is the one operation every removal path goes
@@ -63,6 +63,14 @@ func (w *writeTx) archive(m *aimemoryv1.Memory, reason, typ string) error {
 // versionKey is id NUL archived_at: an id's versions sort oldest first.
 func versionKey(id string, at int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(id), 0), uint64(at))
+}
+
+// versionKeyAt is the time of a versionKey.
+func versionKeyAt(k []byte) int64 {
+	if len(k) < 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(k[len(k)-8:]))
 }
 
 // moveLinks moves every link touching id from one pair of link buckets to
@@ -136,7 +144,12 @@ func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	return decodeArchived(raw)
+	a, err := decodeArchived(raw)
+	if err != nil {
+		return nil, err
+	}
+	a.VersionAt = at
+	return a, nil
 }
 
 // Versions is id's superseded versions, oldest first (seam.Tx).
@@ -149,24 +162,38 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.VersionAt = versionKeyAt(k)
 		out = append(out, a)
 	}
 	return out, nil
 }
 
-// ArchivedLinks is the archived links touching id (seam.Tx).
-func (t opsTx) ArchivedLinks(id string) ([]*aimemoryv1.Link, error) {
-	return collectLinks(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), id,
-		aimemoryv1.Direction_DIRECTION_BOTH, nil, nil, nil)
-}
-
 func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
 
-func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
-	return readLink(t.w.tx, source, target, relation)
+// DeleteArchived removes the archive rows of ids and the archived links
+// touching them, for good (seam.Tx).
+func (t opsTx) DeleteArchived(ids []string) error {
+	for _, id := range ids {
+		if err := t.Unarchive(id); err != nil {
+			return err
+		}
+		if err := deleteArchivedLinks(t.w.tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (t opsTx) PutLink(l *aimemoryv1.Link) error { return putLink(t.w.tx, l) }
+// DeleteVersions removes superseded versions by their keys (seam.Tx).
+func (t opsTx) DeleteVersions(vs []*storage.Archived) error {
+	versions := t.w.tx.Bucket(bucketVersions)
+	for _, v := range vs {
+		if err := versions.Delete(versionKey(v.Memory.GetId(), v.VersionAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	moved, k, err := moveLinks(t.w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // ArchiveStats counts the archive rows the caller may read by reason and

@@ -6,7 +6,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // corpus is what the Corpus API is answered from (termstats, shared by

@@ -1,7 +1,7 @@
 package boltstore
 
 import (
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // removeForGood removes m and every link touching it, live or archived.

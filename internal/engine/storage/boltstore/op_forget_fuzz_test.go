@@ -7,9 +7,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // FuzzForgetPattern: for any pattern, a dry-run forget either refuses it
@@ -33,10 +34,10 @@ func FuzzForgetPattern(f *testing.F) {
 		storagetest.Mem("Notes", "drafting 日本語 テキスト", storagetest.InNS("f")),
 		storagetest.Mem("Other", "the of and near", storagetest.Tier("long")),
 	} {
-		mems = append(mems, storagetest.Store(f, s, m))
+		mems = append(mems, storagetest.Store(f, records.New(s), m))
 	}
 	f.Fuzz(func(t *testing.T, pattern string) {
-		resp, err := s.Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})
+		resp, err := records.New(s).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: pattern, DryRun: true})
 		if err != nil {
 			var fe *record.FieldError
 			if !errors.As(err, &fe) || (fe.Field != "pattern" && fe.Field != "namespace") {

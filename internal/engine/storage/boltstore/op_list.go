@@ -2,17 +2,21 @@ package boltstore
 
 import (
 	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Hybrid recall (docs/RETRIEVAL.md): the keyword and vector lists are
-// blended (vecset.Blend), with vector candidates below the request's
-// min_similarity (default 0.5) left out.
+// blended (vecset.Blend), with vector candidates below the engine's
+// min_similarity (storage.Hybrid; default 0.5) left out.
 var defaultMinSimilarity = vecset.DefaultMinSimilarity
 
 // filter compiles a request's filter with the read rule of the guarded
@@ -63,7 +67,7 @@ func (s *Store) Nearest(ctx context.Context, filter *aimemoryv1.Filter, v []floa
 // every query term; ANY (recall) at least one, and drops function words
 // from a query that has other words. A query with no usable word matches
 // nothing.
-func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error) {
+func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemoriesRequest, hy *storage.Hybrid) (*aimemoryv1.SearchMemoriesResponse, error) {
 	f, err := s.filter(ctx, req.GetFilter())
 	if err != nil {
 		return nil, err
@@ -74,22 +78,22 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 	}
 	limit := q.Limit
 	resp := &aimemoryv1.SearchMemoriesResponse{Mode: "keyword"}
-	hybrid := len(req.GetQueryVector()) > 0 && req.GetVectorModel() != ""
+	hybrid := hy != nil && len(hy.Vector) > 0 && hy.Model != ""
 	if hybrid {
 		q.Limit = max(3*limit, 30)
 	}
 	hits := s.idx.Search(q)
 	if hybrid {
-		minCos := float64(req.GetMinSimilarity())
+		minCos := hy.MinSimilarity
 		if minCos == 0 {
 			minCos = defaultMinSimilarity
 		}
-		near := s.nearest(f, req.GetQueryVector(), req.GetVectorModel(), max(5*limit, 50), minCos)
+		near := s.nearest(f, hy.Vector, hy.Model, max(5*limit, 50), minCos)
 		if len(near) == 0 {
-			resp.SemanticReason = "no memory has a vector by " + req.GetVectorModel() + " close to the query"
+			resp.SemanticReason = "no memory has a vector by " + hy.Model + " close to the query"
 			hits = hits[:min(len(hits), limit)]
 		} else {
-			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, req.GetQueryVector(), req.GetVectorModel(), minCos, float64(req.GetQueryUnread()), limit)
+			hits = s.vecs.Blend(hits, s.idx.QueryWeight(q.Terms), near, hy.Vector, hy.Model, minCos, hy.Unread, limit)
 			resp.Mode = "hybrid"
 		}
 	}
@@ -107,4 +111,26 @@ func (s *Store) SearchMemories(ctx context.Context, req *aimemoryv1.SearchMemori
 		j++
 	}
 	return resp, nil
+}
+
+// records reads the memories of hits in order, skipping any deleted since
+// the index was read.
+func (s *Store) records(hits []index.Hit) ([]*aimemoryv1.Memory, error) {
+	out := make([]*aimemoryv1.Memory, 0, len(hits))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketMemories)
+		for _, h := range hits {
+			raw := b.Get([]byte(h.ID))
+			if raw == nil {
+				continue
+			}
+			m, err := decodeLive(raw)
+			if err != nil {
+				return fmt.Errorf("memory %s: %w", h.ID, err)
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
 }

@@ -7,7 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Stats counts every stored memory (expired-but-uncollected included), by

@@ -16,7 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func TestSchemaVersion(t *testing.T) {
@@ -59,7 +59,7 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 25 {
-				r, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("shared words writer%d", w), storagetest.Tags("t"))})
+				r, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("shared words writer%d", w), storagetest.Tags("t"))})
 				if err != nil {
 					t.Errorf("writer %d store %d: %v", w, i, err)
 					return
@@ -79,7 +79,7 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 		})
 		wg.Go(func() {
 			for i := range 50 {
-				if _, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "shared words", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 100}); err != nil {
+				if _, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "shared words", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 100}, nil); err != nil {
 					t.Errorf("reader %d search %d: %v", w, i, err)
 				}
 				if _, err := s.ListMemories(ctx, &aimemoryv1.ListMemoriesRequest{Limit: 10}); err != nil {

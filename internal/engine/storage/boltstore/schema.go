@@ -10,7 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // SchemaVersion is the layout this build reads and writes. Bump it with a

@@ -6,9 +6,13 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // This backend's seam (package seam): package records runs the shared
@@ -32,6 +36,43 @@ func (s *Store) Read(ctx context.Context, fn func(seam.Tx) error) error {
 // Now is the store's clock in unix nanoseconds.
 func (s *Store) Now() int64 { return s.nowNanos() }
 
+// Scan gives fn a fresh read transaction per read: none is held between
+// them, so a paused export never pins pages a growing file must remap.
+func (s *Store) Scan(ctx context.Context, fn func(read func(func(seam.Tx) error) error) error) error {
+	return fn(func(f func(seam.Tx) error) error { return s.Read(ctx, f) })
+}
+
+// AuditChain is the chain the store was opened with.
+func (s *Store) AuditChain() *audit.Chain { return s.audit }
+
+// Keywords is the analyzer and the in-memory index, applied in commit order.
+func (s *Store) Keywords() (*keyword.Analyzer, *index.Index) { return s.an, s.idx }
+
+// create writes m as a new memory (ops.Create: engine fields, policy, put).
+func (w *writeTx) create(m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
+	return ops.Create(opsTx{w}, m, resp)
+}
+
+// opsTx is this backend's transaction as the shared write steps see it.
+type opsTx struct{ w *writeTx }
+
+func (t opsTx) Context() context.Context { return t.w.ctx }
+func (t opsTx) Get(id string) (*aimemoryv1.Memory, error) {
+	m, err := t.w.get(id)
+	return ops.Visible(t.w.ctx, m), err
+}
+func (t opsTx) TitleOwner(ns, title string) (string, error) { return t.w.titleOwner(ns, title), nil }
+func (t opsTx) Authorize(write storage.Write) error         { return t.w.authorize(write) }
+func (t opsTx) Archive(m *aimemoryv1.Memory, reason, ev string) error {
+	return t.w.archive(m, reason, ev)
+}
+func (t opsTx) Put(old, m *aimemoryv1.Memory, ev string) error { return t.w.put(old, m, ev) }
+func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.removeForGood(m, ev) }
+func (t opsTx) Moved(old, m *aimemoryv1.Memory) error          { return t.w.moveEntity(old, m) }
+func (t opsTx) Now() int64                                     { return t.w.now }
+func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
+func (t opsTx) Principal() string                              { return t.w.principal() }
+
 // seamTx is this backend's transaction as the shared steps see it
 // (seam.Tx): ops.Tx and the rest over opsTx, and the governance records.
 type seamTx struct{ opsTx }
@@ -48,7 +89,7 @@ func (t seamTx) PutPending(p *aimemoryv1.PendingAction) error         { return t
 func (t seamTx) As(ctx context.Context, fn func() error) error {
 	saved := t.w.ctx
 	defer func() { t.w.ctx = saved }()
-	t.w.ctx, t.w.pre = ctx, nil // pre was the outer request's text
+	t.w.ctx = ctx
 	return fn()
 }
 func (t seamTx) Wrote() bool { return len(t.w.changes) > 0 || len(t.w.events) > 0 }
@@ -77,4 +118,41 @@ func (t seamTx) EachTitled(namespace, prefix string, fn func(*aimemoryv1.Memory)
 		}
 	}
 	return nil
+}
+
+// EachID walks the memories or archive bucket's keys from from, one
+// cursor; the namespace is read from the row without decoding its content.
+func (t seamTx) EachID(archived, back bool, from string, fn func(id, namespace string) bool) error {
+	bucket, summary := bucketMemories, liveSummary
+	if archived {
+		bucket, summary = bucketArchive, archivedSummary
+	}
+	c := t.w.tx.Bucket(bucket).Cursor()
+	p := []byte(from)
+	k, v := c.Seek(p)
+	switch {
+	case back && k == nil:
+		k, v = c.Last()
+	case back:
+		k, v = c.Prev()
+	case bytes.Equal(k, p):
+		k, v = c.Next()
+	}
+	for ; k != nil; k, v = step(c, back) {
+		n, err := summary(string(k), v)
+		if err != nil {
+			return err
+		}
+		if !fn(string(k), n.GetNamespace()) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func step(c *bolt.Cursor, back bool) ([]byte, []byte) {
+	if back {
+		return c.Prev()
+	}
+	return c.Next()
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // crashCopy is what a kill -9 would leave of s now: its committed state,
@@ -68,7 +68,7 @@ func TestSnapshotAndLog(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	var ids []string
 	for i := range 300 {
-		m := storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d gamma %d", i, i%17), storagetest.Tags(fmt.Sprintf("t%d", i%3))))
+		m := storagetest.Store(t, records.New(s), storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d gamma %d", i, i%17), storagetest.Tags(fmt.Sprintf("t%d", i%3))))
 		ids = append(ids, m.Id)
 	}
 	s = reopen(t, s, Options{})
@@ -81,7 +81,7 @@ func TestSnapshotAndLog(t *testing.T) {
 	checkConsistent(t, s)
 
 	// Changes after the snapshot, then a crash.
-	storagetest.Store(t, s, storagetest.Mem("note 5", "merged: only delta now"))
+	storagetest.Store(t, records.New(s), storagetest.Mem("note 5", "merged: only delta now"))
 	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: ids[6], Content: proto.String("epsilon")}); err != nil {
 		t.Fatal(err)
 	}
@@ -92,18 +92,18 @@ func TestSnapshotAndLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	storagetest.Search(t, s, &aimemoryv1.SearchMemoriesRequest{Query: "gamma", Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 5})
-	fresh := storagetest.Store(t, s, storagetest.Mem("new note", "alpha gamma 12 zeta"))
+	fresh := storagetest.Store(t, records.New(s), storagetest.Mem("new note", "alpha gamma 12 zeta"))
 	if _, err := records.New(s).DeleteMemories(ctx, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{fresh.Id}}); err != nil {
 		t.Fatal(err)
 	}
 	before := logLen(t, s)
-	storagetest.Store(t, s, storagetest.Mem("newer note", "alpha gamma 12 eta"))
+	storagetest.Store(t, records.New(s), storagetest.Mem("newer note", "alpha gamma 12 eta"))
 	if n := logLen(t, s); n != before {
 		t.Errorf("a new memory added %d log entries; its event names it", n-before)
 	}
 	// Created since the snapshot and changed again: logged, though the
 	// snapshot does not hold it.
-	changed := storagetest.Store(t, s, storagetest.Mem("newest note", "alpha theta"))
+	changed := storagetest.Store(t, records.New(s), storagetest.Mem("newest note", "alpha theta"))
 	if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: changed.Id, Content: proto.String("alpha beta iota")}); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSnapshotWhenLogIsLong(t *testing.T) {
 	minSnapshotLog = 50
 	s, _ := openTest(t, Options{})
 	for i := range 120 {
-		storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
+		storagetest.Store(t, records.New(s), storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
 	}
 	testwait.Wait(t, &s.bg, "the background snapshot")
 	if n := logLen(t, s); n >= 50 {
@@ -162,11 +162,11 @@ func TestSnapshotWhenLogIsLong(t *testing.T) {
 func TestReplayNeedsEveryEventSince(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	for i := range 20 {
-		storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
+		storagetest.Store(t, records.New(s), storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
 	}
 	s = reopen(t, s, Options{})
 	for i := range 5 {
-		storagetest.Store(t, s, storagetest.Mem(fmt.Sprintf("later %d", i), fmt.Sprintf("alpha gamma %d", i)))
+		storagetest.Store(t, records.New(s), storagetest.Mem(fmt.Sprintf("later %d", i), fmt.Sprintf("alpha gamma %d", i)))
 	}
 	if n := logLen(t, s); n != 0 {
 		t.Fatalf("new memories left %d log entries", n)
@@ -204,8 +204,8 @@ func TestSnapshotWhenManyEvents(t *testing.T) {
 	eventRetention = 40
 	ctx := storagetest.Operator()
 	s, _ := openTest(t, Options{})
-	a := storagetest.Store(t, s, storagetest.Mem("a", "alpha"))
-	storagetest.Store(t, s, storagetest.Mem("b", "beta"))
+	a := storagetest.Store(t, records.New(s), storagetest.Mem("a", "alpha"))
+	storagetest.Store(t, records.New(s), storagetest.Mem("b", "beta"))
 	s = reopen(t, s, Options{})
 	for i := range 60 {
 		if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Priority: proto.Int32(int32(1 + i%9))}); err != nil {
@@ -213,7 +213,7 @@ func TestSnapshotWhenManyEvents(t *testing.T) {
 		}
 		testwait.Wait(t, &s.bg, "the background snapshot")
 	}
-	storagetest.Store(t, s, storagetest.Mem("c", "gamma"))
+	storagetest.Store(t, records.New(s), storagetest.Mem("c", "gamma"))
 	crashed := crashCopy(t, s)
 	if crashed.rebuilt {
 		t.Error("the event log trimmed past the snapshot")

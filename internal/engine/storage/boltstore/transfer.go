@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -12,207 +11,60 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
-	"github.com/ai-memory/ai-memory/sdk/record"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// Export calls each with every record, as stored, in the order Import
-// needs: memories, archived memories, superseded versions, links, archived
-// links, each entity's aliases, standards, pending actions, webhook
-// subscriptions. Index rows (titles, terms, expiry, the link mirrors,
-// aliases by name, pending_time) are derived again on import; vectors are
-// not carried (reindex rebuilds them).
-//
-// It reads in batches (exportBatchRecords records or exportBatchBytes,
-// each batch one read transaction that ends before each sees the batch),
-// so a slow consumer never pins the file's pages against a writer that
-// must grow it. What that gives:
-//   - A record that stays where it is (same kind, same key) for the whole
-//     export is sent exactly once; no key of a kind is sent twice.
-//   - A record written or deleted during the export may or may not be
-//     sent, as of some moment during the export. One that moves between
-//     kinds meanwhile (archived, restored) may be sent in one form or,
-//     when it moves behind both walks, in neither: a second export has it.
-//   - The stream is closed under reference, so Import into an empty data
-//     dir refuses none of it: a link or entity is sent only when its
-//     memories were (one created behind the memories' walk is not, so
-//     neither is its link); an archived memory already sent as live is not
-//     sent again; an archived link only when its ends were sent, one of
-//     them archived; an alias only once per namespace. A link whose memory
-//     is deleted mid-export is sent only when read before the delete took
-//     it, and then only with its memory, as above (Import would refuse a
-//     link without its memory, by name).
-//
-// The cost of that closure is a map of the memory ids sent (with their
-// namespaces), held for the export's length.
-func (s *Store) Export(ctx context.Context, each func(*aimemoryv1.ExportRecord) error) error {
-	e := exportState{live: map[string]string{}, archived: map[string]bool{}, aliases: map[string]bool{}, names: map[string]string{}}
-	walks := []struct {
-		bucket []byte
-		read   func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (*aimemoryv1.ExportRecord, []byte, error)
-		keep   func(*aimemoryv1.ExportRecord) bool
-	}{
-		{bucketMemories, exportMemory, e.keepMemory},
-		{bucketArchive, exportArchived, e.keepArchived},
-		{bucketVersions, exportVersion, nil},
-		{bucketLinksOut, exportLink, e.keepLink},
-		{bucketArchivedLinksOut, exportArchivedLink, e.keepArchivedLink},
-		{bucketEntityAliases, exportEntity, e.keepEntity},
-		{bucketStandards, exportStandard, nil},
-		{bucketPending, exportPending, nil},
-		// Subscriptions last: imported after every memory, they are sent
-		// none of the import's own writes.
-		{bucketSubs, exportSub, nil},
-	}
-	for _, w := range walks {
-		send := each
-		if w.keep != nil {
-			send = func(r *aimemoryv1.ExportRecord) error {
-				if !w.keep(r) {
-					return nil
-				}
-				return each(r)
-			}
-		}
-		if err := walkBatches(ctx, s, w.bucket, w.read, send); err != nil {
-			return err
-		}
-	}
-	return nil
+// The records Export sends (package records), kind by kind: the rows as
+// stored, keyed as their bucket keys them. Index rows (titles, terms,
+// expiry, the link mirrors, aliases by name, pending_time) are derived
+// again on import.
+var exportWalks = map[string]struct {
+	bucket []byte
+	read   func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (*aimemoryv1.ExportRecord, []byte, error)
+}{
+	ops.KindMemory:       {bucketMemories, exportMemory},
+	ops.KindArchived:     {bucketArchive, exportArchived},
+	ops.KindVersion:      {bucketVersions, exportVersion},
+	ops.KindLink:         {bucketLinksOut, exportLink},
+	ops.KindArchivedLink: {bucketArchivedLinksOut, exportArchivedLink},
+	ops.KindEntity:       {bucketEntityAliases, exportEntity},
+	ops.KindStandard:     {bucketStandards, exportStandard},
+	ops.KindPending:      {bucketPending, exportPending},
+	ops.KindSubscription: {bucketSubs, exportSub},
 }
 
-// One read transaction of Export reads at most this many records or
-// about this many bytes of stored values, whichever comes first.
-const (
-	exportBatchRecords = 1000
-	exportBatchBytes   = 4 << 20
-)
-
-// walkBatches calls send with the records of bucket in key order, reading
-// a batch per read transaction and sending it after the transaction ends;
-// the next batch resumes after the last key read. read decodes the record
-// at the cursor (k, v), returning the last key it consumed with the cursor
-// left on it (an entity reads several rows). A missing bucket has no records.
-func walkBatches[T any](ctx context.Context, s *Store, bucket []byte, read func(*bolt.Tx, *bolt.Cursor, []byte, []byte) (T, []byte, error), send func(T) error) error {
-	var after []byte // nil: from the first key
-	for {
-		var batch []T
-		more := false
-		err := s.db.View(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucket)
-			if b == nil {
-				return nil
-			}
-			c := b.Cursor()
-			k, v := c.First()
-			if after != nil {
-				if k, v = c.Seek(after); bytes.Equal(k, after) {
-					k, v = c.Next()
-				}
-			}
-			var last []byte
-			for size := 0; k != nil; k, v = c.Next() {
-				if len(batch) == exportBatchRecords || size >= exportBatchBytes {
-					more = true
-					break
-				}
-				r, end, err := read(tx, c, k, v)
-				if err != nil {
-					return err
-				}
-				batch, last = append(batch, r), end
-				size += len(v)
-			}
-			if last != nil {
-				after = bytes.Clone(last) // last is the transaction's
-			}
-			return nil
-		})
+// EachRecord walks kind's bucket from the key after after. Each read
+// decodes the record at the cursor and returns the last key it consumed,
+// the cursor left on it (an entity reads several rows).
+func (t seamTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
+	walk, ok := exportWalks[kind]
+	if !ok {
+		return fmt.Errorf("export: no record kind %q", kind)
+	}
+	b := t.w.tx.Bucket(walk.bucket)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	k, v := c.First()
+	if after != "" {
+		from := []byte(after)
+		if k, v = c.Seek(from); bytes.Equal(k, from) {
+			k, v = c.Next()
+		}
+	}
+	for n := 0; k != nil && (limit == 0 || n < limit); k, v = c.Next() {
+		r, end, err := walk.read(t.w.tx, c, k, v)
 		if err != nil {
 			return err
 		}
-		for _, r := range batch {
-			if err := send(r); err != nil {
-				return err
-			}
-		}
-		if err := ctx.Err(); err != nil || !more {
+		if err := fn(string(end), r); err != nil {
 			return err
 		}
+		n++
 	}
-}
-
-// exportState is what Export has sent, for the references of what
-// follows: live memory ids with their namespaces (interned in names),
-// archived ids, and aliases by aliasKey.
-type exportState struct {
-	live     map[string]string
-	archived map[string]bool
-	aliases  map[string]bool
-	names    map[string]string
-}
-
-func (e exportState) keepMemory(r *aimemoryv1.ExportRecord) bool {
-	ns := r.GetMemory().GetNamespace()
-	if in, ok := e.names[ns]; ok {
-		ns = in
-	} else {
-		e.names[ns] = ns
-	}
-	e.live[r.GetMemory().GetId()] = ns
-	return true
-}
-
-// keepArchived drops a memory archived after it was sent as live.
-func (e exportState) keepArchived(r *aimemoryv1.ExportRecord) bool {
-	id := r.GetArchived().GetMemory().GetId()
-	if _, live := e.live[id]; live {
-		return false
-	}
-	e.archived[id] = true
-	return true
-}
-
-func (e exportState) keepLink(r *aimemoryv1.ExportRecord) bool {
-	_, src := e.live[r.GetLink().GetSourceId()]
-	_, dst := e.live[r.GetLink().GetTargetId()]
-	return src && dst
-}
-
-// keepArchivedLink keeps an archived link whose ends were both sent, one
-// of them archived, as the archive keeps them.
-func (e exportState) keepArchivedLink(r *aimemoryv1.ExportRecord) bool {
-	archived := false
-	for _, id := range []string{r.GetArchivedLink().GetSourceId(), r.GetArchivedLink().GetTargetId()} {
-		if e.archived[id] {
-			archived = true
-		} else if _, live := e.live[id]; !live {
-			return false
-		}
-	}
-	return archived
-}
-
-// keepEntity keeps an entity whose memory was sent, with the aliases no
-// entity sent before holds in its namespace (an alias freed and taken
-// again during the export).
-func (e exportState) keepEntity(r *aimemoryv1.ExportRecord) bool {
-	ent := r.GetEntity()
-	ns, live := e.live[ent.GetId()]
-	if !live {
-		return false
-	}
-	kept := ent.Aliases[:0]
-	for _, a := range ent.GetAliases() {
-		k := string(aliasKey(rules.FoldAlias(a.GetAlias()), ns))
-		if !e.aliases[k] {
-			e.aliases[k] = true
-			kept = append(kept, a)
-		}
-	}
-	ent.Aliases = kept
-	return len(kept) > 0
+	return nil
 }
 
 func exportMemory(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
@@ -298,312 +150,89 @@ func exportSub(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecor
 	return ops.ExportedSubscription(sub), k, nil
 }
 
-// Import writes records in one transaction: each is created, found
-// identical (unchanged), or refused with the reason, which writes nothing
-// of it. Records are read in order, so a link may follow its memories in
-// the same batch.
-func (s *Store) Import(ctx context.Context, records []*aimemoryv1.ExportRecord) ([]*aimemoryv1.ImportResult, error) {
-	var results []*aimemoryv1.ImportResult
-	// It leads its batch (writeFirst), so the events it logs are numbered
-	// right after the log's sequence as it finds it: a subscription it
-	// creates starts after them.
-	err := s.writeFirst(ctx, func(w *writeTx) error {
-		results = make([]*aimemoryv1.ImportResult, len(records)) // a run may be repeated
-		base := w.tx.Bucket(bucketEventsLog).Sequence()
-		var subs []string
-		for i, r := range records {
-			outcome, err := ops.ImportRecord(w, r)
-			if err != nil {
-				if !ops.IsRefusal(err) {
-					return err
-				}
-				results[i] = &aimemoryv1.ImportResult{Outcome: "refused", Error: err.Error()}
-				continue
-			}
-			results[i] = &aimemoryv1.ImportResult{Outcome: outcome}
-			if outcome == "created" && r.GetSubscription() != nil {
-				subs = append(subs, r.GetSubscription().GetId())
-			}
+// What Import writes with (seam.Tx; the rules are package records').
+
+func (t seamTx) Memories(ids []string) (map[string]*aimemoryv1.Memory, error) {
+	out := make(map[string]*aimemoryv1.Memory, len(ids))
+	for _, id := range ids {
+		m, err := t.w.get(id)
+		if err != nil {
+			return nil, err
 		}
-		return w.startAfterImport(subs, base)
-	})
-	return results, err
+		if m != nil {
+			out[id] = m
+		}
+	}
+	return out, nil
 }
 
-// startAfterImport sets the subscriptions ids's FromSeq past the events
-// this import logs: they receive none of its own writes.
-func (w *writeTx) startAfterImport(ids []string, base uint64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	from := base
-	for _, e := range w.events {
-		if loggedEvent(e.Type) {
-			from++
+func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error) {
+	out := make(map[seam.NSTitle]string, len(keys))
+	for _, k := range keys {
+		if id := t.w.titleOwner(k.Namespace, k.Title); id != "" {
+			out[k] = id
 		}
 	}
-	b := w.tx.Bucket(bucketSubs)
+	return out, nil
+}
+
+func (t seamTx) PutArchived(a *storage.Archived) error {
+	raw, err := encodeArchived(a)
+	if err != nil {
+		return err
+	}
+	return t.w.tx.Bucket(bucketArchive).Put([]byte(a.Memory.GetId()), raw)
+}
+
+func (t seamTx) PutVersion(a *storage.Archived) error {
+	raw, err := encodeArchived(a)
+	if err != nil {
+		return err
+	}
+	return t.w.tx.Bucket(bucketVersions).Put(versionKey(a.Memory.GetId(), a.VersionAt), raw)
+}
+
+func (t seamTx) PutArchivedLink(l *aimemoryv1.Link) error {
+	return putLinkRows(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), l)
+}
+
+func (t seamTx) Subscription(id string) (*storage.Subscription, error) {
+	return decodeSub(t.w.tx.Bucket(bucketSubs).Get([]byte(id)))
+}
+
+// AddSubscription writes sub; logEvents sets its FromSeq past this
+// write's own events (startImported) once they are numbered.
+func (t seamTx) AddSubscription(sub *storage.Subscription) error {
+	raw, err := json.Marshal(sub)
+	if err != nil {
+		return err
+	}
+	if err := t.w.tx.Bucket(bucketSubs).Put([]byte(sub.ID), raw); err != nil {
+		return err
+	}
+	t.w.importedSubs = append(t.w.importedSubs, sub.ID)
+	return nil
+}
+
+// startImported sets the FromSeq of subscriptions ids to from, the last
+// event their write logged, and returns them as they now are.
+func startImported(tx *bolt.Tx, ids []string, from uint64) ([]*storage.Subscription, error) {
+	b := tx.Bucket(bucketSubs)
+	var out []*storage.Subscription
 	for _, id := range ids {
 		sub, err := decodeSub(b.Get([]byte(id)))
 		if err != nil || sub == nil {
-			return err
+			return nil, err
 		}
 		sub.FromSeq = from
 		raw, err := json.Marshal(sub)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.Put([]byte(id), raw); err != nil {
-			return err
+			return nil, err
 		}
+		out = append(out, sub)
 	}
-	return nil
-}
-
-func (w *writeTx) ImportMemory(m *aimemoryv1.Memory) (string, error) {
-	if err := rules.ValidImported(m); err != nil {
-		return "", ops.Refuse(err)
-	}
-	old, err := w.get(m.GetId())
-	if err != nil {
-		return "", err
-	}
-	if old != nil {
-		if proto.Equal(old, m) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("memory %s exists with other content; import does not overwrite", m.GetId())
-	}
-	if owner := w.titleOwner(m.GetNamespace(), m.GetTitle()); owner != "" {
-		return "", ops.Refusef("title %s in namespace %s is taken by memory %s", record.Quote(m.GetTitle()), record.Quote(m.GetNamespace()), owner)
-	}
-	return "created", w.put(nil, proto.Clone(m).(*aimemoryv1.Memory), storage.EventImport)
-}
-
-func (w *writeTx) ImportLink(l *aimemoryv1.Link) (string, error) {
-	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
-		return "", ops.Refuse(err)
-	}
-	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
-		if m, err := w.get(id); err != nil {
-			return "", err
-		} else if m == nil {
-			return "", ops.Refusef("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
-		}
-	}
-	old, err := readLink(w.tx, l.GetSourceId(), l.GetTargetId(), l.GetRelation())
-	if err != nil {
-		return "", err
-	}
-	if old != nil {
-		if proto.Equal(old, l) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
-	}
-	return "created", putLink(w.tx, l)
-}
-
-func (w *writeTx) ImportEntity(e *aimemoryv1.EntityAliases) (string, error) {
-	m, err := w.get(e.GetId())
-	if err != nil {
-		return "", err
-	}
-	if m == nil {
-		return "", ops.Refusef("entity %s: its memory is not there (import memories first)", e.GetId())
-	}
-	if len(e.GetAliases()) == 0 {
-		return "", ops.Refusef("entity %s: no aliases", e.GetId())
-	}
-	created := false
-	for _, a := range e.GetAliases() {
-		if err := record.ValidateAlias("alias", a.GetAlias()); err != nil {
-			return "", ops.Refuse(err)
-		}
-		f := rules.FoldAlias(a.GetAlias())
-		switch holder := aliasHolder(w.tx, f, m.GetNamespace()); holder {
-		case e.GetId():
-			continue
-		case "":
-		default:
-			return "", ops.Refusef("entity %s: alias %s is held by entity %s in namespace %s", e.GetId(), record.Quote(a.GetAlias()), holder, record.Quote(m.GetNamespace()))
-		}
-	}
-	for _, a := range e.GetAliases() {
-		f := rules.FoldAlias(a.GetAlias())
-		if aliasHolder(w.tx, f, m.GetNamespace()) == e.GetId() {
-			continue
-		}
-		if err := w.tx.Bucket(bucketEntityAliases).Put(entityAliasKey(e.GetId(), f), encodeAliasRow(a)); err != nil {
-			return "", err
-		}
-		if err := w.tx.Bucket(bucketAliases).Put(aliasKey(f, m.GetNamespace()), []byte(e.GetId())); err != nil {
-			return "", err
-		}
-		created = true
-	}
-	if !created {
-		return "unchanged", nil
-	}
-	return "created", nil
-}
-
-func (w *writeTx) ImportArchived(a *aimemoryv1.ArchivedMemory) (string, error) {
-	m := a.GetMemory()
-	if m == nil {
-		return "", ops.Refusef("archived record without its memory")
-	}
-	if err := rules.ValidImported(m); err != nil {
-		return "", ops.Refuse(err)
-	}
-	if live, err := w.get(m.GetId()); err != nil {
-		return "", err
-	} else if live != nil {
-		return "", ops.Refusef("archived memory %s is also a live memory here", m.GetId())
-	}
-	row := &storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}
-	raw, err := encodeArchived(row)
-	if err != nil {
-		return "", err
-	}
-	b := w.tx.Bucket(bucketArchive)
-	if old := b.Get([]byte(m.GetId())); old != nil {
-		if bytes.Equal(old, raw) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("archived memory %s exists with other content; import does not overwrite", m.GetId())
-	}
-	return "created", b.Put([]byte(m.GetId()), raw)
-}
-
-// importArchivedLink writes a link kept in the archive: both ends must be
-// here (live or archived, so memories and archived memories come first)
-// and at least one archived, as the archive keeps them.
-func (w *writeTx) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
-	if err := record.ValidateLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation()); err != nil {
-		return "", ops.Refuse(err)
-	}
-	arch := w.tx.Bucket(bucketArchive)
-	archivedEnd := false
-	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
-		if arch.Get([]byte(id)) != nil {
-			archivedEnd = true
-		} else if w.tx.Bucket(bucketMemories).Get([]byte(id)) == nil {
-			return "", ops.Refusef("archived link %s -%s-> %s: memory %s is neither live nor archived here (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
-		}
-	}
-	if !archivedEnd {
-		return "", ops.Refusef("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
-	}
-	out, in := w.tx.Bucket(bucketArchivedLinksOut), w.tx.Bucket(bucketArchivedLinksIn)
-	if raw := out.Get(linkKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation())); raw != nil {
-		old, err := decodeLink(raw)
-		if err != nil {
-			return "", err
-		}
-		if proto.Equal(old, l) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
-	}
-	return "created", putLinkRows(out, in, l)
-}
-
-// importVersion writes a superseded version under its place among its
-// id's versions. The live record need not be here: a version outlives
-// its memory, as in the store it came from.
-func (w *writeTx) ImportVersion(v *aimemoryv1.SupersededVersion) (string, error) {
-	a := v.GetArchived()
-	m := a.GetMemory()
-	if m == nil {
-		return "", ops.Refusef("version record without its memory")
-	}
-	if err := rules.ValidImported(m); err != nil {
-		return "", ops.Refuse(err)
-	}
-	if v.GetAt() <= 0 {
-		return "", ops.Refusef("version of %s: at must be set", m.GetId())
-	}
-	raw, err := encodeArchived(&storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()})
-	if err != nil {
-		return "", err
-	}
-	b, key := w.tx.Bucket(bucketVersions), versionKey(m.GetId(), v.GetAt())
-	if old := b.Get(key); old != nil {
-		if bytes.Equal(old, raw) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("version of %s at %d exists with other content; import does not overwrite", m.GetId(), v.GetAt())
-	}
-	return "created", b.Put(key, raw)
-}
-
-// importStandard writes a namespace's standard row as it was (policy,
-// owner, who set it). Its memory need not be here: deleting a standard's
-// memory does not lift the standard.
-func (w *writeTx) ImportStandard(st *aimemoryv1.Standard) (string, error) {
-	if err := ops.ImportStandardRule(st); err != nil {
-		return "", ops.Refuse(err)
-	}
-	old, err := govView{tx: w.tx}.Standard(st.GetNamespace())
-	if err != nil {
-		return "", err
-	}
-	if old != nil {
-		if proto.Equal(old, st) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
-	}
-	return "created", putStandard(w.tx, st)
-}
-
-// importPending writes an approval queue entry, decided or not, with its
-// time index row. A pending one is decided later by the rules of this
-// data dir, as any other.
-func (w *writeTx) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
-	if err := ops.ImportPendingRule(p); err != nil {
-		return "", ops.Refuse(err)
-	}
-	if raw := w.tx.Bucket(bucketPending).Get([]byte(p.GetId())); raw != nil {
-		old, err := getPending(w.tx, p.GetId())
-		if err != nil {
-			return "", err
-		}
-		if proto.Equal(old, p) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("pending action %s exists with other content; import does not overwrite", p.GetId())
-	}
-	if err := w.putPending(p); err != nil {
-		return "", err
-	}
-	return "created", w.tx.Bucket(bucketPendingTime).Put(pendingTimeKey(p.GetRequestedAt(), p.GetId()), nil)
-}
-
-// importSubscription writes a webhook subscription with its secret as the
-// caller (the Transfer service) sealed it for this data dir. It receives
-// the events logged after the import (startAfterImport), with no delivery
-// history. One of
-// the same id, target and filters is unchanged whatever its sealed bytes
-// (each sealing draws a fresh nonce).
-func (w *writeTx) ImportSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
-	sub, err := ops.ImportedSubscription(in)
-	if err != nil {
-		return "", err
-	}
-	b := w.tx.Bucket(bucketSubs)
-	old, err := decodeSub(b.Get([]byte(sub.ID)))
-	if err != nil {
-		return "", err
-	}
-	if old != nil {
-		outcome, err := ops.ImportOverExisting(old, sub)
-		return outcome, err
-	}
-	raw, err := json.Marshal(sub) // FromSeq: startAfterImport
-	if err != nil {
-		return "", err
-	}
-	return "created", b.Put([]byte(sub.ID), raw)
+	return out, nil
 }

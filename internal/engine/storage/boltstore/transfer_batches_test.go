@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // importedMemory is an export record of a memory with a chosen id (ids
@@ -55,7 +55,7 @@ func pausedExport(t *testing.T, s *Store, at int) *exportRun {
 	r.Resume = sync.OnceFunc(func() { close(r.resume) })
 	t.Cleanup(r.Resume)
 	go func() {
-		r.done <- s.Export(storagetest.Operator(), func(rec *aimemoryv1.ExportRecord) error {
+		r.done <- records.New(s).Export(storagetest.Operator(), func(rec *aimemoryv1.ExportRecord) error {
 			if len(r.recs) == at {
 				close(r.paused)
 				<-r.resume
@@ -76,8 +76,8 @@ const deadline = time.Minute
 // record that was there throughout.
 func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 	s, _ := openTest(t, Options{})
-	seedMemories(t, s, 2*exportBatchRecords+1)
-	run := pausedExport(t, s, exportBatchRecords/2)
+	seedMemories(t, s, 2*records.ExportBatchRecords+1)
+	run := pausedExport(t, s, records.ExportBatchRecords/2)
 	testwait.Recv(t, run.paused, "the export to pause")
 
 	before, err := os.Stat(s.Path())
@@ -99,7 +99,7 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 				wrote <- errors.New("the file did not grow")
 				return
 			}
-			res, err := s.Import(storagetest.Operator(), []*aimemoryv1.ExportRecord{importedMemory(fmt.Sprintf("big%05d", i), big)})
+			res, err := records.New(s).Import(storagetest.Operator(), []*aimemoryv1.ExportRecord{importedMemory(fmt.Sprintf("big%05d", i), big)})
 			if err == nil && res[0].GetOutcome() != "created" {
 				err = fmt.Errorf("big write %d: %s %s", i, res[0].GetOutcome(), res[0].GetError())
 			}
@@ -127,7 +127,7 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 	for _, r := range run.recs {
 		sent[r.GetMemory().GetId()]++
 	}
-	for i := range 2*exportBatchRecords + 1 {
+	for i := range 2*records.ExportBatchRecords + 1 {
 		if id := fmt.Sprintf("m%05d", i); sent[id] != 1 {
 			t.Fatalf("memory %s sent %d times", id, sent[id])
 		}
@@ -142,7 +142,7 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 func TestExportDuringWritesImportsWithoutRefusals(t *testing.T) {
 	src, _ := openTest(t, Options{})
 	ctx := storagetest.Operator()
-	n := 2*exportBatchRecords + 1
+	n := 2*records.ExportBatchRecords + 1
 	seedMemories(t, src, n)
 	link := func(from, to string) {
 		t.Helper()
@@ -154,7 +154,7 @@ func TestExportDuringWritesImportsWithoutRefusals(t *testing.T) {
 	link("m01500", "m01501")
 	// Paused on the last record of the first batch: m00000..m00999 read,
 	// the second batch not yet.
-	run := pausedExport(t, src, exportBatchRecords-1)
+	run := pausedExport(t, src, records.ExportBatchRecords-1)
 	testwait.Recv(t, run.paused, "the export to pause")
 
 	// A new memory ahead of the walk, linked from one already sent.

@@ -13,9 +13,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // writeTx is one write request's view of the shared bbolt transaction plus
@@ -28,35 +27,32 @@ type writeTx struct {
 	now     int64
 	changes []index.Change
 	events  []*aimemoryv1.Event
-	// pre is the request's text analysed before it queued (see analyzed).
-	pre    *analyzed
-	logged int // new index log entries (snapshot.go)
+	logged  int // new index log entries (snapshot.go)
 	// vecChanges are the vectors written or dropped (vectors.go).
 	vecChanges []vecChange
+	// importedSubs: subscriptions this write imported; they start after
+	// its own events (logEvents).
+	importedSubs []string
+	// before are the writes ahead of this one in its batch: in the
+	// transaction, not yet in the index (batchChanged).
+	before []*writeReq
 }
 
-// analyzed is a memory's term list computed before its write queues, so
-// the analysis runs outside the writer lock; put uses it when the record
-// it writes still has that text (a store, a merge), else analyses afresh.
-type analyzed struct {
-	title, content string
-	tags           []string
-	terms          []keyword.TermFreq
-}
-
-// analyze is m's term list, to hand to its write.
-func (s *Store) analyze(m *aimemoryv1.Memory) *analyzed {
-	terms, _ := s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
-	return &analyzed{title: m.GetTitle(), content: m.GetContent(), tags: m.GetTags(), terms: terms}
-}
-
-// termsOf is m's term list, from pre when it still applies.
-func (w *writeTx) termsOf(m *aimemoryv1.Memory) []keyword.TermFreq {
-	if p := w.pre; p != nil && p.title == m.GetTitle() && p.content == m.GetContent() && slices.Equal(p.tags, m.GetTags()) {
-		return p.terms
+// batchChanged is every memory written or removed in the transaction so
+// far, by the writes ahead in the batch and by this one: what the index,
+// at the last commit, does not show yet.
+func (w *writeTx) batchChanged() []string {
+	var ids []string
+	add := func(changes []index.Change) {
+		for _, c := range changes {
+			ids = append(ids, c.ID)
+		}
 	}
-	terms, _ := w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
-	return terms
+	for _, r := range w.before {
+		add(r.w.changes)
+	}
+	add(w.changes)
+	return ids
 }
 
 // maxBatch bounds how many writes one group commit takes.
@@ -70,9 +66,8 @@ type writeReq struct {
 	err  error
 	lead bool          // set before done is signalled: this caller commits the next batch
 	done chan struct{} // signalled when written (or failed); first, for a leader, to lead
-	// alone: the write reads the in-memory index, so it must run first in
-	// its batch, where the index is exactly at the last commit (writes
-	// earlier in a batch are in the transaction but not yet in the index).
+	// alone: the write must run first in its batch (Import numbers its
+	// events from the log's sequence as it finds it).
 	alone bool
 }
 
@@ -90,8 +85,7 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)})
 }
 
-// writeFirst is write for a fn that reads the in-memory index (see
-// writeReq.alone): it leads its batch, so the index it reads is current.
+// writeFirst is write for a fn that must lead its batch (writeReq.alone).
 func (s *Store) writeFirst(ctx context.Context, fn func(w *writeTx) error) error {
 	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1), alone: true})
 }
@@ -175,7 +169,7 @@ func (s *Store) commit(batch []*writeReq) {
 		start := time.Now()
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			for i, r := range batch {
-				if err := s.run(r, tx); err != nil {
+				if err := s.run(r, tx, batch[:i]); err != nil {
 					failed, failure = i, err
 					return err
 				}
@@ -231,7 +225,7 @@ func (s *Store) commit(batch []*writeReq) {
 // run runs one request's fn in the shared transaction. A panic fails that
 // request alone, as the server's recovery would have, instead of stopping
 // every writer queued behind it.
-func (s *Store) run(r *writeReq, tx *bolt.Tx) (err error) {
+func (s *Store) run(r *writeReq, tx *bolt.Tx, before []*writeReq) (err error) {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
@@ -241,7 +235,7 @@ func (s *Store) run(r *writeReq, tx *bolt.Tx) (err error) {
 			err = errors.New("internal error in a write")
 		}
 	}()
-	r.w = &writeTx{ctx: r.ctx, s: s, tx: tx, now: s.nowNanos()}
+	r.w = &writeTx{ctx: r.ctx, s: s, tx: tx, now: s.nowNanos(), before: before}
 	return r.fn(r.w)
 }
 
@@ -291,7 +285,7 @@ func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {
 		if c.OldTerms, err = decodeTerms(terms); err != nil {
 			return err
 		}
-		c.NewTerms = w.termsOf(m)
+		c.NewTerms, _ = w.s.an.Document(m.GetTitle(), m.GetContent(), m.GetTags())
 		terms = encodeTerms(c.NewTerms)
 	}
 	raw, err := encodeLive(m, terms)

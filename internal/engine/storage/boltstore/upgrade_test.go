@@ -18,7 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // oldRelease is a data dir written by release 5d21ae6 (schema 1); its
@@ -70,7 +70,7 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 		{"Scratch note", "proj/beta", "ai:gemini"},
 		{"Unicode título ✓", "global", "ai:legacy-agent"},
 	}
-	got, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids, IncludeLinks: true})
+	got, err := records.New(s).GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids, IncludeLinks: true})
 	if err != nil || len(got.Memories) != 5 || len(got.NotFound) != 0 {
 		t.Fatalf("get = %v, %v", got, err)
 	}
@@ -107,18 +107,18 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 	// The chain verifies and goes on. (This data dir holds no audit
 	// records, whatever its README says: the session's expansion was of a
 	// family its profile had loaded already.)
-	v, err := s.VerifyAudit(ctx, audit.Head{})
+	v, err := records.New(s).VerifyAudit(ctx, audit.Head{})
 	if err != nil || !v.Ok {
 		t.Errorf("audit chain = %v, %v", v, err)
 	}
-	if _, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:upgrade", Event: "capability_expansion", Family: "graph", Granted: true}); err != nil {
+	if _, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:upgrade", Event: "capability_expansion", Family: "graph", Granted: true}); err != nil {
 		t.Fatal(err)
 	}
-	if v2, err := s.VerifyAudit(ctx, audit.Head{}); err != nil || !v2.Ok || v2.Count != v.Count+1 {
+	if v2, err := records.New(s).VerifyAudit(ctx, audit.Head{}); err != nil || !v2.Ok || v2.Count != v.Count+1 {
 		t.Errorf("audit chain after an append = %v, %v", v2, err)
 	}
 	// Searching the migrated index still finds by stemmed words.
-	r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "deploys friday", Limit: 5})
+	r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "deploys friday", Limit: 5}, nil)
 	if err != nil || len(r.Results) != 1 || r.Results[0].Memory.Id != ids[2] {
 		t.Errorf("search after migration = %v, %v", r, err)
 	}
@@ -136,7 +136,7 @@ func TestUpgradeFromRelease5d21ae6(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	again, err := s2.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids})
+	again, err := records.New(s2).GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: ids})
 	if err != nil || len(again.Memories) != 5 || again.Memories[0].CreatedBy != "ai:claude-code" {
 		t.Errorf("second open = %v, %v", again, err)
 	}
@@ -150,7 +150,7 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 	// Written without a principal, as schema 1 wrote everything.
 	unnamed := caller.NewContext(context.Background(), caller.Caller{Scope: caller.AllNamespaces})
 	store := func(m *aimemoryv1.Memory) *aimemoryv1.Memory {
-		resp, err := s.StoreMemory(unnamed, &aimemoryv1.StoreMemoryRequest{Memory: m})
+		resp, err := records.New(s).StoreMemory(unnamed, &aimemoryv1.StoreMemoryRequest{Memory: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +186,7 @@ func TestMigrateAuthorsCoversArchive(t *testing.T) {
 
 func get(t testing.TB, s *Store, id string) *aimemoryv1.Memory {
 	t.Helper()
-	resp, err := s.GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
+	resp, err := records.New(s).GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: []string{id}})
 	if err != nil || len(resp.Memories) != 1 {
 		t.Fatalf("get %s = %v, %v", id, resp, err)
 	}
@@ -262,7 +262,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{a, b, d, f, e}, IncludeLinks: true})
+	got, err := records.New(s).GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{a, b, d, f, e}, IncludeLinks: true})
 	if err != nil || len(got.Memories) != 4 || !slices.Equal(got.NotFound, []string{e}) {
 		t.Fatalf("get = %v, %v", got, err)
 	}
@@ -282,7 +282,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 		"hour":           {d},
 		"sqlite":         nil,
 	} {
-		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 5})
+		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 5}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +333,7 @@ func TestUpgradeFromSchema4Answers(t *testing.T) {
 	answers := func(s *Store) [][]string {
 		var out [][]string
 		for _, q := range qs {
-			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY})
+			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,7 +378,7 @@ func TestUpgradeFromSchema5(t *testing.T) {
 	ctx := storagetest.Operator() // reads fail closed without a principal
 	s, _ := openTest(t, Options{})
 	vecs := map[string][]float32{"near": {0.9, 0.1, 0, 0}, "far": {0, 0.2, 1, 0}}
-	ids := storagetest.StoreWithVectors(t, s, vecs)
+	ids := storagetest.StoreWithVectors(t, records.New(s), vecs)
 	// Back to schema 5: each vector as its float32 value.
 	if err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketVectors)

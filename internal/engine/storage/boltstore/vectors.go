@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Vectors live beside the records (bucket vectors: id → vecset.Entry's

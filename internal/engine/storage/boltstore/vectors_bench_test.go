@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
 // vectorDims is a common small embedding size (all-MiniLM-L6-v2).
@@ -61,10 +61,8 @@ func withVectors(b *testing.B, n int) *Store {
 func benchHybrid(b *testing.B, n int) {
 	s := withVectors(b, n)
 	r := rand.New(rand.NewPCG(3, 4))
-	benchSearch(b, n, func(q string) *aimemoryv1.SearchMemoriesRequest {
-		req := recallReq(q)
-		req.QueryVector, req.VectorModel, req.MinSimilarity = randomVector(r), "bench", -1
-		return req
+	benchSearch(b, n, recallReq, func() *storage.Hybrid {
+		return &storage.Hybrid{Vector: randomVector(r), Model: "bench", MinSimilarity: -1}
 	})
 	_ = s
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Vectors are durable: a reopened store has them in memory again, and a
@@ -16,7 +16,7 @@ func TestVectorsSurviveReopen(t *testing.T) {
 	ctx := storagetest.Operator()
 	var ids []string
 	for _, title := range []string{"a", "b"} {
-		resp, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c", Confidence: 1}})
+		resp, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "c", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,8 +14,9 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 var benchWords = strings.Fields(`lock zebra deploy database index rust go postgres cache queue retry timeout token graph merge
@@ -42,7 +43,7 @@ func benchSource(b *testing.B, n int) *boltstore.Store {
 			Tags: []string{words[1]}, CreatedAt: at + int64(i), UpdatedAt: at + int64(i), CreatedBy: "ai:bench", UpdatedBy: "ai:bench"}
 		batch = append(batch, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: m}})
 		if len(batch) == 1000 || i == n-1 {
-			res, err := src.Import(storagetest.Operator(), batch)
+			res, err := records.New(src).Import(storagetest.Operator(), batch)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -73,7 +74,7 @@ func benchMigrate(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		rep, err := Copy(storagetest.Operator(), src, dst, Options{})
+		rep, err := Copy(storagetest.Operator(), records.New(src), records.New(dst), Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

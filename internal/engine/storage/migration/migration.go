@@ -26,11 +26,12 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Kinds are the record kinds, in the order export writes them.
-var Kinds = []string{"memory", "archived", "version", "link", "archived_link", "entity", "standard", "pending", "subscription"}
+var Kinds = ops.ExportKinds
 
 // KindOf is r's kind and the stored record in it; "" for an empty record.
 func KindOf(r *aimemoryv1.ExportRecord) (string, proto.Message) {

@@ -18,7 +18,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -30,14 +30,15 @@ var chain = audit.Ephemeral()
 // everyKind is a bbolt store holding records of every kind: memories, an
 // archived one, a superseded version, a link and an archived link, an
 // entity, a standard, a queued action and a webhook subscription.
-func everyKind(t *testing.T) *boltstore.Store {
+func everyKind(t *testing.T) *records.Store {
 	t.Helper()
 	clock := storagetest.NewClock()
-	src, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Now: clock.Now, Audit: chain})
+	bolt, err := boltstore.Open(storagetest.Operator(), filepath.Join(t.TempDir(), "memory.db"), storage.Options{Now: clock.Now, Audit: chain})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { src.Close() })
+	t.Cleanup(func() { bolt.Close() })
+	src := records.New(bolt)
 	owner := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Session: "s1", Family: "core", Scope: caller.AllNamespaces})
 	bob := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:bob", Session: "s2", Family: "core", Scope: caller.AllNamespaces})
 	graph := caller.NewContext(context.Background(), caller.Caller{Principal: "ai:owner", Family: "graph", Scope: caller.AllNamespaces})
@@ -52,15 +53,15 @@ func everyKind(t *testing.T) *boltstore.Store {
 		ms = append(ms, storagetest.Store(t, src, storagetest.Mem(w, "about "+w, storagetest.Tags(w))))
 	}
 	clock.Add(time.Second)
-	must(records.New(src).UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
+	must(src.UpdateMemory(owner, &aimemoryv1.UpdateMemoryRequest{Id: ms[0].Id, Content: proto.String("about alpha, edited")}))
 	for _, to := range []*aimemoryv1.Memory{ms[1], ms[2]} {
-		must(records.New(src).PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ms[0].Id, TargetId: to.Id, Relation: "related_to"}))
+		must(src.PutLink(graph, &aimemoryv1.PutLinkRequest{SourceId: ms[0].Id, TargetId: to.Id, Relation: "related_to"}))
 	}
-	must(records.New(src).DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
-	must(records.New(src).RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}}))
+	must(src.DeleteMemories(owner, &aimemoryv1.DeleteMemoriesRequest{Ids: []string{ms[2].Id}, Archive: true}))
+	must(src.RegisterEntity(graph, &aimemoryv1.RegisterEntityRequest{CanonicalName: "Acme", Namespace: "global", Aliases: []string{"acme corp"}}))
 	std, err := src.StoreMemory(owner, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("rules", "team rules", storagetest.InNS("team"))})
 	must(std, err)
-	must(records.New(src).SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}))
+	must(src.SetStandard(owner, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: std.Memory.Id, GovernanceJson: `{"write":"approve"}`}))
 	if _, err := src.StoreMemory(bob, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("bob's", "queued", storagetest.InNS("team"))}); err == nil {
 		t.Fatal("bob's store into team was not queued")
 	}
@@ -97,13 +98,13 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 	ctx, cancel := context.WithCancel(storagetest.Operator())
 	var total int64
 	copied := 0
-	_, err = Copy(ctx, src, dst, Options{Batch: 3, Started: func(n int64) { total = n }, Progress: func(n int) { copied += n; cancel() }})
+	_, err = Copy(ctx, src, records.New(dst), Options{Batch: 3, Started: func(n int64) { total = n }, Progress: func(n int) { copied += n; cancel() }})
 	if !errors.Is(err, context.Canceled) || copied != 3 {
 		t.Fatalf("interrupted run: %v after %d records", err, copied)
 	}
 
 	copied = 0
-	rep, err := Copy(storagetest.Operator(), src, dst, Options{Batch: 3, Progress: func(n int) { copied += n }})
+	rep, err := Copy(storagetest.Operator(), src, records.New(dst), Options{Batch: 3, Progress: func(n int) { copied += n }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 		t.Errorf("refused: %s", r)
 	}
 
-	again, err := Copy(storagetest.Operator(), src, dst, Options{})
+	again, err := Copy(storagetest.Operator(), src, records.New(dst), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestCopyInterruptedResumedVerified(t *testing.T) {
 		}
 		return nil
 	})
-	want, err1 := records.New(src).GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
+	want, err1 := src.GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
 	got, err2 := records.New(dst).GetArchived(storagetest.Operator(), &aimemoryv1.GetArchivedRequest{Ids: []string{archivedID}})
 	if err1 != nil || err2 != nil || len(got.GetArchived()) != 1 || !proto.Equal(want.GetArchived()[0], got.GetArchived()[0]) {
 		t.Errorf("archived read back: %v %v, want %v %v", got, err2, want, err1)
@@ -214,10 +215,10 @@ func TestCopyKeepsTheAuditLogOrSaysWhyNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	if _, err := dst.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:elsewhere", Event: "call_denied"}); err != nil {
+	if _, err := records.New(dst).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:elsewhere", Event: "call_denied"}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Copy(ctx, src, dst, Options{})
+	rep, err := Copy(ctx, src, records.New(dst), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestCopyKeepsTheAuditLogOrSaysWhyNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	rep, err = Copy(ctx, src, fresh, Options{AuditPin: audit.Head{Seq: 4, Hash: "a record the source no longer holds"}})
+	rep, err = Copy(ctx, src, records.New(fresh), Options{AuditPin: audit.Head{Seq: 4, Hash: "a record the source no longer holds"}})
 	if err != nil {
 		t.Fatal(err)
 	}

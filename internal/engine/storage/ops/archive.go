@@ -11,8 +11,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The archive lifecycle's write steps (forget, promote, consolidate,
@@ -31,10 +31,9 @@ type ArchiveTx interface {
 	// Unarchive deletes id's archive row; it runs after the row's links
 	// have been moved (ReviveLinks, RelinkArchived).
 	Unarchive(id string) error
-	// Link reads the live link source → target of relation; nil when none.
-	Link(source, target, relation string) (*aimemoryv1.Link, error)
-	// PutLink writes a live link, replacing the one of its key.
-	PutLink(l *aimemoryv1.Link) error
+	// ReadLink and WriteLink as LinkTx's.
+	ReadLink(source, target, relation string) (*aimemoryv1.Link, error)
+	WriteLink(l *aimemoryv1.Link) error
 	// ReviveLinks makes live the archived links of id (live again) whose
 	// other end is live; the rest stay archived until it comes back.
 	ReviveLinks(id string) (revived, kept uint32, err error)
@@ -217,7 +216,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 // LinkDerived makes sure the link copy → source derived_from is valid now:
 // created, left as it is when valid, or reopened (its past interval kept).
 func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
-	l, err := tx.Link(copyID, srcID, "derived_from")
+	l, err := tx.ReadLink(copyID, srcID, "derived_from")
 	if err != nil {
 		return err
 	}
@@ -232,7 +231,7 @@ func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
 		rules.CloseInterval(l)
 		l.ValidFrom, l.ValidUntil, l.ObservedBy, l.InvalidatedBy, l.InvalidatedAt = now, 0, tx.Principal(), "", 0
 	}
-	return tx.PutLink(l)
+	return tx.WriteLink(l)
 }
 
 // Consolidate is Consolidate inside tx (also the approval path's

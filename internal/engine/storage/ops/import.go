@@ -1,8 +1,26 @@
 package ops
 
-import aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+import aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 
-// Importer is what a backend's import transaction writes each kind of
+// The kinds of exported records, in the order Export sends them and
+// Import needs them (a link after its memories).
+const (
+	KindMemory       = "memory"
+	KindArchived     = "archived"
+	KindVersion      = "version"
+	KindLink         = "link"
+	KindArchivedLink = "archived_link"
+	KindEntity       = "entity"
+	KindStandard     = "standard"
+	KindPending      = "pending"
+	KindSubscription = "subscription"
+)
+
+// ExportKinds are the kinds in export order. Subscriptions come last:
+// imported after every memory, they are sent none of the import's writes.
+var ExportKinds = []string{KindMemory, KindArchived, KindVersion, KindLink, KindArchivedLink, KindEntity, KindStandard, KindPending, KindSubscription}
+
+// Importer is what an import run (package records) writes each kind of
 // exported record with. Each answers its outcome ("created", "unchanged")
 // or an ImportRefusal; any other error aborts the batch.
 type Importer interface {

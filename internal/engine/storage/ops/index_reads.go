@@ -12,8 +12,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The reads every backend answers from its in-memory keyword index alone.

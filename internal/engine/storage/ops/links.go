@@ -9,8 +9,8 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Link writes of the graph family, written once for every backend. A link
@@ -244,6 +244,32 @@ type LinkReads interface {
 	// in the backend's key order, skipping those in seen (adding the rest;
 	// a nil seen keeps all) and those f rejects, as f sees them.
 	Links(id string, archived bool, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error)
+}
+
+// LinkKey identifies a link in a seen set.
+func LinkKey(l *aimemoryv1.Link) string {
+	return l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation
+}
+
+// CollectLinks appends id's links, outbound (out[id]) then inbound
+// (in[id]), to dst, each once (seen, by LinkKey; nil keeps all) and as f
+// sees it (f.View; nil = rejected).
+func CollectLinks(out, in map[string][]*aimemoryv1.Link, id string, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) []*aimemoryv1.Link {
+	for _, ls := range [][]*aimemoryv1.Link{out[id], in[id]} {
+		for _, l := range ls {
+			if seen != nil {
+				k := LinkKey(l)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			}
+			if l = f.View(l); l != nil {
+				dst = append(dst, l)
+			}
+		}
+	}
+	return dst
 }
 
 // ReadableIDs is whether the caller may read memory id (readable: authz),

@@ -3,37 +3,44 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// The archive's list, statistics and purge, answered as boltstore answers
-// them (the checks, order and answers are package ops', shared). Rows are
-// read in one snapshot; what the caller may read is decided on the
-// decoded record, as everywhere.
+// The archive's rows as package records reads and deletes them, and its
+// statistics, answered as boltstore answers them (the order is package
+// ops', shared). Rows are read in one snapshot; what the caller may read
+// is decided on the decoded record, as everywhere.
 
-// archivedCols are an archive row's columns as scanArchived reads them.
-const archivedCols = `archived_at, reason, original_tier, original_expires_at, record`
+// archivedCols are an archive row's columns as scanArchived reads them;
+// the last, a version's key time, is none for an archive row.
+const archivedCols = `archived_at, reason, original_tier, original_expires_at, record, 0::bigint`
 
 // versionCols are a superseded version's, in the same shape: its own
 // time and reason where an import kept them apart from its key time
-// (00006_vectors.sql), as boltstore's versions keep them.
-const versionCols = `coalesce(row_archived_at, archived_at), coalesce(reason, 'superseded'), original_tier, original_expires_at, record`
+// (00006_vectors.sql), as boltstore's versions keep them, then the key time.
+const versionCols = `coalesce(row_archived_at, archived_at), coalesce(reason, 'superseded'), original_tier, original_expires_at, record, archived_at`
 
-// scanArchived reads one row of archivedCols; nil when there is none.
+// scanArchived reads one row of archivedCols (or versionCols); nil when there is none.
 func scanArchived(row pgx.Row) (*storage.Archived, error) {
-	a := &storage.Archived{}
-	var raw []byte
-	err := row.Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw)
+	a, err := scanRow(row)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
+	return a, err
+}
+
+func scanRow(row pgx.Row) (*storage.Archived, error) {
+	a := &storage.Archived{}
+	var raw []byte
+	err := row.Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw, &a.VersionAt)
 	if err != nil {
 		return nil, err
 	}
@@ -52,12 +59,8 @@ func scanAll(ctx context.Context, q pgx.Tx, sql string, args ...any) ([]*storage
 	defer rows.Close()
 	var out []*storage.Archived
 	for rows.Next() {
-		a := &storage.Archived{}
-		var raw []byte
-		if err := rows.Scan(&a.ArchivedAt, &a.Reason, &a.OriginalTier, &a.OriginalExpiresAt, &raw); err != nil {
-			return nil, err
-		}
-		if a.Memory, err = decodeMemory(raw); err != nil {
+		a, err := scanRow(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, a)
@@ -76,15 +79,24 @@ func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 }
 
 // ArchiveRows visits the archive rows of reason, or the superseded
-// versions (seam.Tx).
-func (t opsTx) ArchiveRows(reason string, fn func(*storage.Archived) error) error {
-	sql, args := `SELECT `+archivedCols+` FROM archived`, []any(nil)
+// versions, archived before before when it is set (by the time indexes,
+// 00003_archive.sql; a version's key time) (seam.Tx).
+func (t opsTx) ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error {
+	sql, where, args := `SELECT `+archivedCols+` FROM archived`, []string(nil), []any(nil)
 	switch reason {
 	case "":
 	case storage.ArchiveReasonSuperseded:
 		sql = `SELECT ` + versionCols + ` FROM versions`
 	default:
-		sql, args = sql+` WHERE reason = $1`, []any{reason}
+		args = append(args, reason)
+		where = append(where, fmt.Sprintf("reason = $%d", len(args)))
+	}
+	if before > 0 {
+		args = append(args, before)
+		where = append(where, fmt.Sprintf("archived_at < $%d", len(args)))
+	}
+	if len(where) > 0 {
+		sql += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	all, err := scanAll(t.w.ctx, t.w.tx, sql, args...)
 	if err != nil {
@@ -198,124 +210,29 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 	return resp, nil
 }
 
-// PurgeArchive deletes archive rows, their superseded versions and the
-// archived links of the purged rows for good. It takes exactly one of an
-// explicit cut-off (rows and versions archived before it) or explicit ids
-// (their rows and versions); anything else is an error and purges
-// nothing. Rows the caller may not read (another's inbox) are not purged
-// (the engine's own schedule, authz.System, reads all). With dry_run
-// it deletes nothing.
-func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error) {
-	if err := ops.ValidatePurge(req); err != nil {
-		return nil, err
+// DeleteArchived removes the archive rows of ids and the archived links
+// touching them, for good, in two statements (seam.Tx).
+func (t opsTx) DeleteArchived(ids []string) error {
+	if len(ids) == 0 {
+		return nil
 	}
-	var resp *aimemoryv1.PurgeArchiveResponse
-	if req.GetDryRun() {
-		err := s.readTx(ctx, func(tx pgx.Tx) error {
-			var err error
-			resp, _, err = selectPurge(ctx, tx, req)
-			return err
-		})
-		return resp, err
-	}
-	err := s.write(ctx, func(w *writeTx) error {
-		var sel *purgeSelection
-		var err error
-		if resp, sel, err = selectPurge(ctx, w.tx, req); err != nil {
-			return err
-		}
-		return sel.apply(w)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// purgeSelection is what a purge deletes: archive rows and versions.
-type purgeSelection struct {
-	rows       []string
-	versionIDs []string
-	versionAts []int64
-}
-
-func (p *purgeSelection) apply(w *writeTx) error {
-	if len(p.rows) > 0 {
-		// The rows' ends are gone for good, and their archived links with them.
-		if err := w.deleteArchivedLinks(p.rows...); err != nil {
-			return err
-		}
-		if _, err := w.tx.Exec(w.ctx, `DELETE FROM archived WHERE id = ANY($1)`, p.rows); err != nil {
-			return err
-		}
-	}
-	if len(p.versionIDs) > 0 {
-		_, err := w.tx.Exec(w.ctx, `DELETE FROM versions WHERE (id, archived_at) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`,
-			p.versionIDs, p.versionAts)
+	if err := t.w.deleteArchivedLinks(ids...); err != nil {
 		return err
 	}
-	return nil
+	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = ANY($1)`, ids)
+	return err
 }
 
-// selectPurge finds what req purges and the answer reporting it.
-func selectPurge(ctx context.Context, tx pgx.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, *purgeSelection, error) {
-	resp, sel := &aimemoryv1.PurgeArchiveResponse{}, &purgeSelection{}
-	grant := authz.Of(ctx)
-	readable := func(a *storage.Archived) bool { return grant.Reads(a.Memory.GetNamespace()) }
-	var purged []*storage.Archived
-	// A version is deleted by its key time, which an imported version's own
-	// time (what versionCols reads) may differ from.
-	addVersions := func(where string, arg any) (bool, error) {
-		rows, err := tx.Query(ctx, `SELECT `+versionKeyCols+` FROM versions WHERE `+where, arg)
-		if err != nil {
-			return false, err
-		}
-		defer rows.Close()
-		found := false
-		for rows.Next() {
-			v, _, err := scanVersion(rows)
-			if err != nil {
-				return false, err
-			}
-			if grant.Reads(v.GetArchived().GetMemory().GetNamespace()) {
-				sel.versionIDs, sel.versionAts, found = append(sel.versionIDs, v.GetArchived().GetMemory().GetId()), append(sel.versionAts, v.GetAt()), true
-			}
-		}
-		return found, rows.Err()
+// DeleteVersions removes superseded versions by their keys (id and key
+// time, not the row's own time), in one statement (seam.Tx).
+func (t opsTx) DeleteVersions(vs []*storage.Archived) error {
+	if len(vs) == 0 {
+		return nil
 	}
-	if before := req.GetBefore(); before > 0 {
-		rows, err := scanAll(ctx, tx, `SELECT `+archivedCols+` FROM archived WHERE archived_at < $1`, before)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, a := range rows {
-			if readable(a) {
-				purged, sel.rows = append(purged, a), append(sel.rows, a.Memory.GetId())
-			}
-		}
-		if _, err := addVersions(`archived_at < $1`, before); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
-			found := false
-			a, err := scanArchived(tx.QueryRow(ctx, `SELECT `+archivedCols+` FROM archived WHERE id = $1`, id))
-			if err != nil {
-				return nil, nil, err
-			}
-			if a != nil && readable(a) {
-				purged, sel.rows, found = append(purged, a), append(sel.rows, id), true
-			}
-			some, err := addVersions(`id = $1 ORDER BY archived_at`, id)
-			if err != nil {
-				return nil, nil, err
-			}
-			found = found || some
-			if !found {
-				resp.NotFound = append(resp.NotFound, id)
-			}
-		}
+	ids, ats := make([]string, len(vs)), make([]int64, len(vs))
+	for i, v := range vs {
+		ids[i], ats[i] = v.Memory.GetId(), v.VersionAt
 	}
-	ops.PurgeAnswer(resp, purged, len(sel.versionIDs))
-	return resp, sel, nil
+	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM versions WHERE (id, archived_at) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`, ids, ats)
+	return err
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestAuditTampering: with the database writable (the DSN's holder), a
@@ -26,7 +27,7 @@ func TestAuditTampering(t *testing.T) {
 	s := open(t, storage.Options{})
 	var genuine []*aimemoryv1.AuditRecord
 	for i, agent := range []string{"alice", "bob", "alice", "bob", "carol"} {
-		r, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: agent, Event: "capability_expansion", Family: "graph", Granted: i != 1})
+		r, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: agent, Event: "capability_expansion", Family: "graph", Granted: i != 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func TestAuditTampering(t *testing.T) {
 	}
 	verify := func(pin audit.Head) *aimemoryv1.VerifyAuditResponse {
 		t.Helper()
-		v, err := s.VerifyAudit(ctx, pin)
+		v, err := records.New(s).VerifyAudit(ctx, pin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,14 +116,14 @@ func TestAuditTampering(t *testing.T) {
 	restore()
 
 	// An append after a repair chains onto the head as before.
-	r, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "carol", Event: "capability_expansion"})
+	r, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "carol", Event: "capability_expansion"})
 	if v := verify(pin); err != nil || r.Seq != 6 || !v.GetOk() || v.GetHeadHash() != r.Hash {
 		t.Fatalf("append after repair = %v, %v; verify %v", r, err, v)
 	}
 	// audit_head naming another record than the last stops appends.
 	exec(`UPDATE audit_head SET hash = 'x'`)
 	var he *audit.HeadError
-	if _, err := s.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "carol", Event: "x"}); !errors.As(err, &he) || he.Seq != 6 {
+	if _, err := records.New(s).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "carol", Event: "x"}); !errors.As(err, &he) || he.Seq != 6 {
 		t.Errorf("append under a rewritten head row: %v", err)
 	}
 }
@@ -143,15 +144,15 @@ func TestAuditEnginesWithAnotherKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := a.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:a", Event: "call_denied"}); err != nil {
+	if _, err := records.New(a).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:a", Event: "call_denied"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:b", Event: "call_denied"})
+	_, err = records.New(b).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: "ai:b", Event: "call_denied"})
 	var he *audit.HeadError
 	if !errors.As(err, &he) || !strings.Contains(err.Error(), "copy audit.key") {
 		t.Fatalf("append by an engine with another key: %v", err)
 	}
-	if v, err := a.VerifyAudit(ctx, audit.Head{}); err != nil || !v.GetOk() || v.GetCount() != 1 {
+	if v, err := records.New(a).VerifyAudit(ctx, audit.Head{}); err != nil || !v.GetOk() || v.GetCount() != 1 {
 		t.Fatalf("the first engine's chain: %v, %v", v, err)
 	}
 }

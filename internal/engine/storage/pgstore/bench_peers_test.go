@@ -8,8 +8,9 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // BenchmarkTwoEnginesStore: two stores on one database storing distinct
@@ -32,7 +33,7 @@ func BenchmarkTwoEnginesStore(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
-			_, err := engines[i%2].StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+			_, err := records.New(engines[i%2]).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 				Title: fmt.Sprintf("peer bench %d", i), Content: "two engines, one database", Confidence: 1,
 			}})
 			if err != nil {

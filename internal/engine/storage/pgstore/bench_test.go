@@ -11,7 +11,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Store and search latency on both backends over one corpus (size
@@ -85,7 +85,7 @@ func BenchmarkSearch(b *testing.B) {
 			for b.Loop() {
 				_, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{
 					Query: benchText(r, 2), Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Limit: 10,
-				})
+				}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -135,7 +135,7 @@ func BenchmarkStoreWithSubscriptions(b *testing.B) {
 			}
 			r := rand.New(rand.NewPCG(3, 4))
 			for i := 0; b.Loop(); i++ {
-				_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				_, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("bench %d", i), Content: benchText(r, 40), Confidence: 1,
 				}})
 				if err != nil {

@@ -1,13 +1,15 @@
 package pgstore
 
 import (
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // A write that took its seq first but commits last is not lost by an
@@ -29,7 +31,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 	go func() {
 		done <- slow.write(storagetest.Operator(), func(w *writeTx) error {
 			resp := &aimemoryv1.StoreMemoryResponse{}
-			if err := w.storeMemory(storagetest.Mem("slow zebra", "logged first, committed last"), 0, resp); err != nil {
+			if err := ops.Store(opsTx{w}, storagetest.Mem("slow zebra", "logged first, committed last"), 0, resp); err != nil {
 				return err
 			}
 			close(logged)
@@ -38,7 +40,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 		})
 	}()
 	testwait.Recv(t, logged, "the slow write to log its event")
-	storagetest.Store(t, fast, storagetest.Mem("fast zebra", "logged second, committed first"))
+	storagetest.Store(t, records.New(fast), storagetest.Mem("fast zebra", "logged second, committed first"))
 	if got := search(t, reader, "zebra"); len(got) != 1 || got[0] != "fast zebra" {
 		t.Fatalf("before the slow commit: %v", got)
 	}
@@ -64,7 +66,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 
 func search(t *testing.T, s *Store, q string) []string {
 	t.Helper()
-	resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10})
+	resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: q, Limit: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/index"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/termstats"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Reads answered by the in-memory index, as boltstore answers them.

@@ -9,13 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The governance part of TestDifferential's random mix: standards and
@@ -177,7 +175,7 @@ func (d *differ) govOp(which func(storage.Backend) int) (string, func(storage.Ba
 }
 
 // exportGovernance is the standards and pending actions a backend exports
-// (bbolt's Export, pgstore's exportGovernance), each normalized, sorted:
+// (Export), each normalized, sorted:
 // both export by id, and ids differ between the backends.
 func (d *differ) exportGovernance(b int, s storage.Backend) answer {
 	var recs []string
@@ -187,17 +185,7 @@ func (d *differ) exportGovernance(b int, s storage.Backend) answer {
 		}
 		return nil
 	}
-	var err error
-	if pg, ok := storage.As[*Store](s); ok {
-		ctx := storagetest.Operator()
-		var tx pgx.Tx
-		if tx, err = pg.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}); err == nil {
-			err = exportGovernance(ctx, tx, keep)
-			tx.Rollback(ctx)
-		}
-	} else {
-		err = s.Export(storagetest.Operator(), keep)
-	}
+	err := s.Export(storagetest.Operator(), keep)
 	slices.Sort(recs)
 	return answer{err: err, text: strings.Join(recs, "\n")}
 }

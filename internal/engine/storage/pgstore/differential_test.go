@@ -21,7 +21,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestDifferential applies one random sequence of operations to bbolt and
@@ -193,7 +193,7 @@ func (d *differ) randomOp() (string, func(storage.Backend) answer) {
 		}
 		limit := uint32(1 + d.rng.IntN(10))
 		return fmt.Sprintf("search %q %v limit %d", q, match, limit), func(s storage.Backend) answer {
-			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Match: match, Limit: limit})
+			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: q, Match: match, Limit: limit}, nil)
 			if which(s) == 1 && len(r.GetResults()) > 1 {
 				d.ranked++
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // vectorDims is small, so that random queries land near stored vectors.
@@ -65,7 +65,7 @@ func (d *differ) vectorOp(which func(storage.Backend) int) (string, func(storage
 		limit := uint32(1 + d.rng.IntN(10))
 		return fmt.Sprintf("hybrid %q %v by %s limit %d", text, q, model, limit), func(s storage.Backend) answer {
 			r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: text, Match: aimemoryv1.MatchMode_MATCH_MODE_ANY,
-				Limit: limit, QueryVector: q, VectorModel: model})
+				Limit: limit}, &storage.Hybrid{Vector: q, Model: model})
 			return answer{msg: r, err: err}
 		}
 	default:

@@ -16,10 +16,11 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // countingReceiver counts deliveries by their delivery id (subscription:seq).
@@ -52,7 +53,7 @@ func (v *countingReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // settleCounter counts the settles of one engine's dispatcher.
 type settleCounter struct {
-	*Store
+	*records.Store
 	n *atomic.Int64
 }
 
@@ -106,7 +107,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 	var running sync.WaitGroup
 	var settled [2]atomic.Int64
 	for i, s := range engines {
-		d := webhook.New(webhook.Config{Store: settleCounter{s, &settled[i]}, Guard: webhook.Guard{AllowLoopback: true}, Sealer: sealer, Workers: 4})
+		d := webhook.New(webhook.Config{Store: settleCounter{records.New(s), &settled[i]}, Guard: webhook.Guard{AllowLoopback: true}, Sealer: sealer, Workers: 4})
 		running.Go(func() {
 			if err := d.Run(dctx); err != nil {
 				t.Errorf("dispatcher %d: %v", i, err)
@@ -120,7 +121,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 		wg.Go(func() {
 			s := engines[w%2]
 			for i := range writes {
-				if _, err := s.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				if _, err := records.New(s).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("writer %d note %d", w, i), Content: "c", Confidence: 1}}); err != nil {
 					t.Errorf("writer %d write %d: %v", w, i, err)
 					return
@@ -214,7 +215,7 @@ func TestDeliveryWakeAcrossEngines(t *testing.T) {
 	if err := a.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}); err != nil {
 		t.Fatal(err)
 	}
-	storeTitle(t, a, "queued for s")
+	storeTitle(t, records.New(a), "queued for s")
 	select {
 	case <-wake:
 	case <-time.After(10 * time.Second):
@@ -233,7 +234,7 @@ func TestDeliveryWakeAcrossEngines(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no wake-up on reconnecting")
 	}
-	storeTitle(t, a, "queued after the reconnect")
+	storeTitle(t, records.New(a), "queued after the reconnect")
 	select {
 	case <-wake:
 	case <-time.After(10 * time.Second):
@@ -259,7 +260,7 @@ func TestSubscribeDuringWrites(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := writer.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				if _, err := records.New(writer).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("w%d n%d", w, i), Content: "c", Confidence: 1}}); err != nil {
 					t.Error(err)
 					return
@@ -290,14 +291,14 @@ func TestSubscribeDuringWrites(t *testing.T) {
 	var subs []*storage.Subscription
 	for i := range 5 {
 		grown(10)
-		storeTitle(t, subscriber, fmt.Sprintf("from the subscriber %d", i)) // its own writes, matched from its copy
+		storeTitle(t, records.New(subscriber), fmt.Sprintf("from the subscriber %d", i)) // its own writes, matched from its copy
 		sub := &storage.Subscription{ID: fmt.Sprintf("s%d", i), URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}
 		if err := subscriber.PutSubscription(ctx, sub); err != nil {
 			t.Fatal(err)
 		}
 		subs = append(subs, sub)
 	}
-	storeTitle(t, subscriber, "last")
+	storeTitle(t, records.New(subscriber), "last")
 	grown(10)
 	close(stop)
 	testwait.Wait(t, &wg, "the other engine's writers to stop")

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // The durable event log (storage.EventLog), table events: every logged
@@ -253,7 +253,7 @@ func takenSeq(ctx context.Context, tx pgx.Tx) (uint64, error) {
 // startImported sets the FromSeq of the subscriptions w imported past the
 // events w logs (up to last when it logged any, taken holding the lock):
 // they receive none of the import's own writes, as boltstore's
-// startAfterImport.
+// startImported (logEvents there).
 func (w *writeTx) startImported(last int64, logged bool) error {
 	from := uint64(last)
 	if !logged {

@@ -16,7 +16,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // boltstore's own tests of the event log, the delivery queue and the
@@ -53,8 +53,8 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	pub := &publishedEvents{}
 	s := openAt(t, dsn, storage.Options{Events: pub})
-	a := storeTitle(t, s, "first")
-	storeTitle(t, s, "second")
+	a := storeTitle(t, records.New(s), "first")
+	storeTitle(t, records.New(s), "second")
 	if _, err := records.New(s).TouchMemories(storagetest.Operator(), &aimemoryv1.TouchMemoriesRequest{Ids: []string{a.GetId()}}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +94,13 @@ func TestEventLogIsDurableAndNumbered(t *testing.T) {
 // A refused write logs nothing, and its seq is not used up.
 func TestRefusedWriteLogsNoEvent(t *testing.T) {
 	s := open(t, storage.Options{})
-	storeTitle(t, s, "ok")
-	_, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
+	storeTitle(t, records.New(s), "ok")
+	_, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{
 		Memory: &aimemoryv1.Memory{Title: "x", Content: "c", Namespace: "_messages/bob"}})
 	if !errors.Is(err, storage.ErrDenied) {
 		t.Fatalf("guarded store: %v", err)
 	}
-	storeTitle(t, s, "ok too")
+	storeTitle(t, records.New(s), "ok too")
 	evs, _ := s.EventsAfter(storagetest.Operator(), 0, 10)
 	if len(evs) != 2 || evs[1].GetSeq() != 2 {
 		t.Fatalf("events %v, want seqs 1 and 2", evs)
@@ -113,7 +113,7 @@ func TestEventLogRetention(t *testing.T) {
 	defer func() { eventRetention = old }()
 	s := open(t, storage.Options{})
 	for _, title := range []string{"a", "b", "c", "d", "e"} {
-		storeTitle(t, s, title)
+		storeTitle(t, records.New(s), title)
 	}
 	evs, _ := s.EventsAfter(storagetest.Operator(), 0, 10)
 	if len(evs) != 3 || evs[0].GetSeq() != 3 || evs[2].GetSeq() != 5 {
@@ -173,16 +173,16 @@ func waitBlockedOrDone(t *testing.T, s *Store, done chan error) {
 func TestEventCursorNeverSkipsALateCommit(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a, b := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
-	storeTitle(t, a, "before")
+	storeTitle(t, records.New(a), "before")
 	held, release := holdCommit(t, "slow")
 	slow, fast := make(chan error, 1), make(chan error, 1)
 	go func() {
-		_, err := a.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "slow", Content: "c"}})
+		_, err := records.New(a).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "slow", Content: "c"}})
 		slow <- err
 	}()
 	testwait.Recv(t, held, "the slow write to stop before its commit")
 	go func() {
-		_, err := b.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "fast", Content: "c"}})
+		_, err := records.New(b).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "fast", Content: "c"}})
 		fast <- err
 	}()
 	waitBlockedOrDone(t, a, fast) // the fast write waits for the lock on event_lock
@@ -227,7 +227,7 @@ func TestEventCursorNeverSkipsALateCommit(t *testing.T) {
 // fills, and never holds the log up.
 func TestRolledBackSeqIsAGap(t *testing.T) {
 	s := open(t, storage.Options{})
-	storeTitle(t, s, "one")
+	storeTitle(t, records.New(s), "one")
 	beforeCommit = func(w *writeTx) error {
 		if len(w.events) > 0 && w.events[0].GetTitle() == "doomed" {
 			return errors.New("doomed")
@@ -235,10 +235,10 @@ func TestRolledBackSeqIsAGap(t *testing.T) {
 		return nil
 	}
 	t.Cleanup(func() { beforeCommit = nil })
-	if _, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "doomed", Content: "c"}}); err == nil {
+	if _, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "doomed", Content: "c"}}); err == nil {
 		t.Fatal("doomed write committed")
 	}
-	storeTitle(t, s, "three")
+	storeTitle(t, records.New(s), "three")
 	evs, err := s.EventsAfter(storagetest.Operator(), 1, 10)
 	if err != nil || len(evs) != 1 || evs[0].GetSeq() != 3 || evs[0].GetTitle() != "three" {
 		t.Fatalf("after the gap: %v, %v; want seq 3 'three'", evs, err)
@@ -254,7 +254,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	s, other := openAt(t, dsn, storage.Options{}), openAt(t, dsn, storage.Options{})
 	ctx := storagetest.Operator()
-	storeTitle(t, s, "before the subscription")
+	storeTitle(t, records.New(s), "before the subscription")
 	sub := &storage.Subscription{ID: "sub1", URL: "https://a.example/x", Events: []string{"memory_store"}, CreatedBy: "ai:alice", Scope: "*", CreatedAt: 5}
 	if err := s.PutSubscription(ctx, sub); err != nil {
 		t.Fatal(err)
@@ -263,7 +263,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 		t.Fatalf("FromSeq %d, want 1", sub.FromSeq)
 	}
 	for _, title := range []string{"a", "b", "c"} {
-		storeTitle(t, other, title) // queued by the other engine's writes too
+		storeTitle(t, records.New(other), title) // queued by the other engine's writes too
 	}
 	now := time.Now().UnixNano() // the stores' clock: every delivery is due
 	due, next, err := s.DueDeliveries(ctx, now, 2, nil, nil)
@@ -344,7 +344,7 @@ func TestDeadLettersNewestFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, title := range []string{"a", "b", "c"} {
-		storeTitle(t, s, title)
+		storeTitle(t, records.New(s), title)
 	}
 	due, _, _ := s.DueDeliveries(ctx, 1<<62, 10, nil, nil)
 	for _, d := range due {
@@ -393,7 +393,7 @@ func TestSealKeyBinding(t *testing.T) {
 func TestSubscriptionsExportImport(t *testing.T) {
 	s := open(t, storage.Options{})
 	ctx := storagetest.Operator()
-	storeTitle(t, s, "before")
+	storeTitle(t, records.New(s), "before")
 	for _, id := range []string{"b", "a"} {
 		if err := s.PutSubscription(ctx, &storage.Subscription{ID: id, URL: "https://a.example/" + id, Events: []string{"*"},
 			CreatedBy: "ai:alice", Scope: "*", CreatedAt: 7, SealedSecret: []byte("sealed " + id)}); err != nil {
@@ -401,41 +401,36 @@ func TestSubscriptionsExportImport(t *testing.T) {
 		}
 	}
 	var exported []*aimemoryv1.WebhookSubscription
-	err := s.write(ctx, func(w *writeTx) error {
-		exported = nil
-		return exportSubscriptions(w.ctx, w.tx, func(r *aimemoryv1.ExportRecord) error {
-			exported = append(exported, r.GetSubscription())
-			return nil
-		})
-	})
-	if err != nil || len(exported) != 2 || exported[0].GetId() != "a" || string(exported[1].GetSealedSecret()) != "sealed b" {
-		t.Fatalf("exported %v, %v", exported, err)
+	for _, r := range exportedKinds(t, s, ops.KindSubscription) {
+		exported = append(exported, r.GetSubscription())
+	}
+	if len(exported) != 2 || exported[0].GetId() != "a" || string(exported[1].GetSealedSecret()) != "sealed b" {
+		t.Fatalf("exported %v", exported)
 	}
 
 	dst := open(t, storage.Options{})
-	storeTitle(t, dst, "already there")
+	storeTitle(t, records.New(dst), "already there")
 	var outcomes []string
 	imp := func(memory string, subs ...*aimemoryv1.WebhookSubscription) error {
-		return dst.write(ctx, func(w *writeTx) error {
-			outcomes = nil
-			if memory != "" { // the import's own write, in its transaction: no delivery for it
-				m := &aimemoryv1.Memory{Id: memory, Title: "imported", Content: "c", Namespace: "global", CreatedAt: w.now, UpdatedAt: w.now}
-				if err := w.put(nil, m, "memory_store"); err != nil {
-					return err
-				}
+		var recs []*aimemoryv1.ExportRecord
+		if memory != "" { // the import's own write, in its transaction: no delivery for it
+			recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: &aimemoryv1.Memory{
+				Id: memory, Title: "imported", Content: "c", Namespace: "global", Tier: "long", Priority: 5, Confidence: 1,
+				CreatedAt: 1, UpdatedAt: 1, CreatedBy: "ai:seed"}}})
+		}
+		for _, sub := range subs {
+			recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: sub}})
+		}
+		res, err := records.New(dst).Import(ctx, recs)
+		outcomes = nil
+		for _, r := range res[len(recs)-len(subs):] {
+			o := r.GetOutcome()
+			if o == "refused" {
+				o = "refused: " + r.GetError()
 			}
-			for _, sub := range subs {
-				outcome, err := w.ImportSubscription(sub)
-				var refused ops.ImportRefusal
-				if errors.As(err, &refused) {
-					outcome = "refused: " + err.Error()
-				} else if err != nil {
-					return err
-				}
-				outcomes = append(outcomes, outcome)
-			}
-			return nil
-		})
+			outcomes = append(outcomes, o)
+		}
+		return err
 	}
 	bad := &aimemoryv1.WebhookSubscription{Id: "c", CreatedBy: "ai:alice"}
 	if err := imp("0190aaaa-0000-7000-8000-000000000001", exported[0], exported[1], bad); err != nil {
@@ -452,7 +447,7 @@ func TestSubscriptionsExportImport(t *testing.T) {
 	if due, _, _ := dst.DueDeliveries(ctx, 1<<62, 10, nil, nil); len(due) != 0 {
 		t.Fatalf("the import's own write queued %v", due)
 	}
-	storeTitle(t, dst, "after")
+	storeTitle(t, records.New(dst), "after")
 	if due, _, _ := dst.DueDeliveries(ctx, 1<<62, 10, nil, nil); len(due) != 2 || due[0].Event.GetTitle() != "after" {
 		t.Fatalf("after the import: %v", due)
 	}
@@ -476,7 +471,7 @@ func TestExpiredClaimTakenOver(t *testing.T) {
 	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}); err != nil {
 		t.Fatal(err)
 	}
-	storeTitle(t, dead, "claimed, never settled")
+	storeTitle(t, records.New(dead), "claimed, never settled")
 	now := time.Now().UnixNano()
 	claimed, _, err := dead.DueDeliveries(ctx, now, 10, nil, nil)
 	if err != nil || len(claimed) != 1 {
@@ -513,7 +508,7 @@ func TestNewLeaderTakesOverClaims(t *testing.T) {
 	if err := dead.PutSubscription(ctx, &storage.Subscription{ID: "s", URL: "https://a.example/x", Events: []string{"*"}, CreatedBy: "ai:a", Scope: "*"}); err != nil {
 		t.Fatal(err)
 	}
-	storeTitle(t, dead, "claimed by the old leader")
+	storeTitle(t, records.New(dead), "claimed by the old leader")
 	now := time.Now().UnixNano()
 	claimed, _, err := dead.DueDeliveries(ctx, now, 10, nil, nil)
 	if err != nil || len(claimed) != 1 {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
@@ -13,54 +12,18 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// exported is s's governance records as exportGovernance gives them.
+// exportedGovernance is s's governance records as Export sends them.
 func exportedGovernance(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
 	t.Helper()
-	ctx := storagetest.Operator()
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var out []*aimemoryv1.ExportRecord
-	if err := exportGovernance(ctx, tx, func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return exportedKinds(t, s, ops.KindStandard, ops.KindPending)
 }
 
 func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	var outcomes []string
-	err := s.write(storagetest.Operator(), func(w *writeTx) error {
-		outcomes = nil
-		for _, r := range recs {
-			var (
-				o   string
-				err error
-			)
-			if st := r.GetStandard(); st != nil {
-				o, err = w.ImportStandard(st)
-			} else {
-				o, err = w.ImportPending(r.GetPending())
-			}
-			if ops.IsRefusal(err) {
-				o, err = "refused: "+err.Error(), nil
-			}
-			if err != nil {
-				return err
-			}
-			outcomes = append(outcomes, o)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return outcomes
+	return importOutcomes(t, s, recs)
 }
 
 // TestGovernanceTransfer: standards and pending actions, decided or not,
@@ -70,7 +33,7 @@ func importGov(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string
 func TestGovernanceTransfer(t *testing.T) {
 	ctx := storagetest.Operator()
 	a := open(t, storage.Options{})
-	std, err := a.StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
+	std, err := records.New(a).StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +42,7 @@ func TestGovernanceTransfer(t *testing.T) {
 	}
 	var ids []string
 	for _, title := range []string{"kept pending", "rejected"} {
-		_, err := a.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Namespace: "gov", Confidence: 1}})
+		_, err := records.New(a).StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Namespace: "gov", Confidence: 1}})
 		var pe *storage.PendingError
 		if !errors.As(err, &pe) {
 			t.Fatalf("store %q: %v, want queued", title, err)
@@ -121,14 +84,14 @@ func TestGovernanceTransfer(t *testing.T) {
 
 	// The imported standard governs b (its memory need not be there) and
 	// the imported pending action is decided by b's rules.
-	if _, err := b.StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "new", Content: "x", Namespace: "gov", Confidence: 1}}); !errors.Is(err, storage.ErrPending) {
+	if _, err := records.New(b).StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "new", Content: "x", Namespace: "gov", Confidence: 1}}); !errors.Is(err, storage.ErrPending) {
 		t.Errorf("store under the imported policy: %v, want queued", err)
 	}
 	resp, err := records.New(b).ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[0]})
 	if err != nil || !resp.Approved {
 		t.Fatalf("approve the imported action: %v, %v", resp, err)
 	}
-	if m, err := b.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{resp.Action.ResultMemoryId}}); err != nil || len(m.Memories) != 1 || m.Memories[0].Title != "kept pending" {
+	if m, err := records.New(b).GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{resp.Action.ResultMemoryId}}); err != nil || len(m.Memories) != 1 || m.Memories[0].Title != "kept pending" {
 		t.Errorf("the approved import wrote %v, %v", m, err)
 	}
 	if _, err := records.New(b).ApprovePending(govCaller("ai:carol"), &aimemoryv1.DecidePendingRequest{Id: ids[1]}); !errors.Is(err, storage.ErrDecided) {

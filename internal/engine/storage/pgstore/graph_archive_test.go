@@ -8,7 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestArchivedLinksMoveBack: archiving moves a memory's links to the
@@ -43,7 +43,7 @@ func TestArchivedLinksMoveBack(t *testing.T) {
 		t.Fatalf("after archiving b and c: %d live, %d archived links; want 0, 4", live, arch)
 	}
 	// GetLinks with include_archived reads both places.
-	resp, err := s.GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{ids["b"]}, IncludeArchived: true, IncludeNodes: true})
+	resp, err := records.New(s).GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{ids["b"]}, IncludeArchived: true, IncludeNodes: true})
 	if err != nil || len(resp.Links) != 3 || len(resp.Nodes) != 3 {
 		t.Fatalf("archived b's links = %v, %v", resp, err)
 	}

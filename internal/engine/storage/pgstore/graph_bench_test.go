@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"fmt"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -11,22 +12,24 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// The graph reads on 10k memories with 50k random links, bulk-loaded, as
-// boltstore's graph_bench_test.go measures them (BenchmarkGraphFrontier
-// there is the same request), plus a kg_query-style walk: three levels
-// out from one memory, each level one GetLinks of the previous level's
-// new far ends.
+// The graph reads on 10k memories with 50k random links and a hub with 1k
+// outbound links, bulk-loaded, as boltstore's graph_bench_test.go measures
+// them (BenchmarkGraphFrontier there is the same request), plus a
+// kg_query-style walk: three levels out from one memory, each level one
+// GetLinks of the previous level's new far ends.
 //
 //	go test ./internal/engine/storage/pgstore -run '^$' -bench Graph -benchtime 200x
 
 type pgGraphBench struct {
 	s   *Store
+	rs  *records.Store // what the engine serves
 	ids []string
 }
 
@@ -36,7 +39,7 @@ func loadPGGraph(b *testing.B) *pgGraphBench {
 	var g *pgGraphBench
 	{
 		s := open(b, storage.Options{})
-		g = &pgGraphBench{s: s}
+		g = &pgGraphBench{s: s, rs: records.New(s)}
 		r := rand.New(rand.NewPCG(1, 2))
 		err := s.write(storagetest.Operator(), func(w *writeTx) error {
 			g.ids = g.ids[:0]
@@ -48,14 +51,22 @@ func loadPGGraph(b *testing.B) *pgGraphBench {
 					return err
 				}
 				resp := &aimemoryv1.StoreMemoryResponse{}
-				if err := w.storeMemory(in, policy, resp); err != nil {
+				if err := ops.Store(opsTx{w}, in, policy, resp); err != nil {
 					return err
 				}
 				g.ids = append(g.ids, resp.Memory.Id)
 			}
 			seen := map[string]bool{}
 			var rows [][]any
-			for len(rows) < 50_000 {
+			for i := 1; i <= 1000; i++ { // a hub: the first memory's 1k outbound links
+				raw, err := encodeLink(&aimemoryv1.Link{SourceId: g.ids[0], TargetId: g.ids[i], Relation: "derived_from", CreatedAt: w.now, ValidFrom: w.now, ObservedBy: "ai:bench"})
+				if err != nil {
+					return err
+				}
+				seen[g.ids[0]+g.ids[i]+"derived_from"] = true
+				rows = append(rows, []any{g.ids[0], g.ids[i], "derived_from", raw})
+			}
+			for len(rows) < 51_000 {
 				a, c, rel := g.ids[r.IntN(len(g.ids))], g.ids[r.IntN(len(g.ids))], record.Relations[r.IntN(4)]
 				if a == c || seen[a+c+rel] {
 					continue
@@ -101,7 +112,8 @@ func (l latencies) report(b *testing.B) {
 // frontier of n memories with the far ends' titles (n = 1, 25, 125: the
 // levels of a depth-3 walk at out-degree 5); walk3 is a kg_query-style
 // walk, depth 3 outward from a random memory, each level one GetLinks
-// (with nodes) of the far ends not yet visited.
+// (with nodes) of the far ends not yet visited; traverse3 the same walk as
+// one Traverse; timeline1k the first 200 events of the hub's timeline.
 func BenchmarkGraph(b *testing.B) {
 	g := loadPGGraph(b)
 	for _, n := range []int{1, 25, 125} {
@@ -115,7 +127,7 @@ func BenchmarkGraph(b *testing.B) {
 					ids[i] = g.ids[r.IntN(len(g.ids))]
 				}
 				lat.time(func() {
-					resp, err := g.s.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
+					resp, err := g.rs.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: ids, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -127,6 +139,18 @@ func BenchmarkGraph(b *testing.B) {
 		})
 	}
 	b.Run("walk3", func(b *testing.B) { benchWalk(b, g) })
+	b.Run("traverse3", func(b *testing.B) { storagetest.BenchTraverse(b, g.rs, g.ids) })
+	b.Run("timeline1k", func(b *testing.B) {
+		var lat latencies
+		for b.Loop() {
+			lat.time(func() {
+				if _, err := g.rs.LinkTimeline(storagetest.Operator(), &aimemoryv1.LinkTimelineRequest{SourceId: g.ids[0], Limit: 200}); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+		lat.report(b)
+	})
 }
 
 func benchWalk(b *testing.B, g *pgGraphBench) {
@@ -141,7 +165,7 @@ func benchWalk(b *testing.B, g *pgGraphBench) {
 				if len(frontier) == 0 {
 					break
 				}
-				resp, err := g.s.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: frontier, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
+				resp, err := g.rs.GetLinks(storagetest.Operator(), &aimemoryv1.GetLinksRequest{Ids: frontier, Direction: aimemoryv1.Direction_DIRECTION_OUT, IncludeNodes: true})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,21 +8,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ai-memory/ai-memory/internal/engine/authz"
-	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Links (migrations/00002_graph.sql): the wire Link in table links while
 // both ends are live (foreign keys cascading on delete), in archived_links
-// once an end is archived. The write steps are ops.PutLink and
-// ops.InvalidateLink, shared with boltstore; the reads below return what
-// boltstore's do, in its order: per asked id, its outbound links by
-// (target, relation), then its inbound ones by (source, relation), each
-// link once. Reads run on the database in one snapshot, so they see every
-// engine's committed writes.
+// once an end is archived. The steps are shared with boltstore (ops,
+// records); Tx.Links reads in boltstore's order: an id's outbound links by
+// (target, relation), its inbound ones by (source, relation). A read runs
+// in one snapshot of the database, so it sees every engine's committed
+// writes.
 
 // Link tables.
 const (
@@ -40,11 +36,6 @@ func decodeLink(raw []byte) (*aimemoryv1.Link, error) {
 
 func encodeLink(l *aimemoryv1.Link) ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.Marshal(l)
-}
-
-// linkKey identifies a link in a seen set.
-func linkKey(l *aimemoryv1.Link) string {
-	return l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation
 }
 
 // graphRead runs fn in one read-only snapshot of the database.
@@ -113,219 +104,6 @@ func linksAround(ctx context.Context, q pgx.Tx, table string, ids []string, dir 
 	return a, nil
 }
 
-// collect appends id's links in a to dst (outbound, then inbound), each
-// once (seen; nil keeps all) and as the filter sees it (nil = rejected).
-func (a around) collect(id string, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) []*aimemoryv1.Link {
-	for _, ls := range [][]*aimemoryv1.Link{a.out[id], a.in[id]} {
-		for _, l := range ls {
-			if seen != nil {
-				k := linkKey(l)
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-			}
-			if l = f.View(l); l != nil {
-				dst = append(dst, l)
-			}
-		}
-	}
-	return dst
-}
-
-// GetLinks returns the links of a set of memories in one call, filtered by
-// relation, validity at an instant and observer, with the far ends'
-// titles on request: a traversal's frontier read (ops.LinksAnswer, as
-// boltstore's). Every query of the read goes in one round trip, in one
-// snapshot (frontier).
-func (s *Store) GetLinks(ctx context.Context, req *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error) {
-	f, err := ops.ValidateGetLinks(req)
-	if err != nil {
-		return nil, err
-	}
-	relation := ""
-	if f != nil {
-		relation = f.Relation
-	}
-	fr, err := s.frontier(ctx, rules.Dedupe(append([]string(nil), req.GetIds()...)), req.GetDirection(), relation, req.GetIncludeArchived())
-	if err != nil {
-		return nil, err
-	}
-	return ops.LinksAnswer(authz.Of(ctx).Reader(), req, f, fr)
-}
-
-// Traverse walks breadth-first (ops.TraverseAnswer), one frontier read
-// (one round trip, one snapshot) per level, as the plugin's walk of one
-// GetLinks call per level read before.
-func (s *Store) Traverse(ctx context.Context, req *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error) {
-	w, err := ops.ValidateTraverse(req)
-	if err != nil {
-		return nil, err
-	}
-	return ops.TraverseAnswer(authz.Of(ctx).Reader(), w, func(ids []string) (ops.LinkReads, error) {
-		return s.frontier(ctx, ids, req.GetDirection(), req.GetRelation(), false)
-	})
-}
-
-// frontierRead is what GetLinks reads of a set of memories: their links,
-// live and (on request) archived, and a summary of every memory named,
-// live or archived.
-type frontierRead struct {
-	links, archived around
-	nodes           map[string]*aimemoryv1.NodeSummary
-	live, arch      map[string]bool // of the asked ids
-}
-
-// frontierRead is ops.LinkReads over what it read.
-var _ ops.LinkReads = (*frontierRead)(nil)
-
-func (fr *frontierRead) Exists(id string) (live, archived bool, err error) {
-	return fr.live[id], fr.arch[id], nil
-}
-
-func (fr *frontierRead) Node(id string) (*aimemoryv1.NodeSummary, error) {
-	if n := fr.nodes[id]; n != nil {
-		return n, nil
-	}
-	return nil, fmt.Errorf("link names missing memory %s", id)
-}
-
-// Links: the direction and relation were applied by the queries.
-func (fr *frontierRead) Links(id string, archived bool, _ aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
-	if archived {
-		return fr.archived.collect(id, f, seen, dst), nil
-	}
-	return fr.links.collect(id, f, seen, dst), nil
-}
-
-// frontier reads the links of ids in direction dir (one relation, "" =
-// any) with the summaries of both their ends, in one round trip: the
-// queries are pipelined in one REPEATABLE READ transaction, so they see
-// one snapshot. A live link's far end is live (the foreign keys), joined
-// from memories; an archived link's may be either, so both are joined.
-func (s *Store) frontier(ctx context.Context, ids []string, dir aimemoryv1.Direction, relation string, archived bool) (*frontierRead, error) {
-	fr := &frontierRead{
-		links:    around{out: map[string][]*aimemoryv1.Link{}, in: map[string][]*aimemoryv1.Link{}},
-		archived: around{out: map[string][]*aimemoryv1.Link{}, in: map[string][]*aimemoryv1.Link{}},
-		nodes:    make(map[string]*aimemoryv1.NodeSummary, len(ids)),
-		live:     make(map[string]bool, len(ids)),
-		arch:     make(map[string]bool, len(ids)),
-	}
-	if len(ids) == 0 {
-		return fr, nil
-	}
-	b := &pgx.Batch{}
-	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
-	b.Queue(`SELECT id, title, namespace FROM memories WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			n := &aimemoryv1.NodeSummary{}
-			if err := rows.Scan(&n.Id, &n.Title, &n.Namespace); err != nil {
-				return err
-			}
-			fr.nodes[n.Id], fr.live[n.Id] = n, true
-		}
-		return rows.Err()
-	})
-	if archived {
-		b.Queue(`SELECT id, record FROM archived WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var (
-					id  string
-					raw []byte
-				)
-				if err := rows.Scan(&id, &raw); err != nil {
-					return err
-				}
-				fr.arch[id] = true
-				if err := fr.noteArchived(raw); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		})
-	}
-	tables := []string{liveLinks}
-	if archived {
-		tables = append(tables, archivedLinks)
-	}
-	for _, table := range tables {
-		dst := &fr.links
-		if table == archivedLinks {
-			dst = &fr.archived
-		}
-		for _, d := range []struct {
-			dir       aimemoryv1.Direction
-			own, far  string
-			byOwn     map[string][]*aimemoryv1.Link
-			ownOfLink func(*aimemoryv1.Link) string
-		}{
-			{aimemoryv1.Direction_DIRECTION_OUT, "source_id", "target_id", dst.out, func(l *aimemoryv1.Link) string { return l.SourceId }},
-			{aimemoryv1.Direction_DIRECTION_IN, "target_id", "source_id", dst.in, func(l *aimemoryv1.Link) string { return l.TargetId }},
-		} {
-			if dir != aimemoryv1.Direction_DIRECTION_UNSPECIFIED && dir != aimemoryv1.Direction_DIRECTION_BOTH && dir != d.dir {
-				continue
-			}
-			where := `l.` + d.own + ` = ANY($1)`
-			args := []any{ids}
-			if relation != "" {
-				where += ` AND l.relation = $2`
-				args = append(args, relation)
-			}
-			sql := `SELECT l.record, m.id, m.title, m.namespace, NULL::bytea FROM ` + table + ` l
-				JOIN memories m ON m.id = l.` + d.far + ` WHERE ` + where
-			if table == archivedLinks {
-				sql = `SELECT l.record, m.id, m.title, m.namespace, a.record FROM ` + table + ` l
-					LEFT JOIN memories m ON m.id = l.` + d.far + ` LEFT JOIN archived a ON m.id IS NULL AND a.id = l.` + d.far + ` WHERE ` + where
-			}
-			sql += ` ORDER BY l.` + d.own + `, l.` + d.far + `, l.relation`
-			byOwn, ownOf := d.byOwn, d.ownOfLink
-			b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
-				for rows.Next() {
-					var (
-						raw, arch       []byte
-						id, title, nspc *string
-					)
-					if err := rows.Scan(&raw, &id, &title, &nspc, &arch); err != nil {
-						return err
-					}
-					l, err := decodeLink(raw)
-					if err != nil {
-						return err
-					}
-					byOwn[ownOf(l)] = append(byOwn[ownOf(l)], l)
-					switch {
-					case id != nil:
-						fr.nodes[*id] = &aimemoryv1.NodeSummary{Id: *id, Title: *title, Namespace: *nspc}
-					case arch != nil:
-						if err := fr.noteArchived(arch); err != nil {
-							return err
-						}
-					}
-				}
-				return rows.Err()
-			})
-		}
-	}
-	b.Queue(`COMMIT`)
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
-	}
-	return fr, nil
-}
-
-// noteArchived records an archived memory's summary unless a live one of
-// its id is known (live first, as boltstore's anyNodeSummary).
-func (fr *frontierRead) noteArchived(raw []byte) error {
-	m, err := decodeMemory(raw)
-	if err != nil {
-		return err
-	}
-	if fr.nodes[m.Id] == nil {
-		fr.nodes[m.Id] = &aimemoryv1.NodeSummary{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
-	}
-	return nil
-}
-
 // The link steps' view of the transaction (ops.LinkTx).
 func (t opsTx) ReadLink(source, target, relation string) (*aimemoryv1.Link, error) {
 	return t.w.readLink(liveLinks, source, target, relation)
@@ -359,84 +137,57 @@ func (w *writeTx) writeLink(table string, l *aimemoryv1.Link) error {
 	return err
 }
 
-// LinkTimeline lists a memory's outbound links, one event per validity
-// interval whose start lies in [since, until] (ops.Timeline), the first
-// limit of them, each with its target's title and namespace.
-func (s *Store) LinkTimeline(ctx context.Context, req *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error) {
-	tq, err := ops.ValidateTimeline(req)
-	if err != nil {
-		return nil, err
+// Links is the links of ids in the live or archived link table (seam.Tx):
+// one indexed query per direction for the whole set.
+func (t opsTx) Links(ids []string, dir aimemoryv1.Direction, relation string, archived bool) (out, in map[string][]*aimemoryv1.Link, err error) {
+	table := liveLinks
+	if archived {
+		table = archivedLinks
 	}
-	readable := authz.Of(ctx).Reader()
-	resp := &aimemoryv1.LinkTimelineResponse{}
-	err = s.graphRead(ctx, func(q pgx.Tx) error {
-		var ns string
-		err := q.QueryRow(ctx, `SELECT namespace FROM memories WHERE id = $1`, tq.Source).Scan(&ns)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !readable(ns)) {
-			return fmt.Errorf("source_id: %w: %s", storage.ErrNotFound, tq.Source)
-		}
-		if err != nil {
-			return err
-		}
-		// A live link's target is live (the foreign keys): joined for its summary.
-		rows, err := q.Query(ctx, `SELECT l.record, m.title, m.namespace FROM links l JOIN memories m ON m.id = l.target_id
-			WHERE l.source_id = $1 ORDER BY l.target_id, l.relation`, tq.Source)
-		if err != nil {
-			return err
-		}
-		var links []*aimemoryv1.Link
-		nodes := map[string]*aimemoryv1.NodeSummary{}
-		for rows.Next() {
-			var raw []byte
-			n := &aimemoryv1.NodeSummary{}
-			if err := rows.Scan(&raw, &n.Title, &n.Namespace); err != nil {
-				rows.Close()
-				return err
-			}
-			l, err := decodeLink(raw)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			n.Id = l.TargetId
-			links, nodes[n.Id] = append(links, l), n
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		node := func(id string) (*aimemoryv1.NodeSummary, error) {
-			if n := nodes[id]; n != nil {
-				return n, nil
-			}
-			return nil, fmt.Errorf("link names missing memory %s", id)
-		}
-		kept := links[:0] // what the caller may not read is not there
-		for _, l := range links {
-			n, err := node(l.TargetId)
-			if err != nil {
-				return err
-			}
-			if readable(n.Namespace) {
-				kept = append(kept, l)
-			}
-		}
-		links = kept
-		events := tq.Events(links)
-		resp.Total = uint32(len(events))
-		for _, l := range events[:min(tq.Limit, len(events))] {
-			n, err := node(l.TargetId)
-			if err != nil {
-				return err
-			}
-			resp.Events = append(resp.Events, &aimemoryv1.TimelineEvent{Link: l, Target: n})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	a, err := linksAround(t.w.ctx, t.w.tx, table, ids, dir, relation)
+	return a.out, a.in, err
+}
+
+// Summaries reads the title and namespace columns of the live memories;
+// an archive row is decoded.
+func (t opsTx) Summaries(ids []string, archived bool) (live, arch map[string]*aimemoryv1.NodeSummary, err error) {
+	live, arch = make(map[string]*aimemoryv1.NodeSummary, len(ids)), map[string]*aimemoryv1.NodeSummary{}
+	if len(ids) == 0 {
+		return live, arch, nil
 	}
-	return resp, nil
+	rows, err := t.w.tx.Query(t.w.ctx, `SELECT id, title, namespace FROM memories WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		n := &aimemoryv1.NodeSummary{}
+		if err := rows.Scan(&n.Id, &n.Title, &n.Namespace); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		live[n.Id] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || !archived {
+		return live, arch, err
+	}
+	rows, err = t.w.tx.Query(t.w.ctx, `SELECT record FROM archived WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, nil, err
+		}
+		m, err := decodeMemory(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		arch[m.Id] = &aimemoryv1.NodeSummary{Id: m.Id, Title: m.Title, Namespace: m.Namespace}
+	}
+	return live, arch, rows.Err()
 }
 
 // archiveLinks moves every live link touching id into archived_links (in
@@ -495,7 +246,7 @@ func (w *writeTx) relinkArchived(from, to string) (moved, kept uint32, err error
 	if err := w.deleteArchivedLinks(from); err != nil {
 		return 0, 0, err
 	}
-	for _, l := range a.collect(from, nil, map[string]bool{}, nil) {
+	for _, l := range ops.CollectLinks(a.out, a.in, from, nil, map[string]bool{}, nil) {
 		n := proto.Clone(l).(*aimemoryv1.Link)
 		if n.SourceId == from {
 			n.SourceId = to

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -9,9 +10,10 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // peers opens two stores (two engines) on one fresh database, on one clock.
@@ -33,7 +35,7 @@ func peers(t *testing.T) [2]*Store {
 
 func storeOK(t *testing.T, s *Store, title string) string {
 	t.Helper()
-	r, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
+	r, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestPeerGraphSeen(t *testing.T) {
 		if _, err := records.New(e[i%2]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: l[0], TargetId: l[1]}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := e[1-i%2].GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{l[0]}, Direction: aimemoryv1.Direction_DIRECTION_OUT})
+		resp, err := records.New(e[1-i%2]).GetLinks(ctx, &aimemoryv1.GetLinksRequest{Ids: []string{l[0]}, Direction: aimemoryv1.Direction_DIRECTION_OUT})
 		if err != nil || len(resp.Links) != 1 || resp.Links[0].TargetId != l[1] {
 			t.Fatalf("the peer's read of link %d = %v, %v", i, resp, err)
 		}
@@ -187,4 +189,54 @@ func TestPeerLinkRacesDelete(t *testing.T) {
 	if err := e[0].CheckConsistency(ctx); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestTraverseReadsOneSnapshot: every level of a walk reads the snapshot
+// of its first read, as on bbolt; a link a peer commits between two levels
+// is not walked (each level was a snapshot of its own before Traverse was
+// written once above the seam).
+func TestTraverseReadsOneSnapshot(t *testing.T) {
+	ctx := storagetest.Operator()
+	e := peers(t)
+	a, b, c := storeOK(t, e[0], "a"), storeOK(t, e[0], "b"), storeOK(t, e[0], "c")
+	if _, err := records.New(e[0]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: a, TargetId: b}); err != nil {
+		t.Fatal(err)
+	}
+	hooked := &afterFirstLinks{Store: e[0], then: func() error {
+		_, err := records.New(e[1]).PutLink(ctx, &aimemoryv1.PutLinkRequest{SourceId: b, TargetId: c})
+		return err
+	}}
+	walk := &aimemoryv1.TraverseRequest{SourceId: a, MaxDepth: 2, Limit: 10, Direction: aimemoryv1.Direction_DIRECTION_OUT}
+	resp, err := records.New(hooked).Traverse(ctx, walk)
+	if err != nil || hooked.then != nil || len(resp.Nodes) != 1 || resp.Nodes[0].Id != b {
+		t.Fatalf("walk with b → c committed after its first level = %v, %v (hook ran: %v); want b only", resp, err, hooked.then == nil)
+	}
+	if resp, err = records.New(e[0]).Traverse(ctx, walk); err != nil || len(resp.Nodes) != 2 {
+		t.Fatalf("the next walk = %v, %v; want b and c", resp, err)
+	}
+}
+
+// afterFirstLinks is a Store whose read transactions run then (once)
+// right after their first Links read.
+type afterFirstLinks struct {
+	*Store
+	then func() error
+}
+
+func (s *afterFirstLinks) Read(ctx context.Context, fn func(seam.Tx) error) error {
+	return s.Store.Read(ctx, func(t seam.Tx) error { return fn(linksHook{Tx: t, s: s}) })
+}
+
+type linksHook struct {
+	seam.Tx
+	s *afterFirstLinks
+}
+
+func (t linksHook) Links(ids []string, dir aimemoryv1.Direction, relation string, archived bool) (out, in map[string][]*aimemoryv1.Link, err error) {
+	if out, in, err = t.Tx.Links(ids, dir, relation, archived); err != nil || t.s.then == nil {
+		return out, in, err
+	}
+	then := t.s.then
+	t.s.then = nil
+	return out, in, then()
 }

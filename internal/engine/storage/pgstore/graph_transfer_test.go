@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
@@ -14,13 +13,13 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestGraphTransferFromBolt: a graph exported by boltstore (live links,
 // links kept in the archive, entities) imports here record for record,
 // a second import finds every record unchanged, bad records are refused
-// writing nothing, and exportGraph gives back boltstore's records in
+// writing nothing, and Export gives back boltstore's records in
 // boltstore's order.
 func TestGraphTransferFromBolt(t *testing.T) {
 	ctx := storagetest.Operator()
@@ -31,7 +30,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 	defer bolt.Close()
 	var ids []string
 	for _, title := range []string{"a", "b", "c", "d", "e"} {
-		r, err := bolt.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
+		r, err := records.New(bolt).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "x", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +57,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 	pg := open(t, storage.Options{})
 	err = pg.write(ctx, func(w *writeTx) error {
 		graph = graph[:0]
-		return bolt.Export(ctx, func(r *aimemoryv1.ExportRecord) error {
+		return records.New(bolt).Export(ctx, func(r *aimemoryv1.ExportRecord) error {
 			switch x := r.GetRecord().(type) {
 			case *aimemoryv1.ExportRecord_Memory:
 				return w.put(nil, x.Memory, "memory_import")
@@ -82,38 +81,9 @@ func TestGraphTransferFromBolt(t *testing.T) {
 	if len(graph) != 4+2+2 {
 		t.Fatalf("bolt exported %d graph records, want 8", len(graph))
 	}
-	importAll := func(records []*aimemoryv1.ExportRecord) []string {
+	importAll := func(recs []*aimemoryv1.ExportRecord) []string {
 		t.Helper()
-		var outcomes []string
-		err := pg.write(ctx, func(w *writeTx) error {
-			outcomes = outcomes[:0]
-			for _, r := range records {
-				var (
-					outcome string
-					err     error
-				)
-				switch x := r.GetRecord().(type) {
-				case *aimemoryv1.ExportRecord_Link:
-					outcome, err = w.ImportLink(x.Link)
-				case *aimemoryv1.ExportRecord_ArchivedLink:
-					outcome, err = w.ImportArchivedLink(x.ArchivedLink)
-				case *aimemoryv1.ExportRecord_Entity:
-					outcome, err = w.ImportEntity(x.Entity)
-				}
-				if ops.IsRefusal(err) {
-					outcome, err = "refused: "+err.Error(), nil
-				}
-				if err != nil {
-					return err
-				}
-				outcomes = append(outcomes, outcome)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return outcomes
+		return importOutcomes(t, pg, recs)
 	}
 	all := func(want string) []string { return slices.Repeat([]string{want}, len(graph)) }
 	if got := importAll(graph); !slices.Equal(got, all("created")) {
@@ -140,12 +110,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 			t.Errorf("bad record %d = %q", i, got)
 		}
 	}
-	var back []*aimemoryv1.ExportRecord
-	if err := pg.graphRead(ctx, func(q pgx.Tx) error {
-		return exportGraph(ctx, q, func(r *aimemoryv1.ExportRecord) error { back = append(back, r); return nil })
-	}); err != nil {
-		t.Fatal(err)
-	}
+	back := exportedKinds(t, pg, ops.KindLink, ops.KindArchivedLink, ops.KindEntity)
 	text := func(rs []*aimemoryv1.ExportRecord) (out []string) {
 		for _, r := range rs {
 			out = append(out, prototext.Format(r))
@@ -153,7 +118,7 @@ func TestGraphTransferFromBolt(t *testing.T) {
 		return out
 	}
 	if got, want := text(back), text(graph); !slices.Equal(got, want) {
-		t.Errorf("exportGraph =\n%q\nboltstore exported\n%q", got, want)
+		t.Errorf("Export's graph =\n%q\nboltstore exported\n%q", got, want)
 	}
 	if err := pg.CheckConsistency(ctx); err != nil {
 		t.Error(err)

@@ -8,9 +8,10 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // leadResult is one engine's Lead answer.
@@ -130,7 +131,7 @@ func TestPrunedChangeLogReloads(t *testing.T) {
 	defer idle.Close()
 	ctx := storagetest.Operator()
 	for _, title := range []string{"zebra one", "zebra two", "zebra three"} {
-		if _, err := writer.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "striped "+title)}); err != nil {
+		if _, err := records.New(writer).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem(title, "striped "+title)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,7 +150,7 @@ func TestPrunedChangeLogReloads(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, s := range []*Store{idle, idle, idle, writer} {
 		wg.Go(func() {
-			resp, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10})
+			resp, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10}, nil)
 			if err != nil {
 				t.Error(err)
 			} else if len(resp.GetResults()) != 3 {
@@ -159,10 +160,10 @@ func TestPrunedChangeLogReloads(t *testing.T) {
 	}
 	testwait.Wait(t, &wg, "the readers after the prune")
 	// New writes after a reload are still seen (its position is the horizon or later).
-	if _, err := writer.StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("zebra four", "striped four")}); err != nil {
+	if _, err := records.New(writer).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("zebra four", "striped four")}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := idle.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10})
+	resp, err := idle.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "zebra", Limit: 10}, nil)
 	if err != nil || len(resp.GetResults()) != 4 {
 		t.Fatalf("after a later write: %d results (%v), want 4", len(resp.GetResults()), err)
 	}

@@ -12,61 +12,13 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// The archive lifecycle: forget, and the records the shared steps of
-// promote, consolidate and restore read and write here (ops.ArchiveTx;
-// their shells are package records'). Only how forget finds its matches
-// is this backend's own.
-
-// Forget archives (reason forget) every memory matching all of the
-// request's criteria: exact namespace, tier, and a pattern whose every
-// word the memory's title, content or tags hold (search's analysis).
-// Expired and long memories match like any. Without a namespace, guarded
-// namespaces are not searched; named, the engine's service refuses it (authz) before
-// anything is read. Only memories the caller may read match. Each memory is
-// asked of the policy as OpDelete; one refusal fails the whole request and
-// nothing is archived. With dry_run it writes nothing and reports the same
-// matches.
-func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
-	crit, err := rules.NewForget(req, s.an.Query, authz.Of(ctx).Reads)
-	if err != nil {
-		return nil, err
-	}
-	if req.GetDryRun() {
-		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-		if err != nil {
-			return nil, err
-		}
-		defer tx.Rollback(context.WithoutCancel(ctx))
-		mems, err := forgetMatches(ctx, tx, crit)
-		if err != nil {
-			return nil, err
-		}
-		return ops.ForgetAnswer(mems), nil
-	}
-	// The payload is filled in by the run that matched, so a queued forget
-	// records the ids the requester would have archived.
-	var resp *aimemoryv1.ForgetResponse
-	payload := &aimemoryv1.PendingPayload{}
-	err = s.writeGoverned(ctx, payload, func(w *writeTx) error {
-		mems, err := forgetMatches(w.ctx, w.tx, crit)
-		if err != nil {
-			return err
-		}
-		payload.Action = &aimemoryv1.PendingPayload_Forget{Forget: &aimemoryv1.PendingForget{Request: req, Ids: ops.IDs(mems)}}
-		if err := ops.Forget(opsTx{w}, mems); err != nil {
-			return err
-		}
-		resp = ops.ForgetAnswer(mems)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
+// The archive lifecycle: the records the shared steps of forget, promote,
+// consolidate and restore read and write here (ops.ArchiveTx; their
+// shells are package records'). Only how forget finds its matches is this
+// backend's own.
 
 // forgetMatches reads the memories crit matches, oldest first, from the
 // database itself, not from this engine's index: inside a write's
@@ -141,21 +93,11 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return scanAll(t.w.ctx, t.w.tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
 }
 
-// ArchivedLinks is the archived links touching id (seam.Tx).
-func (t opsTx) ArchivedLinks(id string) ([]*aimemoryv1.Link, error) {
-	a, err := linksAround(t.w.ctx, t.w.tx, archivedLinks, []string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "")
-	return a.collect(id, nil, nil, nil), err
-}
-
 func (t opsTx) Unarchive(id string) error {
 	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = $1`, id)
 	return err
 }
 
-func (t opsTx) Link(source, target, relation string) (*aimemoryv1.Link, error) {
-	return t.w.readLink(liveLinks, source, target, relation)
-}
-func (t opsTx) PutLink(l *aimemoryv1.Link) error { return t.w.writeLink(liveLinks, l) }
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	return t.w.restoreLinks(id)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestForgetAcrossEngines: one engine stores memories while the other
@@ -40,7 +40,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 		wg      sync.WaitGroup
 	)
 	forget := func() {
-		resp, err := engines[1].Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft", Namespace: "race"})
+		resp, err := records.New(engines[1]).Forget(ctx, &aimemoryv1.ForgetRequest{Pattern: "draft", Namespace: "race"})
 		if err != nil {
 			t.Error(err)
 			return
@@ -58,7 +58,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 		}
 	})
 	for i := range writes {
-		_, err := engines[0].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+		_, err := records.New(engines[0]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 			Title: fmt.Sprintf("draft %d", i), Content: "to be forgotten", Namespace: "race", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +106,7 @@ func TestRestoreRacesStore(t *testing.T) {
 	outcomes := map[string]int{}
 	for i := range 30 {
 		title := fmt.Sprintf("contested %d", i)
-		m, err := engines[0].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "archived", Confidence: 1}})
+		m, err := records.New(engines[0]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "archived", Confidence: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestRestoreRacesStore(t *testing.T) {
 			_, restored = records.New(engines[0]).RestoreMemory(ctx, &aimemoryv1.RestoreMemoryRequest{Id: m.Memory.Id})
 		})
 		wg.Go(func() {
-			stored, storeErr = engines[1].StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "stored", Confidence: 1}})
+			stored, storeErr = records.New(engines[1]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "stored", Confidence: 1}})
 		})
 		testwait.Wait(t, &wg, "the restore and the store")
 		if storeErr != nil {

@@ -10,9 +10,10 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Engines starting together on a fresh database migrate it once, under
@@ -79,7 +80,7 @@ func TestVectorsMigrateTo8Bit(t *testing.T) {
 		t.Fatal(err)
 	}
 	vecs := map[string][]float32{"near": {0.9, 0.1, 0, 0}, "far": {0, 0.2, 1, 0}, "zero": {0, 0, 0, 0}}
-	ids := storagetest.StoreWithVectors(t, s, vecs)
+	ids := storagetest.StoreWithVectors(t, records.New(s), vecs)
 	var before []byte
 	if err := s.pool.QueryRow(ctx, `SELECT q FROM vectors WHERE id = $1`, ids["near"]).Scan(&before); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // govPeers opens two stores on one fresh database, on one clock, as two
@@ -48,7 +48,7 @@ func govCaller(principal string) context.Context {
 func TestPeersRacingApprovers(t *testing.T) {
 	engines, clk := govPeers(t)
 	ctx := storagetest.Operator()
-	std, err := engines[0].StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
+	std, err := records.New(engines[0]).StoreMemory(govCaller("ai:alice"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "gov rules", Content: "rules", Namespace: "gov", Confidence: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 	for round := range rounds {
 		clk.Add(time.Second) // newest first in the list
 		title := fmt.Sprintf("queued %d", round)
-		_, err := engines[1].StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "awaiting approval", Namespace: "gov", Confidence: 1}})
+		_, err := records.New(engines[1]).StoreMemory(govCaller("ai:bob"), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "awaiting approval", Namespace: "gov", Confidence: 1}})
 		var pe *storage.PendingError
 		if !errors.As(err, &pe) || pe.ID == "" {
 			t.Fatalf("round %d: store on the other engine = %v, want queued (the standard set on engine 0 governs engine 1)", round, err)
@@ -95,7 +95,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 			if err != nil || len(list.Pending) != round+1 || list.Pending[0].Id != pe.ID || list.Pending[0].ResultMemoryId == "" {
 				t.Fatalf("round %d: engine %d's approved list = %v, %v", round, i, list, err)
 			}
-			got, err := s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{list.Pending[0].ResultMemoryId}})
+			got, err := records.New(s).GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{list.Pending[0].ResultMemoryId}})
 			if err != nil || len(got.Memories) != 1 || got.Memories[0].CreatedBy != "ai:bob" {
 				t.Fatalf("round %d: engine %d reads the executed memory as %v, %v; want bob's", round, i, got, err)
 			}
@@ -123,7 +123,7 @@ func TestPeersAuditOneChain(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range appends {
-				r, err := engines[w%2].AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: fmt.Sprintf("ai:w%d", w), Event: "capability_expansion", Family: "graph", Granted: i%2 == 0})
+				r, err := records.New(engines[w%2]).AppendAudit(ctx, &aimemoryv1.AuditRecord{AgentId: fmt.Sprintf("ai:w%d", w), Event: "capability_expansion", Family: "graph", Granted: i%2 == 0})
 				if err != nil {
 					t.Errorf("writer %d append %d: %v", w, i, err)
 					return
@@ -144,12 +144,12 @@ func TestPeersAuditOneChain(t *testing.T) {
 	}
 	var heads [2]string
 	for i, s := range engines {
-		v, err := s.VerifyAudit(ctx, audit.Head{})
+		v, err := records.New(s).VerifyAudit(ctx, audit.Head{})
 		if err != nil || !v.Ok || v.Count != total {
 			t.Fatalf("engine %d verifies %v, %v; want an intact chain of %d", i, v, err, total)
 		}
 		heads[i] = v.HeadHash
-		list, err := s.ListAudit(ctx, "ai:w1", 1000)
+		list, err := records.New(s).ListAudit(ctx, "ai:w1", 1000)
 		if err != nil || len(list) != appends {
 			t.Fatalf("engine %d lists %d of ai:w1's %d records: %v", i, len(list), appends, err)
 		}

@@ -10,9 +10,10 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/testwait"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestTwoEnginesOneDatabase: two stores (as two engines would open them)
@@ -44,7 +45,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 		wg.Go(func() {
 			s := engines[w%2]
 			for i := range writes {
-				resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+				resp, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
 					Title: fmt.Sprintf("shared title %d", i%titles), Content: fmt.Sprintf("writer %d write %d", w, i), Confidence: 1,
 				}})
 				if err != nil {
@@ -80,7 +81,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 	// answer a search alike, and each index is a replay of the database.
 	var answers [2]string
 	for i, s := range engines {
-		resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: "shared title", Limit: 100})
+		resp, err := s.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: "shared title", Limit: 100}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,10 +118,10 @@ func TestPeerWriteSeen(t *testing.T) {
 			s, peer = b, a
 		}
 		title := fmt.Sprintf("zebra crossing %d", i)
-		if _, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "seen by the peer", Confidence: 1}}); err != nil {
+		if _, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "seen by the peer", Confidence: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := peer.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: fmt.Sprintf("zebra %d", i), Limit: 5})
+		resp, err := peer.SearchMemories(storagetest.Operator(), &aimemoryv1.SearchMemoriesRequest{Query: fmt.Sprintf("zebra %d", i), Limit: 5}, nil)
 		if err != nil || len(resp.Results) != 1 || resp.Results[0].Memory.Title != title {
 			t.Fatalf("the peer's search for write %d = %v, %v", i, resp, err)
 		}

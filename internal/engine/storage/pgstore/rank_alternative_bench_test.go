@@ -20,9 +20,10 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Issue 16 item 3 asks to measure both ways of ranking on Postgres:
@@ -53,7 +54,7 @@ import (
 func BenchmarkRankAlternative(b *testing.B) {
 	dsn := pgtest.DSN(b)
 	s := openDSN(b, dsn)
-	fill(b, s, benchCorpus)
+	fill(b, records.New(s), benchCorpus)
 	setupDBStats(b, s.pool)
 
 	benchRankReads(b, s, benchCorpus)
@@ -194,7 +195,7 @@ func benchRankReads(b *testing.B, s *Store, n int) {
 	for _, kind := range []string{"common", "rare"} {
 		for range 20 {
 			q := rankQuery(r, kind, n)
-			want, err := s.SearchMemories(ctx, searchReq(q))
+			want, err := s.SearchMemories(ctx, searchReq(q), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -232,7 +233,7 @@ func benchRankReads(b *testing.B, s *Store, n int) {
 		b.Run(fmt.Sprintf("read/%d/%s/index-cache", n, kind), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(5, 6))
 			for b.Loop() {
-				if _, err := s.SearchMemories(ctx, searchReq(rankQuery(r, kind, n))); err != nil {
+				if _, err := s.SearchMemories(ctx, searchReq(rankQuery(r, kind, n)), nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -429,7 +430,7 @@ func benchRankWrites(b *testing.B, s *Store, dsn string) {
 			beforeCommit = hook
 			r := rand.New(rand.NewPCG(3, 4))
 			for i := 0; b.Loop(); i++ {
-				if _, err := s.StoreMemory(ctx, storeReq(r, fmt.Sprintf("w1 %s %d", variant, i))); err != nil {
+				if _, err := records.New(s).StoreMemory(ctx, storeReq(r, fmt.Sprintf("w1 %s %d", variant, i))); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -446,7 +447,7 @@ func benchRankWrites(b *testing.B, s *Store, dsn string) {
 				for e := range 2 {
 					req := storeReq(r[e], fmt.Sprintf("w2 %s %d %d", variant, e, i))
 					wg.Go(func() {
-						if _, err := stores[e].StoreMemory(ctx, req); err != nil {
+						if _, err := records.New(stores[e]).StoreMemory(ctx, req); err != nil {
 							failed.Add(1)
 						}
 					})

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 
@@ -9,81 +8,44 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 )
 
-// Subscriptions in Export and Import (the transfer is pgxfer's). Their
-// secrets travel sealed; the Transfer service re-seals them for the
-// importing engine's key before they get here.
+// Subscriptions as Import writes them. Their secrets travel sealed; the
+// Transfer service re-seals them for the importing engine's key before
+// they get here.
 
-// exportSubscriptions writes every subscription, in id order (boltstore's
-// bucket order), without FromSeq or counters.
-func exportSubscriptions(ctx context.Context, q pgx.Tx, each func(*aimemoryv1.ExportRecord) error) error {
-	rows, err := q.Query(ctx, `SELECT id, record FROM subscriptions ORDER BY id`)
+func (t seamTx) Subscription(id string) (*storage.Subscription, error) {
+	var raw []byte
+	err := t.w.tx.QueryRow(t.w.ctx, `SELECT record FROM subscriptions WHERE id = $1`, id).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	subs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storage.Subscription, error) {
-		var (
-			id  string
-			raw []byte
-		)
-		if err := row.Scan(&id, &raw); err != nil {
-			return nil, err
-		}
-		sub := &storage.Subscription{}
-		if err := json.Unmarshal(raw, sub); err != nil {
-			return nil, errors.New("decode subscription " + id + ": " + err.Error())
-		}
-		return sub, nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, sub := range subs {
-		if err := each(ops.ExportedSubscription(sub)); err != nil {
-			return err
-		}
-	}
-	return nil
+	sub := &storage.Subscription{}
+	return sub, json.Unmarshal(raw, sub)
 }
 
-// importSubscription writes a webhook subscription with its secret as the
-// caller sealed it: "created", "unchanged" (same id, target and filters,
-// whatever its sealed bytes), or a refusal (ops.ImportRefusal: errors.As)
-// that writes nothing. It receives the events logged after the import's
-// transaction, with no delivery history (logEvents, startImported).
-func (w *writeTx) ImportSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
-	sub, err := ops.ImportedSubscription(in)
-	if err != nil {
-		return "", err
-	}
+// AddSubscription writes sub with its delivery counters; it receives the
+// events logged after its transaction's own (logEvents, startImported). A
+// sealed secret needs this database's seal key bound (sealkey.go).
+func (t seamTx) AddSubscription(sub *storage.Subscription) error {
 	if len(sub.SealedSecret) > 0 {
-		if err := w.s.sealKeyErr(); err != nil {
-			return "", ops.Refuse(err)
+		if err := t.w.s.sealKeyErr(); err != nil {
+			return ops.Refuse(err)
 		}
 	}
-	var raw []byte
-	err = w.tx.QueryRow(w.ctx, `SELECT record FROM subscriptions WHERE id = $1`, sub.ID).Scan(&raw)
-	switch {
-	case err == nil:
-		old := &storage.Subscription{}
-		if err := json.Unmarshal(raw, old); err != nil {
-			return "", err
-		}
-		return ops.ImportOverExisting(old, sub)
-	case !errors.Is(err, pgx.ErrNoRows):
-		return "", err
+	raw, err := json.Marshal(sub)
+	if err != nil {
+		return err
 	}
-	if raw, err = json.Marshal(sub); err != nil {
-		return "", err
+	if _, err := t.w.tx.Exec(t.w.ctx, `INSERT INTO subscriptions (id, created_at, record) VALUES ($1, $2, $3)`, sub.ID, sub.CreatedAt, raw); err != nil {
+		return err
 	}
-	if _, err := w.tx.Exec(w.ctx, `INSERT INTO subscriptions (id, created_at, record) VALUES ($1, $2, $3)`, sub.ID, sub.CreatedAt, raw); err != nil {
-		return "", err
+	if _, err := t.w.tx.Exec(t.w.ctx, `INSERT INTO subscription_stats (id) VALUES ($1)`, sub.ID); err != nil {
+		return err
 	}
-	if _, err := w.tx.Exec(w.ctx, `INSERT INTO subscription_stats (id) VALUES ($1)`, sub.ID); err != nil {
-		return "", err
-	}
-	w.importedSubs = append(w.importedSubs, sub.ID)
-	return "created", nil
+	t.w.importedSubs = append(t.w.importedSubs, sub.ID)
+	return nil
 }

@@ -1,38 +1,58 @@
 package pgstore
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord {
+func exportAll(t *testing.T, s *Store) []*aimemoryv1.ExportRecord { return exportedKinds(t, s) }
+
+// exportedKinds is what Export sends of s's records of kinds (none: all), in order.
+func exportedKinds(t testing.TB, s *Store, kinds ...string) []*aimemoryv1.ExportRecord {
 	t.Helper()
 	var out []*aimemoryv1.ExportRecord
-	if err := s.Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error { out = append(out, r); return nil }); err != nil {
+	err := records.New(s).Export(storagetest.Operator(), func(r *aimemoryv1.ExportRecord) error {
+		if k, _ := migration.KindOf(r); len(kinds) == 0 || slices.Contains(kinds, k) {
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func outcomes(t *testing.T, s *Store, recs []*aimemoryv1.ExportRecord) []string {
+// importOutcomes is each record's outcome of one Import: "created",
+// "unchanged" or "refused: " and why.
+func importOutcomes(t testing.TB, s *Store, recs []*aimemoryv1.ExportRecord) []string {
 	t.Helper()
-	res, err := s.Import(storagetest.Operator(), recs)
-	if err != nil {
-		t.Fatal(err)
+	var out []string
+	for _, o := range outcomes(t, s, recs) {
+		if what, why, _ := strings.Cut(o, " "); what == "refused" {
+			out = append(out, "refused: "+why)
+		} else {
+			out = append(out, what)
+		}
 	}
-	var o []string
-	for _, r := range res {
-		o = append(o, r.GetOutcome()+" "+r.GetError())
-	}
-	return o
+	return out
+}
+
+func outcomes(t testing.TB, s *Store, recs []*aimemoryv1.ExportRecord) []string {
+	t.Helper()
+	return storagetest.Outcomes(t, records.New(s), recs)
 }
 
 // TestImportKeepsRecordsAndRefusesClashes, boltstore's test of the same
@@ -44,13 +64,13 @@ func TestImportKeepsRecordsAndRefusesClashes(t *testing.T) {
 	clock := storagetest.NewClock()
 	src := open(t, storage.Options{Now: clock.Now})
 	ctx := storagetest.Operator()
-	gone := storagetest.Store(t, src, storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
+	gone := storagetest.Store(t, records.New(src), storagetest.Mem("ephemeral", "short lived", storagetest.Tier("short")))
 	clock.Add(7 * time.Hour)
 	if _, err := records.New(src).CollectGarbage(ctx, &aimemoryv1.CollectGarbageRequest{Archive: true}); err != nil {
 		t.Fatal(err)
 	}
-	a := storagetest.Store(t, src, storagetest.Mem("alpha", "first"))
-	storagetest.Store(t, src, storagetest.Mem("beta", "second"))
+	a := storagetest.Store(t, records.New(src), storagetest.Mem("alpha", "first"))
+	storagetest.Store(t, records.New(src), storagetest.Mem("beta", "second"))
 	if _, err := records.New(src).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Content: proto.String("first, edited")}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,4 +176,104 @@ func importVersion(t *testing.T, s *Store, id string, at, rowAt int64) *aimemory
 		t.Fatalf("import: %q", o)
 	}
 	return v
+}
+
+// TestExportPagesEachKeyOnce: an export longer than a batch reads its
+// kinds in keyset pages of one snapshot: every memory, version (one id's,
+// paged by time), link and entity is sent exactly once, in key order.
+func TestExportPagesEachKeyOnce(t *testing.T) {
+	s := open(t, storage.Options{})
+	n := records.ExportBatchRecords + 2
+	mem := func(i int) *aimemoryv1.Memory {
+		return &aimemoryv1.Memory{Id: fmt.Sprintf("m%05d", i), Title: fmt.Sprintf("note %d", i), Content: "c", Namespace: "t",
+			Tier: "long", Priority: 5, Confidence: 1, CreatedAt: 1, UpdatedAt: 1, CreatedBy: "ai:seed"}
+	}
+	var recs []*aimemoryv1.ExportRecord
+	for i := range n {
+		recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Memory{Memory: mem(i)}})
+	}
+	for i := range n {
+		recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{
+			At: int64(i + 1), Archived: &aimemoryv1.ArchivedMemory{Memory: mem(0), ArchivedAt: int64(i + 1), Reason: storage.ArchiveReasonSuperseded}}}})
+		if i > 0 {
+			recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: &aimemoryv1.Link{
+				SourceId: mem(0).Id, TargetId: mem(i).Id, Relation: "related_to", ObservedBy: "ai:seed"}}})
+		}
+		recs = append(recs, &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Entity{Entity: &aimemoryv1.EntityAliases{
+			Id: mem(i).Id, Aliases: []*aimemoryv1.EntityAlias{{Alias: fmt.Sprintf("a%d", i), AddedBy: "ai:seed"}, {Alias: fmt.Sprintf("b%d", i), AddedBy: "ai:seed"}}}}})
+	}
+	for i, o := range outcomes(t, s, recs) {
+		if o != "created " {
+			t.Fatalf("import %d: %s", i, o)
+		}
+	}
+	got := exportAll(t, s)
+	if len(got) != len(recs) {
+		t.Fatalf("exported %d records, imported %d", len(got), len(recs))
+	}
+	seen := map[string]bool{}
+	for _, r := range got {
+		k, m := migration.KindOf(r)
+		key := k + " " + prototext.Format(m)
+		if seen[key] {
+			t.Fatalf("sent twice: %s", key)
+		}
+		seen[key] = true
+	}
+	for _, r := range recs {
+		if k, m := migration.KindOf(r); !seen[k+" "+prototext.Format(m)] {
+			t.Fatalf("not sent: %s %v", k, m)
+		}
+	}
+	var entities, last int64
+	for _, r := range got {
+		if v := r.GetVersion(); v != nil {
+			if v.GetAt() <= last {
+				t.Fatalf("version at %d after %d", v.GetAt(), last)
+			}
+			last = v.GetAt()
+		}
+		if e := r.GetEntity(); e != nil && len(e.GetAliases()) == 2 {
+			entities++
+		}
+	}
+	if entities != int64(n) || last != int64(n) {
+		t.Fatalf("entities with both aliases %d, last version %d; want %d", entities, last, n)
+	}
+}
+
+// TestExportIsOneSnapshot: a standard set while an export is paused in
+// its memories is not sent: every kind is read from the snapshot the
+// export began with, though it pages each.
+func TestExportIsOneSnapshot(t *testing.T) {
+	s := open(t, storage.Options{})
+	ctx := storagetest.Operator()
+	rules := storagetest.Store(t, records.New(s), storagetest.Mem("rules", "team rules", storagetest.InNS("team")))
+	paused, resume, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var sent []*aimemoryv1.ExportRecord
+	go func() {
+		done <- records.New(s).Export(ctx, func(r *aimemoryv1.ExportRecord) error {
+			if len(sent) == 0 {
+				close(paused)
+				<-resume
+			}
+			sent = append(sent, r)
+			return nil
+		})
+	}()
+	<-paused
+	_, err := records.New(s).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Id, GovernanceJson: `{"write":"approve"}`})
+	close(resume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 1 || sent[0].GetMemory().GetId() != rules.Id {
+		t.Fatalf("sent %v; want only the memory there when the export began", sent)
+	}
+	if got := exportAll(t, s); len(got) != 2 || got[1].GetStandard().GetNamespace() != "team" {
+		t.Fatalf("a second export: %v", got)
+	}
 }

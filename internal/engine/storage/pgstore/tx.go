@@ -17,7 +17,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // maxAttempts bounds the retries of a write that lost a race with another
@@ -39,6 +39,8 @@ type writeTx struct {
 	// importedSubs: subscriptions this write imported; they start after
 	// its own events (logEvents).
 	importedSubs []string
+	// read: a read-only transaction (Read, Scan), which locks nothing.
+	read bool
 }
 
 // write runs fn in a SERIALIZABLE transaction, committed (durably, by the

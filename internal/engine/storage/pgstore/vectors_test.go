@@ -7,7 +7,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestVectorsSeenByOtherEngines: a vector one engine stores, and its drop
@@ -25,7 +25,7 @@ func TestVectorsSeenByOtherEngines(t *testing.T) {
 		}
 		t.Cleanup(func() { (*s).Close() })
 	}
-	m := storagetest.Store(t, a, storagetest.Mem("alpha", "first"))
+	m := storagetest.Store(t, records.New(a), storagetest.Mem("alpha", "first"))
 	if n, err := a.PutVectors(ctx, "m1", []storage.VectorPut{{ID: m.GetId(), Text: "alpha first", Vector: []float32{3, 4}}}); err != nil || n != 1 {
 		t.Fatalf("put = %d, %v", n, err)
 	}

@@ -3,13 +3,14 @@ package records
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Archived is the archive row of id; storage.ErrNotFound when there is none.
@@ -56,16 +57,11 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 				continue
 			}
 			resp.Archived = append(resp.Archived, ops.ArchivedMessage(a))
-			links, err := t.ArchivedLinks(id)
+			out, in, err := t.Links([]string{id}, aimemoryv1.Direction_DIRECTION_BOTH, "", true)
 			if err != nil {
 				return nil, err
 			}
-			for _, l := range links {
-				if k := l.SourceId + "\x00" + l.TargetId + "\x00" + l.Relation; !seen[k] {
-					seen[k] = true
-					resp.Links = append(resp.Links, l)
-				}
-			}
+			resp.Links = ops.CollectLinks(out, in, id, nil, seen, resp.Links)
 		}
 		// An id neither live and readable (t.Get) nor archived has no namespace: not readable.
 		visible := ops.ReadableIDs(func(ns string) bool { return ns != "" && readable(ns) }, func(id string) (string, error) { return anyNamespace(t, id) })
@@ -99,7 +95,7 @@ func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRe
 	}
 	return read(ctx, s, func(t seam.Tx) (*aimemoryv1.ListArchivedResponse, error) {
 		var rows []*storage.Archived
-		err := t.ArchiveRows(req.GetReason(), func(a *storage.Archived) error {
+		err := t.ArchiveRows(req.GetReason(), 0, func(a *storage.Archived) error {
 			if ops.ListedArchive(ctx, req, a) {
 				rows = append(rows, a)
 			}
@@ -126,4 +122,87 @@ func (s *Store) ListArchived(ctx context.Context, req *aimemoryv1.ListArchivedRe
 		}
 		return resp, nil
 	})
+}
+
+// PurgeArchive deletes archive rows, their superseded versions and the
+// archived links of the purged rows for good. It takes exactly one of an
+// explicit cut-off (rows archived before it, versions whose key time is)
+// or explicit ids (their rows and versions); anything else is an error
+// and purges nothing, so no argument can widen it to "everything". Rows
+// the caller may not read (another's inbox) are not purged (the engine's
+// own schedule, authz.System, reads all). With dry_run it deletes nothing.
+func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error) {
+	if err := ops.ValidatePurge(req); err != nil {
+		return nil, err
+	}
+	// Read first: a scheduled purge mostly finds nothing old, no reason
+	// for a write transaction.
+	resp, err := read(ctx, s, func(t seam.Tx) (*aimemoryv1.PurgeArchiveResponse, error) {
+		resp, _, _, err := selectPurge(ctx, t, req)
+		return resp, err
+	})
+	if err != nil || req.GetDryRun() || resp.Purged+resp.VersionsPurged == 0 {
+		return resp, err
+	}
+	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.PurgeArchiveResponse, error) {
+		resp, rows, versions, err := selectPurge(ctx, t, req)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.DeleteArchived(rows); err != nil {
+			return nil, err
+		}
+		return resp, t.DeleteVersions(versions)
+	})
+}
+
+// selectPurge is what req purges (the ids of archive rows, and versions)
+// and the answer reporting it.
+func selectPurge(ctx context.Context, t seam.Tx, req *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, []string, []*storage.Archived, error) {
+	resp := &aimemoryv1.PurgeArchiveResponse{}
+	readable := func(a *storage.Archived) bool { return authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
+	var purged, versions []*storage.Archived
+	if before := req.GetBefore(); before > 0 {
+		err := t.ArchiveRows("", before, func(a *storage.Archived) error {
+			if readable(a) {
+				purged = append(purged, a)
+			}
+			return nil
+		})
+		if err == nil {
+			err = t.ArchiveRows(storage.ArchiveReasonSuperseded, before, func(v *storage.Archived) error {
+				if readable(v) {
+					versions = append(versions, v)
+				}
+				return nil
+			})
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	} else {
+		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
+			a, err := t.Archived(id)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			vs, err := t.Versions(id)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			vs = slices.DeleteFunc(vs, func(v *storage.Archived) bool { return !readable(v) })
+			if a != nil && readable(a) {
+				purged = append(purged, a)
+			} else if len(vs) == 0 {
+				resp.NotFound = append(resp.NotFound, id)
+			}
+			versions = append(versions, vs...)
+		}
+	}
+	rows := make([]string, len(purged))
+	for i, a := range purged {
+		rows[i] = a.Memory.GetId()
+	}
+	ops.PurgeAnswer(resp, purged, len(versions))
+	return resp, rows, versions, nil
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // approving is a transaction an approval runs in (ops.GovTx): an approved

@@ -8,7 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TouchMemories applies a recall's side effects to the given memories in
@@ -26,6 +26,40 @@ func (s *Store) TouchMemories(ctx context.Context, req *aimemoryv1.TouchMemories
 	return written(ctx, s, func(t seam.Tx) (*aimemoryv1.TouchMemoriesResponse, error) {
 		resp := &aimemoryv1.TouchMemoriesResponse{}
 		return resp, ops.Touch(t, ids, resp)
+	})
+}
+
+// Forget archives (reason forget) every memory matching all of the
+// request's criteria: exact namespace, tier, and a pattern whose every
+// word the memory's title, content or tags hold (search's analysis, so
+// "draft notes" matches only memories with both words). Expired and long
+// memories match like any. Without a namespace, guarded namespaces are
+// not searched; named, the engine's service refuses it (authz) before
+// anything is read. Only memories the caller may read match
+// (Tx.ForgetMatches, which also refuses a pattern without a word to
+// match). Each memory is asked of the policy as OpDelete; one refusal
+// fails the whole request and nothing is archived (ops.Forget). With
+// dry_run it writes nothing and reports the same matches.
+func (s *Store) Forget(ctx context.Context, req *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error) {
+	if err := rules.ValidateForget(req); err != nil { // the pattern's words are checked in the transaction
+		return nil, err
+	}
+	if req.GetDryRun() {
+		return read(ctx, s, func(t seam.Tx) (*aimemoryv1.ForgetResponse, error) {
+			mems, err := t.ForgetMatches(req)
+			return ops.ForgetAnswer(mems), err
+		})
+	}
+	// The payload is filled in by the run that matched, so a queued forget
+	// records the ids the requester would have archived.
+	payload := &aimemoryv1.PendingPayload{}
+	return governed(ctx, s, payload, func(t seam.Tx) (*aimemoryv1.ForgetResponse, error) {
+		mems, err := t.ForgetMatches(req)
+		if err != nil {
+			return nil, err
+		}
+		payload.Action = &aimemoryv1.PendingPayload_Forget{Forget: &aimemoryv1.PendingForget{Request: req, Ids: ops.IDs(mems)}}
+		return ops.ForgetAnswer(mems), ops.Forget(t, mems)
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Store is storage.Backend over one backend's seam.

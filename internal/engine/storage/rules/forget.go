@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // MaxPatternTerms bounds a forget pattern's words; its length is a
@@ -27,25 +27,11 @@ type Forget struct {
 // pattern with at least one word, analysed by query (search's analyser).
 // Only memories readable allows are ever matched.
 func NewForget(req *aimemoryv1.ForgetRequest, query func(string) []string, readable func(ns string) bool) (*Forget, error) {
+	if err := ValidateForget(req); err != nil {
+		return nil, err
+	}
 	f := &Forget{Namespace: req.GetNamespace(), Tier: req.GetTier(), Readable: readable}
-	pattern := req.GetPattern()
-	if f.Namespace == "" && f.Tier == "" && pattern == "" {
-		return nil, &record.FieldError{Field: "namespace", Rule: "at least one of namespace, pattern or tier is required"}
-	}
-	if f.Namespace != "" {
-		if err := record.ValidateNamespace("namespace", f.Namespace); err != nil {
-			return nil, err
-		}
-	}
-	if f.Tier != "" {
-		if err := record.ValidateTier("tier", f.Tier); err != nil {
-			return nil, err
-		}
-	}
-	if pattern != "" {
-		if err := record.ValidateQuery("pattern", pattern); err != nil {
-			return nil, err
-		}
+	if pattern := req.GetPattern(); pattern != "" {
 		f.Terms = query(pattern)
 		switch {
 		case len(f.Terms) == 0:
@@ -55,6 +41,29 @@ func NewForget(req *aimemoryv1.ForgetRequest, query func(string) []string, reada
 		}
 	}
 	return f, nil
+}
+
+// ValidateForget is NewForget's checks that need no analyser, so a
+// request can be refused before a transaction opens.
+func ValidateForget(req *aimemoryv1.ForgetRequest) error {
+	ns, tier, pattern := req.GetNamespace(), req.GetTier(), req.GetPattern()
+	if ns == "" && tier == "" && pattern == "" {
+		return &record.FieldError{Field: "namespace", Rule: "at least one of namespace, pattern or tier is required"}
+	}
+	if ns != "" {
+		if err := record.ValidateNamespace("namespace", ns); err != nil {
+			return err
+		}
+	}
+	if tier != "" {
+		if err := record.ValidateTier("tier", tier); err != nil {
+			return err
+		}
+	}
+	if pattern != "" {
+		return record.ValidateQuery("pattern", pattern)
+	}
+	return nil
 }
 
 // Matches reports whether m meets the namespace and tier criteria (the

@@ -3,8 +3,8 @@ package rules
 import (
 	"fmt"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // ValidImported checks a stored record's fields with the record rules (import takes

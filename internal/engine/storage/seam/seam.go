@@ -9,8 +9,8 @@
 // package ops in the backend's transactions. A third backend implements
 // Backend and Tx, plus storagetest.Checker, and passes storagetest.Run
 // through records.New (its conformance test); optionally the storage
-// capabilities the engine asks for with storage.As (AuditImporter,
-// Capabilities, Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
+// capabilities the engine asks for with storage.As (Capabilities,
+// Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
 // Unmoved says what is left to move, and what stays for a reason.
 package seam
 
@@ -18,9 +18,12 @@ import (
 	"context"
 	"io"
 
+	"github.com/ai-memory/ai-memory/internal/engine/audit"
+	"github.com/ai-memory/ai-memory/internal/engine/index"
+	"github.com/ai-memory/ai-memory/internal/engine/keyword"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Backend is a storage backend as package records drives it.
@@ -35,6 +38,17 @@ type Backend interface {
 	Read(ctx context.Context, fn func(Tx) error) error
 	// Now is the backend's clock (storage.Options.Now), unix nanoseconds.
 	Now() int64
+	// Scan runs fn, each of whose reads is a read transaction: bbolt opens
+	// one per read, so fn holds none between reads while it sends what it
+	// read (a slow consumer never pins the file against a writer that must
+	// grow it); PostgreSQL runs them all in one REPEATABLE READ snapshot.
+	Scan(ctx context.Context, fn func(read func(func(Tx) error) error) error) error
+	// AuditChain is the chain the audit log is hashed with (Options.Audit).
+	AuditChain() *audit.Chain
+	// Keywords is the backend's text analyzer and in-memory keyword index,
+	// current to the commits this engine has applied: what is answered
+	// from the index alone (a store's potential contradictions) reads it.
+	Keywords() (*keyword.Analyzer, *index.Index)
 
 	// Backup writes a consistent copy of the whole store to w, while
 	// writes go on, in the backend's own format; it returns the bytes written.
@@ -59,13 +73,31 @@ type Tx interface {
 	// Versions is id's superseded versions, oldest first.
 	Versions(id string) ([]*storage.Archived, error)
 	// ArchiveRows visits the archive rows of reason ("" = every reason;
-	// "superseded": the superseded versions instead), in any order.
-	ArchiveRows(reason string, fn func(*storage.Archived) error) error
+	// "superseded": the superseded versions instead), in any order; with
+	// before > 0 only those archived before it (a version's VersionAt), a
+	// scheduled purge's read, which need not decode the rest.
+	ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error
 	// VersionCounts is how many superseded versions each of ids has.
 	VersionCounts(ids []string) (map[string]uint32, error)
-	// ArchivedLinks is the links kept in the archive with id at either
-	// end: outbound, then inbound, each by (source, target, relation).
-	ArchivedLinks(id string) ([]*aimemoryv1.Link, error)
+	// DeleteArchived removes the archive rows of ids and the archived
+	// links touching them, for good (an end gone for good takes its links).
+	DeleteArchived(ids []string) error
+	// DeleteVersions removes superseded versions by their keys (id and
+	// VersionAt, not the row's own time).
+	DeleteVersions(vs []*storage.Archived) error
+	// Links is the links of relation ("" = any) with an end in ids, live
+	// or (archived) kept in the archive: out[id] those from id by (target,
+	// relation), in[id] those to id by (source, relation); dir OUT or IN
+	// reads that side only.
+	Links(ids []string, dir aimemoryv1.Direction, relation string, archived bool) (out, in map[string][]*aimemoryv1.Link, err error)
+	// Summaries is the id, title and namespace of each of ids that is live
+	// and (archived) of each with an archive row, whoever the caller (the
+	// graph reads apply the read rule to them). A level summarises hundreds.
+	Summaries(ids []string, archived bool) (live, arch map[string]*aimemoryv1.NodeSummary, err error)
+	// EachID visits the ids after from in byte order (before it, with
+	// back, nearest first), of live memories or (archived) of archive
+	// rows, each with its namespace, while fn returns true.
+	EachID(archived, back bool, from string, fn func(id, namespace string) bool) error
 	// AliasHolders is the entities holding alias folded, in any namespace.
 	AliasHolders(folded string) ([]string, error)
 	// EachPending visits the pending actions of status at now (ops.Listed;
@@ -76,7 +108,8 @@ type Tx interface {
 	// approved action executes as its requester (records' executor).
 	As(ctx context.Context, fn func() error) error
 	// ForgetMatches is the live memories req matches for the caller,
-	// oldest first (rules.NewForget with the backend's analyzer).
+	// oldest first (rules.NewForget with the backend's analyzer), as the
+	// transaction sees them (its own and its batch's writes included).
 	ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memory, error)
 	// Expired is every live memory whose expiry is at or before Now,
 	// soonest first, then by id.
@@ -89,7 +122,51 @@ type Tx interface {
 	// Wrote reports whether the transaction has written anything yet
 	// (ops.Governed refuses to queue a write already made).
 	Wrote() bool
+
+	// The audit log, by seq. AuditAt is the record under seq: found false
+	// when there is none, r nil when it does not decode.
+	AuditAt(seq uint64) (r *aimemoryv1.AuditRecord, found bool, err error)
+	// EachAudit visits the log's records after seq after, in seq order, at
+	// most limit (0: all); r is nil when the stored record does not decode.
+	EachAudit(after uint64, limit int, fn func(seq uint64, r *aimemoryv1.AuditRecord) error) error
+	// RecentAudit is the newest limit records, of agent ("" = any).
+	RecentAudit(agent string, limit int) ([]*aimemoryv1.AuditRecord, error)
+	// AuditHead is the head the backend keeps apart from the log (kept
+	// false: none, the last record is the head); in a write it is locked
+	// against other engines' appends.
+	AuditHead() (h audit.Head, kept bool, err error)
+	// PutAudit writes r under its seq, which holds none; a kept head moves
+	// to r when r is further.
+	PutAudit(r *aimemoryv1.AuditRecord) error
+
+	// EachRecord visits the records of kind (ops.ExportKinds) as stored,
+	// in key order, after the one whose key is after ("": from the first),
+	// at most limit; key, the backend's, resumes after r. An entity is all
+	// its alias rows.
+	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
+
+	// What Import writes records with, as stored, whoever asks (only
+	// hosts reach it). Memories is the live memories among ids.
+	Memories(ids []string) (map[string]*aimemoryv1.Memory, error)
+	// TitleOwners is the id holding each of keys that is taken.
+	TitleOwners(keys []NSTitle) (map[NSTitle]string, error)
+	// PutArchived writes a new archive row as it is (no links move).
+	PutArchived(a *storage.Archived) error
+	// PutVersion writes a new superseded version of a's memory, keyed by
+	// a.VersionAt.
+	PutVersion(a *storage.Archived) error
+	// PutArchivedLink writes a new link kept in the archive.
+	PutArchivedLink(l *aimemoryv1.Link) error
+	// Subscription is webhook subscription id; nil when there is none.
+	Subscription(id string) (*storage.Subscription, error)
+	// AddSubscription writes a new subscription that receives the events
+	// logged after this transaction's own; a refusal (ops.ImportRefusal)
+	// when the backend cannot keep its sealed secret.
+	AddSubscription(sub *storage.Subscription) error
 }
+
+// NSTitle is a title in its namespace, which one memory holds at most.
+type NSTitle struct{ Namespace, Title string }
 
 // Unmoved is the part of storage.Backend each backend still implements
 // RPC-shaped itself; records passes these through. Each is to move above
@@ -103,24 +180,17 @@ type Tx interface {
 //     not by visiting records.
 //   - HasExpired: one index probe (a bbolt cursor, an SQL EXISTS), asked
 //     on every collection tick.
-//   - Forget: bbolt finds the matches in its in-memory index, so its write
-//     leads a batch of its own (writeFirst), which Backend.Write does not
-//     offer; its approved execution is above the seam (Tx.ForgetMatches).
-//   - PurgeArchive: a version is deleted by its key time, which only the
-//     backend sees (an imported version keeps its own archived_at), and
-//     PostgreSQL deletes the selection in two statements.
-//   - ArchiveStats: its sizes are each backend's own encoding, and
-//     PostgreSQL counts the versions of a full grant in SQL.
+//   - ArchiveStats: its sizes are each backend's own encoding, and the
+//     versions of a full grant are counted without decoding one (bbolt
+//     sums row lengths, PostgreSQL counts in SQL); over ArchiveRows every
+//     superseded version, the archive's largest part, would be decoded.
 //   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
 //     SKIP LOCKED across engines; bbolt under its one writer.
 type Unmoved interface {
-	// Memories, but TouchMemories, UpdateMemory, DeleteMemories and
-	// CollectGarbage.
-	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
-	GetMemories(context.Context, *aimemoryv1.GetMemoriesRequest) (*aimemoryv1.GetMemoriesResponse, error)
-	ShortIDs(context.Context, *aimemoryv1.ShortIdsRequest) (*aimemoryv1.ShortIdsResponse, error)
+	// Memories, but StoreMemory, GetMemories, ShortIDs, TouchMemories,
+	// UpdateMemory, DeleteMemories and CollectGarbage.
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)
-	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
+	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest, *storage.Hybrid) (*aimemoryv1.SearchMemoriesResponse, error)
 	HasExpired(context.Context) (bool, error)
 	Stats(context.Context) (*aimemoryv1.StatsResponse, error)
 	Count() int
@@ -128,20 +198,12 @@ type Unmoved interface {
 	storage.Corpus
 	storage.Vectors
 
-	// Graph, but PutLink, InvalidateLink, RegisterEntity and GetEntityByAlias.
-	GetLinks(context.Context, *aimemoryv1.GetLinksRequest) (*aimemoryv1.GetLinksResponse, error)
-	Traverse(context.Context, *aimemoryv1.TraverseRequest) (*aimemoryv1.TraverseResponse, error)
-	LinkTimeline(context.Context, *aimemoryv1.LinkTimelineRequest) (*aimemoryv1.LinkTimelineResponse, error)
+	// Graph: CountNamespaces only.
 	CountNamespaces(context.Context, *aimemoryv1.CountNamespacesRequest) (*aimemoryv1.CountNamespacesResponse, error)
 
-	storage.Audit
-
-	// Archive, but PromoteMemory, RestoreMemory, Consolidate, Archived,
-	// GetArchived and ListArchived.
-	Forget(context.Context, *aimemoryv1.ForgetRequest) (*aimemoryv1.ForgetResponse, error)
-	PurgeArchive(context.Context, *aimemoryv1.PurgeArchiveRequest) (*aimemoryv1.PurgeArchiveResponse, error)
+	// Archive, but Forget, PromoteMemory, RestoreMemory, Consolidate,
+	// Archived, GetArchived, ListArchived and PurgeArchive.
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 
-	storage.Transfer
 	storage.Subscriptions
 }

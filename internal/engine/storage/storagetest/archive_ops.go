@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // archiveAll deletes memories into the archive.
@@ -76,6 +76,31 @@ func testArchiveListStatsPurge(t *testing.T, o Opener) {
 		t.Errorf("left after purges: %v", l)
 	}
 	check(t, s)
+}
+
+// testPurgeByVersionKey: a superseded version is purged by its key time
+// (what restore's version_at names), by cut-off and by id, even when its
+// row keeps another time of its own (an imported one: 101 and 103 here).
+func testPurgeByVersionKey(t *testing.T, o Opener) {
+	ctx := Operator()
+	m := Mem("v", "version")
+	m.Id, m.Namespace, m.Tier, m.CreatedAt, m.UpdatedAt = "0b6f1c2e-0000-4000-8000-000000000008", "global", "mid", 10, 10
+	m.Priority, m.Confidence = 5, 1
+	v := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{At: 101,
+		Archived: &aimemoryv1.ArchivedMemory{Memory: m, ArchivedAt: 103, Reason: "odd", OriginalTier: "mid"}}}}
+	for _, req := range []*aimemoryv1.PurgeArchiveRequest{{Before: 102}, {Ids: []string{m.Id}}} {
+		s, _ := o.open(t, storage.Options{})
+		if res, err := s.Import(ctx, []*aimemoryv1.ExportRecord{v}); err != nil || res[0].GetOutcome() != "created" {
+			t.Fatalf("import = %v, %v", res, err)
+		}
+		if r, err := s.PurgeArchive(ctx, req); err != nil || r.VersionsPurged != 1 {
+			t.Errorf("purge %v = %v, %v; want 1 version purged", req, r, err)
+		}
+		if l, err := s.ListArchived(ctx, &aimemoryv1.ListArchivedRequest{Reason: storage.ArchiveReasonSuperseded}); err != nil || l.Total != 0 {
+			t.Errorf("after purge %v the versions are %v, %v", req, l, err)
+		}
+		check(t, s)
+	}
 }
 
 // testRestoreVersionAndMerge: a superseded version can be restored over

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // testTermStats: a text's terms in first-seen order, with their count in

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func testGetByPrefix(t *testing.T, o Opener) {
@@ -49,5 +49,30 @@ func testGetByPrefix(t *testing.T, o Opener) {
 	resp, _ = s.GetMemories(ctx, &aimemoryv1.GetMemoriesRequest{Ids: []string{unique}})
 	if len(resp.Memories) != 0 || len(resp.NotFound) != 1 {
 		t.Errorf("prefix matched without allow_prefix: %v", resp)
+	}
+}
+
+// testPrefixPastUnreadable: a memory the caller may not read is absent to
+// it, also as an exact id: the id given resolves as a prefix among the
+// caller's own (before the records shell, an unreadable exact id ended
+// the lookup, which told the caller that it exists).
+func testPrefixPastUnreadable(t *testing.T, o Opener) {
+	s, _ := o.open(t, storage.Options{})
+	a, b := tenant("team-a", "team-a"), tenant("team-b", "team-b")
+	secret := storeAs(t, a, s, Mem("db password", "hunter2", InNS("team-a")))
+	longer := secret.Id + "-b"
+	res, err := s.Import(Operator(), []*aimemoryv1.ExportRecord{{Record: &aimemoryv1.ExportRecord_Memory{Memory: &aimemoryv1.Memory{
+		Id: longer, Title: "team-b note", Content: "x", Namespace: "team-b", Tier: "long", Priority: 5, Confidence: 1,
+		CreatedAt: 1, UpdatedAt: 1, CreatedBy: "ai:seed"}}}})
+	if err != nil || len(res) != 1 || res[0].GetOutcome() != "created" {
+		t.Fatalf("import: %v, %v", res, err)
+	}
+	resp, err := s.GetMemories(b, &aimemoryv1.GetMemoriesRequest{Ids: []string{secret.Id}, AllowPrefix: true})
+	if err != nil || len(resp.Memories) != 1 || resp.Memories[0].Id != longer || len(resp.NotFound) != 0 {
+		t.Errorf("team-b's get of %s by prefix = %v, %v; want its own %s", secret.Id, resp, err, longer)
+	}
+	resp, err = s.GetMemories(a, &aimemoryv1.GetMemoriesRequest{Ids: []string{secret.Id}, AllowPrefix: true})
+	if err != nil || len(resp.Memories) != 1 || resp.Memories[0].Id != secret.Id {
+		t.Errorf("team-a's exact get = %v, %v", resp, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func register(t *testing.T, s storage.Backend, name, ns string, aliases ...string) *aimemoryv1.RegisterEntityResponse {

@@ -12,7 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // guardedErr checks that err refuses a write into a guarded namespace,
@@ -149,7 +149,7 @@ func testInboxReadableByOwnerOnly(t *testing.T, o Opener) {
 			{Query: "secret", Limit: 100},
 			{Query: "deploy word", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100},
 		} {
-			r, err := s.SearchMemories(tc.ctx, req)
+			r, err := s.SearchMemories(tc.ctx, req, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +233,7 @@ func testFamilyKeyspaceIsTheFamilysOwn(t *testing.T, o Opener) {
 		if err != nil || len(l.Memories) != want || (want == 1 && l.Memories[0].Id != plain.Id) {
 			t.Errorf("%s: list = %v %v, want only the plain memory", name, l.GetMemories(), err)
 		}
-		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "kiwi", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100})
+		r, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "kiwi", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100}, nil)
 		if err != nil || len(r.Results) != want {
 			t.Errorf("%s: search = %v %v, want only the plain memory", name, r.GetResults(), err)
 		}

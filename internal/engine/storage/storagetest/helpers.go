@@ -10,7 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/vecset"
 
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // Clock is a settable time source for expiry and recency tests; backends'
@@ -120,13 +120,13 @@ func get(t testing.TB, s storage.Backend, id string) *aimemoryv1.Memory {
 
 // Search runs req (limit 100 unless set) and fails the test on an error.
 func Search(t testing.TB, s interface {
-	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest) (*aimemoryv1.SearchMemoriesResponse, error)
+	SearchMemories(context.Context, *aimemoryv1.SearchMemoriesRequest, *storage.Hybrid) (*aimemoryv1.SearchMemoriesResponse, error)
 }, req *aimemoryv1.SearchMemoriesRequest) []*aimemoryv1.ScoredMemory {
 	t.Helper()
 	if req.Limit == 0 {
 		req.Limit = 100
 	}
-	resp, err := s.SearchMemories(Operator(), req)
+	resp, err := s.SearchMemories(Operator(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

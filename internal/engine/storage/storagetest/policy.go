@@ -14,7 +14,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/events"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // recordingPolicy denies writes touching namespace "locked", queues those

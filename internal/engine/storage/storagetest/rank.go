@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // TestRankingFormula checks scores computed by hand from the relevance-
@@ -220,7 +220,7 @@ func testMatchModesStemmingAndSanitising(t *testing.T, o Opener) {
 		t.Errorf("ANY ranks %q first", got[0])
 	}
 	// limit 0 means none.
-	resp, err := s.SearchMemories(AsOperator(t.Context()), &aimemoryv1.SearchMemoriesRequest{Query: "deploy"})
+	resp, err := s.SearchMemories(AsOperator(t.Context()), &aimemoryv1.SearchMemoriesRequest{Query: "deploy"}, nil)
 	if err != nil || len(resp.Results) != 0 {
 		t.Errorf("limit 0 returned %d results, %v", len(resp.GetResults()), err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // testScopeLimitsReadsAndWrites: a caller with a namespace scope (an HTTP
@@ -58,7 +58,7 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 		{Query: "zebra", Limit: 100},
 		{Query: "zebra plan", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100},
 	} {
-		r, err := s.SearchMemories(alice, req)
+		r, err := s.SearchMemories(alice, req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,6 +102,16 @@ func testScopeLimitsReadsAndWrites(t *testing.T, o Opener) {
 	}
 	if _, err := s.LinkTimeline(alice, &aimemoryv1.LinkTimelineRequest{SourceId: other.Id}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("timeline of a memory outside the scope: %v", err)
+	}
+	// A walk neither reports nor passes through what alice may not read:
+	// shared is linked from other only.
+	putLinkOK(t, s, other.Id, shared.Id, "related_to", "ops")
+	tr, err := s.Traverse(alice, &aimemoryv1.TraverseRequest{SourceId: inA.Id, MaxDepth: 3, Limit: 10, Direction: aimemoryv1.Direction_DIRECTION_OUT})
+	if err != nil || len(tr.Nodes) != 1 || tr.Nodes[0].Id != below.Id {
+		t.Errorf("alice's walk = %v, %v; want below only", tr, err)
+	}
+	if tr, err := s.Traverse(alice, &aimemoryv1.TraverseRequest{SourceId: other.Id, MaxDepth: 1, Limit: 10}); err != nil || !tr.SourceNotFound || len(tr.Nodes) != 0 {
+		t.Errorf("alice's walk from outside the scope = %v, %v", tr, err)
 	}
 	if _, err := s.RegisterEntity(Operator(), &aimemoryv1.RegisterEntityRequest{CanonicalName: "Zed", Aliases: []string{"zed"}, Namespace: "team-ab"}); err != nil {
 		t.Fatal(err)

@@ -67,6 +67,7 @@ var conformanceTests = []conformanceTest{
 	{"FailingWriteFailsAlone", testFailingWriteFailsAlone},
 	{"ValidationNamesField", testValidationNamesField},
 	{"GetByPrefix", testGetByPrefix},
+	{"PrefixPastUnreadable", testPrefixPastUnreadable},
 	{"ShortIDs", testShortIDs},
 	// list and search
 	{"Filters", testFilters},
@@ -90,6 +91,7 @@ var conformanceTests = []conformanceTest{
 	{"ForgetSkipsGuarded", testForgetSkipsGuarded},
 	{"SupersededVersions", testSupersededVersions},
 	{"ArchiveListStatsPurge", testArchiveListStatsPurge},
+	{"PurgeByVersionKey", testPurgeByVersionKey},
 	{"RestoreVersionAndMerge", testRestoreVersionAndMerge},
 	{"Promote", testPromote},
 	{"Consolidate", testConsolidate},
@@ -118,8 +120,9 @@ var conformanceTests = []conformanceTest{
 	{"EntityCascadeOnDelete", testEntityCascadeOnDelete},
 	{"EntityMovedByUpdate", testEntityMovedByUpdate},
 	{"CountNamespaces", testCountNamespaces},
-	// audit
+	// audit, export and import
 	{"AuditChain", testAuditChain},
+	{"ExportImportEveryKind", testExportImportEveryKind},
 	// identity: attribution, guarded namespaces
 	{"Attribution", testAttribution},
 	{"GuardedNamespacesRefuseOrdinaryWrites", testGuardedNamespacesRefuseOrdinaryWrites},

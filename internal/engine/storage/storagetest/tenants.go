@@ -13,7 +13,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // tenant is a caller confined to namespace ns, as an HTTP principal whose
@@ -84,7 +84,7 @@ func testTenantSeesNothingOfAnother(t *testing.T, o Opener) {
 	ask("list", r1, err)
 	r2, err := s.ListMemories(b, &aimemoryv1.ListMemoriesRequest{Filter: &aimemoryv1.Filter{Namespace: "team-a"}, Limit: 100})
 	ask("list of team-a", r2, err)
-	r3, err := s.SearchMemories(b, &aimemoryv1.SearchMemoriesRequest{Query: "password zebra", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100})
+	r3, err := s.SearchMemories(b, &aimemoryv1.SearchMemoriesRequest{Query: "password zebra", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY, Rank: aimemoryv1.RankMode_RANK_MODE_RECALL, Limit: 100}, nil)
 	ask("recall", r3, err)
 	r4, err := s.GetMemories(b, &aimemoryv1.GetMemoriesRequest{Ids: []string{secret.Id, secret.Id[:8], own.Id}, AllowPrefix: true, IncludeLinks: true})
 	ask("get", r4, err, secret.Id, secret.Id[:8])

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
 	"github.com/ai-memory/ai-memory/sdk/record"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func testValidationNamesField(t *testing.T, o Opener) {
@@ -89,11 +89,11 @@ func testValidationNamesField(t *testing.T, o Opener) {
 			return err
 		},
 		"search": func() error {
-			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Filter: &aimemoryv1.Filter{AsAgent: "a b"}})
+			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Filter: &aimemoryv1.Filter{AsAgent: "a b"}}, nil)
 			return err
 		},
 		"match": func() error {
-			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Match: 7})
+			_, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "x", Match: 7}, nil)
 			return err
 		},
 	} {

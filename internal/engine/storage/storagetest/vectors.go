@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 // testVectors: a vector is stored only for the record's current text, goes
@@ -48,7 +48,7 @@ func testVectors(t *testing.T, open Opener) {
 	}
 
 	res, err := s.SearchMemories(ctx, &aimemoryv1.SearchMemoriesRequest{Query: "second", Match: aimemoryv1.MatchMode_MATCH_MODE_ANY,
-		Limit: 3, QueryVector: []float32{1, 0}, VectorModel: "m1"})
+		Limit: 3}, &storage.Hybrid{Vector: []float32{1, 0}, Model: "m1"})
 	if err != nil || res.GetMode() != "hybrid" || len(res.GetResults()) != 3 {
 		t.Fatalf("hybrid = %v, %v", res, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/index"
-	aimemoryv1 "github.com/ai-memory/ai-memory/proto/aimemory/v1"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
 func randomUnit(r *rand.Rand, dims int) []float32 {

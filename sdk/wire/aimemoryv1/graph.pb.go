@@ -1900,7 +1900,7 @@ const file_aimemory_v1_graph_proto_rawDesc = "" +
 	"\fLinkTimeline\x12 .aimemory.v1.LinkTimelineRequest\x1a!.aimemory.v1.LinkTimelineResponse\x12Y\n" +
 	"\x0eRegisterEntity\x12\".aimemory.v1.RegisterEntityRequest\x1a#.aimemory.v1.RegisterEntityResponse\x12_\n" +
 	"\x10GetEntityByAlias\x12$.aimemory.v1.GetEntityByAliasRequest\x1a%.aimemory.v1.GetEntityByAliasResponse\x12\\\n" +
-	"\x0fCountNamespaces\x12#.aimemory.v1.CountNamespacesRequest\x1a$.aimemory.v1.CountNamespacesResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x0fCountNamespaces\x12#.aimemory.v1.CountNamespacesRequest\x1a$.aimemory.v1.CountNamespacesResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_graph_proto_rawDescOnce sync.Once

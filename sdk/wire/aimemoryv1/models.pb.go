@@ -153,7 +153,7 @@ const file_aimemory_v1_models_proto_rawDesc = "" +
 	"\x05model\x18\x03 \x01(\tR\x05model\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason2E\n" +
 	"\x06Models\x12;\n" +
-	"\x04Chat\x12\x18.aimemory.v1.ChatRequest\x1a\x19.aimemory.v1.ChatResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x04Chat\x12\x18.aimemory.v1.ChatRequest\x1a\x19.aimemory.v1.ChatResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_models_proto_rawDescOnce sync.Once

@@ -1251,7 +1251,7 @@ const file_aimemory_v1_archive_proto_rawDesc = "" +
 	"\vConsolidate\x12\x1f.aimemory.v1.ConsolidateRequest\x1a .aimemory.v1.ConsolidateResponse\x12S\n" +
 	"\fListArchived\x12 .aimemory.v1.ListArchivedRequest\x1a!.aimemory.v1.ListArchivedResponse\x12S\n" +
 	"\fPurgeArchive\x12 .aimemory.v1.PurgeArchiveRequest\x1a!.aimemory.v1.PurgeArchiveResponse\x12S\n" +
-	"\fArchiveStats\x12 .aimemory.v1.ArchiveStatsRequest\x1a!.aimemory.v1.ArchiveStatsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\fArchiveStats\x12 .aimemory.v1.ArchiveStatsRequest\x1a!.aimemory.v1.ArchiveStatsResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_archive_proto_rawDescOnce sync.Once

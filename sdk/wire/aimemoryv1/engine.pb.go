@@ -468,7 +468,7 @@ const file_aimemory_v1_engine_proto_rawDesc = "" +
 	"\x06Engine\x12A\n" +
 	"\x06Health\x12\x1a.aimemory.v1.HealthRequest\x1a\x1b.aimemory.v1.HealthResponse\x12@\n" +
 	"\x06Backup\x12\x1a.aimemory.v1.BackupRequest\x1a\x18.aimemory.v1.BackupChunk0\x01\x12D\n" +
-	"\aMetrics\x12\x1b.aimemory.v1.MetricsRequest\x1a\x1c.aimemory.v1.MetricsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\aMetrics\x12\x1b.aimemory.v1.MetricsRequest\x1a\x1c.aimemory.v1.MetricsResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_engine_proto_rawDescOnce sync.Once

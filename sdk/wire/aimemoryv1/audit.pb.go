@@ -554,7 +554,7 @@ const file_aimemory_v1_audit_proto_rawDesc = "" +
 	"\x05Audit\x12P\n" +
 	"\vAppendAudit\x12\x1f.aimemory.v1.AppendAuditRequest\x1a .aimemory.v1.AppendAuditResponse\x12J\n" +
 	"\tListAudit\x12\x1d.aimemory.v1.ListAuditRequest\x1a\x1e.aimemory.v1.ListAuditResponse\x12P\n" +
-	"\vVerifyAudit\x12\x1f.aimemory.v1.VerifyAuditRequest\x1a .aimemory.v1.VerifyAuditResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\vVerifyAudit\x12\x1f.aimemory.v1.VerifyAuditRequest\x1a .aimemory.v1.VerifyAuditResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_audit_proto_rawDescOnce sync.Once

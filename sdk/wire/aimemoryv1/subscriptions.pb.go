@@ -862,7 +862,7 @@ const file_aimemory_v1_subscriptions_proto_rawDesc = "" +
 	"\x11ListSubscriptions\x12%.aimemory.v1.ListSubscriptionsRequest\x1a&.aimemory.v1.ListSubscriptionsResponse2\xa8\x01\n" +
 	"\bMessages\x12P\n" +
 	"\vSendMessage\x12\x1f.aimemory.v1.SendMessageRequest\x1a .aimemory.v1.SendMessageResponse\x12J\n" +
-	"\tListInbox\x12\x1d.aimemory.v1.ListInboxRequest\x1a\x1e.aimemory.v1.ListInboxResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\tListInbox\x12\x1d.aimemory.v1.ListInboxRequest\x1a\x1e.aimemory.v1.ListInboxResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_subscriptions_proto_rawDescOnce sync.Once

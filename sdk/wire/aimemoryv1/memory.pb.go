@@ -991,19 +991,7 @@ type SearchMemoriesRequest struct {
 	// Hybrid: also rank by embedding cosine and blend the two lists
 	// (docs/RETRIEVAL.md "Hybrid recall") when the data dir has an
 	// embedder and vectors; otherwise keyword only, with the reason.
-	Semantic bool `protobuf:"varint,7,opt,name=semantic,proto3" json:"semantic,omitempty"`
-	// Set by the engine from semantic (callers leave them empty): the
-	// query's embedding and the model that made it.
-	QueryVector []float32 `protobuf:"fixed32,8,rep,packed,name=query_vector,json=queryVector,proto3" json:"query_vector,omitempty"`
-	VectorModel string    `protobuf:"bytes,9,opt,name=vector_model,json=vectorModel,proto3" json:"vector_model,omitempty"`
-	// Vector candidates need at least this cosine (0 = 0.5); set by the engine
-	// from [models.embeddings] min_similarity.
-	MinSimilarity float32 `protobuf:"fixed32,10,opt,name=min_similarity,json=minSimilarity,proto3" json:"min_similarity,omitempty"`
-	// Set by the engine: with a local model, the share of the query's content
-	// words the model has no vocabulary entry for (names, identifiers), which
-	// lessens the vectors' say in the blend (docs/RETRIEVAL.md "Hybrid
-	// recall"); −1 when not known (an endpoint's model).
-	QueryUnread   float32 `protobuf:"fixed32,11,opt,name=query_unread,json=queryUnread,proto3" json:"query_unread,omitempty"`
+	Semantic      bool `protobuf:"varint,7,opt,name=semantic,proto3" json:"semantic,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1085,34 +1073,6 @@ func (x *SearchMemoriesRequest) GetSemantic() bool {
 		return x.Semantic
 	}
 	return false
-}
-
-func (x *SearchMemoriesRequest) GetQueryVector() []float32 {
-	if x != nil {
-		return x.QueryVector
-	}
-	return nil
-}
-
-func (x *SearchMemoriesRequest) GetVectorModel() string {
-	if x != nil {
-		return x.VectorModel
-	}
-	return ""
-}
-
-func (x *SearchMemoriesRequest) GetMinSimilarity() float32 {
-	if x != nil {
-		return x.MinSimilarity
-	}
-	return 0
-}
-
-func (x *SearchMemoriesRequest) GetQueryUnread() float32 {
-	if x != nil {
-		return x.QueryUnread
-	}
-	return 0
 }
 
 type ScoredMemory struct {
@@ -2029,7 +1989,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x14ListMemoriesResponse\x12/\n" +
 	"\bmemories\x18\x01 \x03(\v2\x13.aimemory.v1.MemoryR\bmemories\x12\x1b\n" +
 	"\tshort_ids\x18\x02 \x03(\tR\bshortIds\x12+\n" +
-	"\x06recent\x18\x03 \x03(\v2\x13.aimemory.v1.MemoryR\x06recent\"\x9d\x03\n" +
+	"\x06recent\x18\x03 \x03(\v2\x13.aimemory.v1.MemoryR\x06recent\"\xcd\x02\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12,\n" +
 	"\x05match\x18\x02 \x01(\x0e2\x16.aimemory.v1.MatchModeR\x05match\x12)\n" +
@@ -2037,12 +1997,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\x06filter\x18\x04 \x01(\v2\x13.aimemory.v1.FilterR\x06filter\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\rR\x05limit\x12&\n" +
 	"\x0fshort_id_length\x18\x06 \x01(\rR\rshortIdLength\x12\x1a\n" +
-	"\bsemantic\x18\a \x01(\bR\bsemantic\x12!\n" +
-	"\fquery_vector\x18\b \x03(\x02R\vqueryVector\x12!\n" +
-	"\fvector_model\x18\t \x01(\tR\vvectorModel\x12%\n" +
-	"\x0emin_similarity\x18\n" +
-	" \x01(\x02R\rminSimilarity\x12!\n" +
-	"\fquery_unread\x18\v \x01(\x02R\vqueryUnread\"Q\n" +
+	"\bsemantic\x18\a \x01(\bR\bsemanticJ\x04\b\b\x10\fR\fquery_vectorR\fvector_modelR\x0emin_similarityR\fquery_unread\"Q\n" +
 	"\fScoredMemory\x12+\n" +
 	"\x06memory\x18\x01 \x01(\v2\x13.aimemory.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\"\xa7\x01\n" +
@@ -2144,7 +2099,7 @@ const file_aimemory_v1_memory_proto_rawDesc = "" +
 	"\fUpdateMemory\x12 .aimemory.v1.UpdateMemoryRequest\x1a!.aimemory.v1.UpdateMemoryResponse\x12Y\n" +
 	"\x0eDeleteMemories\x12\".aimemory.v1.DeleteMemoriesRequest\x1a#.aimemory.v1.DeleteMemoriesResponse\x12Y\n" +
 	"\x0eCollectGarbage\x12\".aimemory.v1.CollectGarbageRequest\x1a#.aimemory.v1.CollectGarbageResponse\x12>\n" +
-	"\x05Stats\x12\x19.aimemory.v1.StatsRequest\x1a\x1a.aimemory.v1.StatsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x05Stats\x12\x19.aimemory.v1.StatsRequest\x1a\x1a.aimemory.v1.StatsResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_memory_proto_rawDescOnce sync.Once

@@ -215,7 +215,7 @@ const file_aimemory_v1_events_proto_rawDesc = "" +
 	"\x05title\x18\a \x01(\tR\x05title\x12\x10\n" +
 	"\x03seq\x18\b \x01(\x04R\x03seq2N\n" +
 	"\x06Events\x12D\n" +
-	"\vWatchEvents\x12\x1f.aimemory.v1.WatchEventsRequest\x1a\x12.aimemory.v1.Event0\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\vWatchEvents\x12\x1f.aimemory.v1.WatchEventsRequest\x1a\x12.aimemory.v1.Event0\x01B?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_events_proto_rawDescOnce sync.Once

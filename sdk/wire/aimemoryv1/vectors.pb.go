@@ -525,7 +525,7 @@ const file_aimemory_v1_vectors_proto_rawDesc = "" +
 	"\aVectors\x12S\n" +
 	"\fVectorStatus\x12 .aimemory.v1.VectorStatusRequest\x1a!.aimemory.v1.VectorStatusResponse\x12G\n" +
 	"\bBackfill\x12\x1c.aimemory.v1.BackfillRequest\x1a\x1d.aimemory.v1.BackfillResponse\x12V\n" +
-	"\rNearestByText\x12!.aimemory.v1.NearestByTextRequest\x1a\".aimemory.v1.NearestByTextResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\rNearestByText\x12!.aimemory.v1.NearestByTextRequest\x1a\".aimemory.v1.NearestByTextResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_vectors_proto_rawDescOnce sync.Once

@@ -694,7 +694,7 @@ const file_aimemory_v1_transfer_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\tR\x05error2\x90\x01\n" +
 	"\bTransfer\x12A\n" +
 	"\x06Export\x12\x1a.aimemory.v1.ExportRequest\x1a\x19.aimemory.v1.ExportRecord0\x01\x12A\n" +
-	"\x06Import\x12\x1a.aimemory.v1.ImportRequest\x1a\x1b.aimemory.v1.ImportResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x06Import\x12\x1a.aimemory.v1.ImportRequest\x1a\x1b.aimemory.v1.ImportResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_transfer_proto_rawDescOnce sync.Once

@@ -633,7 +633,7 @@ const file_aimemory_v1_family_proto_rawDesc = "" +
 	"\bDescribe\x12\x1c.aimemory.v1.DescribeRequest\x1a\x1d.aimemory.v1.DescribeResponse\x12;\n" +
 	"\x04Call\x12\x18.aimemory.v1.CallRequest\x1a\x19.aimemory.v1.CallResponse\x12E\n" +
 	"\n" +
-	"CallStream\x12\x18.aimemory.v1.CallRequest\x1a\x19.aimemory.v1.CallResponse(\x010\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"CallStream\x12\x18.aimemory.v1.CallRequest\x1a\x19.aimemory.v1.CallResponse(\x010\x01B?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_family_proto_rawDescOnce sync.Once

@@ -456,7 +456,7 @@ const file_aimemory_v1_corpus_proto_rawDesc = "" +
 	"\arelated\x18\x04 \x03(\v2\x15.aimemory.v1.TermStatR\arelated2\xa9\x01\n" +
 	"\x06Corpus\x12J\n" +
 	"\tTermStats\x12\x1d.aimemory.v1.TermStatsRequest\x1a\x1e.aimemory.v1.TermStatsResponse\x12S\n" +
-	"\fRelatedTerms\x12 .aimemory.v1.RelatedTermsRequest\x1a!.aimemory.v1.RelatedTermsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\fRelatedTerms\x12 .aimemory.v1.RelatedTermsRequest\x1a!.aimemory.v1.RelatedTermsResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_corpus_proto_rawDescOnce sync.Once

@@ -1659,7 +1659,7 @@ const file_aimemory_v1_governance_proto_rawDesc = "" +
 	"\rRejectPending\x12!.aimemory.v1.DecidePendingRequest\x1a\".aimemory.v1.RejectPendingResponse\x12V\n" +
 	"\rRegisterAgent\x12!.aimemory.v1.RegisterAgentRequest\x1a\".aimemory.v1.RegisterAgentResponse\x12M\n" +
 	"\n" +
-	"ListAgents\x12\x1e.aimemory.v1.ListAgentsRequest\x1a\x1f.aimemory.v1.ListAgentsResponseB=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"ListAgents\x12\x1e.aimemory.v1.ListAgentsRequest\x1a\x1f.aimemory.v1.ListAgentsResponseB?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_governance_proto_rawDescOnce sync.Once

@@ -142,7 +142,7 @@ const file_aimemory_v1_calls_proto_rawDesc = "" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +
 	"\x06synced\x18\x02 \x01(\x04R\x06synced2K\n" +
 	"\x05Calls\x12B\n" +
-	"\x05Track\x12\x19.aimemory.v1.TrackRequest\x1a\x1a.aimemory.v1.TrackResponse(\x010\x01B=Z;github.com/ai-memory/ai-memory/proto/aimemory/v1;aimemoryv1b\x06proto3"
+	"\x05Track\x12\x19.aimemory.v1.TrackRequest\x1a\x1a.aimemory.v1.TrackResponse(\x010\x01B?Z=github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1;aimemoryv1b\x06proto3"
 
 var (
 	file_aimemory_v1_calls_proto_rawDescOnce sync.Once

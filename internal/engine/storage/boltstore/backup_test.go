@@ -1,0 +1,102 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
+)
+
+// pausedWriter blocks its first Write until resume is closed, as a backup
+// client that stops reading does.
+type pausedWriter struct {
+	paused, resume chan struct{}
+	buf            bytes.Buffer
+}
+
+func (p *pausedWriter) Write(b []byte) (int, error) {
+	if p.paused != nil {
+		close(p.paused)
+		p.paused = nil
+		<-p.resume
+	}
+	return p.buf.Write(b)
+}
+
+// TestBackupPausedLetsWritersGrowTheFile: a backup whose reader has stopped
+// holds no read transaction, so writes that grow the file past its mapping
+// (bbolt must remap, which waits for every open read) still commit; the
+// copy is the state at its start and opens as a database.
+func TestBackupPausedLetsWritersGrowTheFile(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	seedMemories(t, s, 200)
+	w := &pausedWriter{paused: make(chan struct{}), resume: make(chan struct{})}
+	paused := w.paused
+	var resume sync.Once
+	release := func() { resume.Do(func() { close(w.resume) }) }
+	t.Cleanup(release) // before the store closes (cleanups run last first): a failure must not hang on the held read
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Backup(context.Background(), w)
+		done <- err
+	}()
+	<-paused
+
+	before, err := os.Stat(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		big := strings.Repeat("x", 60_000)
+		for i := 0; ; i++ {
+			fi, err := os.Stat(s.Path())
+			if err != nil || fi.Size() > 2*before.Size() {
+				wrote <- err
+				return
+			}
+			if i == 10_000 {
+				wrote <- fmt.Errorf("the file did not grow")
+				return
+			}
+			m := &aimemoryv1.Memory{Title: fmt.Sprintf("big %d", i), Content: big, Namespace: "t"}
+			if _, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
+				wrote <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-done:
+		t.Fatal("the backup ended while its reader was stopped")
+	case <-time.After(deadline):
+		t.Fatalf("writes growing the file did not commit within %s while the backup was paused", deadline)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(copyPath, w.buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := CheckCopy(copyPath); err != nil || n != 200 {
+		t.Fatalf("the copy holds %d memories (%v), want the 200 at its start", n, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path()), ".backup-*")); len(left) != 0 {
+		t.Fatalf("scratch files left beside the database: %v", left)
+	}
+}
