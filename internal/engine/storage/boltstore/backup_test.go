@@ -3,17 +3,13 @@ package boltstore
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
-	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
-	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // pausedWriter blocks its first Write until resume is closed, as a backup
@@ -49,32 +45,9 @@ func TestBackupPausedLetsWritersGrowTheFile(t *testing.T) {
 		_, err := s.Backup(context.Background(), w)
 		done <- err
 	}()
-	<-paused
+	testwait.Recv(t, paused, "the backup to pause")
 
-	before, err := os.Stat(s.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrote := make(chan error, 1)
-	go func() {
-		big := strings.Repeat("x", 60_000)
-		for i := 0; ; i++ {
-			fi, err := os.Stat(s.Path())
-			if err != nil || fi.Size() > 2*before.Size() {
-				wrote <- err
-				return
-			}
-			if i == 10_000 {
-				wrote <- fmt.Errorf("the file did not grow")
-				return
-			}
-			m := &aimemoryv1.Memory{Title: fmt.Sprintf("big %d", i), Content: big, Namespace: "t"}
-			if _, err := records.New(s).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: m}); err != nil {
-				wrote <- err
-				return
-			}
-		}
-	}()
+	wrote := growPastItsMapping(t, s)
 	select {
 	case err := <-wrote:
 		if err != nil {
@@ -86,7 +59,7 @@ func TestBackupPausedLetsWritersGrowTheFile(t *testing.T) {
 		t.Fatalf("writes growing the file did not commit within %s while the backup was paused", deadline)
 	}
 	release()
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "the resumed backup to end"); err != nil {
 		t.Fatal(err)
 	}
 	copyPath := filepath.Join(t.TempDir(), "copy.db")

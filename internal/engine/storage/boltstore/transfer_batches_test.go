@@ -70,22 +70,16 @@ func pausedExport(t *testing.T, s *Store, at int) *exportRun {
 // deadline bounds a wait that would otherwise hang on a regression.
 const deadline = time.Minute
 
-// TestExportPausedLetsWritersGrowTheFile: an export whose consumer stops
-// mid-stream holds no read transaction, so a writer that must grow (and
-// remap) the file commits meanwhile; the export then ends with every
-// record that was there throughout.
-func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
-	s, _ := openTest(t, Options{})
-	seedMemories(t, s, 2*records.ExportBatchRecords+1)
-	run := pausedExport(t, s, records.ExportBatchRecords/2)
-	testwait.Recv(t, run.paused, "the export to pause")
-
+// growPastItsMapping imports large memories until the file is past twice
+// its size now, and so past its mapping too (bbolt maps the next power of
+// two): bbolt had to remap it, which waits for every open read
+// transaction. The channel carries nil then, or why the writes stopped.
+func growPastItsMapping(t *testing.T, s *Store) <-chan error {
+	t.Helper()
 	before, err := os.Stat(s.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Past twice the size at the pause the file is past its mapping too
-	// (bbolt maps the next power of two), so bbolt had to remap it.
 	wrote := make(chan error, 1)
 	go func() {
 		big := strings.Repeat("x", 60_000)
@@ -109,6 +103,20 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 			}
 		}
 	}()
+	return wrote
+}
+
+// TestExportPausedLetsWritersGrowTheFile: an export whose consumer stops
+// mid-stream holds no read transaction, so a writer that must grow (and
+// remap) the file commits meanwhile; the export then ends with every
+// record that was there throughout.
+func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	seedMemories(t, s, 2*records.ExportBatchRecords+1)
+	run := pausedExport(t, s, records.ExportBatchRecords/2)
+	testwait.Recv(t, run.paused, "the export to pause")
+
+	wrote := growPastItsMapping(t, s)
 	select {
 	case err := <-wrote:
 		if err != nil {
