@@ -199,7 +199,7 @@ func TestArchiveListAndStats(t *testing.T) {
 	h := archiveHost(t)
 	var ids []string
 	for i, ns := range []string{"a", "a", "b"} {
-		id := h.ok("memory_store", map[string]any{"format": "json", "title": "M" + string(rune('0'+i)), "content": "c", "namespace": ns})["id"].(string)
+		id := h.ok("memory_store", map[string]any{"format": "json", "title": "M" + string(rune('0'+i)), "content": "c", "namespace": ns, "tags": []string{"t"}})["id"].(string)
 		ids = append(ids, id)
 	}
 	h.ok("memory_delete", map[string]any{"id": ids[0], "archive": true})
@@ -211,10 +211,8 @@ func TestArchiveListAndStats(t *testing.T) {
 	if all["count"] != 3.0 || all["total"] != 3.0 || len(got) != 3 || got[0]["id"] != ids[2] {
 		t.Fatalf("archive list = %v", all)
 	}
-	if tags, ok := got[0]["tags"]; ok {
-		if _, isArr := tags.([]any); !isArr {
-			t.Errorf("tags are not an array: %v", tags)
-		}
+	if tags, isArr := got[0]["tags"].([]any); !isArr || len(tags) != 1 || tags[0] != "t" {
+		t.Errorf("tags are not the array stored: %v", got[0]["tags"])
 	}
 	if l := h.ok("memory_archive_list", map[string]any{"namespace": "a"}); l["count"] != 2.0 {
 		t.Errorf("list namespace a = %v", l)

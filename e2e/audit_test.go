@@ -26,7 +26,7 @@ import (
 
 func (e *env) cli(args ...string) (string, int) {
 	e.t.Helper()
-	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), args...)
+	cmd := command(e.t, filepath.Join(e.binDir, "ai-memory"), args...)
 	cmd.Env = e.environ()
 	out, err := cmd.Output() // stdout only: JSON output stays parseable
 	if ee, ok := err.(*exec.ExitError); ok {

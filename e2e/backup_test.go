@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,7 +21,7 @@ func TestBackupOfALiveDataDir(t *testing.T) {
 		ids = append(ids, m["id"].(string))
 	}
 	cli := func(dataDir string, args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 		cmd.Env = append(e.environ(), "AI_MEMORY_DATA_DIR="+dataDir) // the later value wins
 		out, err := cmd.CombinedOutput()
 		return string(out), err

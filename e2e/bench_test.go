@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // BenchmarkInitialize measures spawn → initialize answered under core.
@@ -177,7 +178,16 @@ func BenchmarkExpansion(b *testing.B) {
 		cold(b, func(s *rawSession) map[string]any {
 			s.send(map[string]any{"jsonrpc": "2.0", "id": "x", "method": "tools/call", "params": expand})
 			for {
-				m := <-s.msgs
+				var m rawMsg
+				select {
+				case msg, ok := <-s.msgs:
+					if !ok {
+						b.Fatalf("host closed stdout before answering\nstderr:\n%s", s.stderr.String())
+					}
+					m = msg
+				case <-time.After(testwait.Deadline):
+					b.Fatalf("no answer within %v\nstderr:\n%s", testwait.Deadline, s.stderr.String())
+				}
 				switch {
 				case m.msg["method"] == "notifications/tools/list_changed":
 					s.nextID++

@@ -101,7 +101,7 @@ func TestMakeRunPrintsOnlyMCP(t *testing.T) {
 		t.Skip("needs make")
 	}
 	e := newEnv(t)
-	cmd := exec.Command("make", "run", "BIN="+filepath.Join(filepath.Dir(e.dataDir), "bin"))
+	cmd := commandWithin(t, toolDeadline, "make", "run", "BIN="+filepath.Join(filepath.Dir(e.dataDir), "bin"))
 	cmd.Dir = repoRoot()
 	// As typed at a shell: not a sub-make of `make test` (which would print
 	// "Entering directory"), with the Go caches of this test run.

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // TestTypoInConfigIsNamedByEveryCommand: a key this version does not know
@@ -225,7 +227,10 @@ func TestGroupSIGTERMLogsNoError(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		testwait.Recv(t, done, "the killed server to exit")
+	})
 	s := &served{t: t, cmd: cmd, stderr: stderr, done: done}
 	eventually(t, 30*time.Second, "serve ready", func() bool {
 		m := readyURL.FindStringSubmatch(stderr.String())

@@ -26,7 +26,7 @@ func TestConformanceSuiteOverHTTP(t *testing.T) {
 	}
 	e := newEnv(t)
 	s := e.serve("--auth", "none")
-	cmd := exec.Command(node, bin, "server", "--url", s.url, "--expected-failures", filepath.Join(dir, "expected-failures.yml"),
+	cmd := commandWithin(t, toolDeadline, node, bin, "server", "--url", s.url, "--expected-failures", filepath.Join(dir, "expected-failures.yml"),
 		"-o", t.TempDir())
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()

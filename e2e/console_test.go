@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // The web console (internal/console), driven as people use it: `ai-memory
@@ -53,7 +55,7 @@ func (e *env) ui(id string) *consoleUI {
 	}
 	done := make(chan struct{})
 	go func() { u.cmd.Wait(); close(done) }()
-	e.t.Cleanup(func() { u.cmd.Process.Kill(); <-done })
+	e.t.Cleanup(func() { u.cmd.Process.Kill(); testwait.Recv(e.t, done, "the killed console to exit") })
 	deadline := time.After(30 * time.Second)
 	for {
 		if m := loginLink.FindStringSubmatch(u.stdout.String()); m != nil {
@@ -359,7 +361,7 @@ func consoleBrowserChecks(t *testing.T, e *env, u *consoleUI, serveBase, keyA, k
 		"keys":  map[string]string{"a": keyA, "b": keyB, "ops": keyOps},
 		"world": w,
 	})
-	cmd := exec.Command(node, filepath.Join(dir, "console.mjs"))
+	cmd := commandWithin(t, toolDeadline, node, filepath.Join(dir, "console.mjs"))
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(cfg)
 	// The link printed first was used above: the script asks the sign-in
@@ -417,7 +419,7 @@ func TestMakeBuildWithoutNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("make", "build", "BIN="+filepath.Join(tmp, "bin"))
+	cmd := commandWithin(t, toolDeadline, "make", "build", "BIN="+filepath.Join(tmp, "bin"))
 	cmd.Dir = repoRoot()
 	cmd.Env = append(shellEnv(func(k string) bool { return k == "PATH" }), "PATH="+shims+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if out, err := cmd.CombinedOutput(); err != nil {

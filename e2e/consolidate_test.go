@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // consolidateHost is a --profile power host of an env with the writer test
@@ -171,7 +173,7 @@ func TestConsolidateKillNine(t *testing.T) {
 		killed[pid] = true
 		waitExit(t, pid)
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the consolidating writers")
 	eventually(t, 15*time.Second, "the engine to come back", func() bool {
 		_, isErr, err := h.tryCall("memory_list", map[string]any{"limit": 1, "format": "json"})
 		return err == nil && !isErr

@@ -177,7 +177,7 @@ func newDocSandbox(t *testing.T, proxy, goBin string) *docSandbox {
 		"AI_MEMORY_ENGINE_IDLE_TIMEOUT=2s", // the engines a block starts leave soon after it
 	}
 	if goBin != "" {
-		cache, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
+		cache, err := commandWithin(t, toolDeadline, goBin, "env", "GOCACHE", "GOMODCACHE").Output()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 
 func (e *env) doctor(args ...string) (string, int) {
 	e.t.Helper()
-	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), append([]string{"doctor"}, args...)...)
+	cmd := command(e.t, filepath.Join(e.binDir, "ai-memory"), append([]string{"doctor"}, args...)...)
 	cmd.Env = e.environ()
 	out, err := cmd.Output()
 	code := 0

@@ -85,7 +85,7 @@ func TestThirdPartyFamilyNameInProfileAndAllowlist(t *testing.T) {
 		}
 	}
 	// A name no plugin declares exits 2 and lists the plugin's family among the valid ones.
-	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), "mcp", "--profile", "core,ech")
+	cmd := command(t, filepath.Join(e.binDir, "ai-memory"), "mcp", "--profile", "core,ech")
 	cmd.Env = e.environ()
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !contains(string(out), `"ech"`, "families are core, lifecycle, graph, governance, power, meta, archive, other, echo") {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // faultPID runs fault_echo and returns the pid of the plugin that answered.
@@ -67,7 +69,7 @@ func TestFailingCallsSpareTheRelaunchedPlugin(t *testing.T) {
 	}
 	relaunched := faultPID(h)
 	for range inFlight {
-		if text := <-failed; !contains(text, "stopped while running fault_hang") {
+		if text := testwait.Recv(t, failed, "a call in flight on the crashed plugin to fail"); !contains(text, "stopped while running fault_hang") {
 			t.Errorf("call in flight on the crashed plugin: %q", text)
 		}
 	}

@@ -27,10 +27,10 @@ func smallFilesystem(t *testing.T, dir string, size string) (ok bool) {
 		if _, err := exec.LookPath("unshare"); err != nil {
 			t.Skip("a full disk needs a small filesystem: not root, and no unshare(1) to mount a tmpfs in a user namespace")
 		}
-		if err := exec.Command("unshare", "--user", "--map-root-user", "--mount", "true").Run(); err != nil {
+		if err := commandWithin(t, toolDeadline, "unshare", "--user", "--map-root-user", "--mount", "true").Run(); err != nil {
 			t.Skipf("a full disk needs a small filesystem: not root, and user namespaces are unavailable (%v)", err)
 		}
-		cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", "--propagation", "private",
+		cmd := commandWithin(t, toolDeadline, "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private",
 			os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), inUserNamespace+"=1", "AI_MEMORY_TEST_BIN="+bins)
 		out, err := cmd.CombinedOutput()

@@ -228,8 +228,10 @@ type graphCalls struct {
 }
 
 func (g *graphCalls) call(s *rawSession, tool string, args map[string]any) map[string]any {
-	resp := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
-	if text, isErr := toolResult(resp); isErr || text == "" {
+	resp, err := s.tryRequest("tools/call", map[string]any{"name": tool, "arguments": args})
+	if err != nil {
+		g.once.Do(func() { g.failure = fmt.Sprintf("%s %v: %v", tool, args, err) })
+	} else if text, isErr := toolResult(resp); isErr || text == "" {
 		g.once.Do(func() { g.failure = fmt.Sprintf("%s %v: %v", tool, args, resp) })
 	}
 	return resp

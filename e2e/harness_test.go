@@ -25,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // bins is the directory with ai-memory, its plugins and their manifest.
@@ -418,6 +419,29 @@ func childrenOf(ppid int, s string) []int {
 		}
 	}
 	return out
+}
+
+// command is exec.Command for a run that must end: one still running
+// after testwait.Deadline is killed and the test fails saying so.
+func command(t testing.TB, name string, args ...string) *exec.Cmd {
+	return commandWithin(t, testwait.Deadline, name, args...)
+}
+
+// toolDeadline bounds a build, an install or another language's test
+// suite, which take minutes where a CLI run takes seconds.
+const toolDeadline = 10 * time.Minute
+
+// commandWithin is command with its own bound.
+func commandWithin(t testing.TB, d time.Duration, name string, args ...string) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Cancel = func() error {
+		t.Errorf("%s %s still running after %v: killed", filepath.Base(name), strings.Join(args, " "), d)
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = d // output pipes a leftover child holds open end too
+	return cmd
 }
 
 // eventually polls cond until it holds or timeout passes.

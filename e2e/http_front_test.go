@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	"github.com/ai-memory/ai-memory/sdk/procstat"
 )
 
@@ -137,7 +138,7 @@ func TestHTTPManySessionsFromOneKey(t *testing.T) {
 		next.Store(int64(from))
 		for range workers {
 			wg.Go(func() {
-				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+				hc := &http.Client{Timeout: testwait.Deadline, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 				defer hc.CloseIdleConnections()
 				for i := int(next.Add(1) - 1); i < to; i = int(next.Add(1) - 1) {
 					r, err := s.tryPost(hc, initBody, bearerHeader(key))
@@ -163,7 +164,7 @@ func TestHTTPManySessionsFromOneKey(t *testing.T) {
 	var next atomic.Int64
 	for range workers {
 		wg.Go(func() {
-			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			hc := &http.Client{Timeout: testwait.Deadline, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 			defer hc.CloseIdleConnections()
 			for i := int(next.Add(1) - 1); i < attempts; i = int(next.Add(1) - 1) {
 				h := bearerHeader(key)
@@ -289,7 +290,7 @@ func TestHTTPRefusalsAreAudited(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Mcp-Session-Id", sid)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := testHTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,7 +75,7 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 		t.Errorf("no token: %d %q", r.status, r.header.Get("WWW-Authenticate"))
 	}
 	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
-		resp, err := http.Get(base + path)
+		resp, err := testHTTP.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // served is a running `ai-memory serve`.
@@ -33,6 +35,10 @@ type served struct {
 
 var readyURL = regexp.MustCompile(`msg="ai-memory serve ready" url=(\S+)`)
 
+// testHTTP bounds each request: a server that never answers fails the
+// test instead of hanging it.
+var testHTTP = &http.Client{Timeout: testwait.Deadline}
+
 // serve starts `ai-memory serve` on a free loopback port and waits for its
 // ready line (which names the port).
 func (e *env) serve(args ...string) *served {
@@ -45,7 +51,7 @@ func (e *env) serve(args ...string) *served {
 		e.t.Fatal(err)
 	}
 	go func() { s.cmd.Wait(); close(s.done) }()
-	e.t.Cleanup(func() { s.cmd.Process.Kill(); <-s.done })
+	e.t.Cleanup(func() { s.cmd.Process.Kill(); testwait.Recv(e.t, s.done, "the killed server to exit") })
 	deadline := time.After(30 * time.Second)
 	for s.url == "" {
 		if m := readyURL.FindStringSubmatch(s.stderr.String()); m != nil {
@@ -148,7 +154,7 @@ func (s *served) tryPost(hc *http.Client, body string, headers map[string]string
 		req.Header.Set(k, v)
 	}
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = testHTTP
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -179,7 +185,7 @@ func TestHTTPRefusesWhatItMust(t *testing.T) {
 	if r := s.post(nil, initBody, bearerHeader("aim_nope")); r.status != 401 || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Errorf("bad token: %d %q", r.status, r.header.Get("WWW-Authenticate"))
 	}
-	resp, err := http.Get(strings.TrimSuffix(s.url, "/mcp") + "/.well-known/oauth-protected-resource")
+	resp, err := testHTTP.Get(strings.TrimSuffix(s.url, "/mcp") + "/.well-known/oauth-protected-resource")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +250,7 @@ func TestHTTPRefusesQueryToken(t *testing.T) {
 
 func TestHTTPNonLoopbackWithoutAuthIsRefused(t *testing.T) {
 	e := newEnv(t)
-	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), "serve", "--listen", "0.0.0.0:0", "--auth", "none")
+	cmd := command(t, filepath.Join(e.binDir, "ai-memory"), "serve", "--listen", "0.0.0.0:0", "--auth", "none")
 	cmd.Env = e.environ()
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
@@ -341,7 +347,7 @@ func TestHTTPBothProtocolEras(t *testing.T) {
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +404,7 @@ func TestHTTPStopsGracefullyOnSIGTERM(t *testing.T) {
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-answered; !strings.Contains(got, "waited_for") || !strings.Contains(got, "false <nil>") {
+	if got := testwait.Recv(t, answered, "the call in flight to answer"); !strings.Contains(got, "waited_for") || !strings.Contains(got, "false <nil>") {
 		t.Errorf("the call in flight: %s", got)
 	}
 	select {
@@ -434,7 +440,7 @@ func equalSets(a, b []string) bool {
 
 // insecureClient trusts pool and presents cert (nil: none).
 func tlsClient(cfg *tls.Config) *http.Client {
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+	return &http.Client{Timeout: testwait.Deadline, Transport: &http.Transport{TLSClientConfig: cfg}}
 }
 
 // doctor --url checks a running server as a client sees it.

@@ -6,7 +6,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,7 +47,7 @@ func TestInitOffersTheModel(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(filepath.Join(bins, "ai-memory"), append(tc.args, "--model-from", mirror)...)
+			cmd := commandWithin(t, toolDeadline, filepath.Join(bins, "ai-memory"), append(tc.args, "--model-from", mirror)...)
 			cmd.Env = []string{"HOME=" + home, "XDG_CACHE_HOME=" + cache, "PATH=/nonexistent"}
 			cmd.Stdin = terminal(t, tc.answers)
 			out, err := cmd.CombinedOutput()

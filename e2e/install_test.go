@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,7 +29,7 @@ func TestInstalledCommandAnswersInitialize(t *testing.T) {
 			if name == "grok-cli" {
 				args = append(args, "--project", "--dir", filepath.Join(home, "proj"))
 			}
-			cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+			cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 			cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -88,7 +87,7 @@ func TestInitWithoutATerminal(t *testing.T) {
 		}
 	}
 	run := func(args ...string) string {
-		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 		cmd.Env = []string{"HOME=" + home, "PATH=/nonexistent"} // no harness binaries to find
 		cmd.Stdin = strings.NewReader("")
 		out, err := cmd.CombinedOutput()
@@ -135,7 +134,7 @@ func TestInstallSaysHowToRecallByMeaning(t *testing.T) {
 		hint bool
 	}{{"", true}, {"AI_MEMORY_MODEL_DIR=" + modelDir, false}, {"AI_MEMORY_CONFIG=" + cfg, false}} {
 		home := t.TempDir()
-		cmd := exec.Command(filepath.Join(bins, "ai-memory"), "install", "codex")
+		cmd := command(t, filepath.Join(bins, "ai-memory"), "install", "codex")
 		cmd.Env = []string{"HOME=" + home, "XDG_CACHE_HOME=" + home, "PATH=/nonexistent", tc.env}
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 // returns its combined output (stderr carries the notes).
 func installRun(t *testing.T, home, path, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+	cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 	cmd.Env = []string{"HOME=" + home, "PATH=" + path}
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader("")
@@ -200,7 +200,7 @@ func TestInitAsksUntilYesOrNo(t *testing.T) {
 	for _, d := range []string{".codex", ".cursor"} {
 		os.MkdirAll(filepath.Join(home, d), 0o755)
 	}
-	cmd := exec.Command(script, "-qec", filepath.Join(bins, "ai-memory")+" init --binary "+filepath.Join(bins, "ai-memory"), "/dev/null")
+	cmd := command(t, script, "-qec", filepath.Join(bins, "ai-memory")+" init --binary "+filepath.Join(bins, "ai-memory"), "/dev/null")
 	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 	cmd.Stdin = strings.NewReader("maybe\ny\nn\n")
 	out, err := cmd.CombinedOutput()

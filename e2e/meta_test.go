@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -230,7 +229,7 @@ func TestStatsCommandAndDoctorHealth(t *testing.T) {
 	h.ok("memory_delete", map[string]any{"id": id, "archive": true})
 	h.ok("memory_store", map[string]any{"format": "json", "title": "B", "content": "beta", "namespace": "cli"})
 
-	cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), "stats")
+	cmd := command(t, filepath.Join(e.binDir, "ai-memory"), "stats")
 	cmd.Env = e.environ()
 	out, err := cmd.Output()
 	if err != nil {

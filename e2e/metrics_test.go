@@ -21,7 +21,7 @@ var metricsURL = regexp.MustCompile(`msg=metrics url=(\S+)`)
 // scrape reads /metrics the way Prometheus does, as text.
 func scrape(t *testing.T, url string) (string, map[string]*dto.MetricFamily) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := testHTTP.Get(url)
 	if err != nil {
 		t.Fatalf("scrape: %v", err)
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,13 +40,13 @@ func TestProjectNamespace(t *testing.T) {
 		t.Errorf("outside a project: %v", m["namespace"])
 	}
 
-	cmd := exec.Command(filepath.Join(bins, "ai-memory"), "doctor")
+	cmd := command(t, filepath.Join(bins, "ai-memory"), "doctor")
 	cmd.Env, cmd.Dir = e.environ(), repo
 	out, _ := cmd.CombinedOutput()
 	if !strings.Contains(string(out), "billing-api (from git remote origin git@github.com:acme/Billing-API.git") {
 		t.Errorf("doctor:\n%s", out)
 	}
-	bad := exec.Command(filepath.Join(bins, "ai-memory"), "mcp", "--namespace", "_agents")
+	bad := command(t, filepath.Join(bins, "ai-memory"), "mcp", "--namespace", "_agents")
 	bad.Env = e.environ()
 	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "engine's own") {
 		t.Errorf("--namespace _agents: %v\n%s", err, out)

@@ -35,7 +35,7 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 	tmp := t.TempDir()
 	run := func(dir string, env []string, name string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(name, args...)
+		cmd := commandWithin(t, toolDeadline, name, args...)
 		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 		out, err := cmd.Output()
 		if err != nil {
@@ -151,13 +151,13 @@ func TestPythonSDKPackage(t *testing.T) {
 	if err != nil {
 		needInCI(t, "python3")
 	}
-	if out, err := exec.Command(py, "-c", "import ensurepip, venv").CombinedOutput(); err != nil {
+	if out, err := commandWithin(t, toolDeadline, py, "-c", "import ensurepip, venv").CombinedOutput(); err != nil {
 		needInCI(t, "python3's venv and ensurepip (Debian: python3-venv): "+strings.TrimSpace(string(out)))
 	}
 	tmp := t.TempDir()
 	run := func(env []string, name string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(name, args...)
+		cmd := commandWithin(t, toolDeadline, name, args...)
 		cmd.Dir, cmd.Env = tmp, append(os.Environ(), append([]string{"PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONDONTWRITEBYTECODE=1"}, env...)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 func TestCLIForPeople(t *testing.T) {
 	e := newEnv(t)
 	run := func(stdin string, args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 		cmd.Env = e.environ("AI_MEMORY_CLI_IDENTITY=cli:tester")
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
@@ -83,7 +83,7 @@ func TestCLIForPeople(t *testing.T) {
 func TestCLIForgetDeleteUpdate(t *testing.T) {
 	e := newEnv(t)
 	run := func(stdin string, args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 		cmd.Env = e.environ("AI_MEMORY_CLI_IDENTITY=cli:tester")
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
@@ -167,7 +167,7 @@ func TestCLIForgetDeleteUpdate(t *testing.T) {
 	}
 	must("store", "--title", "zebra", "--content", "zebra crossing")
 	onTTY := func(answer string) string {
-		cmd := exec.Command(script, "-qec", filepath.Join(bins, "ai-memory")+" forget zebra", "/dev/null")
+		cmd := command(t, script, "-qec", filepath.Join(bins, "ai-memory")+" forget zebra", "/dev/null")
 		cmd.Env = e.environ("AI_MEMORY_CLI_IDENTITY=cli:tester")
 		cmd.Stdin = strings.NewReader(answer + "\n")
 		out, err := cmd.CombinedOutput()

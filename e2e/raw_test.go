@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // rawSession speaks JSON-RPC lines to a host directly, for checks of the
@@ -81,7 +83,7 @@ func (e *env) spawnRaw(args ...string) *rawSession {
 func (s *rawSession) kill() {
 	s.in.Close()
 	s.cmd.Process.Kill()
-	<-s.exited
+	testwait.Recv(s.t, s.exited, "the killed host's output to close")
 }
 
 func (s *rawSession) send(msg any) {
@@ -92,9 +94,16 @@ func (s *rawSession) send(msg any) {
 // write sends raw bytes, as many lines as they hold, in one write.
 func (s *rawSession) write(raw string) {
 	s.t.Helper()
-	if _, err := io.WriteString(s.in, raw); err != nil {
-		s.t.Fatalf("write to host: %v\nstderr:\n%s", err, s.stderr.String())
+	if err := s.tryWrite(raw); err != nil {
+		s.t.Fatal(err)
 	}
+}
+
+func (s *rawSession) tryWrite(raw string) error {
+	if _, err := io.WriteString(s.in, raw); err != nil {
+		return fmt.Errorf("write to host: %v\nstderr:\n%s", err, s.stderr.String())
+	}
+	return nil
 }
 
 // request sends a request and returns its response, skipping notifications.
@@ -107,32 +116,61 @@ func (s *rawSession) request(method string, params any) map[string]any {
 	return s.requestRaw(method, string(raw))
 }
 
+// tryRequest is request for a goroutine other than the test's (which
+// must not call t.Fatal): it returns the failure instead.
+func (s *rawSession) tryRequest(method string, params any) (map[string]any, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return s.tryRequestRaw(method, string(raw))
+}
+
 // requestRaw sends a request whose params are the exact bytes given (which
 // a JSON encoder might not produce, such as invalid UTF-8).
 func (s *rawSession) requestRaw(method, params string) map[string]any {
 	s.t.Helper()
+	m, err := s.tryRequestRaw(method, params)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
+func (s *rawSession) tryRequestRaw(method, params string) (map[string]any, error) {
 	s.nextID++
 	id := s.nextID
-	s.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params))
-	return s.responseTo(id)
+	if err := s.tryWrite(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)); err != nil {
+		return nil, err
+	}
+	return s.awaitResponse(id)
 }
 
 // responseTo returns the answer to id (a string, a number or nil for a null
 // id), keeping other answers for later and skipping notifications.
 func (s *rawSession) responseTo(id any) map[string]any {
 	s.t.Helper()
+	m, err := s.awaitResponse(id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
+// awaitResponse is responseTo returning its failure.
+func (s *rawSession) awaitResponse(id any) (map[string]any, error) {
 	key, _ := json.Marshal(id)
 	if m, ok := s.early[string(key)]; ok {
 		delete(s.early, string(key))
 		s.lastRaw = m.raw
-		return m.msg
+		return m.msg, nil
 	}
 	timeout := time.After(60 * time.Second)
 	for {
 		select {
 		case m, ok := <-s.msgs:
 			if !ok {
-				s.t.Fatalf("host closed stdout before answering %s\nstderr:\n%s", key, s.stderr.String())
+				return nil, fmt.Errorf("host closed stdout before answering %s\nstderr:\n%s", key, s.stderr.String())
 			}
 			if _, note := m.msg["method"]; note {
 				continue
@@ -140,11 +178,11 @@ func (s *rawSession) responseTo(id any) map[string]any {
 			got, _ := json.Marshal(m.msg["id"])
 			if string(got) == string(key) {
 				s.lastRaw = m.raw
-				return m.msg
+				return m.msg, nil
 			}
 			s.early[string(got)] = m
 		case <-timeout:
-			s.t.Fatalf("no answer to %s\nstderr:\n%s", key, s.stderr.String())
+			return nil, fmt.Errorf("no answer to %s\nstderr:\n%s", key, s.stderr.String())
 		}
 	}
 }

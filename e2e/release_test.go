@@ -79,7 +79,7 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 	if len(mods) != 2 {
 		t.Fatalf("published modules %v, want the root and sdk", mods)
 	}
-	cacheOut, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
+	cacheOut, err := commandWithin(t, toolDeadline, goBin, "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 	)
 	run := func(dir string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
+		cmd := commandWithin(t, toolDeadline, args[0], args[1:]...)
 		cmd.Dir, cmd.Env = dir, goEnv
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -124,7 +124,7 @@ func TestGoInstallFromTheTaggedTree(t *testing.T) {
 		t.Errorf("notes was not built against sdk@%s:\n%s", tag, info)
 	}
 	home := filepath.Join(tmp, "home")
-	add := exec.Command(host, "plugin", "add", filepath.Join(notes, "ai-memory-notes"))
+	add := command(t, host, "plugin", "add", filepath.Join(notes, "ai-memory-notes"))
 	add.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"AI_MEMORY_CONFIG=" + filepath.Join(home, "config.toml"), "AI_MEMORY_DATA_DIR=" + filepath.Join(home, "d")}
 	if out, err := add.CombinedOutput(); err != nil || !strings.Contains(string(out), "family notes") {
@@ -149,7 +149,7 @@ func TestReleaseDocs(t *testing.T) {
 		needInCI(t, "make")
 	}
 	dest := t.TempDir()
-	cmd := exec.Command("make", "--no-print-directory", "-s", "release-docs", "DEST="+dest)
+	cmd := commandWithin(t, toolDeadline, "make", "--no-print-directory", "-s", "release-docs", "DEST="+dest)
 	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make release-docs: %v\n%s", err, out)

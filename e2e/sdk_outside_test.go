@@ -41,7 +41,7 @@ func TestNotesBuildsOutsideTheTree(t *testing.T) {
 	copyNotes(t, notes, append(append([]byte("\n"), block[1]...), '\n'))
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(goBin, args...)
+		cmd := commandWithin(t, toolDeadline, goBin, args...)
 		cmd.Dir = notes
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod",
 			// ai-memory's modules from no proxy, only the replace; the SDK's

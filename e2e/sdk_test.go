@@ -15,7 +15,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "typescript")); err != nil || serr != nil {
 		needInCI(t, "npm and `npm ci --prefix sdk/typescript`")
 	}
-	cmd := exec.Command(npm, "test", "--silent")
+	cmd := commandWithin(t, toolDeadline, npm, "test", "--silent")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AI_MEMORY_TEST_BIN="+bins)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -31,7 +31,7 @@ func TestPythonSDK(t *testing.T) {
 		needInCI(t, "python3")
 	}
 	dir := filepath.Join(repoRoot(), "sdk", "python")
-	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", "tests")
+	cmd := commandWithin(t, toolDeadline, py, "-m", "unittest", "discover", "-s", "tests")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AI_MEMORY_TEST_BIN="+bins, "PYTHONPATH="+filepath.Join(dir, "src"), "PYTHONDONTWRITEBYTECODE=1")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -62,7 +62,7 @@ func TestUnknownConfigKeyIsAnError(t *testing.T) {
 		{"[mcp]\nprofle = \"graph\"\n", "unknown key mcp.profle"},
 	} {
 		e.writeConfig(tc.toml)
-		cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), "mcp")
+		cmd := command(t, filepath.Join(e.binDir, "ai-memory"), "mcp")
 		cmd.Env = e.environ()
 		out, err := cmd.CombinedOutput()
 		ee, ok := err.(*exec.ExitError)

@@ -93,7 +93,7 @@ func TestBadProfileExitsTwoListingValidNames(t *testing.T) {
 		{nil, "AI_MEMORY_PROFILE=Core", "lowercase"},
 		{[]string{"--profile", "core,xyz"}, "", `"xyz"`},
 	} {
-		cmd := exec.Command(filepath.Join(e.binDir, "ai-memory"), append([]string{"mcp"}, tc.args...)...)
+		cmd := command(t, filepath.Join(e.binDir, "ai-memory"), append([]string{"mcp"}, tc.args...)...)
 		cmd.Env = e.environ(tc.env)
 		out, err := cmd.CombinedOutput()
 		ee, ok := err.(*exec.ExitError)

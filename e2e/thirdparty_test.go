@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,7 @@ import (
 func buildNotes(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "ai-memory-notes")
-	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd := commandWithin(t, toolDeadline, "go", "build", "-o", out, ".")
 	// In the workspace: go.work maps the SDK's release version to ./sdk
 	// (TestGoInstallFromTheTaggedTree builds it as a user would, without).
 	cmd.Dir = filepath.Join(repoRoot(), "examples", "notes")

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -65,7 +64,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			on.ownDatabase(e)
 			envs[dataDir] = on
 		}
-		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 		cmd.Env = append(on.environ(), "AI_MEMORY_CLI_IDENTITY=cli:operator")
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -183,7 +182,7 @@ func TestExportImportSubscriptionsAndMessages(t *testing.T) {
 	alice.ok("memory_notify", map[string]any{"target_agent_id": "bob", "title": "review ready", "payload": "PR 12 needs eyes"})
 
 	cli := func(dataDir string, args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bins, "ai-memory"), args...)
+		cmd := command(t, filepath.Join(bins, "ai-memory"), args...)
 		cmd.Env = append(e.environ(), "AI_MEMORY_DATA_DIR="+dataDir, "AI_MEMORY_CLI_IDENTITY=cli:operator")
 		out, err := cmd.CombinedOutput()
 		return string(out), err

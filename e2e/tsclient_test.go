@@ -21,7 +21,7 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 		t.Skip("needs node and `npm ci --prefix e2e/tsclient`")
 	}
 	e := newEnv(t)
-	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), filepath.Join(e.binDir, "ai-memory"))
+	cmd := commandWithin(t, toolDeadline, node, filepath.Join(dir, "client.mjs"), filepath.Join(e.binDir, "ai-memory"))
 	cmd.Env = e.environ()
 	cmd.Dir = filepath.Dir(e.dataDir) // outside any git work tree
 	out, err := cmd.Output()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 func testSigner(t *testing.T, key byte, now *time.Time) *Signer {
@@ -97,7 +98,7 @@ func TestLoadOrCreateKeyAgreesUnderRace(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { keys[i], errs[i] = LoadOrCreateKey(dir) })
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "every LoadOrCreateKey")
 	for i := range n {
 		if errs[i] != nil {
 			t.Fatalf("creator %d: %v", i, errs[i])

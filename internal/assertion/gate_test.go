@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -99,12 +100,14 @@ func startGated(t testing.TB) *gated {
 	served := make(chan error, 1)
 	go func() { served <- tracker.Serve(stream, func() { close(opened) }) }()
 	var once sync.Once
-	endSession := func() { once.Do(func() { cancel(); <-served }) }
+	endSession := func() { once.Do(func() { cancel(); testwait.Recv(t, served, "the session to end") }) }
 	t.Cleanup(endSession)
 	select {
 	case <-opened:
 	case err := <-served:
 		t.Fatalf("session: %v", err)
+	case <-time.After(testwait.Deadline):
+		t.Fatal("the session did not open")
 	}
 	return &gated{signer: signer, gate: gate, tracker: tracker, engine: eng, conn: conn, endSession: endSession}
 }
@@ -232,11 +235,14 @@ func TestOnlyAnotherPrincipalWaits(t *testing.T) {
 func TestStreamEndsWithItsCall(t *testing.T) {
 	g := startGated(t)
 	token, end := g.begin(t, caller.Caller{Principal: "ai:a", Family: "core"})
-	stream, err := aimemoryv1.NewEventsClient(g.conn).WatchEvents(as(token), &aimemoryv1.WatchEventsRequest{})
+	// The deadline fails a stream that never ends instead of hanging.
+	ctx, cancel := context.WithTimeout(as(token), testwait.Deadline)
+	defer cancel()
+	stream, err := aimemoryv1.NewEventsClient(g.conn).WatchEvents(ctx, &aimemoryv1.WatchEventsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-g.engine.watching
+	testwait.Recv(t, g.engine.watching, "the watch to reach the engine")
 	end()
 	_, err = stream.Recv()
 	if status.Code(err) != codes.Canceled {
@@ -253,7 +259,9 @@ func TestHostOnlyAndUnboundCalls(t *testing.T) {
 	audit := aimemoryv1.NewAuditClient(g.conn)
 	_, err := audit.AppendAudit(as(token), &aimemoryv1.AppendAuditRequest{})
 	refusedWith(t, "plugin AppendAudit", err, codes.PermissionDenied, nil)
-	stream, err := aimemoryv1.NewCallsClient(g.conn).Track(as(token))
+	ctx, cancel := context.WithTimeout(as(token), testwait.Deadline)
+	defer cancel()
+	stream, err := aimemoryv1.NewCallsClient(g.conn).Track(ctx)
 	if err == nil {
 		_, err = stream.Recv()
 	}

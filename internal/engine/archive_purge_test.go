@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -70,7 +71,7 @@ func TestArchivePurgerSchedule(t *testing.T) {
 	defer cancel()
 	go p.run(pctx, tick, done)
 
-	if err := <-done; err != nil { // the pass at start: nothing is 30 days old
+	if err := testwait.Recv(t, done, "the pass at start"); err != nil { // the pass at start: nothing is 30 days old
 		t.Fatal(err)
 	}
 	want := []string{old, inbox, young}
@@ -79,8 +80,8 @@ func TestArchivePurgerSchedule(t *testing.T) {
 		t.Fatalf("after the first pass: %v, want %v", got, want)
 	}
 	clock.Add(11 * 24 * time.Hour) // old and inbox are 31 days old, young 11
-	tick <- clock.Now()
-	if err := <-done; err != nil {
+	testwait.Send(t, tick, clock.Now(), "a tick")
+	if err := testwait.Recv(t, done, "the pass after 31 days"); err != nil {
 		t.Fatal(err)
 	}
 	if got := archivedIDs(t, st); !slices.Equal(got, []string{young}) {

@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
@@ -47,11 +48,13 @@ func openCalls(t *testing.T, dir string) *assertion.Tracker {
 	}
 	opened, served := make(chan struct{}), make(chan error, 1)
 	go func() { served <- tracker.Serve(stream, func() { close(opened) }) }()
-	t.Cleanup(func() { cancel(); <-served; conn.Close() })
+	t.Cleanup(func() { cancel(); testwait.Recv(t, served, "the call session to end"); conn.Close() })
 	select {
 	case <-opened:
 	case err := <-served:
 		t.Fatalf("call session: %v", err)
+	case <-time.After(testwait.Deadline):
+		t.Fatal("the call session did not open")
 	}
 	return tracker
 }
@@ -72,7 +75,7 @@ func TestEngineRefusesCallsWithoutValidAssertion(t *testing.T) {
 	dir := shortDir(t)
 	ctx0, stop := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
-	t.Cleanup(func() { stop(); <-done })
+	t.Cleanup(func() { stop(); wait(t, done, testwait.Deadline) })
 	dial(t, dir) // waits until it serves
 
 	key, err := assertion.LoadKey(dir)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // leader is a backend whose Lead hands out the leaderships sent on grant.
@@ -48,16 +49,16 @@ func TestRunLedFollowsTheLeadership(t *testing.T) {
 		})
 	}()
 	first := make(chan struct{})
-	l.grant <- first
-	w := <-started
+	testwait.Send(t, l.grant, first, "the first leadership")
+	w := testwait.Recv(t, started, "the work to start")
 	close(first) // the leadership's connection died
-	<-w.Done()
-	<-l.released
+	testwait.Recv(t, w.Done(), "the work to stop on the lost leadership")
+	testwait.Recv(t, l.released, "the lost leadership to be released")
 	second := make(chan struct{})
-	l.grant <- second
-	w = <-started
+	testwait.Send(t, l.grant, second, "the second leadership")
+	w = testwait.Recv(t, started, "the work to start again")
 	cancel()
-	<-w.Done()
-	<-done
-	<-l.released
+	testwait.Recv(t, w.Done(), "the work to stop on cancel")
+	testwait.Recv(t, done, "runLed to return")
+	testwait.Recv(t, l.released, "the second leadership to be released")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/benchutil"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -19,7 +20,7 @@ func BenchmarkStoreOverGRPC(b *testing.B) {
 	dir := shortDir(b)
 	ctx, cancel := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx, Options{DataDir: dir, IdleTimeout: -1})
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(b, done, "the engine to stop") }()
 	c := dial(b, dir)
 	var seq atomic.Int64
 	for _, n := range []int{1, 8, 32} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
@@ -22,7 +23,7 @@ func TestFamilyKeyspaceIsTheFamilysOwn(t *testing.T) {
 	dir := shortDir(t)
 	ctx0, stop := context.WithCancel(storagetest.Operator())
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
-	t.Cleanup(func() { stop(); <-done })
+	t.Cleanup(func() { stop(); wait(t, done, testwait.Deadline) })
 	dial(t, dir)
 	calls := openCalls(t, dir)
 	as := func(family string) *wire.EngineConn {

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // The listener keeps each connection's peer pid (SO_PEERCRED), for the
@@ -19,6 +22,8 @@ func TestPeerUIDIsOwnUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lis.Close()
+	// An own-user connection refused would leave Accept waiting for another.
+	lis.(*net.UnixListener).SetDeadline(time.Now().Add(testwait.Deadline))
 	go func() {
 		if c, err := net.Dial("unix", sock); err == nil {
 			defer c.Close()

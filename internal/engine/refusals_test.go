@@ -11,6 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/audit"
 	"github.com/ai-memory/ai-memory/internal/engine/server"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
@@ -24,7 +25,7 @@ func TestEngineAuditsItsRefusals(t *testing.T) {
 	dir := shortDir(t)
 	ctx0, stop := context.WithCancel(context.Background())
 	done := serveAsync(ctx0, Options{DataDir: dir, IdleTimeout: -1, Logger: quiet(t)})
-	t.Cleanup(func() { stop(); <-done })
+	t.Cleanup(func() { stop(); wait(t, done, testwait.Deadline) })
 	host := dial(t, dir)
 	ctx := context.Background()
 

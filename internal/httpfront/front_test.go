@@ -15,6 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -26,6 +27,10 @@ var testSet = func() *catalog.Set {
 	}
 	return set
 }()
+
+// testClient bounds each request: a front that never answers fails the
+// test instead of hanging it.
+var testClient = &http.Client{Timeout: testwait.Deadline}
 
 // blockingPlugins holds every call until release is closed.
 type blockingPlugins struct {
@@ -86,7 +91,7 @@ func TestConcurrencyCapIsPerPrincipal(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("X-Test-Principal", principal)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := testClient.Do(req)
 		if err != nil {
 			t.Error(err)
 			return 0, ""
@@ -98,7 +103,7 @@ func TestConcurrencyCapIsPerPrincipal(t *testing.T) {
 
 	first := make(chan string, 1)
 	go func() { code, body := call("alice"); first <- fmt.Sprint(code, " ", body) }()
-	if who := <-plugins.entered; who != "alice" {
+	if who := testwait.Recv(t, plugins.entered, "alice's first call to reach the plugin"); who != "alice" {
 		t.Fatalf("first call for %s", who)
 	}
 	if code, body := call("alice"); code != http.StatusTooManyRequests || !strings.Contains(body, "at most 1") {
@@ -106,21 +111,21 @@ func TestConcurrencyCapIsPerPrincipal(t *testing.T) {
 	}
 	bob := make(chan string, 1)
 	go func() { code, body := call("bob"); bob <- fmt.Sprint(code, " ", body) }()
-	if who := <-plugins.entered; who != "bob" {
+	if who := testwait.Recv(t, plugins.entered, "bob's call to reach the plugin"); who != "bob" {
 		t.Fatalf("bob's call entered as %s", who)
 	}
 	close(plugins.release)
-	if got := <-first; !strings.HasPrefix(got, "200 ") || !strings.Contains(got, "ok alice") {
+	if got := testwait.Recv(t, first, "alice's first call to answer"); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, "ok alice") {
 		t.Errorf("alice's first call: %s", got)
 	}
-	if got := <-bob; !strings.HasPrefix(got, "200 ") || !strings.Contains(got, "ok bob") {
+	if got := testwait.Recv(t, bob, "bob's call to answer"); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, "ok bob") {
 		t.Errorf("bob's call: %s", got)
 	}
 	if hosts.Load() != 2 || f.Tenants() != 2 {
 		t.Errorf("%d hosts for two principals", hosts.Load())
 	}
 	cancel()
-	if err := <-served; err != nil {
+	if err := testwait.Recv(t, served, "Serve to return"); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
 }
@@ -148,7 +153,7 @@ func TestStreamCap(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("X-Test-Principal", "alice")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +165,7 @@ func TestStreamCap(t *testing.T) {
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
 		req.Header.Set("X-Test-Principal", "alice")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := testClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/catalog"
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
 	"github.com/ai-memory/ai-memory/internal/mcphost"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -117,7 +118,7 @@ func startFront(t *testing.T, opts Options) *testFront {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() { tf.Serve(ctx, l, time.Second); close(served) }()
-	t.Cleanup(func() { cancel(); <-served })
+	t.Cleanup(func() { cancel(); testwait.Recv(t, served, "Serve to return") })
 	tf.addr = l.Addr().String()
 	tf.url = "http://" + tf.addr + "/mcp"
 	return tf
@@ -138,7 +139,7 @@ func (tf *testFront) post(t *testing.T, body string, headers ...string) (int, ht
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	req.Close = true
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,10 +228,8 @@ func TestStalledBodyIsClosed(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "reading the request body") {
 		t.Errorf("half-closed: %d %s", resp.StatusCode, body)
 	}
-	if got := tf.audit.all(); len(got) < 3 {
-		// The audit queue drains asynchronously.
-		waitFor(t, "three refusals audited", func() bool { return len(tf.audit.all()) >= 3 })
-	}
+	// The audit queue drains asynchronously.
+	waitFor(t, "three refusals audited", func() bool { return len(tf.audit.all()) >= 3 })
 }
 
 // A request with both Content-Length and Transfer-Encoding is refused and
@@ -247,6 +246,7 @@ func TestContentLengthWithChunkedIsRefused(t *testing.T) {
 	}
 	// The same request after a well-formed one on a keep-alive connection.
 	c = tf.raw(t, head+"Transfer-Encoding: chunked\r\n\r\n"+chunk)
+	c.SetReadDeadline(time.Now().Add(testwait.Deadline))
 	br := bufio.NewReader(c)
 	first, err := http.ReadResponse(br, nil)
 	if err != nil || first.StatusCode != 200 {

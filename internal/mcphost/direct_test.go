@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -65,7 +66,7 @@ func TestDirectCallIsCancelled(t *testing.T) {
 	h, _ := newTestHost(t, nil, func(o *Options) { o.Plugins = &waitingPlugins{fakePlugins: &fakePlugins{}, started: started} })
 	p := startPipe(t, h)
 	p.write(call("slow", "memory_store", `{}`))
-	<-started
+	testwait.Recv(t, started, "the call to reach the plugin")
 	p.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}` + "\n")
 	text, isErr := resultText(t, p.response("slow"))
 	if !isErr || !strings.Contains(text, "context canceled") {

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ai-memory/ai-memory/internal/guard"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 func capabilitiesCall(t *testing.T, h *Host, args string) (string, bool) {
@@ -87,7 +88,12 @@ func TestBridgeDeniesAsBefore(t *testing.T) {
 	if h.isGranted("echo") {
 		t.Fatal("a denied identity was granted")
 	}
-	for _, e := range audit.all() {
+	// The bridged call and the direct one are each audited as denied.
+	got := audit.all()
+	if len(got) != 2 {
+		t.Errorf("audit = %+v, want two denials", got)
+	}
+	for _, e := range got {
 		if e.Event != "call_denied" || e.Granted {
 			t.Errorf("audit entry %+v", e)
 		}
@@ -146,7 +152,7 @@ func TestRegistrationMatchesGrant(t *testing.T) {
 		}
 	}
 	close(stop)
-	wg.Wait()
+	testwait.Wait(t, &wg, "the loaders to stop")
 }
 
 func TestOverviewIsData(t *testing.T) {

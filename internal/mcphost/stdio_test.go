@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -46,7 +47,7 @@ func startPipe(t *testing.T, h *Host) *pipe {
 			p.msgs <- m
 		}
 	}()
-	t.Cleanup(func() { inW.Close(); cancel(); <-p.done })
+	t.Cleanup(func() { inW.Close(); cancel(); testwait.Recv(t, p.done, "ServeStdio to return") })
 	p.write(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 	p.response("init")
@@ -259,11 +260,16 @@ func TestStdioEndOfInputWaitsForCallsInFlight(t *testing.T) {
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_capabilities","arguments":{"family":"echo","include_schema":true}}}`+"\n")
 	inW.Close()
 	close(release)
-	var answered bool
-	for lines.Scan() {
-		answered = answered || strings.Contains(lines.Text(), `"id":1`)
-	}
-	if err := <-done; err != nil || !answered {
+	scanned := make(chan bool, 1) // read apart, so the wait for the end of output has a deadline
+	go func() {
+		var answered bool
+		for lines.Scan() {
+			answered = answered || strings.Contains(lines.Text(), `"id":1`)
+		}
+		scanned <- answered
+	}()
+	answered := testwait.Recv(t, scanned, "the host to close its output")
+	if err := testwait.Recv(t, done, "ServeStdio to return"); err != nil || !answered {
 		t.Fatalf("after end of input: err=%v answered=%v", err, answered)
 	}
 }
@@ -279,7 +285,7 @@ func TestStdioExpansionThenCallBackToBack(t *testing.T) {
 	p := startPipe(t, h)
 	// Expansion and a call of the tool it grants, in one write.
 	p.write(call(1, "memory_capabilities", `{"family":"echo","include_schema":true}`) + call(2, "test_echo", `{"say":"hi"}`))
-	if f := <-entered; f != "echo" {
+	if f := testwait.Recv(t, entered, "the expansion to start a plugin"); f != "echo" {
 		t.Fatalf("started %s", f)
 	}
 	close(release) // the expansion finishes only now; the call must have waited
@@ -395,7 +401,7 @@ func TestStdioExpansionWaitIsBoundedForClientsThatDoNotRelist(t *testing.T) {
 	h.lists.mu.Unlock()
 	p.write(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}` + "\n")
 	p.response("list")
-	<-listed
+	testwait.Recv(t, listed, "the listing to be noted")
 	h.lists.mu.Lock()
 	deaf = h.lists.get(stdioSessionID).deaf
 	h.lists.mu.Unlock()

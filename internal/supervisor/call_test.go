@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ai-memory/ai-memory/internal/engine/caller"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
@@ -187,11 +188,11 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 			}()
 		}
 		// Both calls are in flight on instance 2 before either fails.
-		if a, b := <-inFlight, <-inFlight; a != 2 || b != 2 {
+		if a, b := testwait.Recv(t, inFlight, "call a in flight"), testwait.Recv(t, inFlight, "call b in flight"); a != 2 || b != 2 {
 			t.Fatalf("calls ran on instances %d and %d", a, b)
 		}
 		close(release["a"])
-		if err := <-errs["a"]; err == nil || !strings.Contains(err.Error(), "stopped while running fail") {
+		if err := testwait.Recv(t, errs["a"], "the first failing call to end"); err == nil || !strings.Contains(err.Error(), "stopped while running fail") {
 			t.Fatalf("first failing call: %v", err)
 		}
 		// A call after the first failure starts instance 3.
@@ -203,7 +204,7 @@ func TestLateFailureNeverStopsTheReplacement(t *testing.T) {
 		}
 		// The second call, still on instance 2, fails late: it must not stop instance 3.
 		close(release["b"])
-		<-errs["b"]
+		testwait.Recv(t, errs["b"], "the late failing call to end")
 		if f.proc(3).Exited() {
 			t.Fatal("a late failure of the old instance stopped its replacement")
 		}

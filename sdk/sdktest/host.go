@@ -2,7 +2,9 @@ package sdktest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +42,9 @@ func StartHost(t testing.TB, plugin, profile string) *Host {
 	h := &Host{t: t, DataDir: filepath.Join(root, "data"), Config: filepath.Join(root, "config.toml")}
 	env := engineEnv(root, "AI_MEMORY_DATA_DIR="+h.DataDir, "AI_MEMORY_CONFIG="+h.Config, "AI_MEMORY_AGENT_ID=ai:sdktest",
 		"AI_MEMORY_ENGINE_IDLE_TIMEOUT=1s") // the engine the host spawns ends soon after it
-	add := exec.Command(bin, "plugin", "add", plugin)
+	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
+	defer cancel()
+	add := exec.CommandContext(ctx, bin, "plugin", "add", plugin)
 	add.Env = env
 	if out, err := add.CombinedOutput(); err != nil {
 		os.RemoveAll(root)
@@ -92,6 +96,10 @@ func waitEngineGone(dataDir string) {
 	}
 }
 
+// answerWithin bounds the wait for the host's answer: a host that never
+// answers fails the test instead of hanging it.
+const answerWithin = time.Minute
+
 // request sends one JSON-RPC request and returns its result, skipping the
 // host's notifications.
 func (h *Host) request(method string, params any) json.RawMessage {
@@ -102,24 +110,43 @@ func (h *Host) request(method string, params any) json.RawMessage {
 	if err := h.in.Encode(map[string]any{"jsonrpc": "2.0", "id": h.nextID, "method": method, "params": params}); err != nil {
 		h.t.Fatalf("sdktest: %s: %v", method, err)
 	}
-	for h.out.Scan() {
-		var msg struct {
-			ID     *int            `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(h.out.Bytes(), &msg) != nil || msg.ID == nil || *msg.ID != h.nextID {
-			continue // a notification, or a request of the host's
-		}
-		if msg.Error != nil {
-			h.t.Fatalf("sdktest: %s: %s", method, msg.Error.Message)
-		}
-		return msg.Result
+	type answer struct {
+		result json.RawMessage
+		err    string
 	}
-	h.t.Fatalf("sdktest: %s: the host closed its output (%v)", method, h.out.Err())
-	return nil
+	id, got := h.nextID, make(chan answer, 1)
+	go func() { // reads apart, so that the wait has a deadline
+		for h.out.Scan() {
+			var msg struct {
+				ID     *int            `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(h.out.Bytes(), &msg) != nil || msg.ID == nil || *msg.ID != id {
+				continue // a notification, or a request of the host's
+			}
+			if msg.Error != nil {
+				got <- answer{err: msg.Error.Message}
+			} else {
+				got <- answer{result: msg.Result}
+			}
+			return
+		}
+		got <- answer{err: fmt.Sprintf("the host closed its output (%v)", h.out.Err())}
+	}()
+	select {
+	case a := <-got:
+		if a.err != "" {
+			h.t.Fatalf("sdktest: %s: %s", method, a.err)
+		}
+		return a.result
+	case <-time.After(answerWithin):
+		h.cmd.Process.Kill() // ends the read above; the host is of no further use
+		h.t.Fatalf("sdktest: %s: no answer within %v", method, answerWithin)
+		return nil
+	}
 }
 
 // Tools lists the names tools/list shows.

@@ -63,7 +63,7 @@ func TestCancelStopsACallOnlyBeforeItsFirstWrite(t *testing.T) {
 	f := newInFlight(unstarted, 0)
 	defer f.release()
 	stop()
-	<-f.ctx.Done() // the request's context ending before any write stops the call
+	recv(t, f.ctx.Done(), "the call to stop") // the request's context ending before any write stops the call
 }
 
 // A cancel request on a call stream reaches the call in flight, which
@@ -80,14 +80,16 @@ func TestCallStreamCancelRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := serveFamily(t, srv).CallStream(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline) // a stream that never answers fails
+	defer cancel()
+	st, err := serveFamily(t, srv).CallStream(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Send(&aimemoryv1.CallRequest{Tool: "block"}); err != nil {
 		t.Fatal(err)
 	}
-	<-blocked
+	recv(t, blocked, "the blocking call to start")
 	if err := st.Send(&aimemoryv1.CallRequest{Cancel: true}); err != nil {
 		t.Fatal(err)
 	}

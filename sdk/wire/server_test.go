@@ -44,6 +44,9 @@ func TestCallStream(t *testing.T) {
 	fc := serveFamily(t, srv)
 
 	ctx, cancel := context.WithCancel(context.Background())
+	// A stream that never answers is cancelled, failing the test; a
+	// deadline instead would reach the calls, which test there being none.
+	defer time.AfterFunc(testDeadline, cancel).Stop()
 	st, err := fc.CallStream(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -67,13 +70,31 @@ func TestCallStream(t *testing.T) {
 	if err := st.Send(&aimemoryv1.CallRequest{Tool: "block"}); err != nil {
 		t.Fatal(err)
 	}
-	<-blocked
+	recv(t, blocked, "the blocking call to start")
 	cancel()
-	if err := <-ended; err != context.Canceled {
+	if err := recv(t, ended, "the cancelled call to end"); err != context.Canceled {
 		t.Fatalf("the call on a cancelled stream ended with %v, want context.Canceled", err)
 	}
 	if _, err := st.Recv(); err == nil {
 		t.Fatal("a cancelled stream answered")
+	}
+}
+
+// testDeadline bounds a test's wait for an event: a regression fails the
+// test instead of hanging it.
+const testDeadline = time.Minute
+
+// recv returns the next value from ch, failing t if none comes within
+// testDeadline (sdk cannot use the main module's internal/testwait).
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(testDeadline):
+		t.Fatalf("timed out after %v waiting for %s", testDeadline, what)
+		var zero T
+		return zero
 	}
 }
 

@@ -3,6 +3,7 @@ package events
 import (
 	"testing"
 
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -21,7 +22,7 @@ func TestSlowSubscriberDropsInsteadOfBlocking(t *testing.T) {
 		t.Errorf("subscribers %d", b.Subscribers())
 	}
 	b.Publish(&aimemoryv1.Event{}) // after a close: no send on a closed channel
-	if e := <-fast.C; e.At != 0 {
+	if e := testwait.Recv(t, fast.C, "the first event"); e.At != 0 {
 		t.Errorf("order: first event at %d", e.At)
 	}
 }

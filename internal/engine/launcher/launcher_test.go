@@ -16,6 +16,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/assertion"
 	"github.com/ai-memory/ai-memory/internal/engine"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
@@ -93,7 +94,7 @@ func TestTwoHostsShareOneEngine(t *testing.T) {
 		creds := hostCreds(t, dir) // on the test goroutine: it may end the test
 		wg.Go(func() { socks[i], errs[i] = EnsureRunning(ctx, exe, dir, time.Second, creds) })
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "both EnsureRunning calls")
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("host %d: %v", i, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/boltstore"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	"github.com/ai-memory/ai-memory/sdk/wire"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
@@ -68,7 +69,9 @@ func (s *ctxStream) Context() context.Context { return s.ctx }
 // list; the handlers check nothing themselves); a host's backup and
 // import go through.
 func TestHostOnlyMethodsRefusePlugins(t *testing.T) {
-	ctx := storagetest.Operator()
+	// A stream let through by mistake (Track sends nothing) ends at the deadline, failing the test.
+	ctx, cancel := context.WithTimeout(storagetest.Operator(), testwait.Deadline)
+	defer cancel()
 	plugin := serveAs(t, "core")
 	b, _ := plugin.Backup(ctx, &aimemoryv1.BackupRequest{})
 	e, _ := plugin.Export(ctx, &aimemoryv1.ExportRequest{})

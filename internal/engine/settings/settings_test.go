@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -50,7 +52,7 @@ func TestConcurrentFirstHostsAgree(t *testing.T) {
 			got[i] = *s.TTL.ShortTTLSecs
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the concurrent Reconciles")
 	for _, v := range got {
 		if v != got[0] {
 			t.Fatalf("hosts saw different settings in force: %v", got)

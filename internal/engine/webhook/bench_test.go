@@ -17,6 +17,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -35,7 +36,7 @@ func benchRig(b *testing.B, url string) *boltstore.Store {
 	d := webhook.New(webhook.Config{Store: records.New(st), Events: ev, Guard: webhook.Guard{AllowLoopback: true}, Sealer: sealer,
 		Backoff: webhook.Backoff{Base: time.Hour, Attempts: 2}, Timeout: time.Minute})
 	go func() { defer close(done); d.Run(ctx) }()
-	b.Cleanup(func() { cancel(); <-done; st.Close() })
+	b.Cleanup(func() { cancel(); testwait.Recv(b, done, "the dispatcher to stop"); st.Close() })
 	if url != "" {
 		sealed, _ := sealer.Seal("bench", []byte("k"))
 		if err := st.PutSubscription(storagetest.Operator(), &storage.Subscription{ID: "bench", URL: url, Events: []string{"*"},

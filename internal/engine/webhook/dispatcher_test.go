@@ -21,6 +21,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -150,7 +151,7 @@ func (r *rig) start(guard webhook.Guard, dial webhook.DialFunc) {
 
 func (r *rig) stop() {
 	r.cancel()
-	<-r.done
+	testwait.Recv(r.t, r.done, "the dispatcher to stop")
 }
 
 func (r *rig) subscribe(url, secret string) *storage.Subscription {
@@ -568,7 +569,7 @@ func TestSharedStoreWakeUpsAndBackstop(t *testing.T) {
 	done := make(chan struct{})
 	d := webhook.New(webhook.Config{Store: st, Guard: loopbackOnly, Backoff: backoff, Clock: r.clock})
 	go func() { defer close(done); d.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "the dispatcher to stop") }()
 	r.clock.awaitTimer(t) // idle, waiting
 
 	r.subscribe(srv.URL+"/hook", "")

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // The test binary plays both parts: with policyEnv set it is the launcher
@@ -80,10 +83,15 @@ func launch(t *testing.T, p Policy, pr probe) (map[string]string, string) {
 	t.Helper()
 	pol, _ := json.Marshal(p)
 	raw, _ := json.Marshal(pr)
-	cmd := exec.Command(os.Args[0])
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(os.Environ(), policyEnv+"="+string(pol), probeEnv+"="+string(raw))
 	cmd.Stdin = strings.NewReader("the host's stdin")
 	out, _ := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("the launched binary did not exit within %v", testwait.Deadline)
+	}
 	var report map[string]string
 	if json.Unmarshal(out, &report) != nil {
 		return nil, string(out)

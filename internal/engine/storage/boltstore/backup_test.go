@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ai-memory/ai-memory/internal/testwait"
 )
 
 // pausedWriter blocks its first Write until resume is closed, as a backup
@@ -43,7 +45,7 @@ func TestBackupPausedLetsWritersGrowTheFile(t *testing.T) {
 		_, err := s.Backup(context.Background(), w)
 		done <- err
 	}()
-	<-paused
+	testwait.Recv(t, paused, "the backup to pause")
 
 	wrote := growPastItsMapping(t, s)
 	select {
@@ -57,7 +59,7 @@ func TestBackupPausedLetsWritersGrowTheFile(t *testing.T) {
 		t.Fatalf("writes growing the file did not commit within %s while the backup was paused", deadline)
 	}
 	release()
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "the resumed backup to end"); err != nil {
 		t.Fatal(err)
 	}
 	copyPath := filepath.Join(t.TempDir(), "copy.db")

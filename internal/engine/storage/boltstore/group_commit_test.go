@@ -13,6 +13,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -121,7 +122,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	cancel()
 	s.writeMu.Unlock()
-	wg.Wait()
+	testwait.Wait(t, &wg, "the queued writes")
 
 	if leadErr != nil {
 		t.Fatalf("leader: %v", leadErr)
@@ -206,7 +207,7 @@ func TestGroupCommitSurvivesABug(t *testing.T) {
 	storeAsync(2, "fine") // shares the second batch
 	waitQueue(t, s, 2)
 	s.writeMu.Unlock()
-	wg.Wait()
+	testwait.Wait(t, &wg, "the three writes")
 
 	if errs[0] != nil || panics[0] != nil {
 		t.Errorf("the first batch: %v, %v", errs[0], panics[0])

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -40,7 +41,7 @@ func TestForgetSeesItsBatch(t *testing.T) {
 	waitQueue(t, s, 2)
 	commits := s.commits
 	s.writeMu.Unlock()
-	wg.Wait()
+	testwait.Wait(t, &wg, "the store, the queued store and the forget")
 	s.writeMu.Lock()
 	batches := s.commits - commits
 	s.writeMu.Unlock()

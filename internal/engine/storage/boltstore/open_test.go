@@ -15,6 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -87,6 +88,6 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the writers and readers")
 	checkConsistent(t, s)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -143,7 +144,7 @@ func TestSnapshotWhenLogIsLong(t *testing.T) {
 	for i := range 120 {
 		storagetest.Store(t, records.New(s), storagetest.Mem(fmt.Sprintf("note %d", i), fmt.Sprintf("alpha beta number %d", i)))
 	}
-	s.bg.Wait()
+	testwait.Wait(t, &s.bg, "the background snapshot")
 	if n := logLen(t, s); n >= 50 {
 		t.Errorf("the log holds %d memories after a background snapshot", n)
 	}
@@ -210,7 +211,7 @@ func TestSnapshotWhenManyEvents(t *testing.T) {
 		if _, err := records.New(s).UpdateMemory(ctx, &aimemoryv1.UpdateMemoryRequest{Id: a.Id, Priority: proto.Int32(int32(1 + i%9))}); err != nil {
 			t.Fatal(err)
 		}
-		s.bg.Wait()
+		testwait.Wait(t, &s.bg, "the background snapshot")
 	}
 	storagetest.Store(t, records.New(s), storagetest.Mem("c", "gamma"))
 	crashed := crashCopy(t, s)

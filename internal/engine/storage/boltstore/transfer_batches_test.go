@@ -11,6 +11,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -113,7 +114,7 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	seedMemories(t, s, 2*records.ExportBatchRecords+1)
 	run := pausedExport(t, s, records.ExportBatchRecords/2)
-	<-run.paused
+	testwait.Recv(t, run.paused, "the export to pause")
 
 	wrote := growPastItsMapping(t, s)
 	select {
@@ -127,7 +128,7 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 		t.Fatalf("writes growing the file did not commit within %s while the export was paused", deadline)
 	}
 	run.Resume()
-	if err := <-run.done; err != nil {
+	if err := testwait.Recv(t, run.done, "the resumed export to end"); err != nil {
 		t.Fatal(err)
 	}
 	sent := map[string]int{}
@@ -162,7 +163,7 @@ func TestExportDuringWritesImportsWithoutRefusals(t *testing.T) {
 	// Paused on the last record of the first batch: m00000..m00999 read,
 	// the second batch not yet.
 	run := pausedExport(t, src, records.ExportBatchRecords-1)
-	<-run.paused
+	testwait.Recv(t, run.paused, "the export to pause")
 
 	// A new memory ahead of the walk, linked from one already sent.
 	if out := outcomes(t, src, []*aimemoryv1.ExportRecord{importedMemory("a-new", "late")}); out[0] != "created " {
@@ -179,7 +180,7 @@ func TestExportDuringWritesImportsWithoutRefusals(t *testing.T) {
 	// Both ends will be in the stream.
 	link("m00004", "m01502")
 	run.Resume()
-	if err := <-run.done; err != nil {
+	if err := testwait.Recv(t, run.done, "the resumed export to end"); err != nil {
 		t.Fatal(err)
 	}
 

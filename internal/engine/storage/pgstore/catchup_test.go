@@ -8,6 +8,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -38,7 +39,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 			return nil
 		})
 	}()
-	<-logged
+	testwait.Recv(t, logged, "the slow write to log its event")
 	storagetest.Store(t, records.New(fast), storagetest.Mem("fast zebra", "logged second, committed first"))
 	if got := search(t, reader, "zebra"); len(got) != 1 || got[0] != "fast zebra" {
 		t.Fatalf("before the slow commit: %v", got)
@@ -47,7 +48,7 @@ func TestCatchUpSeesOutOfOrderCommit(t *testing.T) {
 		t.Fatalf("holes = %v, want the slow write's seq", reader.pos.holes)
 	}
 	close(release)
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "the slow write to commit"); err != nil {
 		t.Fatal(err)
 	}
 	if got := search(t, reader, "zebra"); len(got) != 2 {

@@ -19,6 +19,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
 	"github.com/ai-memory/ai-memory/internal/engine/webhook"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -113,7 +114,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 			}
 		})
 	}
-	defer func() { stop(); running.Wait() }()
+	defer func() { stop(); testwait.Wait(t, &running, "the dispatchers to stop") }()
 
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -128,7 +129,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the writers")
 	evs, err := engines[0].EventsAfter(ctx, 0, 1000)
 	if err != nil || len(evs) != writers*writes {
 		t.Fatalf("logged %d events, %v; want %d", len(evs), err, writers*writes)
@@ -169,7 +170,7 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	stop()
-	running.Wait()
+	testwait.Wait(t, &running, "the dispatchers to stop")
 	t.Logf("settled by engine 0: %d, by engine 1: %d", settled[0].Load(), settled[1].Load())
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
@@ -187,8 +188,8 @@ func TestTwoDispatchersDeliverOnce(t *testing.T) {
 		t.Fatalf("%d distinct deliveries of %d; repeated %v; unexpected %v", len(recv.got), len(want), dup, extra)
 	}
 	list, err := engines[1].ListSubscriptions(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(list) != subs {
+		t.Fatalf("%d subscriptions listed (%v), want %d", len(list), err, subs)
 	}
 	for _, s := range list {
 		if s.Dispatched != writers*writes || s.Failed != 0 {
@@ -300,7 +301,7 @@ func TestSubscribeDuringWrites(t *testing.T) {
 	storeTitle(t, records.New(subscriber), "last")
 	grown(10)
 	close(stop)
-	wg.Wait()
+	testwait.Wait(t, &wg, "the other engine's writers to stop")
 	evs, err := writer.EventsAfter(ctx, 0, 100_000)
 	if err != nil {
 		t.Fatal(err)

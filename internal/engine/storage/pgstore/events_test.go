@@ -15,6 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -179,7 +180,7 @@ func TestEventCursorNeverSkipsALateCommit(t *testing.T) {
 		_, err := records.New(a).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "slow", Content: "c"}})
 		slow <- err
 	}()
-	<-held
+	testwait.Recv(t, held, "the slow write to stop before its commit")
 	go func() {
 		_, err := records.New(b).StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: "fast", Content: "c"}})
 		fast <- err
@@ -211,10 +212,10 @@ func TestEventCursorNeverSkipsALateCommit(t *testing.T) {
 	default:
 	}
 	release()
-	if err := <-slow; err != nil {
+	if err := testwait.Recv(t, slow, "the slow write to commit"); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-fast; err != nil {
+	if err := testwait.Recv(t, fast, "the fast write to commit"); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(); strings.Join(got, ",") != "slow,fast" {

@@ -12,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/seam"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -121,7 +122,7 @@ func TestPeersRaceForAliases(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the entity writers")
 	for i := range rounds {
 		holders := 0
 		for _, name := range append([]string{fmt.Sprint("shared ", i)}, "rival 0 of "+fmt.Sprint(i), "rival 1 of "+fmt.Sprint(i), "rival 2 of "+fmt.Sprint(i), "rival 3 of "+fmt.Sprint(i)) {
@@ -181,7 +182,7 @@ func TestPeerLinkRacesDelete(t *testing.T) {
 			}
 		}
 	})
-	wg.Wait()
+	testwait.Wait(t, &wg, "the linker and the deleter")
 	if st, err := e[0].Stats(ctx); err != nil || st.Links != 0 || st.Total != 1 {
 		t.Fatalf("after the race: %d links, %d memories, %v; want 0, 1", st.GetLinks(), st.GetTotal(), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -47,7 +48,7 @@ func TestExactlyOneLeaderAndTakeover(t *testing.T) {
 			results <- leadResult{i, lost, release, err}
 		}()
 	}
-	first := <-results
+	first := testwait.Recv(t, results, "a first engine to lead")
 	if first.err != nil {
 		t.Fatal(first.err)
 	}
@@ -157,7 +158,7 @@ func TestPrunedChangeLogReloads(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the readers after the prune")
 	// New writes after a reload are still seen (its position is the horizon or later).
 	if _, err := records.New(writer).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: storagetest.Mem("zebra four", "striped four")}); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -64,7 +65,7 @@ func TestForgetAcrossEngines(t *testing.T) {
 		}
 	}
 	close(done)
-	wg.Wait()
+	testwait.Wait(t, &wg, "the forgetting peer to stop")
 	forget() // whatever the last concurrent forget did not see yet
 	if got := matched.Load(); got != writes {
 		t.Errorf("the forgets matched %d memories in all, want each of the %d writes once", got, writes)
@@ -124,7 +125,7 @@ func TestRestoreRacesStore(t *testing.T) {
 		wg.Go(func() {
 			stored, storeErr = records.New(engines[1]).StoreMemory(ctx, &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{Title: title, Content: "stored", Confidence: 1}})
 		})
-		wg.Wait()
+		testwait.Wait(t, &wg, "the restore and the store")
 		if storeErr != nil {
 			t.Fatalf("%s: store: %v", title, storeErr)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -30,7 +31,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 			errs[i] = err
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the concurrent opens")
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -72,7 +73,7 @@ func TestPeersRacingApprovers(t *testing.T) {
 				_, results[i] = records.New(engines[i%2]).ApprovePending(govCaller(fmt.Sprintf("ai:approver%d", i)), &aimemoryv1.DecidePendingRequest{Id: pe.ID})
 			})
 		}
-		wg.Wait()
+		testwait.Wait(t, &wg, "the racing approvals")
 		won := 0
 		for i, err := range results {
 			switch {
@@ -136,7 +137,7 @@ func TestPeersAuditOneChain(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the audit writers")
 	const total = writers * appends
 	if len(seqs) != total {
 		t.Fatalf("%d distinct seqs for %d appends", len(seqs), total)

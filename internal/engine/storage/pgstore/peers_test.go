@@ -12,6 +12,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/pgstore/pgtest"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -61,7 +62,7 @@ func TestTwoEnginesOneDatabase(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the writers")
 	if created != titles || created+merged != writers*writes {
 		t.Fatalf("created %d, merged %d; want %d created of %d writes", created, merged, titles, writers*writes)
 	}

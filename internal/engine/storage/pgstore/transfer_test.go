@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/ai-memory/ai-memory/internal/engine/storage/migration"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/records"
 	"github.com/ai-memory/ai-memory/internal/engine/storage/storagetest"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -261,13 +263,15 @@ func TestExportIsOneSnapshot(t *testing.T) {
 			return nil
 		})
 	}()
-	<-paused
-	_, err := records.New(s).SetStandard(ctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Id, GovernanceJson: `{"write":"approve"}`})
+	testwait.Recv(t, paused, "the export to pause")
+	wctx, cancel := context.WithTimeout(ctx, testwait.Deadline) // a write held behind the export fails
+	defer cancel()
+	_, err := records.New(s).SetStandard(wctx, &aimemoryv1.SetStandardRequest{Namespace: "team", Id: rules.Id, GovernanceJson: `{"write":"approve"}`})
 	close(resume)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "the resumed export to end"); err != nil {
 		t.Fatal(err)
 	}
 	if len(sent) != 1 || sent[0].GetMemory().GetId() != rules.Id {

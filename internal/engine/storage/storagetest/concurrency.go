@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -50,7 +51,7 @@ func testConcurrentWrites(t *testing.T, o Opener) {
 		}()
 	}
 	close(start)
-	wg.Wait()
+	testwait.Wait(t, &wg, "the writers of the burst")
 
 	if n := stats(t, s).Total; n != uint64(writers*each+1) {
 		t.Errorf("%d memories after the burst, want %d", n, writers*each+1)
@@ -125,7 +126,7 @@ func testFailingWriteFailsAlone(t *testing.T, o Opener) {
 			}()
 		}
 		close(start)
-		wg.Wait()
+		testwait.Wait(t, &wg, "the burst")
 
 		if !errors.Is(delErr, storage.ErrDenied) {
 			t.Errorf("round %d: delete of victim and keep: %v, want denied", round, delErr)

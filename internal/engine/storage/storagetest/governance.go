@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-memory/ai-memory/internal/engine/governance"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/testwait"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
@@ -220,7 +221,7 @@ func testGovernanceApproval(t *testing.T, open Opener) {
 			_, results[i] = f.s.ApprovePending(as("ai:approver"+string(rune('a'+i))), &aimemoryv1.DecidePendingRequest{Id: pe.ID})
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the racing approvals")
 	won := 0
 	for _, err := range results {
 		switch {
