@@ -78,14 +78,10 @@ func (t opsTx) Principal() string                              { return t.w.prin
 type seamTx struct{ opsTx }
 
 func (t seamTx) View() storage.GovernanceView { return govView{tx: t.w.tx, cfg: t.w.s.gov} }
-func (t seamTx) PutStandard(st *aimemoryv1.Standard) error {
-	return putStandard(t.w.tx, st)
-}
 func (t seamTx) DeleteStandard(ns string) error {
 	return t.w.tx.Bucket(bucketStandards).Delete([]byte(ns))
 }
 func (t seamTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return getPending(t.w.tx, id) }
-func (t seamTx) PutPending(p *aimemoryv1.PendingAction) error         { return t.w.putPending(p) }
 func (t seamTx) As(ctx context.Context, fn func() error) error {
 	saved := t.w.ctx
 	defer func() { t.w.ctx = saved }()

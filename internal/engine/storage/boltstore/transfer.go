@@ -176,26 +176,6 @@ func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error
 	return out, nil
 }
 
-func (t seamTx) PutArchived(a *storage.Archived) error {
-	raw, err := encodeArchived(a)
-	if err != nil {
-		return err
-	}
-	return t.w.tx.Bucket(bucketArchive).Put([]byte(a.Memory.GetId()), raw)
-}
-
-func (t seamTx) PutVersion(a *storage.Archived) error {
-	raw, err := encodeArchived(a)
-	if err != nil {
-		return err
-	}
-	return t.w.tx.Bucket(bucketVersions).Put(versionKey(a.Memory.GetId(), a.VersionAt), raw)
-}
-
-func (t seamTx) PutArchivedLink(l *aimemoryv1.Link) error {
-	return putLinkRows(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), l)
-}
-
 func (t seamTx) Subscription(id string) (*storage.Subscription, error) {
 	return decodeSub(t.w.tx.Bucket(bucketSubs).Get([]byte(id)))
 }

@@ -31,9 +31,8 @@ type ArchiveTx interface {
 	// Unarchive deletes id's archive row; it runs after the row's links
 	// have been moved (ReviveLinks, RelinkArchived).
 	Unarchive(id string) error
-	// ReadLink and WriteLink as LinkTx's.
+	// ReadLink as LinkTx's.
 	ReadLink(source, target, relation string) (*aimemoryv1.Link, error)
-	WriteLink(l *aimemoryv1.Link) error
 	// ReviveLinks makes live the archived links of id (live again) whose
 	// other end is live; the rest stay archived until it comes back.
 	ReviveLinks(id string) (revived, kept uint32, err error)
@@ -231,7 +230,7 @@ func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
 		rules.CloseInterval(l)
 		l.ValidFrom, l.ValidUntil, l.ObservedBy, l.InvalidatedBy, l.InvalidatedAt = now, 0, tx.Principal(), "", 0
 	}
-	return tx.WriteLink(l)
+	return WriteLink(tx, l)
 }
 
 // Consolidate is Consolidate inside tx (also the approval path's

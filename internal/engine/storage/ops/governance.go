@@ -36,11 +36,9 @@ type GovRecords interface {
 	Get(id string) (*aimemoryv1.Memory, error)
 	// Put writes m over old, as Tx.Put.
 	Put(old, m *aimemoryv1.Memory, event string) error
-	PutStandard(st *aimemoryv1.Standard) error
 	// Pending reads pending action id (*storage.PendingNotFoundError when absent).
 	Pending(id string) (*aimemoryv1.PendingAction, error)
-	// PutPending writes p over the row of its id.
-	PutPending(p *aimemoryv1.PendingAction) error
+	RecordWriter
 }
 
 // GovTx is GovRecords and the execution of an approved action (Approve).
@@ -185,7 +183,7 @@ func SetStandard(t GovRecords, req *aimemoryv1.SetStandardRequest, policy string
 	if err := pin(t, m); err != nil {
 		return nil, err
 	}
-	return &aimemoryv1.SetStandardResponse{Standard: next}, t.PutStandard(next)
+	return &aimemoryv1.SetStandardResponse{Standard: next}, PutStandard(t, next)
 }
 
 // pin makes a standard's memory permanent: long tier, no expiry. An engine
@@ -323,7 +321,7 @@ func Approve(t GovTx, id string) (*aimemoryv1.ApprovePendingResponse, error) {
 		resp.Votes, resp.Quorum = uint32(len(p.Approvals)), uint32(a.Quorum)
 		if len(p.Approvals) < a.Quorum {
 			resp.Action = p
-			return resp, t.PutPending(p)
+			return resp, PutPending(t, p)
 		}
 	}
 	result, err := t.ExecuteAs(p)
@@ -332,7 +330,7 @@ func Approve(t GovTx, id string) (*aimemoryv1.ApprovePendingResponse, error) {
 	}
 	p.Status, p.DecidedBy, p.DecidedAt, p.ResultMemoryId = StatusApproved, who, t.Now(), result
 	resp.Approved, resp.Action = true, p
-	return resp, t.PutPending(p)
+	return resp, PutPending(t, p)
 }
 
 // Reject refuses pending action id: the approver rule decides who may (so
@@ -347,7 +345,7 @@ func Reject(t GovRecords, id string) (*aimemoryv1.RejectPendingResponse, error) 
 		return nil, err
 	}
 	p.Status, p.DecidedBy, p.DecidedAt = StatusRejected, who, t.Now()
-	return &aimemoryv1.RejectPendingResponse{Action: p}, t.PutPending(p)
+	return &aimemoryv1.RejectPendingResponse{Action: p}, PutPending(t, p)
 }
 
 // ImportStandardRule validates an imported standard row (a refusal when

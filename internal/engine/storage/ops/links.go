@@ -25,8 +25,6 @@ type LinkTx interface {
 	Tx
 	// ReadLink reads the live link (source, target, relation); nil when absent.
 	ReadLink(source, target, relation string) (*aimemoryv1.Link, error)
-	// WriteLink writes l as the live link of its key, replacing any.
-	WriteLink(l *aimemoryv1.Link) error
 	// Emit records an event about m for after the commit.
 	Emit(event string, m *aimemoryv1.Memory)
 }
@@ -125,7 +123,7 @@ func PutLink(tx LinkTx, req *aimemoryv1.PutLinkRequest, rel, by string, resp *ai
 	if err := tx.Authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
 		return err
 	}
-	if err := tx.WriteLink(l); err != nil {
+	if err := WriteLink(tx, l); err != nil {
 		return err
 	}
 	resp.Link = l
@@ -157,7 +155,7 @@ func InvalidateLink(tx LinkTx, req *aimemoryv1.InvalidateLinkRequest, by string,
 	if err := tx.Authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
 		return err
 	}
-	if err := tx.WriteLink(l); err != nil {
+	if err := WriteLink(tx, l); err != nil {
 		return err
 	}
 	resp.Link = l

@@ -38,6 +38,7 @@ type Tx interface {
 	Now() int64
 	TTL() storage.TTL
 	Principal() string
+	RecordWriter
 }
 
 // Visible is m when the caller of ctx may read it (authz), else nil: what

@@ -269,38 +269,6 @@ func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error
 	return out, rows.Err()
 }
 
-func (t seamTx) PutArchived(a *storage.Archived) error {
-	raw, err := encodeMemory(a.Memory)
-	if err != nil {
-		return err
-	}
-	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO archived (id, archived_at, reason, original_tier, original_expires_at, record) VALUES ($1, $2, $3, $4, $5, $6)`,
-		a.Memory.GetId(), a.ArchivedAt, a.Reason, a.OriginalTier, a.OriginalExpiresAt, raw)
-	return err
-}
-
-// PutVersion keeps the row's own time and reason only where they are not
-// the usual ones (its key time, superseded).
-func (t seamTx) PutVersion(a *storage.Archived) error {
-	raw, err := encodeMemory(a.Memory)
-	if err != nil {
-		return err
-	}
-	var rowAt *int64
-	var reason *string
-	if a.ArchivedAt != a.VersionAt {
-		rowAt = &a.ArchivedAt
-	}
-	if a.Reason != storage.ArchiveReasonSuperseded {
-		reason = &a.Reason
-	}
-	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO versions (id, archived_at, original_tier, original_expires_at, record, row_archived_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		a.Memory.GetId(), a.VersionAt, a.OriginalTier, a.OriginalExpiresAt, raw, rowAt, reason)
-	return err
-}
-
-func (t seamTx) PutArchivedLink(l *aimemoryv1.Link) error { return t.w.writeLink(archivedLinks, l) }
-
 // ErrBackupUnsupported: Backup copies a bbolt file; a PostgreSQL database
 // is backed up with its own tools.
 var ErrBackupUnsupported = fmt.Errorf("backup: the postgres backend is backed up with pg_dump (or ai-memory export), not ai-memory backup: %w", errors.ErrUnsupported)

@@ -307,7 +307,7 @@ func (im *importer) ImportLink(l *aimemoryv1.Link) (string, error) {
 		}
 		return "", ops.Refusef("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	return "created", im.t.WriteLink(l)
+	return "created", ops.WriteLink(im.t, l)
 }
 
 // ImportEntity gives a live memory the alias rows it was exported with;
@@ -358,7 +358,7 @@ func archivedRow(what string, a *aimemoryv1.ArchivedMemory) (*storage.Archived, 
 	if err := rules.ValidImported(m); err != nil {
 		return nil, ops.Refuse(err)
 	}
-	return &storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}, nil
+	return ops.ArchivedOf(a), nil
 }
 
 // sameArchived: a stored row and an imported one are the same record.
@@ -383,7 +383,7 @@ func (im *importer) ImportArchived(in *aimemoryv1.ArchivedMemory) (string, error
 	case err != nil:
 		return "", err
 	case old == nil:
-		return "created", im.t.PutArchived(a)
+		return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: in}})
 	case sameArchived(old, a):
 		return "unchanged", nil
 	}
@@ -429,7 +429,7 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 		}
 		return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	return "created", im.t.PutArchivedLink(l)
+	return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}})
 }
 
 // ImportVersion writes a superseded version under its place among its
@@ -449,8 +449,7 @@ func (im *importer) ImportVersion(v *aimemoryv1.SupersededVersion) (string, erro
 	case err != nil:
 		return "", err
 	case old == nil:
-		a.VersionAt = v.GetAt()
-		return "created", im.t.PutVersion(a)
+		return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: v}})
 	case sameArchived(old, a):
 		return "unchanged", nil
 	}
@@ -474,7 +473,7 @@ func (im *importer) ImportStandard(st *aimemoryv1.Standard) (string, error) {
 		}
 		return "", ops.Refusef("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
 	}
-	return "created", im.t.PutStandard(st)
+	return "created", ops.PutStandard(im.t, st)
 }
 
 // ImportPending writes an approval queue entry, decided or not. A pending
@@ -487,7 +486,7 @@ func (im *importer) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 	var none *storage.PendingNotFoundError
 	switch {
 	case errors.As(err, &none):
-		return "created", im.t.PutPending(p)
+		return "created", ops.PutPending(im.t, p)
 	case err != nil:
 		return "", err
 	case proto.Equal(old, p):

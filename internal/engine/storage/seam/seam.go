@@ -150,13 +150,6 @@ type Tx interface {
 	Memories(ids []string) (map[string]*aimemoryv1.Memory, error)
 	// TitleOwners is the id holding each of keys that is taken.
 	TitleOwners(keys []NSTitle) (map[NSTitle]string, error)
-	// PutArchived writes a new archive row as it is (no links move).
-	PutArchived(a *storage.Archived) error
-	// PutVersion writes a new superseded version of a's memory, keyed by
-	// a.VersionAt.
-	PutVersion(a *storage.Archived) error
-	// PutArchivedLink writes a new link kept in the archive.
-	PutArchivedLink(l *aimemoryv1.Link) error
 	// Subscription is webhook subscription id; nil when there is none.
 	Subscription(id string) (*storage.Subscription, error)
 	// AddSubscription writes a new subscription that receives the events

@@ -1,0 +1,38 @@
+package ops
+
+import (
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
+)
+
+// Typed record access over the backend's generic PutRecord: the steps
+// name a record kind, a backend stores any kind by its key.
+
+// RecordWriter is the generic write a step's typed helpers go through.
+type RecordWriter interface {
+	// PutRecord writes r under its key, replacing any: every kind but a
+	// memory (Tx.Put), an entity (AddAlias) and a subscription
+	// (AddSubscription), whose writes keep indexes or secrets of their own.
+	PutRecord(r *aimemoryv1.ExportRecord) error
+}
+
+// WriteLink writes l as the live link of its key, replacing any.
+func WriteLink(tx RecordWriter, l *aimemoryv1.Link) error {
+	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}})
+}
+
+// PutPending writes p over the row of its id.
+func PutPending(tx RecordWriter, p *aimemoryv1.PendingAction) error {
+	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}})
+}
+
+// PutStandard writes st as its namespace's standard.
+func PutStandard(tx RecordWriter, st *aimemoryv1.Standard) error {
+	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}})
+}
+
+// ArchivedOf is the archive row a wire message stands for (VersionAt unset).
+func ArchivedOf(a *aimemoryv1.ArchivedMemory) *storage.Archived {
+	return &storage.Archived{Memory: a.GetMemory(), ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(),
+		OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}
+}

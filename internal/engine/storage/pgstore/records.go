@@ -1,0 +1,62 @@
+package pgstore
+
+import (
+	"fmt"
+
+	"github.com/ai-memory/ai-memory/internal/engine/storage"
+	"github.com/ai-memory/ai-memory/internal/engine/storage/ops"
+	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
+)
+
+// Record access by kind and key (seam.Tx): each kind's table, keyed by
+// its primary key.
+
+// PutRecord writes r under its key, replacing any (ops.RecordWriter).
+func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {
+	switch k := r.GetRecord().(type) {
+	case *aimemoryv1.ExportRecord_Link:
+		return t.w.writeLink(liveLinks, k.Link)
+	case *aimemoryv1.ExportRecord_ArchivedLink:
+		return t.w.writeLink(archivedLinks, k.ArchivedLink)
+	case *aimemoryv1.ExportRecord_Archived:
+		a := ops.ArchivedOf(k.Archived)
+		raw, err := encodeMemory(a.Memory)
+		if err != nil {
+			return err
+		}
+		_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO archived (id, archived_at, reason, original_tier, original_expires_at, record) VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (id) DO UPDATE SET archived_at = EXCLUDED.archived_at, reason = EXCLUDED.reason,
+				original_tier = EXCLUDED.original_tier, original_expires_at = EXCLUDED.original_expires_at, record = EXCLUDED.record`,
+			a.Memory.GetId(), a.ArchivedAt, a.Reason, a.OriginalTier, a.OriginalExpiresAt, raw)
+		return err
+	case *aimemoryv1.ExportRecord_Version:
+		return t.putVersion(ops.ArchivedOf(k.Version.GetArchived()), k.Version.GetAt())
+	case *aimemoryv1.ExportRecord_Standard:
+		return t.w.putStandard(k.Standard)
+	case *aimemoryv1.ExportRecord_Pending:
+		return t.w.putPending(k.Pending)
+	}
+	return fmt.Errorf("put record: %T is written by its own method", r.GetRecord())
+}
+
+// putVersion keeps the row's own time and reason only where they are not
+// the usual ones (its key time at, superseded).
+func (t opsTx) putVersion(a *storage.Archived, at int64) error {
+	raw, err := encodeMemory(a.Memory)
+	if err != nil {
+		return err
+	}
+	var rowAt *int64
+	var reason *string
+	if a.ArchivedAt != at {
+		rowAt = &a.ArchivedAt
+	}
+	if a.Reason != storage.ArchiveReasonSuperseded {
+		reason = &a.Reason
+	}
+	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO versions (id, archived_at, original_tier, original_expires_at, record, row_archived_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (id, archived_at) DO UPDATE SET original_tier = EXCLUDED.original_tier, original_expires_at = EXCLUDED.original_expires_at,
+			record = EXCLUDED.record, row_archived_at = EXCLUDED.row_archived_at, reason = EXCLUDED.reason`,
+		a.Memory.GetId(), at, a.OriginalTier, a.OriginalExpiresAt, raw, rowAt, reason)
+	return err
+}
