@@ -168,33 +168,6 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return out, nil
 }
 
-func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
-
-// DeleteArchived removes the archive rows of ids and the archived links
-// touching them, for good (seam.Tx).
-func (t opsTx) DeleteArchived(ids []string) error {
-	for _, id := range ids {
-		if err := t.Unarchive(id); err != nil {
-			return err
-		}
-		if err := deleteArchivedLinks(t.w.tx, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// DeleteVersions removes superseded versions by their keys (seam.Tx).
-func (t opsTx) DeleteVersions(vs []*storage.Archived) error {
-	versions := t.w.tx.Bucket(bucketVersions)
-	for _, v := range vs {
-		if err := versions.Delete(versionKey(v.Memory.GetId(), v.VersionAt)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	moved, k, err := moveLinks(t.w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,
 		func(l *aimemoryv1.Link) bool { return t.w.isLive(otherEnd(l, id)) })

@@ -36,3 +36,32 @@ func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {
 	}
 	return fmt.Errorf("put record: %T is written by its own method", r.GetRecord())
 }
+
+// DeleteRecords deletes the record of each key (ops.RecordWriter).
+func (t opsTx) DeleteRecords(keys ...ops.Key) error {
+	for _, k := range keys {
+		var err error
+		switch k.Kind {
+		case ops.KindLink:
+			err = deleteLinkRows(t.w.tx.Bucket(bucketLinksOut), t.w.tx.Bucket(bucketLinksIn), keyLink(k))
+		case ops.KindArchivedLink:
+			err = deleteLinkRows(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), keyLink(k))
+		case ops.KindArchived:
+			err = t.w.tx.Bucket(bucketArchive).Delete([]byte(k.ID))
+		case ops.KindVersion:
+			err = t.w.tx.Bucket(bucketVersions).Delete(versionKey(k.ID, k.At))
+		case ops.KindStandard:
+			err = t.w.tx.Bucket(bucketStandards).Delete([]byte(k.ID))
+		default:
+			err = fmt.Errorf("delete record: kind %q is deleted by its own method", k.Kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func keyLink(k ops.Key) *aimemoryv1.Link {
+	return &aimemoryv1.Link{SourceId: k.ID, TargetId: k.Target, Relation: k.Relation}
+}

@@ -28,9 +28,6 @@ type ArchiveTx interface {
 	Archived(id string) (*storage.Archived, error)
 	// Version is id's superseded version archived at at; nil when none.
 	Version(id string, at int64) (*storage.Archived, error)
-	// Unarchive deletes id's archive row; it runs after the row's links
-	// have been moved (ReviveLinks, RelinkArchived).
-	Unarchive(id string) error
 	// ReadLink as LinkTx's.
 	ReadLink(source, target, relation string) (*aimemoryv1.Link, error)
 	// ReviveLinks makes live the archived links of id (live again) whose
@@ -401,7 +398,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 		}
 	}
 	if row != nil {
-		if err := tx.Unarchive(id); err != nil {
+		if err := tx.DeleteRecords(Key{Kind: KindArchived, ID: id}); err != nil { // its links moved above
 			return nil, err
 		}
 	}

@@ -93,11 +93,6 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return scanAll(t.w.ctx, t.w.tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
 }
 
-func (t opsTx) Unarchive(id string) error {
-	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = $1`, id)
-	return err
-}
-
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	return t.w.restoreLinks(id)
 }

@@ -60,3 +60,39 @@ func (t opsTx) putVersion(a *storage.Archived, at int64) error {
 		a.Memory.GetId(), at, a.OriginalTier, a.OriginalExpiresAt, raw, rowAt, reason)
 	return err
 }
+
+// DeleteRecords deletes the record of each key (ops.RecordWriter): one
+// statement per kind.
+func (t opsTx) DeleteRecords(keys ...ops.Key) error {
+	byKind := map[string][]ops.Key{}
+	for _, k := range keys {
+		byKind[k.Kind] = append(byKind[k.Kind], k)
+	}
+	for kind, ks := range byKind {
+		ids, ats, targets, relations := make([]string, len(ks)), make([]int64, len(ks)), make([]string, len(ks)), make([]string, len(ks))
+		for i, k := range ks {
+			ids[i], ats[i], targets[i], relations[i] = k.ID, k.At, k.Target, k.Relation
+		}
+		var err error
+		switch kind {
+		case ops.KindLink, ops.KindArchivedLink:
+			table := liveLinks
+			if kind == ops.KindArchivedLink {
+				table = archivedLinks
+			}
+			_, err = t.w.tx.Exec(t.w.ctx, `DELETE FROM `+table+` WHERE (source_id, target_id, relation) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`, ids, targets, relations)
+		case ops.KindArchived:
+			_, err = t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = ANY($1)`, ids)
+		case ops.KindVersion:
+			_, err = t.w.tx.Exec(t.w.ctx, `DELETE FROM versions WHERE (id, archived_at) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`, ids, ats)
+		case ops.KindStandard:
+			_, err = t.w.tx.Exec(t.w.ctx, `DELETE FROM standards WHERE namespace = ANY($1)`, ids)
+		default:
+			err = fmt.Errorf("delete record: kind %q is deleted by its own method", kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

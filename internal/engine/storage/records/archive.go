@@ -149,11 +149,32 @@ func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRe
 		if err != nil {
 			return nil, err
 		}
-		if err := t.DeleteArchived(rows); err != nil {
-			return nil, err
-		}
-		return resp, t.DeleteVersions(versions)
+		return resp, purge(t, rows, versions)
 	})
+}
+
+// purge deletes the archive rows of ids with the archived links touching
+// them (an end gone for good takes its links), and the versions vs.
+func purge(t seam.Tx, ids []string, vs []*storage.Archived) error {
+	out, in, err := t.Links(ids, aimemoryv1.Direction_DIRECTION_BOTH, "", true)
+	if err != nil {
+		return err
+	}
+	keys := make([]ops.Key, 0, len(ids)+len(vs))
+	for _, ls := range [2]map[string][]*aimemoryv1.Link{out, in} {
+		for _, links := range ls {
+			for _, l := range links {
+				keys = append(keys, ops.LinkRecordKey(ops.KindArchivedLink, l))
+			}
+		}
+	}
+	for _, id := range ids {
+		keys = append(keys, ops.Key{Kind: ops.KindArchived, ID: id})
+	}
+	for _, v := range vs {
+		keys = append(keys, ops.Key{Kind: ops.KindVersion, ID: v.Memory.GetId(), At: v.VersionAt})
+	}
+	return t.DeleteRecords(keys...)
 }
 
 // selectPurge is what req purges (the ids of archive rows, and versions)

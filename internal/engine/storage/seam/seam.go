@@ -79,12 +79,6 @@ type Tx interface {
 	ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error
 	// VersionCounts is how many superseded versions each of ids has.
 	VersionCounts(ids []string) (map[string]uint32, error)
-	// DeleteArchived removes the archive rows of ids and the archived
-	// links touching them, for good (an end gone for good takes its links).
-	DeleteArchived(ids []string) error
-	// DeleteVersions removes superseded versions by their keys (id and
-	// VersionAt, not the row's own time).
-	DeleteVersions(vs []*storage.Archived) error
 	// Links is the links of relation ("" = any) with an end in ids, live
 	// or (archived) kept in the archive: out[id] those from id by (target,
 	// relation), in[id] those to id by (source, relation); dir OUT or IN
@@ -114,8 +108,6 @@ type Tx interface {
 	// Expired is every live memory whose expiry is at or before Now,
 	// soonest first, then by id.
 	Expired() ([]*aimemoryv1.Memory, error)
-	// DeleteStandard removes ns's standard row (none: nothing).
-	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
 	// with prefix, in title byte order. fn may write in the same transaction.
 	EachTitled(namespace, prefix string, fn func(*aimemoryv1.Memory) error) error
