@@ -137,21 +137,6 @@ func ref(m *aimemoryv1.Memory) *aimemoryv1.MemoryRef { return ops.Ref(m) }
 
 // The archive lifecycle's view of this backend (ops.ArchiveTx).
 
-func (t opsTx) Archived(id string) (*storage.Archived, error) { return archivedRow(t.w.tx, id) }
-
-func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
-	raw := t.w.tx.Bucket(bucketVersions).Get(versionKey(id, at))
-	if raw == nil {
-		return nil, nil
-	}
-	a, err := decodeArchived(raw)
-	if err != nil {
-		return nil, err
-	}
-	a.VersionAt = at
-	return a, nil
-}
-
 // Versions is id's superseded versions, oldest first (seam.Tx).
 func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	var out []*storage.Archived

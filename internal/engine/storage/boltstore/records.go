@@ -10,6 +10,65 @@ import (
 // Record access by kind and key (seam.Tx): each kind's bucket, keyed as
 // EachRecord scans it.
 
+// Record reads the record of k; nil when none (ops.Records).
+func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
+	var r aimemoryv1.ExportRecord
+	switch k.Kind {
+	case ops.KindLink, ops.KindArchivedLink:
+		out := bucketLinksOut
+		if k.Kind == ops.KindArchivedLink {
+			out = bucketArchivedLinksOut
+		}
+		raw := t.w.tx.Bucket(out).Get(linkKey(k.ID, k.Target, k.Relation))
+		if raw == nil {
+			return nil, nil
+		}
+		l, err := decodeLink(raw)
+		if err != nil {
+			return nil, err
+		}
+		if k.Kind == ops.KindLink {
+			r.Record = &aimemoryv1.ExportRecord_Link{Link: l}
+		} else {
+			r.Record = &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}
+		}
+	case ops.KindArchived:
+		a, err := archivedRow(t.w.tx, k.ID)
+		if a == nil || err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Archived{Archived: archivedMessage(a)}
+	case ops.KindVersion:
+		raw := t.w.tx.Bucket(bucketVersions).Get(versionKey(k.ID, k.At))
+		if raw == nil {
+			return nil, nil
+		}
+		a, err := decodeArchived(raw)
+		if err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{Archived: archivedMessage(a), At: k.At}}
+	case ops.KindStandard:
+		st, err := govView{tx: t.w.tx, cfg: t.w.s.gov}.Standard(k.ID)
+		if st == nil || err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Standard{Standard: st}
+	case ops.KindPending:
+		if t.w.tx.Bucket(bucketPending).Get([]byte(k.ID)) == nil {
+			return nil, nil
+		}
+		p, err := getPending(t.w.tx, k.ID)
+		if err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Pending{Pending: p}
+	default:
+		return nil, fmt.Errorf("read record: kind %q is read by its own method", k.Kind)
+	}
+	return &r, nil
+}
+
 // PutRecord writes r under its key, replacing any (ops.RecordWriter).
 func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {
 	switch k := r.GetRecord().(type) {

@@ -24,12 +24,6 @@ import (
 // beyond Tx: the archive rows and the links that go with them.
 type ArchiveTx interface {
 	Tx
-	// Archived is id's archive row (a removed memory); nil when none.
-	Archived(id string) (*storage.Archived, error)
-	// Version is id's superseded version archived at at; nil when none.
-	Version(id string, at int64) (*storage.Archived, error)
-	// ReadLink as LinkTx's.
-	ReadLink(source, target, relation string) (*aimemoryv1.Link, error)
 	// ReviveLinks makes live the archived links of id (live again) whose
 	// other end is live; the rest stay archived until it comes back.
 	ReviveLinks(id string) (revived, kept uint32, err error)
@@ -212,7 +206,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 // LinkDerived makes sure the link copy → source derived_from is valid now:
 // created, left as it is when valid, or reopened (its past interval kept).
 func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
-	l, err := tx.ReadLink(copyID, srcID, "derived_from")
+	l, err := ReadLink(tx, copyID, srcID, "derived_from")
 	if err != nil {
 		return err
 	}
@@ -340,7 +334,7 @@ func ValidateRestore(req *aimemoryv1.RestoreMemoryRequest) error {
 // (OpUpdate for a live memory, OpMerge for a merge).
 func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
 	id := req.GetId()
-	row, err := tx.Archived(id)
+	row, err := Archived(tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +345,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 	readable := func(a *storage.Archived) bool { return a != nil && authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
 	snap := row
 	if at := req.GetVersionAt(); at != 0 {
-		if snap, err = tx.Version(id, at); err != nil {
+		if snap, err = Version(tx, id, at); err != nil {
 			return nil, err
 		}
 		if !readable(snap) { // another tenant's version is missing, as one that never was

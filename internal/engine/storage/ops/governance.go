@@ -36,9 +36,7 @@ type GovRecords interface {
 	Get(id string) (*aimemoryv1.Memory, error)
 	// Put writes m over old, as Tx.Put.
 	Put(old, m *aimemoryv1.Memory, event string) error
-	// Pending reads pending action id (*storage.PendingNotFoundError when absent).
-	Pending(id string) (*aimemoryv1.PendingAction, error)
-	RecordWriter
+	Records
 }
 
 // GovTx is GovRecords and the execution of an approved action (Approve).
@@ -250,7 +248,7 @@ func decidable(t GovRecords, id, verb string) (*aimemoryv1.PendingAction, string
 	if err := record.ValidateID("id", id); err != nil {
 		return nil, "", err
 	}
-	p, err := t.Pending(id)
+	p, err := Pending(t, id)
 	if err != nil {
 		return nil, "", err
 	}

@@ -5,11 +5,16 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// Typed record access over the backend's generic PutRecord: the steps
-// name a record kind, a backend stores any kind by its key.
+// Typed record access over the backend's generic Record, PutRecord and
+// DeleteRecords: the steps name a record kind, a backend stores any kind
+// by its key.
 
-// RecordWriter is the generic writes a step's typed helpers go through.
-type RecordWriter interface {
+// Records is the generic record access a step's typed helpers go through.
+type Records interface {
+	// Record reads the record of k (a kind PutRecord writes); nil when
+	// there is none. In a write PostgreSQL locks a pending action's row:
+	// racing approvers, on any engine, queue on it.
+	Record(k Key) (*aimemoryv1.ExportRecord, error)
 	// PutRecord writes r under its key, replacing any: every kind but a
 	// memory (Tx.Put), an entity (AddAlias) and a subscription
 	// (AddSubscription), whose writes keep indexes or secrets of their own.
@@ -36,17 +41,17 @@ func LinkRecordKey(kind string, l *aimemoryv1.Link) Key {
 }
 
 // WriteLink writes l as the live link of its key, replacing any.
-func WriteLink(tx RecordWriter, l *aimemoryv1.Link) error {
+func WriteLink(tx Records, l *aimemoryv1.Link) error {
 	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}})
 }
 
 // PutPending writes p over the row of its id.
-func PutPending(tx RecordWriter, p *aimemoryv1.PendingAction) error {
+func PutPending(tx Records, p *aimemoryv1.PendingAction) error {
 	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}})
 }
 
 // PutStandard writes st as its namespace's standard.
-func PutStandard(tx RecordWriter, st *aimemoryv1.Standard) error {
+func PutStandard(tx Records, st *aimemoryv1.Standard) error {
 	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}})
 }
 
@@ -54,4 +59,39 @@ func PutStandard(tx RecordWriter, st *aimemoryv1.Standard) error {
 func ArchivedOf(a *aimemoryv1.ArchivedMemory) *storage.Archived {
 	return &storage.Archived{Memory: a.GetMemory(), ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(),
 		OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}
+}
+
+// Archived is id's archive row (a removed memory); nil when none.
+func Archived(tx Records, id string) (*storage.Archived, error) {
+	r, err := tx.Record(Key{Kind: KindArchived, ID: id})
+	if r == nil || err != nil {
+		return nil, err
+	}
+	return ArchivedOf(r.GetArchived()), nil
+}
+
+// Version is id's superseded version archived at at; nil when none.
+func Version(tx Records, id string, at int64) (*storage.Archived, error) {
+	r, err := tx.Record(Key{Kind: KindVersion, ID: id, At: at})
+	if r == nil || err != nil {
+		return nil, err
+	}
+	a := ArchivedOf(r.GetVersion().GetArchived())
+	a.VersionAt = at
+	return a, nil
+}
+
+// ReadLink reads the live link (source, target, relation); nil when absent.
+func ReadLink(tx Records, source, target, relation string) (*aimemoryv1.Link, error) {
+	r, err := tx.Record(Key{Kind: KindLink, ID: source, Target: target, Relation: relation})
+	return r.GetLink(), err
+}
+
+// Pending reads pending action id (*storage.PendingNotFoundError when absent).
+func Pending(tx Records, id string) (*aimemoryv1.PendingAction, error) {
+	r, err := tx.Record(Key{Kind: KindPending, ID: id})
+	if err == nil && r == nil {
+		err = &storage.PendingNotFoundError{ID: id}
+	}
+	return r.GetPending(), err
 }

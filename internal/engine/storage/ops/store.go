@@ -38,7 +38,7 @@ type Tx interface {
 	Now() int64
 	TTL() storage.TTL
 	Principal() string
-	RecordWriter
+	Records
 }
 
 // Visible is m when the caller of ctx may read it (authz), else nil: what

@@ -78,16 +78,6 @@ func (t opsTx) ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memor
 // The archive lifecycle's view of this backend (ops.ArchiveTx). Links are
 // the graph's tables: read, written and moved by the graph's steps.
 
-func (t opsTx) Archived(id string) (*storage.Archived, error) {
-	return scanArchived(t.w.tx.QueryRow(t.w.ctx,
-		`SELECT `+archivedCols+` FROM archived WHERE id = $1`, id))
-}
-
-func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
-	return scanArchived(t.w.tx.QueryRow(t.w.ctx,
-		`SELECT `+versionCols+` FROM versions WHERE id = $1 AND archived_at = $2`, id, at))
-}
-
 // Versions is id's superseded versions, oldest first (seam.Tx).
 func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return scanAll(t.w.ctx, t.w.tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -10,6 +11,59 @@ import (
 
 // Record access by kind and key (seam.Tx): each kind's table, keyed by
 // its primary key.
+
+// Record reads the record of k; nil when none (ops.Records). A pending
+// action's row is locked in a write (getPending).
+func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
+	var r aimemoryv1.ExportRecord
+	switch k.Kind {
+	case ops.KindLink, ops.KindArchivedLink:
+		table := liveLinks
+		if k.Kind == ops.KindArchivedLink {
+			table = archivedLinks
+		}
+		l, err := t.w.readLink(table, k.ID, k.Target, k.Relation)
+		if l == nil || err != nil {
+			return nil, err
+		}
+		if k.Kind == ops.KindLink {
+			r.Record = &aimemoryv1.ExportRecord_Link{Link: l}
+		} else {
+			r.Record = &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}
+		}
+	case ops.KindArchived:
+		a, err := scanArchived(t.w.tx.QueryRow(t.w.ctx, `SELECT `+archivedCols+` FROM archived WHERE id = $1`, k.ID))
+		if a == nil || err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Archived{Archived: ops.ArchivedMessage(a)}
+	case ops.KindVersion:
+		a, err := scanArchived(t.w.tx.QueryRow(t.w.ctx, `SELECT `+versionCols+` FROM versions WHERE id = $1 AND archived_at = $2`, k.ID, k.At))
+		if a == nil || err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{Archived: ops.ArchivedMessage(a), At: k.At}}
+	case ops.KindStandard:
+		st, err := govView{w: t.w}.Standard(k.ID)
+		if st == nil || err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Standard{Standard: st}
+	case ops.KindPending:
+		p, err := t.w.getPending(k.ID)
+		var none *storage.PendingNotFoundError
+		if errors.As(err, &none) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Record = &aimemoryv1.ExportRecord_Pending{Pending: p}
+	default:
+		return nil, fmt.Errorf("read record: kind %q is read by its own method", k.Kind)
+	}
+	return &r, nil
+}
 
 // PutRecord writes r under its key, replacing any (ops.RecordWriter).
 func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {

@@ -73,8 +73,7 @@ func (t opsTx) Principal() string                              { return t.w.prin
 // (seam.Tx): ops.Tx and the rest over opsTx, and the governance records.
 type seamTx struct{ opsTx }
 
-func (t seamTx) View() storage.GovernanceView                         { return govView{w: t.w} }
-func (t seamTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return t.w.getPending(id) }
+func (t seamTx) View() storage.GovernanceView { return govView{w: t.w} }
 func (t seamTx) As(ctx context.Context, fn func() error) error {
 	saved := t.w.ctx
 	defer func() { t.w.ctx = saved }()

@@ -16,7 +16,7 @@ import (
 // Archived is the archive row of id; storage.ErrNotFound when there is none.
 func (s *Store) Archived(ctx context.Context, id string) (*storage.Archived, error) {
 	return read(ctx, s, func(t seam.Tx) (*storage.Archived, error) {
-		a, err := t.Archived(id)
+		a, err := ops.Archived(t, id)
 		if err == nil && a == nil {
 			err = fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
 		}
@@ -48,7 +48,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 					}
 				}
 			}
-			a, err := t.Archived(id)
+			a, err := ops.Archived(t, id)
 			if err != nil {
 				return nil, err
 			}
@@ -77,7 +77,7 @@ func anyNamespace(t seam.Tx, id string) (string, error) {
 	if m, err := t.Get(id); err != nil || m != nil {
 		return m.GetNamespace(), err
 	}
-	a, err := t.Archived(id)
+	a, err := ops.Archived(t, id)
 	if err != nil || a == nil {
 		return "", err
 	}
@@ -203,7 +203,7 @@ func selectPurge(ctx context.Context, t seam.Tx, req *aimemoryv1.PurgeArchiveReq
 		}
 	} else {
 		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
-			a, err := t.Archived(id)
+			a, err := ops.Archived(t, id)
 			if err != nil {
 				return nil, nil, nil, err
 			}

@@ -297,7 +297,7 @@ func (im *importer) ImportLink(l *aimemoryv1.Link) (string, error) {
 			return "", ops.Refusef("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
 		}
 	}
-	old, err := im.t.ReadLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation())
+	old, err := ops.ReadLink(im.t, l.GetSourceId(), l.GetTargetId(), l.GetRelation())
 	if err != nil {
 		return "", err
 	}
@@ -378,7 +378,7 @@ func (im *importer) ImportArchived(in *aimemoryv1.ArchivedMemory) (string, error
 	} else if live != nil {
 		return "", ops.Refusef("archived memory %s is also a live memory here", id)
 	}
-	old, err := im.t.Archived(id)
+	old, err := ops.Archived(im.t, id)
 	switch {
 	case err != nil:
 		return "", err
@@ -399,7 +399,7 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	}
 	archivedEnd := false
 	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
-		a, err := im.t.Archived(id)
+		a, err := ops.Archived(im.t, id)
 		if err != nil {
 			return "", err
 		}
@@ -444,7 +444,7 @@ func (im *importer) ImportVersion(v *aimemoryv1.SupersededVersion) (string, erro
 	if v.GetAt() <= 0 {
 		return "", ops.Refusef("version of %s: at must be set", id)
 	}
-	old, err := im.t.Version(id, v.GetAt())
+	old, err := ops.Version(im.t, id, v.GetAt())
 	switch {
 	case err != nil:
 		return "", err
@@ -482,7 +482,7 @@ func (im *importer) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 	if err := ops.ImportPendingRule(p); err != nil {
 		return "", ops.Refuse(err)
 	}
-	old, err := im.t.Pending(p.GetId())
+	old, err := ops.Pending(im.t, p.GetId())
 	var none *storage.PendingNotFoundError
 	switch {
 	case errors.As(err, &none):
