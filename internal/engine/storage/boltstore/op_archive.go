@@ -163,6 +163,4 @@ func (t opsTx) RelinkArchived(from, to string) (moved, kept uint32, err error) {
 	return t.w.relinkArchived(from, to)
 }
 
-func (t opsTx) StandardsOf(ids []string) ([]string, error) { return standardsOf(t.w.tx, ids) }
-
 var _ ops.ArchiveTx = opsTx{}

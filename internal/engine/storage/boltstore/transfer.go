@@ -37,7 +37,7 @@ var exportWalks = map[string]struct {
 // EachRecord walks kind's bucket from the key after after. Each read
 // decodes the record at the cursor and returns the last key it consumed,
 // the cursor left on it (an entity reads several rows).
-func (t seamTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
+func (t opsTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
 	walk, ok := exportWalks[kind]
 	if !ok {
 		return fmt.Errorf("export: no record kind %q", kind)

@@ -31,8 +31,6 @@ type ArchiveTx interface {
 	// the other end is live, else kept archived; a link that would join
 	// to to itself, or that to already has, is dropped.
 	RelinkArchived(from, to string) (moved, kept uint32, err error)
-	// StandardsOf is the namespaces whose standard is one of ids, sorted.
-	StandardsOf(ids []string) ([]string, error)
 }
 
 // Ref is what bulk answers show of m.
@@ -283,7 +281,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 		return nil, queued
 	}
 
-	standards, err := tx.StandardsOf(req.GetIds())
+	standards, err := StandardsOf(tx, req.GetIds())
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
@@ -15,6 +17,11 @@ type Records interface {
 	// there is none. In a write PostgreSQL locks a pending action's row:
 	// racing approvers, on any engine, queue on it.
 	Record(k Key) (*aimemoryv1.ExportRecord, error)
+	// EachRecord visits the records of kind (ops.ExportKinds) as stored,
+	// in key order, after the one whose key is after ("": from the first),
+	// at most limit; key, the backend's, resumes after r. An entity is all
+	// its alias rows.
+	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
 	// PutRecord writes r under its key, replacing any: every kind but a
 	// memory (Tx.Put), an entity (AddAlias) and a subscription
 	// (AddSubscription), whose writes keep indexes or secrets of their own.
@@ -94,4 +101,18 @@ func Pending(tx Records, id string) (*aimemoryv1.PendingAction, error) {
 		err = &storage.PendingNotFoundError{ID: id}
 	}
 	return r.GetPending(), err
+}
+
+// StandardsOf is the namespaces whose standard is one of ids, sorted
+// (namespaces are the standards' keys).
+func StandardsOf(tx Records, ids []string) ([]string, error) {
+	var out []string
+	err := tx.EachRecord(KindStandard, "", 0, func(_ string, r *aimemoryv1.ExportRecord) error {
+		if slices.Contains(ids, r.GetStandard().GetStandardId()) {
+			out = append(out, r.GetStandard().GetNamespace())
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
 }

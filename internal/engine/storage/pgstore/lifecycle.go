@@ -2,11 +2,8 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -88,37 +85,6 @@ func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 }
 func (t opsTx) RelinkArchived(from, to string) (moved, kept uint32, err error) {
 	return t.w.relinkArchived(from, to)
-}
-
-// StandardsOf is the namespaces whose standard is one of ids, sorted.
-func (t opsTx) StandardsOf(ids []string) ([]string, error) {
-	rows, err := t.w.tx.Query(t.w.ctx, `SELECT namespace, record FROM standards`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var (
-			ns  string
-			raw []byte
-		)
-		if err := rows.Scan(&ns, &raw); err != nil {
-			return nil, err
-		}
-		st := new(aimemoryv1.Standard)
-		if err := proto.Unmarshal(raw, st); err != nil {
-			return nil, fmt.Errorf("decode standard %q: %w", ns, err)
-		}
-		for _, id := range ids {
-			if st.GetStandardId() == id {
-				out = append(out, st.GetNamespace())
-				break
-			}
-		}
-	}
-	slices.Sort(out)
-	return out, rows.Err()
 }
 
 var _ ops.ArchiveTx = opsTx{}

@@ -121,7 +121,7 @@ func linkPage(table string) exportPage {
 func pageKey(cols ...string) string { return strings.Join(cols, "\x00") }
 
 // EachRecord reads kind's page after after (keyset: its columns).
-func (t seamTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
+func (t opsTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
 	page, ok := exportPages[kind]
 	if !ok {
 		return fmt.Errorf("export: no record kind %q", kind)

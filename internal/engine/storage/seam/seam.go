@@ -131,12 +131,6 @@ type Tx interface {
 	// to r when r is further.
 	PutAudit(r *aimemoryv1.AuditRecord) error
 
-	// EachRecord visits the records of kind (ops.ExportKinds) as stored,
-	// in key order, after the one whose key is after ("": from the first),
-	// at most limit; key, the backend's, resumes after r. An entity is all
-	// its alias rows.
-	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
-
 	// What Import writes records with, as stored, whoever asks (only
 	// hosts reach it). Memories is the live memories among ids.
 	Memories(ids []string) (map[string]*aimemoryv1.Memory, error)
