@@ -71,7 +71,6 @@ func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.remo
 func (t opsTx) Moved(old, m *aimemoryv1.Memory) error          { return t.w.moveEntity(old, m) }
 func (t opsTx) Now() int64                                     { return t.w.now }
 func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
-func (t opsTx) Principal() string                              { return t.w.principal() }
 
 // seamTx is this backend's transaction as the shared steps see it
 // (seam.Tx): ops.Tx and the rest over opsTx, and the governance records.

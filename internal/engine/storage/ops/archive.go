@@ -132,7 +132,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 	if to == "" {
 		m := rules.Clone(src)
 		m.Tier, m.ExpiresAt = "long", 0
-		m.UpdatedAt, m.UpdatedBy = now, tx.Principal()
+		m.UpdatedAt, m.UpdatedBy = now, storage.Principal(tx.Context())
 		if err := tx.Authorize(storage.Write{Op: storage.OpPromote, Old: src, New: m}); err != nil {
 			return nil, err
 		}
@@ -174,7 +174,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		if old == nil {
 			return nil, fmt.Errorf("title index names missing memory %s", holder)
 		}
-		merged, err := rules.Merge(old, copy, now, tx.TTL(), tx.Principal())
+		merged, err := rules.Merge(old, copy, now, tx.TTL(), storage.Principal(tx.Context()))
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +189,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		}
 		resp.Memory, resp.Merged = merged, true
 	} else {
-		rules.Create(copy, now, tx.TTL(), tx.Principal())
+		rules.Create(copy, now, tx.TTL(), storage.Principal(tx.Context()))
 		if err := tx.Authorize(storage.Write{Op: storage.OpPromote, Old: src, New: copy}); err != nil {
 			return nil, err
 		}
@@ -212,12 +212,12 @@ func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
 	switch {
 	case l == nil:
 		l = &aimemoryv1.Link{SourceId: copyID, TargetId: srcID, Relation: "derived_from",
-			CreatedAt: now, ValidFrom: now, ObservedBy: tx.Principal()}
+			CreatedAt: now, ValidFrom: now, ObservedBy: storage.Principal(tx.Context())}
 	case l.ValidUntil == 0 && l.ValidFrom != 0:
 		return nil
 	default:
 		rules.CloseInterval(l)
-		l.ValidFrom, l.ValidUntil, l.ObservedBy, l.InvalidatedBy, l.InvalidatedAt = now, 0, tx.Principal(), "", 0
+		l.ValidFrom, l.ValidUntil, l.ObservedBy, l.InvalidatedBy, l.InvalidatedAt = now, 0, storage.Principal(tx.Context()), "", 0
 	}
 	return WriteLink(tx, l)
 }
@@ -247,7 +247,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 		}
 		srcs = append(srcs, m)
 	}
-	m, err := rules.Consolidated(req, srcs, cmp.Or(req.GetAgentId(), tx.Principal()))
+	m, err := rules.Consolidated(req, srcs, cmp.Or(req.GetAgentId(), storage.Principal(tx.Context())))
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 	if owner != "" {
 		return nil, &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
 	}
-	rules.Create(m, tx.Now(), tx.TTL(), tx.Principal())
+	rules.Create(m, tx.Now(), tx.TTL(), storage.Principal(tx.Context()))
 	m.ExpiresAt = 0 // long, whatever the data dir's TTL for long says
 
 	var queued error
@@ -402,7 +402,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 func restoreOver(tx ArchiveTx, live, m *aimemoryv1.Memory) (*aimemoryv1.RestoreMemoryResponse, error) {
 	m.Id, m.CreatedAt, m.CreatedBy = live.Id, live.CreatedAt, live.CreatedBy
 	m.AccessCount, m.LastAccessedAt = live.AccessCount, live.LastAccessedAt
-	m.UpdatedAt, m.UpdatedBy = tx.Now(), tx.Principal()
+	m.UpdatedAt, m.UpdatedBy = tx.Now(), storage.Principal(tx.Context())
 	owner, err := tx.TitleOwner(m.Namespace, m.Title)
 	if err != nil {
 		return nil, err
@@ -435,7 +435,7 @@ func restoreInto(tx ArchiveTx, owner string, m *aimemoryv1.Memory) (*aimemoryv1.
 	if old == nil {
 		return nil, fmt.Errorf("title index names missing memory %s", owner)
 	}
-	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), tx.Principal())
+	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), storage.Principal(tx.Context()))
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,6 @@ type GovRecords interface {
 	Context() context.Context // the request's, with its caller
 	View() storage.GovernanceView
 	Now() int64
-	Principal() string
 	// Get reads a live memory by exact id, as Tx.Get.
 	Get(id string) (*aimemoryv1.Memory, error)
 	// Put writes m over old, as Tx.Put.
@@ -126,7 +125,7 @@ func SetStandard(t GovRecords, req *aimemoryv1.SetStandardRequest, policy string
 	if err != nil {
 		return nil, err
 	}
-	who := t.Principal()
+	who := storage.Principal(t.Context())
 	grant := authz.Of(t.Context())
 	if err := MayGovern(gov, grant, ns, row, who, "set_standard"); err != nil {
 		return nil, err
@@ -202,7 +201,7 @@ func MayClearStandard(t GovRecords, ns string, row *aimemoryv1.Standard) error {
 	if row == nil {
 		return authz.Of(t.Context()).CheckWrite("clear_standard", ns) // nothing there: still not another's to ask about
 	}
-	return MayGovern(t.View().Governance(), authz.Of(t.Context()), ns, row, t.Principal(), "clear_standard")
+	return MayGovern(t.View().Governance(), authz.Of(t.Context()), ns, row, storage.Principal(t.Context()), "clear_standard")
 }
 
 // Effective shows a pending action past its expiry as expired.
@@ -258,7 +257,7 @@ func decidable(t GovRecords, id, verb string) (*aimemoryv1.PendingAction, string
 	if p = Effective(p, t.Now()); p.Status != storage.StatusPending {
 		return nil, "", &storage.DecidedError{ID: id, Status: p.Status, By: p.DecidedBy}
 	}
-	who := t.Principal()
+	who := storage.Principal(t.Context())
 	if who == "" {
 		return nil, "", &storage.DeniedError{Reason: verb + " refused: a decision needs a caller identity"}
 	}
