@@ -176,13 +176,9 @@ func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error
 	return out, nil
 }
 
-func (t seamTx) Subscription(id string) (*storage.Subscription, error) {
-	return decodeSub(t.w.tx.Bucket(bucketSubs).Get([]byte(id)))
-}
-
-// AddSubscription writes sub; logEvents sets its FromSeq past this
+// addSubscription writes sub; logEvents sets its FromSeq past this
 // write's own events (startImported) once they are numbered.
-func (t seamTx) AddSubscription(sub *storage.Subscription) error {
+func (t opsTx) addSubscription(sub *storage.Subscription) error {
 	raw, err := json.Marshal(sub)
 	if err != nil {
 		return err

@@ -23,11 +23,14 @@ type Records interface {
 	// its alias rows.
 	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
 	// PutRecord writes r under its key, replacing any: every kind but a
-	// memory (Tx.Put), an entity (AddAlias) and a subscription
-	// (AddSubscription), whose writes keep indexes or secrets of their own.
+	// memory (Tx.Put) and an entity (AddAlias), whose writes keep indexes
+	// of their own. A subscription is written new, with no delivery
+	// history, receiving the events logged after this transaction's own; a
+	// refusal (ImportRefusal) when the backend cannot keep its sealed secret.
 	PutRecord(r *aimemoryv1.ExportRecord) error
 	// DeleteRecords deletes the record of each key (none: nothing), of the
-	// kinds PutRecord writes but a pending action (never deleted); nothing
+	// kinds PutRecord writes but a pending action and a subscription
+	// (storage.Subscriptions deletes those); nothing
 	// else goes with it (an archive row's links are the caller's).
 	DeleteRecords(keys ...Key) error
 }

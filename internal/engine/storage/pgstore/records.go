@@ -59,6 +59,12 @@ func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
 			return nil, err
 		}
 		r.Record = &aimemoryv1.ExportRecord_Pending{Pending: p}
+	case ops.KindSubscription:
+		sub, err := t.subscription(k.ID)
+		if sub == nil || err != nil {
+			return nil, err
+		}
+		return ops.ExportedSubscription(sub), nil
 	default:
 		return nil, fmt.Errorf("read record: kind %q is read by its own method", k.Kind)
 	}
@@ -89,6 +95,8 @@ func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {
 		return t.w.putStandard(k.Standard)
 	case *aimemoryv1.ExportRecord_Pending:
 		return t.w.putPending(k.Pending)
+	case *aimemoryv1.ExportRecord_Subscription:
+		return t.addSubscription(ops.SubscriptionOf(k.Subscription))
 	}
 	return fmt.Errorf("put record: %T is written by its own method", r.GetRecord())
 }

@@ -497,7 +497,7 @@ func (im *importer) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 
 // ImportSubscription writes a webhook subscription with its secret as the
 // caller (the Transfer service) sealed it for this store. It receives the
-// events logged after the import's own (Tx.AddSubscription), with no
+// events logged after the import's own (PutRecord), with no
 // delivery history. One of the same id, target and filters is unchanged
 // whatever its sealed bytes (each sealing draws a fresh nonce).
 func (im *importer) ImportSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
@@ -505,12 +505,12 @@ func (im *importer) ImportSubscription(in *aimemoryv1.WebhookSubscription) (stri
 	if err != nil {
 		return "", err
 	}
-	old, err := im.t.Subscription(sub.ID)
+	old, err := im.t.Record(ops.Key{Kind: ops.KindSubscription, ID: sub.ID})
 	if err != nil {
 		return "", err
 	}
 	if old != nil {
-		return ops.ImportOverExisting(old, sub)
+		return ops.ImportOverExisting(ops.SubscriptionOf(old.GetSubscription()), sub)
 	}
-	return "created", im.t.AddSubscription(sub)
+	return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: in}})
 }

@@ -136,12 +136,6 @@ type Tx interface {
 	Memories(ids []string) (map[string]*aimemoryv1.Memory, error)
 	// TitleOwners is the id holding each of keys that is taken.
 	TitleOwners(keys []NSTitle) (map[NSTitle]string, error)
-	// Subscription is webhook subscription id; nil when there is none.
-	Subscription(id string) (*storage.Subscription, error)
-	// AddSubscription writes a new subscription that receives the events
-	// logged after this transaction's own; a refusal (ops.ImportRefusal)
-	// when the backend cannot keep its sealed secret.
-	AddSubscription(sub *storage.Subscription) error
 }
 
 // NSTitle is a title in its namespace, which one memory holds at most.
