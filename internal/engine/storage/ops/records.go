@@ -7,9 +7,9 @@ import (
 	aimemoryv1 "github.com/ai-memory/ai-memory/sdk/wire/aimemoryv1"
 )
 
-// Typed record access over the backend's generic Record, PutRecord and
-// DeleteRecords: the steps name a record kind, a backend stores any kind
-// by its key.
+// Typed record access over the backend's generic Record, EachRecord,
+// PutRecord and DeleteRecords: the steps name a record kind, a backend
+// stores any kind by its key.
 
 // Records is the generic record access a step's typed helpers go through.
 type Records interface {
@@ -30,8 +30,8 @@ type Records interface {
 	PutRecord(r *aimemoryv1.ExportRecord) error
 	// DeleteRecords deletes the record of each key (none: nothing), of the
 	// kinds PutRecord writes but a pending action and a subscription
-	// (storage.Subscriptions deletes those); nothing
-	// else goes with it (an archive row's links are the caller's).
+	// (storage.Subscriptions deletes those); nothing else goes with it (an
+	// archive row's links are the caller's).
 	DeleteRecords(keys ...Key) error
 }
 

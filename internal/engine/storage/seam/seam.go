@@ -62,8 +62,9 @@ type Backend interface {
 }
 
 // Tx is one transaction of a backend: the union of what the steps of
-// package ops need (ops.Tx, ArchiveTx, LinkTx, EntityTx, GovRecords), plus
-// what records' own shells read and write.
+// package ops need (ops.Tx with its generic ops.Records, ArchiveTx,
+// LinkTx, EntityTx, GovRecords), plus the indexes, the audit log and the
+// batch reads records' own shells use.
 type Tx interface {
 	ops.ArchiveTx
 	ops.LinkTx
