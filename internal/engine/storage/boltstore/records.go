@@ -12,57 +12,32 @@ import (
 
 // Record reads the record of k; nil when none (ops.Records).
 func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
-	var r aimemoryv1.ExportRecord
 	switch k.Kind {
 	case ops.KindLink, ops.KindArchivedLink:
 		out := bucketLinksOut
 		if k.Kind == ops.KindArchivedLink {
 			out = bucketArchivedLinksOut
 		}
-		raw := t.w.tx.Bucket(out).Get(linkKey(k.ID, k.Target, k.Relation))
-		if raw == nil {
-			return nil, nil
-		}
-		l, err := decodeLink(raw)
-		if err != nil {
-			return nil, err
-		}
-		if k.Kind == ops.KindLink {
-			r.Record = &aimemoryv1.ExportRecord_Link{Link: l}
-		} else {
-			r.Record = &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}
+		if raw := t.w.tx.Bucket(out).Get(linkKey(k.ID, k.Target, k.Relation)); raw != nil {
+			l, err := decodeLink(raw)
+			return ops.LinkRecord(k.Kind, l), err
 		}
 	case ops.KindArchived:
 		a, err := archivedRow(t.w.tx, k.ID)
-		if a == nil || err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Archived{Archived: archivedMessage(a)}
+		return ops.ArchivedRecord(a), err
 	case ops.KindVersion:
-		raw := t.w.tx.Bucket(bucketVersions).Get(versionKey(k.ID, k.At))
-		if raw == nil {
-			return nil, nil
+		if raw := t.w.tx.Bucket(bucketVersions).Get(versionKey(k.ID, k.At)); raw != nil {
+			a, err := decodeArchived(raw)
+			return ops.VersionRecord(a, k.At), err
 		}
-		a, err := decodeArchived(raw)
-		if err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{Archived: archivedMessage(a), At: k.At}}
 	case ops.KindStandard:
 		st, err := govView{tx: t.w.tx, cfg: t.w.s.gov}.Standard(k.ID)
-		if st == nil || err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Standard{Standard: st}
+		return ops.StandardRecord(st), err
 	case ops.KindPending:
-		if t.w.tx.Bucket(bucketPending).Get([]byte(k.ID)) == nil {
-			return nil, nil
+		if t.w.tx.Bucket(bucketPending).Get([]byte(k.ID)) != nil {
+			p, err := getPending(t.w.tx, k.ID)
+			return ops.PendingRecord(p), err
 		}
-		p, err := getPending(t.w.tx, k.ID)
-		if err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Pending{Pending: p}
 	case ops.KindSubscription:
 		sub, err := decodeSub(t.w.tx.Bucket(bucketSubs).Get([]byte(k.ID)))
 		if sub == nil || err != nil {
@@ -72,7 +47,7 @@ func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
 	default:
 		return nil, fmt.Errorf("read record: kind %q is read by its own method", k.Kind)
 	}
-	return &r, nil
+	return nil, nil
 }
 
 // PutRecord writes r under its key, replacing any (ops.RecordWriter).

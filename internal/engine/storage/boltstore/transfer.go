@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
@@ -77,8 +76,7 @@ func exportArchived(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.Export
 	if err != nil {
 		return nil, nil, err
 	}
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: &aimemoryv1.ArchivedMemory{
-		Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason, OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt}}}, k, nil
+	return ops.ArchivedRecord(a), k, nil
 }
 
 func exportVersion(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
@@ -89,18 +87,17 @@ func exportVersion(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportR
 	if len(k) < 9 {
 		return nil, nil, fmt.Errorf("corrupt version key %q", k)
 	}
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{
-		Archived: archivedMessage(a), At: int64(binary.BigEndian.Uint64(k[len(k)-8:]))}}}, k, nil
+	return ops.VersionRecord(a, versionKeyAt(k)), k, nil
 }
 
 func exportLink(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
 	l, err := decodeLink(v)
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}, k, err
+	return ops.LinkRecord(ops.KindLink, l), k, err
 }
 
 func exportArchivedLink(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
 	l, err := decodeLink(v)
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}, k, err
+	return ops.LinkRecord(ops.KindArchivedLink, l), k, err
 }
 
 // exportEntity reads one entity's alias rows: entity_aliases is keyed
@@ -134,12 +131,12 @@ func exportStandard(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.Export
 	if err := proto.Unmarshal(v, st); err != nil {
 		return nil, nil, fmt.Errorf("decode standard of %q: %w", k, err)
 	}
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, k, nil
+	return ops.StandardRecord(st), k, nil
 }
 
 func exportPending(tx *bolt.Tx, _ *bolt.Cursor, k, _ []byte) (*aimemoryv1.ExportRecord, []byte, error) {
 	p, err := getPending(tx, string(k))
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, k, err
+	return ops.PendingRecord(p), k, err
 }
 
 func exportSub(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {

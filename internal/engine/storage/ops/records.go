@@ -52,17 +52,62 @@ func LinkRecordKey(kind string, l *aimemoryv1.Link) Key {
 
 // WriteLink writes l as the live link of its key, replacing any.
 func WriteLink(tx Records, l *aimemoryv1.Link) error {
-	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}})
+	return tx.PutRecord(LinkRecord(KindLink, l))
 }
 
 // PutPending writes p over the row of its id.
 func PutPending(tx Records, p *aimemoryv1.PendingAction) error {
-	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}})
+	return tx.PutRecord(PendingRecord(p))
 }
 
 // PutStandard writes st as its namespace's standard.
 func PutStandard(tx Records, st *aimemoryv1.Standard) error {
-	return tx.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}})
+	return tx.PutRecord(StandardRecord(st))
+}
+
+// The union records travel in, as Record answers them: nil for nil.
+
+// LinkRecord is l as a record of kind (KindLink or KindArchivedLink).
+func LinkRecord(kind string, l *aimemoryv1.Link) *aimemoryv1.ExportRecord {
+	switch {
+	case l == nil:
+		return nil
+	case kind == KindArchivedLink:
+		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}
+}
+
+// ArchivedRecord is a as an archive row.
+func ArchivedRecord(a *storage.Archived) *aimemoryv1.ExportRecord {
+	if a == nil {
+		return nil
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: ArchivedMessage(a)}}
+}
+
+// VersionRecord is a as the superseded version of its memory at at.
+func VersionRecord(a *storage.Archived, at int64) *aimemoryv1.ExportRecord {
+	if a == nil {
+		return nil
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{Archived: ArchivedMessage(a), At: at}}}
+}
+
+// StandardRecord is st as a record.
+func StandardRecord(st *aimemoryv1.Standard) *aimemoryv1.ExportRecord {
+	if st == nil {
+		return nil
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}
+}
+
+// PendingRecord is p as a record.
+func PendingRecord(p *aimemoryv1.PendingAction) *aimemoryv1.ExportRecord {
+	if p == nil {
+		return nil
+	}
+	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}
 }
 
 // ArchivedOf is the archive row a wire message stands for (VersionAt unset).

@@ -15,7 +15,6 @@ import (
 // Record reads the record of k; nil when none (ops.Records). A pending
 // action's row is locked in a write (getPending).
 func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
-	var r aimemoryv1.ExportRecord
 	switch k.Kind {
 	case ops.KindLink, ops.KindArchivedLink:
 		table := liveLinks
@@ -23,52 +22,30 @@ func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
 			table = archivedLinks
 		}
 		l, err := t.w.readLink(table, k.ID, k.Target, k.Relation)
-		if l == nil || err != nil {
-			return nil, err
-		}
-		if k.Kind == ops.KindLink {
-			r.Record = &aimemoryv1.ExportRecord_Link{Link: l}
-		} else {
-			r.Record = &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}
-		}
+		return ops.LinkRecord(k.Kind, l), err
 	case ops.KindArchived:
 		a, err := scanArchived(t.w.tx.QueryRow(t.w.ctx, `SELECT `+archivedCols+` FROM archived WHERE id = $1`, k.ID))
-		if a == nil || err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Archived{Archived: ops.ArchivedMessage(a)}
+		return ops.ArchivedRecord(a), err
 	case ops.KindVersion:
 		a, err := scanArchived(t.w.tx.QueryRow(t.w.ctx, `SELECT `+versionCols+` FROM versions WHERE id = $1 AND archived_at = $2`, k.ID, k.At))
-		if a == nil || err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{Archived: ops.ArchivedMessage(a), At: k.At}}
+		return ops.VersionRecord(a, k.At), err
 	case ops.KindStandard:
 		st, err := govView{w: t.w}.Standard(k.ID)
-		if st == nil || err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Standard{Standard: st}
+		return ops.StandardRecord(st), err
 	case ops.KindPending:
 		p, err := t.w.getPending(k.ID)
-		var none *storage.PendingNotFoundError
-		if errors.As(err, &none) {
+		if none := (*storage.PendingNotFoundError)(nil); errors.As(err, &none) {
 			return nil, nil
 		}
-		if err != nil {
-			return nil, err
-		}
-		r.Record = &aimemoryv1.ExportRecord_Pending{Pending: p}
+		return ops.PendingRecord(p), err
 	case ops.KindSubscription:
 		sub, err := t.subscription(k.ID)
 		if sub == nil || err != nil {
 			return nil, err
 		}
 		return ops.ExportedSubscription(sub), nil
-	default:
-		return nil, fmt.Errorf("read record: kind %q is read by its own method", k.Kind)
 	}
-	return &r, nil
+	return nil, fmt.Errorf("read record: kind %q is read by its own method", k.Kind)
 }
 
 // PutRecord writes r under its key, replacing any (ops.RecordWriter).

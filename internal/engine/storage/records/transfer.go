@@ -429,7 +429,7 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 		}
 		return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}})
+	return "created", im.t.PutRecord(ops.LinkRecord(ops.KindArchivedLink, l))
 }
 
 // ImportVersion writes a superseded version under its place among its
