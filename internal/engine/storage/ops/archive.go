@@ -219,7 +219,7 @@ func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
 		rules.CloseInterval(l)
 		l.ValidFrom, l.ValidUntil, l.ObservedBy, l.InvalidatedBy, l.InvalidatedAt = now, 0, storage.Principal(tx.Context()), "", 0
 	}
-	return WriteLink(tx, l)
+	return tx.PutRecord(LinkRecord(KindLink, l))
 }
 
 // Consolidate is Consolidate inside tx (also the approval path's

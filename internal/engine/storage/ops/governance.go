@@ -180,7 +180,7 @@ func SetStandard(t GovRecords, req *aimemoryv1.SetStandardRequest, policy string
 	if err := pin(t, m); err != nil {
 		return nil, err
 	}
-	return &aimemoryv1.SetStandardResponse{Standard: next}, PutStandard(t, next)
+	return &aimemoryv1.SetStandardResponse{Standard: next}, t.PutRecord(StandardRecord(next))
 }
 
 // pin makes a standard's memory permanent: long tier, no expiry. An engine
@@ -318,7 +318,7 @@ func Approve(t GovTx, id string) (*aimemoryv1.ApprovePendingResponse, error) {
 		resp.Votes, resp.Quorum = uint32(len(p.Approvals)), uint32(a.Quorum)
 		if len(p.Approvals) < a.Quorum {
 			resp.Action = p
-			return resp, PutPending(t, p)
+			return resp, t.PutRecord(PendingRecord(p))
 		}
 	}
 	result, err := t.ExecuteAs(p)
@@ -327,7 +327,7 @@ func Approve(t GovTx, id string) (*aimemoryv1.ApprovePendingResponse, error) {
 	}
 	p.Status, p.DecidedBy, p.DecidedAt, p.ResultMemoryId = StatusApproved, who, t.Now(), result
 	resp.Approved, resp.Action = true, p
-	return resp, PutPending(t, p)
+	return resp, t.PutRecord(PendingRecord(p))
 }
 
 // Reject refuses pending action id: the approver rule decides who may (so
@@ -342,7 +342,7 @@ func Reject(t GovRecords, id string) (*aimemoryv1.RejectPendingResponse, error) 
 		return nil, err
 	}
 	p.Status, p.DecidedBy, p.DecidedAt = StatusRejected, who, t.Now()
-	return &aimemoryv1.RejectPendingResponse{Action: p}, PutPending(t, p)
+	return &aimemoryv1.RejectPendingResponse{Action: p}, t.PutRecord(PendingRecord(p))
 }
 
 // ImportStandardRule validates an imported standard row (a refusal when

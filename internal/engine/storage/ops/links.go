@@ -121,7 +121,7 @@ func PutLink(tx LinkTx, req *aimemoryv1.PutLinkRequest, rel, by string, resp *ai
 	if err := tx.Authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
 		return err
 	}
-	if err := WriteLink(tx, l); err != nil {
+	if err := tx.PutRecord(LinkRecord(KindLink, l)); err != nil {
 		return err
 	}
 	resp.Link = l
@@ -153,7 +153,7 @@ func InvalidateLink(tx LinkTx, req *aimemoryv1.InvalidateLinkRequest, by string,
 	if err := tx.Authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
 		return err
 	}
-	if err := WriteLink(tx, l); err != nil {
+	if err := tx.PutRecord(LinkRecord(KindLink, l)); err != nil {
 		return err
 	}
 	resp.Link = l

@@ -50,21 +50,6 @@ func LinkRecordKey(kind string, l *aimemoryv1.Link) Key {
 	return Key{Kind: kind, ID: l.GetSourceId(), Target: l.GetTargetId(), Relation: l.GetRelation()}
 }
 
-// WriteLink writes l as the live link of its key, replacing any.
-func WriteLink(tx Records, l *aimemoryv1.Link) error {
-	return tx.PutRecord(LinkRecord(KindLink, l))
-}
-
-// PutPending writes p over the row of its id.
-func PutPending(tx Records, p *aimemoryv1.PendingAction) error {
-	return tx.PutRecord(PendingRecord(p))
-}
-
-// PutStandard writes st as its namespace's standard.
-func PutStandard(tx Records, st *aimemoryv1.Standard) error {
-	return tx.PutRecord(StandardRecord(st))
-}
-
 // The union records travel in, as Record answers them: nil for nil.
 
 // LinkRecord is l as a record of kind (KindLink or KindArchivedLink).

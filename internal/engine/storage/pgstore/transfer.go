@@ -81,11 +81,11 @@ var exportPages = map[string]exportPage{
 		if err := proto.Unmarshal(raw, st); err != nil {
 			return nil, fmt.Errorf("decode standard of %q: %w", ns, err)
 		}
-		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, nil
+		return ops.StandardRecord(st), nil
 	}),
 	ops.KindPending: keyedPage(`SELECT id, record FROM pending WHERE id > $1 ORDER BY id LIMIT $2`, func(id string, raw []byte) (*aimemoryv1.ExportRecord, error) {
 		p, err := decodePending(id, raw)
-		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, err
+		return ops.PendingRecord(p), err
 	}),
 	// Without FromSeq or counters (ops.ExportedSubscription).
 	ops.KindSubscription: keyedPage(`SELECT id, record FROM subscriptions WHERE id > $1 ORDER BY id LIMIT $2`, func(id string, raw []byte) (*aimemoryv1.ExportRecord, error) {
@@ -109,11 +109,11 @@ func linkPage(table string) exportPage {
 			if err != nil {
 				return "", nil, err
 			}
-			r := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}
+			kind := ops.KindLink
 			if table == archivedLinks {
-				r = &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}
+				kind = ops.KindArchivedLink
 			}
-			return pageKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation()), r, nil
+			return pageKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation()), ops.LinkRecord(kind, l), nil
 		}}
 }
 

@@ -307,7 +307,7 @@ func (im *importer) ImportLink(l *aimemoryv1.Link) (string, error) {
 		}
 		return "", ops.Refusef("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	return "created", ops.WriteLink(im.t, l)
+	return "created", im.t.PutRecord(ops.LinkRecord(ops.KindLink, l))
 }
 
 // ImportEntity gives a live memory the alias rows it was exported with;
@@ -416,20 +416,16 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	if !archivedEnd {
 		return "", ops.Refusef("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	kept, _, err := im.t.Links([]string{l.GetSourceId()}, aimemoryv1.Direction_DIRECTION_OUT, l.GetRelation(), true)
-	if err != nil {
+	old, err := im.t.Record(ops.LinkRecordKey(ops.KindArchivedLink, l))
+	switch {
+	case err != nil:
 		return "", err
+	case old == nil:
+		return "created", im.t.PutRecord(ops.LinkRecord(ops.KindArchivedLink, l))
+	case proto.Equal(old.GetArchivedLink(), l):
+		return "unchanged", nil
 	}
-	for _, old := range kept[l.GetSourceId()] {
-		if old.GetTargetId() != l.GetTargetId() {
-			continue
-		}
-		if proto.Equal(old, l) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
-	}
-	return "created", im.t.PutRecord(ops.LinkRecord(ops.KindArchivedLink, l))
+	return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 }
 
 // ImportVersion writes a superseded version under its place among its
@@ -473,7 +469,7 @@ func (im *importer) ImportStandard(st *aimemoryv1.Standard) (string, error) {
 		}
 		return "", ops.Refusef("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
 	}
-	return "created", ops.PutStandard(im.t, st)
+	return "created", im.t.PutRecord(ops.StandardRecord(st))
 }
 
 // ImportPending writes an approval queue entry, decided or not. A pending
@@ -486,7 +482,7 @@ func (im *importer) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 	var none *storage.PendingNotFoundError
 	switch {
 	case errors.As(err, &none):
-		return "created", ops.PutPending(im.t, p)
+		return "created", im.t.PutRecord(ops.PendingRecord(p))
 	case err != nil:
 		return "", err
 	case proto.Equal(old, p):
