@@ -116,9 +116,7 @@ type Tx interface {
 	// (ops.Governed refuses to queue a write already made).
 	Wrote() bool
 
-	// The audit log, by seq. AuditAt is the record under seq: found false
-	// when there is none, r nil when it does not decode.
-	AuditAt(seq uint64) (r *aimemoryv1.AuditRecord, found bool, err error)
+	// The audit log, by seq.
 	// EachAudit visits the log's records after seq after, in seq order, at
 	// most limit (0: all); r is nil when the stored record does not decode.
 	EachAudit(after uint64, limit int, fn func(seq uint64, r *aimemoryv1.AuditRecord) error) error
