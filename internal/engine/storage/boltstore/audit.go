@@ -27,18 +27,6 @@ func decodeAudit(raw []byte) *aimemoryv1.AuditRecord {
 	return r
 }
 
-func (t seamTx) AuditAt(seq uint64) (*aimemoryv1.AuditRecord, bool, error) {
-	b := t.w.tx.Bucket(bucketAudit)
-	if b == nil {
-		return nil, false, nil
-	}
-	raw := b.Get(seqKey(seq))
-	if raw == nil {
-		return nil, false, nil
-	}
-	return decodeAudit(raw), true, nil
-}
-
 // EachAudit walks the bucket from after; a key not 8 bytes long is seq 0,
 // which verification reports.
 func (t seamTx) EachAudit(after uint64, limit int, fn func(uint64, *aimemoryv1.AuditRecord) error) error {

@@ -62,13 +62,6 @@ func decodeAliasRow(b []byte) (*aimemoryv1.EntityAlias, error) {
 	return a, nil
 }
 
-// isEntity reports whether memory id has alias rows.
-func isEntity(tx *bolt.Tx, id string) bool {
-	prefix := idPrefix(id)
-	k, _ := tx.Bucket(bucketEntityAliases).Cursor().Seek(prefix)
-	return k != nil && bytes.HasPrefix(k, prefix)
-}
-
 // aliasesOf is the alias set of entity id keyed by folded form, in the
 // order they were added, then alphabetically.
 func aliasesOf(tx *bolt.Tx, id string) (folded []string, rows []*aimemoryv1.EntityAlias, err error) {
@@ -99,7 +92,6 @@ func aliasHolder(tx *bolt.Tx, folded, namespace string) string {
 }
 
 // The entity steps' view of the transaction (ops.EntityTx).
-func (t opsTx) IsEntity(id string) (bool, error) { return isEntity(t.w.tx, id), nil }
 func (t opsTx) AliasHolder(folded, namespace string) (string, error) {
 	return aliasHolder(t.w.tx, folded, namespace), nil
 }

@@ -99,10 +99,6 @@ var (
 )
 
 // The link steps' view of the transaction (ops.LinkTx).
-func (t opsTx) ReadLink(source, target, relation string) (*aimemoryv1.Link, error) {
-	return readLink(t.w.tx, source, target, relation)
-}
-func (t opsTx) WriteLink(l *aimemoryv1.Link) error      { return putLink(t.w.tx, l) }
 func (t opsTx) Emit(event string, m *aimemoryv1.Memory) { t.w.emit(event, m) }
 
 // Links is the links of ids, live or kept in the archive (seam.Tx): a

@@ -137,21 +137,6 @@ func ref(m *aimemoryv1.Memory) *aimemoryv1.MemoryRef { return ops.Ref(m) }
 
 // The archive lifecycle's view of this backend (ops.ArchiveTx).
 
-func (t opsTx) Archived(id string) (*storage.Archived, error) { return archivedRow(t.w.tx, id) }
-
-func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
-	raw := t.w.tx.Bucket(bucketVersions).Get(versionKey(id, at))
-	if raw == nil {
-		return nil, nil
-	}
-	a, err := decodeArchived(raw)
-	if err != nil {
-		return nil, err
-	}
-	a.VersionAt = at
-	return a, nil
-}
-
 // Versions is id's superseded versions, oldest first (seam.Tx).
 func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	var out []*storage.Archived
@@ -168,33 +153,6 @@ func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return out, nil
 }
 
-func (t opsTx) Unarchive(id string) error { return t.w.tx.Bucket(bucketArchive).Delete([]byte(id)) }
-
-// DeleteArchived removes the archive rows of ids and the archived links
-// touching them, for good (seam.Tx).
-func (t opsTx) DeleteArchived(ids []string) error {
-	for _, id := range ids {
-		if err := t.Unarchive(id); err != nil {
-			return err
-		}
-		if err := deleteArchivedLinks(t.w.tx, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// DeleteVersions removes superseded versions by their keys (seam.Tx).
-func (t opsTx) DeleteVersions(vs []*storage.Archived) error {
-	versions := t.w.tx.Bucket(bucketVersions)
-	for _, v := range vs {
-		if err := versions.Delete(versionKey(v.Memory.GetId(), v.VersionAt)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 	moved, k, err := moveLinks(t.w.tx, id, bucketArchivedLinksOut, bucketArchivedLinksIn, bucketLinksOut, bucketLinksIn,
 		func(l *aimemoryv1.Link) bool { return t.w.isLive(otherEnd(l, id)) })
@@ -204,7 +162,5 @@ func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 func (t opsTx) RelinkArchived(from, to string) (moved, kept uint32, err error) {
 	return t.w.relinkArchived(from, to)
 }
-
-func (t opsTx) StandardsOf(ids []string) ([]string, error) { return standardsOf(t.w.tx, ids) }
 
 var _ ops.ArchiveTx = opsTx{}

@@ -71,21 +71,12 @@ func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.remo
 func (t opsTx) Moved(old, m *aimemoryv1.Memory) error          { return t.w.moveEntity(old, m) }
 func (t opsTx) Now() int64                                     { return t.w.now }
 func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
-func (t opsTx) Principal() string                              { return t.w.principal() }
 
 // seamTx is this backend's transaction as the shared steps see it
 // (seam.Tx): ops.Tx and the rest over opsTx, and the governance records.
 type seamTx struct{ opsTx }
 
 func (t seamTx) View() storage.GovernanceView { return govView{tx: t.w.tx, cfg: t.w.s.gov} }
-func (t seamTx) PutStandard(st *aimemoryv1.Standard) error {
-	return putStandard(t.w.tx, st)
-}
-func (t seamTx) DeleteStandard(ns string) error {
-	return t.w.tx.Bucket(bucketStandards).Delete([]byte(ns))
-}
-func (t seamTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return getPending(t.w.tx, id) }
-func (t seamTx) PutPending(p *aimemoryv1.PendingAction) error         { return t.w.putPending(p) }
 func (t seamTx) As(ctx context.Context, fn func() error) error {
 	saved := t.w.ctx
 	defer func() { t.w.ctx = saved }()

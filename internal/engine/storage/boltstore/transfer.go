@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
@@ -37,7 +36,7 @@ var exportWalks = map[string]struct {
 // EachRecord walks kind's bucket from the key after after. Each read
 // decodes the record at the cursor and returns the last key it consumed,
 // the cursor left on it (an entity reads several rows).
-func (t seamTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
+func (t opsTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
 	walk, ok := exportWalks[kind]
 	if !ok {
 		return fmt.Errorf("export: no record kind %q", kind)
@@ -77,8 +76,7 @@ func exportArchived(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.Export
 	if err != nil {
 		return nil, nil, err
 	}
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: &aimemoryv1.ArchivedMemory{
-		Memory: a.Memory, ArchivedAt: a.ArchivedAt, Reason: a.Reason, OriginalTier: a.OriginalTier, OriginalExpiresAt: a.OriginalExpiresAt}}}, k, nil
+	return ops.ArchivedRecord(a), k, nil
 }
 
 func exportVersion(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
@@ -89,18 +87,17 @@ func exportVersion(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportR
 	if len(k) < 9 {
 		return nil, nil, fmt.Errorf("corrupt version key %q", k)
 	}
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: &aimemoryv1.SupersededVersion{
-		Archived: archivedMessage(a), At: int64(binary.BigEndian.Uint64(k[len(k)-8:]))}}}, k, nil
+	return ops.VersionRecord(a, versionKeyAt(k)), k, nil
 }
 
 func exportLink(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
 	l, err := decodeLink(v)
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}, k, err
+	return ops.LinkRecord(ops.KindLink, l), k, err
 }
 
 func exportArchivedLink(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
 	l, err := decodeLink(v)
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}, k, err
+	return ops.LinkRecord(ops.KindArchivedLink, l), k, err
 }
 
 // exportEntity reads one entity's alias rows: entity_aliases is keyed
@@ -134,12 +131,12 @@ func exportStandard(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.Export
 	if err := proto.Unmarshal(v, st); err != nil {
 		return nil, nil, fmt.Errorf("decode standard of %q: %w", k, err)
 	}
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, k, nil
+	return ops.StandardRecord(st), k, nil
 }
 
 func exportPending(tx *bolt.Tx, _ *bolt.Cursor, k, _ []byte) (*aimemoryv1.ExportRecord, []byte, error) {
 	p, err := getPending(tx, string(k))
-	return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, k, err
+	return ops.PendingRecord(p), k, err
 }
 
 func exportSub(_ *bolt.Tx, _ *bolt.Cursor, k, v []byte) (*aimemoryv1.ExportRecord, []byte, error) {
@@ -176,33 +173,9 @@ func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error
 	return out, nil
 }
 
-func (t seamTx) PutArchived(a *storage.Archived) error {
-	raw, err := encodeArchived(a)
-	if err != nil {
-		return err
-	}
-	return t.w.tx.Bucket(bucketArchive).Put([]byte(a.Memory.GetId()), raw)
-}
-
-func (t seamTx) PutVersion(a *storage.Archived) error {
-	raw, err := encodeArchived(a)
-	if err != nil {
-		return err
-	}
-	return t.w.tx.Bucket(bucketVersions).Put(versionKey(a.Memory.GetId(), a.VersionAt), raw)
-}
-
-func (t seamTx) PutArchivedLink(l *aimemoryv1.Link) error {
-	return putLinkRows(t.w.tx.Bucket(bucketArchivedLinksOut), t.w.tx.Bucket(bucketArchivedLinksIn), l)
-}
-
-func (t seamTx) Subscription(id string) (*storage.Subscription, error) {
-	return decodeSub(t.w.tx.Bucket(bucketSubs).Get([]byte(id)))
-}
-
-// AddSubscription writes sub; logEvents sets its FromSeq past this
+// addSubscription writes sub; logEvents sets its FromSeq past this
 // write's own events (startImported) once they are numbered.
-func (t seamTx) AddSubscription(sub *storage.Subscription) error {
+func (t opsTx) addSubscription(sub *storage.Subscription) error {
 	raw, err := json.Marshal(sub)
 	if err != nil {
 		return err

@@ -24,16 +24,6 @@ import (
 // beyond Tx: the archive rows and the links that go with them.
 type ArchiveTx interface {
 	Tx
-	// Archived is id's archive row (a removed memory); nil when none.
-	Archived(id string) (*storage.Archived, error)
-	// Version is id's superseded version archived at at; nil when none.
-	Version(id string, at int64) (*storage.Archived, error)
-	// Unarchive deletes id's archive row; it runs after the row's links
-	// have been moved (ReviveLinks, RelinkArchived).
-	Unarchive(id string) error
-	// ReadLink and WriteLink as LinkTx's.
-	ReadLink(source, target, relation string) (*aimemoryv1.Link, error)
-	WriteLink(l *aimemoryv1.Link) error
 	// ReviveLinks makes live the archived links of id (live again) whose
 	// other end is live; the rest stay archived until it comes back.
 	ReviveLinks(id string) (revived, kept uint32, err error)
@@ -41,8 +31,6 @@ type ArchiveTx interface {
 	// the other end is live, else kept archived; a link that would join
 	// to to itself, or that to already has, is dropped.
 	RelinkArchived(from, to string) (moved, kept uint32, err error)
-	// StandardsOf is the namespaces whose standard is one of ids, sorted.
-	StandardsOf(ids []string) ([]string, error)
 }
 
 // Ref is what bulk answers show of m.
@@ -144,7 +132,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 	if to == "" {
 		m := rules.Clone(src)
 		m.Tier, m.ExpiresAt = "long", 0
-		m.UpdatedAt, m.UpdatedBy = now, tx.Principal()
+		m.UpdatedAt, m.UpdatedBy = now, storage.Principal(tx.Context())
 		if err := tx.Authorize(storage.Write{Op: storage.OpPromote, Old: src, New: m}); err != nil {
 			return nil, err
 		}
@@ -186,7 +174,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		if old == nil {
 			return nil, fmt.Errorf("title index names missing memory %s", holder)
 		}
-		merged, err := rules.Merge(old, copy, now, tx.TTL(), tx.Principal())
+		merged, err := rules.Merge(old, copy, now, tx.TTL(), storage.Principal(tx.Context()))
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +189,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 		}
 		resp.Memory, resp.Merged = merged, true
 	} else {
-		rules.Create(copy, now, tx.TTL(), tx.Principal())
+		rules.Create(copy, now, tx.TTL(), storage.Principal(tx.Context()))
 		if err := tx.Authorize(storage.Write{Op: storage.OpPromote, Old: src, New: copy}); err != nil {
 			return nil, err
 		}
@@ -216,7 +204,7 @@ func Promote(tx ArchiveTx, id, to string) (*aimemoryv1.PromoteMemoryResponse, er
 // LinkDerived makes sure the link copy → source derived_from is valid now:
 // created, left as it is when valid, or reopened (its past interval kept).
 func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
-	l, err := tx.ReadLink(copyID, srcID, "derived_from")
+	l, err := ReadLink(tx, copyID, srcID, "derived_from")
 	if err != nil {
 		return err
 	}
@@ -224,14 +212,14 @@ func LinkDerived(tx ArchiveTx, copyID, srcID string) error {
 	switch {
 	case l == nil:
 		l = &aimemoryv1.Link{SourceId: copyID, TargetId: srcID, Relation: "derived_from",
-			CreatedAt: now, ValidFrom: now, ObservedBy: tx.Principal()}
+			CreatedAt: now, ValidFrom: now, ObservedBy: storage.Principal(tx.Context())}
 	case l.ValidUntil == 0 && l.ValidFrom != 0:
 		return nil
 	default:
 		rules.CloseInterval(l)
-		l.ValidFrom, l.ValidUntil, l.ObservedBy, l.InvalidatedBy, l.InvalidatedAt = now, 0, tx.Principal(), "", 0
+		l.ValidFrom, l.ValidUntil, l.ObservedBy, l.InvalidatedBy, l.InvalidatedAt = now, 0, storage.Principal(tx.Context()), "", 0
 	}
-	return tx.WriteLink(l)
+	return tx.PutRecord(LinkRecord(KindLink, l))
 }
 
 // Consolidate is Consolidate inside tx (also the approval path's
@@ -259,7 +247,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 		}
 		srcs = append(srcs, m)
 	}
-	m, err := rules.Consolidated(req, srcs, cmp.Or(req.GetAgentId(), tx.Principal()))
+	m, err := rules.Consolidated(req, srcs, cmp.Or(req.GetAgentId(), storage.Principal(tx.Context())))
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +261,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 	if owner != "" {
 		return nil, &storage.ConflictError{Title: m.Title, Namespace: m.Namespace, ExistingID: owner}
 	}
-	rules.Create(m, tx.Now(), tx.TTL(), tx.Principal())
+	rules.Create(m, tx.Now(), tx.TTL(), storage.Principal(tx.Context()))
 	m.ExpiresAt = 0 // long, whatever the data dir's TTL for long says
 
 	var queued error
@@ -293,7 +281,7 @@ func Consolidate(tx ArchiveTx, req *aimemoryv1.ConsolidateRequest) (*aimemoryv1.
 		return nil, queued
 	}
 
-	standards, err := tx.StandardsOf(req.GetIds())
+	standards, err := StandardsOf(tx, req.GetIds())
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +332,7 @@ func ValidateRestore(req *aimemoryv1.RestoreMemoryRequest) error {
 // (OpUpdate for a live memory, OpMerge for a merge).
 func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryRequest) (*aimemoryv1.RestoreMemoryResponse, error) {
 	id := req.GetId()
-	row, err := tx.Archived(id)
+	row, err := Archived(tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +343,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 	readable := func(a *storage.Archived) bool { return a != nil && authz.Of(ctx).Reads(a.Memory.GetNamespace()) }
 	snap := row
 	if at := req.GetVersionAt(); at != 0 {
-		if snap, err = tx.Version(id, at); err != nil {
+		if snap, err = Version(tx, id, at); err != nil {
 			return nil, err
 		}
 		if !readable(snap) { // another tenant's version is missing, as one that never was
@@ -402,7 +390,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 		}
 	}
 	if row != nil {
-		if err := tx.Unarchive(id); err != nil {
+		if err := tx.DeleteRecords(Key{Kind: KindArchived, ID: id}); err != nil { // its links moved above
 			return nil, err
 		}
 	}
@@ -414,7 +402,7 @@ func Restore(ctx context.Context, tx ArchiveTx, req *aimemoryv1.RestoreMemoryReq
 func restoreOver(tx ArchiveTx, live, m *aimemoryv1.Memory) (*aimemoryv1.RestoreMemoryResponse, error) {
 	m.Id, m.CreatedAt, m.CreatedBy = live.Id, live.CreatedAt, live.CreatedBy
 	m.AccessCount, m.LastAccessedAt = live.AccessCount, live.LastAccessedAt
-	m.UpdatedAt, m.UpdatedBy = tx.Now(), tx.Principal()
+	m.UpdatedAt, m.UpdatedBy = tx.Now(), storage.Principal(tx.Context())
 	owner, err := tx.TitleOwner(m.Namespace, m.Title)
 	if err != nil {
 		return nil, err
@@ -447,7 +435,7 @@ func restoreInto(tx ArchiveTx, owner string, m *aimemoryv1.Memory) (*aimemoryv1.
 	if old == nil {
 		return nil, fmt.Errorf("title index names missing memory %s", owner)
 	}
-	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), tx.Principal())
+	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), storage.Principal(tx.Context()))
 	if err != nil {
 		return nil, err
 	}

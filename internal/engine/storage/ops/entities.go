@@ -23,8 +23,6 @@ import (
 // EntityTx is what the entity steps need of a backend's write transaction.
 type EntityTx interface {
 	Tx
-	// IsEntity reports whether memory id has alias rows.
-	IsEntity(id string) (bool, error)
 	// AliasHolder is the entity holding folded in namespace ("" = none).
 	AliasHolder(folded, namespace string) (string, error)
 	// Aliases is the alias set of entity id with the folded forms, in the
@@ -157,11 +155,11 @@ func RegisterEntity(tx EntityTx, in *EntityRequest, resp *aimemoryv1.RegisterEnt
 		return err
 	}
 	if id != "" {
-		entity, err := tx.IsEntity(id)
+		folded, _, err := tx.Aliases(id)
 		if err != nil {
 			return err
 		}
-		if !entity {
+		if len(folded) == 0 { // a memory, not an entity
 			return &storage.AliasTakenError{Field: "canonical_name", Alias: in.Name, Namespace: in.Namespace, EntityID: id}
 		}
 	}

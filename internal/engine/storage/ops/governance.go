@@ -31,16 +31,11 @@ type GovRecords interface {
 	Context() context.Context // the request's, with its caller
 	View() storage.GovernanceView
 	Now() int64
-	Principal() string
 	// Get reads a live memory by exact id, as Tx.Get.
 	Get(id string) (*aimemoryv1.Memory, error)
 	// Put writes m over old, as Tx.Put.
 	Put(old, m *aimemoryv1.Memory, event string) error
-	PutStandard(st *aimemoryv1.Standard) error
-	// Pending reads pending action id (*storage.PendingNotFoundError when absent).
-	Pending(id string) (*aimemoryv1.PendingAction, error)
-	// PutPending writes p over the row of its id.
-	PutPending(p *aimemoryv1.PendingAction) error
+	Records
 }
 
 // GovTx is GovRecords and the execution of an approved action (Approve).
@@ -130,7 +125,7 @@ func SetStandard(t GovRecords, req *aimemoryv1.SetStandardRequest, policy string
 	if err != nil {
 		return nil, err
 	}
-	who := t.Principal()
+	who := storage.Principal(t.Context())
 	grant := authz.Of(t.Context())
 	if err := MayGovern(gov, grant, ns, row, who, "set_standard"); err != nil {
 		return nil, err
@@ -185,7 +180,7 @@ func SetStandard(t GovRecords, req *aimemoryv1.SetStandardRequest, policy string
 	if err := pin(t, m); err != nil {
 		return nil, err
 	}
-	return &aimemoryv1.SetStandardResponse{Standard: next}, t.PutStandard(next)
+	return &aimemoryv1.SetStandardResponse{Standard: next}, t.PutRecord(StandardRecord(next))
 }
 
 // pin makes a standard's memory permanent: long tier, no expiry. An engine
@@ -206,7 +201,7 @@ func MayClearStandard(t GovRecords, ns string, row *aimemoryv1.Standard) error {
 	if row == nil {
 		return authz.Of(t.Context()).CheckWrite("clear_standard", ns) // nothing there: still not another's to ask about
 	}
-	return MayGovern(t.View().Governance(), authz.Of(t.Context()), ns, row, t.Principal(), "clear_standard")
+	return MayGovern(t.View().Governance(), authz.Of(t.Context()), ns, row, storage.Principal(t.Context()), "clear_standard")
 }
 
 // Effective shows a pending action past its expiry as expired.
@@ -252,7 +247,7 @@ func decidable(t GovRecords, id, verb string) (*aimemoryv1.PendingAction, string
 	if err := record.ValidateID("id", id); err != nil {
 		return nil, "", err
 	}
-	p, err := t.Pending(id)
+	p, err := Pending(t, id)
 	if err != nil {
 		return nil, "", err
 	}
@@ -262,7 +257,7 @@ func decidable(t GovRecords, id, verb string) (*aimemoryv1.PendingAction, string
 	if p = Effective(p, t.Now()); p.Status != storage.StatusPending {
 		return nil, "", &storage.DecidedError{ID: id, Status: p.Status, By: p.DecidedBy}
 	}
-	who := t.Principal()
+	who := storage.Principal(t.Context())
 	if who == "" {
 		return nil, "", &storage.DeniedError{Reason: verb + " refused: a decision needs a caller identity"}
 	}
@@ -323,7 +318,7 @@ func Approve(t GovTx, id string) (*aimemoryv1.ApprovePendingResponse, error) {
 		resp.Votes, resp.Quorum = uint32(len(p.Approvals)), uint32(a.Quorum)
 		if len(p.Approvals) < a.Quorum {
 			resp.Action = p
-			return resp, t.PutPending(p)
+			return resp, t.PutRecord(PendingRecord(p))
 		}
 	}
 	result, err := t.ExecuteAs(p)
@@ -332,7 +327,7 @@ func Approve(t GovTx, id string) (*aimemoryv1.ApprovePendingResponse, error) {
 	}
 	p.Status, p.DecidedBy, p.DecidedAt, p.ResultMemoryId = StatusApproved, who, t.Now(), result
 	resp.Approved, resp.Action = true, p
-	return resp, t.PutPending(p)
+	return resp, t.PutRecord(PendingRecord(p))
 }
 
 // Reject refuses pending action id: the approver rule decides who may (so
@@ -347,7 +342,7 @@ func Reject(t GovRecords, id string) (*aimemoryv1.RejectPendingResponse, error) 
 		return nil, err
 	}
 	p.Status, p.DecidedBy, p.DecidedAt = StatusRejected, who, t.Now()
-	return &aimemoryv1.RejectPendingResponse{Action: p}, t.PutPending(p)
+	return &aimemoryv1.RejectPendingResponse{Action: p}, t.PutRecord(PendingRecord(p))
 }
 
 // ImportStandardRule validates an imported standard row (a refusal when

@@ -23,10 +23,6 @@ import (
 // LinkTx is what the link steps need of a backend's write transaction.
 type LinkTx interface {
 	Tx
-	// ReadLink reads the live link (source, target, relation); nil when absent.
-	ReadLink(source, target, relation string) (*aimemoryv1.Link, error)
-	// WriteLink writes l as the live link of its key, replacing any.
-	WriteLink(l *aimemoryv1.Link) error
 	// Emit records an event about m for after the commit.
 	Emit(event string, m *aimemoryv1.Memory)
 }
@@ -97,7 +93,7 @@ func PutLink(tx LinkTx, req *aimemoryv1.PutLinkRequest, rel, by string, resp *ai
 	if err != nil {
 		return err
 	}
-	l, err := tx.ReadLink(req.GetSourceId(), req.GetTargetId(), rel)
+	l, err := ReadLink(tx, req.GetSourceId(), req.GetTargetId(), rel)
 	if err != nil {
 		return err
 	}
@@ -125,7 +121,7 @@ func PutLink(tx LinkTx, req *aimemoryv1.PutLinkRequest, rel, by string, resp *ai
 	if err := tx.Authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
 		return err
 	}
-	if err := tx.WriteLink(l); err != nil {
+	if err := tx.PutRecord(LinkRecord(KindLink, l)); err != nil {
 		return err
 	}
 	resp.Link = l
@@ -143,7 +139,7 @@ func InvalidateLink(tx LinkTx, req *aimemoryv1.InvalidateLinkRequest, by string,
 	if err != nil {
 		return err
 	}
-	l, err := tx.ReadLink(req.GetSourceId(), req.GetTargetId(), req.GetRelation())
+	l, err := ReadLink(tx, req.GetSourceId(), req.GetTargetId(), req.GetRelation())
 	if err != nil || l == nil {
 		return err
 	}
@@ -157,7 +153,7 @@ func InvalidateLink(tx LinkTx, req *aimemoryv1.InvalidateLinkRequest, by string,
 	if err := tx.Authorize(storage.Write{Op: storage.OpLink, Old: src, New: src, Link: l, Target: dst}); err != nil {
 		return err
 	}
-	if err := tx.WriteLink(l); err != nil {
+	if err := tx.PutRecord(LinkRecord(KindLink, l)); err != nil {
 		return err
 	}
 	resp.Link = l

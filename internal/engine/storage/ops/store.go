@@ -37,7 +37,7 @@ type Tx interface {
 	Moved(old, m *aimemoryv1.Memory) error
 	Now() int64
 	TTL() storage.TTL
-	Principal() string
+	Records
 }
 
 // Visible is m when the caller of ctx may read it (authz), else nil: what
@@ -93,7 +93,7 @@ func Store(tx Tx, in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp 
 		return &storage.DeniedError{Reason: fmt.Sprintf("title: %s is taken in namespace %s by a memory this caller may not read; nothing was merged",
 			authz.Quote(m.Title), authz.Quote(m.Namespace))}
 	}
-	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), tx.Principal())
+	merged, err := rules.Merge(old, m, tx.Now(), tx.TTL(), storage.Principal(tx.Context()))
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func Store(tx Tx, in *aimemoryv1.Memory, policy aimemoryv1.ConflictPolicy, resp 
 // Create assigns the engine's fields (id, times, expiry, authorship from
 // the caller), asks the policy, and writes m as a new memory.
 func Create(tx Tx, m *aimemoryv1.Memory, resp *aimemoryv1.StoreMemoryResponse) error {
-	rules.Create(m, tx.Now(), tx.TTL(), tx.Principal())
+	rules.Create(m, tx.Now(), tx.TTL(), storage.Principal(tx.Context()))
 	if err := tx.Authorize(storage.Write{Op: storage.OpStore, New: m}); err != nil {
 		return err
 	}

@@ -42,9 +42,14 @@ func ImportedSubscription(in *aimemoryv1.WebhookSubscription) (*storage.Subscrip
 	if err := record.ValidateAgentID("created_by", in.GetCreatedBy()); err != nil {
 		return nil, ImportRefusal{err}
 	}
+	return SubscriptionOf(in), nil
+}
+
+// SubscriptionOf is the subscription an export record's stands for.
+func SubscriptionOf(in *aimemoryv1.WebhookSubscription) *storage.Subscription {
 	return &storage.Subscription{ID: in.GetId(), URL: in.GetUrl(), Events: in.GetEvents(), NamespaceFilter: in.GetNamespaceFilter(),
 		AgentFilter: in.GetAgentFilter(), IncludeContent: in.GetIncludeContent(), SealedSecret: in.GetSealedSecret(),
-		CreatedBy: in.GetCreatedBy(), CreatedAt: in.GetCreatedAt(), Family: in.GetFamily(), Scope: in.GetScope()}, nil
+		CreatedBy: in.GetCreatedBy(), CreatedAt: in.GetCreatedAt(), Family: in.GetFamily(), Scope: in.GetScope()}
 }
 
 // ImportOverExisting is the outcome of importing sub where old has its id:

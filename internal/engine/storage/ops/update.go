@@ -24,7 +24,7 @@ func Update(tx Tx, req *aimemoryv1.UpdateMemoryRequest, resp *aimemoryv1.UpdateM
 	if old == nil {
 		return fmt.Errorf("%w: %s", storage.ErrNotFound, req.GetId())
 	}
-	m, err := rules.Patch(old, req, tx.Now(), tx.TTL(), tx.Principal())
+	m, err := rules.Patch(old, req, tx.Now(), tx.TTL(), storage.Principal(tx.Context()))
 	if err != nil {
 		return err
 	}

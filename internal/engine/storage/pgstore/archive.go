@@ -209,30 +209,3 @@ func (s *Store) ArchiveStats(ctx context.Context) (*aimemoryv1.ArchiveStatsRespo
 	resp.ByReason, resp.ByNamespace = ops.SortedCounts(byReason), ops.SortedCounts(byNamespace)
 	return resp, nil
 }
-
-// DeleteArchived removes the archive rows of ids and the archived links
-// touching them, for good, in two statements (seam.Tx).
-func (t opsTx) DeleteArchived(ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := t.w.deleteArchivedLinks(ids...); err != nil {
-		return err
-	}
-	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = ANY($1)`, ids)
-	return err
-}
-
-// DeleteVersions removes superseded versions by their keys (id and key
-// time, not the row's own time), in one statement (seam.Tx).
-func (t opsTx) DeleteVersions(vs []*storage.Archived) error {
-	if len(vs) == 0 {
-		return nil
-	}
-	ids, ats := make([]string, len(vs)), make([]int64, len(vs))
-	for i, v := range vs {
-		ids[i], ats[i] = v.Memory.GetId(), v.VersionAt
-	}
-	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM versions WHERE (id, archived_at) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`, ids, ats)
-	return err
-}

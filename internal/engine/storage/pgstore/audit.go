@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -16,22 +15,6 @@ import (
 // from several engines queue there: the later transaction is a
 // serialization failure, retried (write), and then chains onto the earlier
 // one.
-
-func (t seamTx) AuditAt(seq uint64) (*aimemoryv1.AuditRecord, bool, error) {
-	var raw []byte
-	err := t.w.tx.QueryRow(t.w.ctx, `SELECT record FROM audit WHERE seq = $1`, int64(seq)).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	r := new(aimemoryv1.AuditRecord)
-	if proto.Unmarshal(raw, r) != nil {
-		r = nil
-	}
-	return r, true, nil
-}
 
 func (t seamTx) EachAudit(after uint64, limit int, fn func(uint64, *aimemoryv1.AuditRecord) error) error {
 	q, args := `SELECT seq, record FROM audit WHERE seq > $1 ORDER BY seq`, []any{int64(after)}

@@ -75,6 +75,34 @@ func BenchmarkStore(b *testing.B) {
 	}
 }
 
+// BenchmarkGet reads one memory by id, the hot read path the seam must
+// not slow (issue 25: record access by kind and key).
+func BenchmarkGet(b *testing.B) {
+	for _, name := range []string{"bbolt", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			s := benchBackends(b)[name]
+			r := rand.New(rand.NewPCG(3, 4))
+			ids := make([]string, 200)
+			for i := range ids {
+				resp, err := s.StoreMemory(storagetest.Operator(), &aimemoryv1.StoreMemoryRequest{Memory: &aimemoryv1.Memory{
+					Title: fmt.Sprintf("bench %d", i), Content: benchText(r, 40), Confidence: 1,
+				}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = resp.GetMemory().GetId()
+			}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				resp, err := s.GetMemories(storagetest.Operator(), &aimemoryv1.GetMemoriesRequest{Ids: []string{ids[i%len(ids)]}})
+				if err != nil || len(resp.GetMemories()) != 1 {
+					b.Fatal(err, len(resp.GetMemories()))
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkSearch(b *testing.B) {
 	for _, name := range []string{"bbolt", "postgres"} {
 		b.Run(fmt.Sprintf("%s/%d", name, benchCorpus), func(b *testing.B) {

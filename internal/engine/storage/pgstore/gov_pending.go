@@ -83,7 +83,11 @@ func decodePending(id string, raw []byte) (*aimemoryv1.PendingAction, error) {
 // and the later one then retries and finds it decided.
 func (w *writeTx) getPending(id string) (*aimemoryv1.PendingAction, error) {
 	var raw []byte
-	err := w.tx.QueryRow(w.ctx, `SELECT record FROM pending WHERE id = $1 FOR UPDATE`, id).Scan(&raw)
+	lock := " FOR UPDATE"
+	if w.read { // a read-only transaction locks nothing
+		lock = ""
+	}
+	err := w.tx.QueryRow(w.ctx, `SELECT record FROM pending WHERE id = $1`+lock, id).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, &storage.PendingNotFoundError{ID: id}
 	}

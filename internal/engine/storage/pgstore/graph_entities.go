@@ -19,12 +19,6 @@ import (
 // update (opsTx.Moved).
 
 // The entity steps' view of the transaction (ops.EntityTx).
-func (t opsTx) IsEntity(id string) (bool, error) {
-	var found bool
-	err := t.w.tx.QueryRow(t.w.ctx, `SELECT EXISTS (SELECT 1 FROM entity_aliases WHERE entity_id = $1)`, id).Scan(&found)
-	return found, err
-}
-
 // AliasHolders is the entities holding folded in any namespace (seam.Tx).
 func (t opsTx) AliasHolders(folded string) ([]string, error) {
 	rows, err := t.w.tx.Query(t.w.ctx, `SELECT entity_id FROM entity_aliases WHERE folded = $1`, folded)

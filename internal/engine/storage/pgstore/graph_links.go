@@ -105,10 +105,6 @@ func linksAround(ctx context.Context, q pgx.Tx, table string, ids []string, dir 
 }
 
 // The link steps' view of the transaction (ops.LinkTx).
-func (t opsTx) ReadLink(source, target, relation string) (*aimemoryv1.Link, error) {
-	return t.w.readLink(liveLinks, source, target, relation)
-}
-func (t opsTx) WriteLink(l *aimemoryv1.Link) error      { return t.w.writeLink(liveLinks, l) }
 func (t opsTx) Emit(event string, m *aimemoryv1.Memory) { t.w.emit(event, m) }
 
 // readLink reads a link of table; nil when absent.

@@ -2,11 +2,8 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/ai-memory/ai-memory/internal/engine/authz"
 	"github.com/ai-memory/ai-memory/internal/engine/storage"
@@ -78,24 +75,9 @@ func (t opsTx) ForgetMatches(req *aimemoryv1.ForgetRequest) ([]*aimemoryv1.Memor
 // The archive lifecycle's view of this backend (ops.ArchiveTx). Links are
 // the graph's tables: read, written and moved by the graph's steps.
 
-func (t opsTx) Archived(id string) (*storage.Archived, error) {
-	return scanArchived(t.w.tx.QueryRow(t.w.ctx,
-		`SELECT `+archivedCols+` FROM archived WHERE id = $1`, id))
-}
-
-func (t opsTx) Version(id string, at int64) (*storage.Archived, error) {
-	return scanArchived(t.w.tx.QueryRow(t.w.ctx,
-		`SELECT `+versionCols+` FROM versions WHERE id = $1 AND archived_at = $2`, id, at))
-}
-
 // Versions is id's superseded versions, oldest first (seam.Tx).
 func (t opsTx) Versions(id string) ([]*storage.Archived, error) {
 	return scanAll(t.w.ctx, t.w.tx, `SELECT `+versionCols+` FROM versions WHERE id = $1 ORDER BY archived_at`, id)
-}
-
-func (t opsTx) Unarchive(id string) error {
-	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM archived WHERE id = $1`, id)
-	return err
 }
 
 func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
@@ -103,37 +85,6 @@ func (t opsTx) ReviveLinks(id string) (revived, kept uint32, err error) {
 }
 func (t opsTx) RelinkArchived(from, to string) (moved, kept uint32, err error) {
 	return t.w.relinkArchived(from, to)
-}
-
-// StandardsOf is the namespaces whose standard is one of ids, sorted.
-func (t opsTx) StandardsOf(ids []string) ([]string, error) {
-	rows, err := t.w.tx.Query(t.w.ctx, `SELECT namespace, record FROM standards`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var (
-			ns  string
-			raw []byte
-		)
-		if err := rows.Scan(&ns, &raw); err != nil {
-			return nil, err
-		}
-		st := new(aimemoryv1.Standard)
-		if err := proto.Unmarshal(raw, st); err != nil {
-			return nil, fmt.Errorf("decode standard %q: %w", ns, err)
-		}
-		for _, id := range ids {
-			if st.GetStandardId() == id {
-				out = append(out, st.GetNamespace())
-				break
-			}
-		}
-	}
-	slices.Sort(out)
-	return out, rows.Err()
 }
 
 var _ ops.ArchiveTx = opsTx{}

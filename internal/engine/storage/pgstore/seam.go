@@ -67,20 +67,12 @@ func (t opsTx) Put(old, m *aimemoryv1.Memory, ev string) error { return t.w.put(
 func (t opsTx) Remove(m *aimemoryv1.Memory, ev string) error   { return t.w.removeForGood(m, ev) }
 func (t opsTx) Now() int64                                     { return t.w.now }
 func (t opsTx) TTL() storage.TTL                               { return t.w.s.ttl }
-func (t opsTx) Principal() string                              { return t.w.principal() }
 
 // seamTx is this backend's transaction as the shared steps see it
 // (seam.Tx): ops.Tx and the rest over opsTx, and the governance records.
 type seamTx struct{ opsTx }
 
-func (t seamTx) View() storage.GovernanceView              { return govView{w: t.w} }
-func (t seamTx) PutStandard(st *aimemoryv1.Standard) error { return t.w.putStandard(st) }
-func (t seamTx) DeleteStandard(ns string) error {
-	_, err := t.w.tx.Exec(t.w.ctx, `DELETE FROM standards WHERE namespace = $1`, ns)
-	return err
-}
-func (t seamTx) Pending(id string) (*aimemoryv1.PendingAction, error) { return t.w.getPending(id) }
-func (t seamTx) PutPending(p *aimemoryv1.PendingAction) error         { return t.w.putPending(p) }
+func (t seamTx) View() storage.GovernanceView { return govView{w: t.w} }
 func (t seamTx) As(ctx context.Context, fn func() error) error {
 	saved := t.w.ctx
 	defer func() { t.w.ctx = saved }()

@@ -81,11 +81,11 @@ var exportPages = map[string]exportPage{
 		if err := proto.Unmarshal(raw, st); err != nil {
 			return nil, fmt.Errorf("decode standard of %q: %w", ns, err)
 		}
-		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Standard{Standard: st}}, nil
+		return ops.StandardRecord(st), nil
 	}),
 	ops.KindPending: keyedPage(`SELECT id, record FROM pending WHERE id > $1 ORDER BY id LIMIT $2`, func(id string, raw []byte) (*aimemoryv1.ExportRecord, error) {
 		p, err := decodePending(id, raw)
-		return &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Pending{Pending: p}}, err
+		return ops.PendingRecord(p), err
 	}),
 	// Without FromSeq or counters (ops.ExportedSubscription).
 	ops.KindSubscription: keyedPage(`SELECT id, record FROM subscriptions WHERE id > $1 ORDER BY id LIMIT $2`, func(id string, raw []byte) (*aimemoryv1.ExportRecord, error) {
@@ -109,11 +109,11 @@ func linkPage(table string) exportPage {
 			if err != nil {
 				return "", nil, err
 			}
-			r := &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Link{Link: l}}
+			kind := ops.KindLink
 			if table == archivedLinks {
-				r = &aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_ArchivedLink{ArchivedLink: l}}
+				kind = ops.KindArchivedLink
 			}
-			return pageKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation()), r, nil
+			return pageKey(l.GetSourceId(), l.GetTargetId(), l.GetRelation()), ops.LinkRecord(kind, l), nil
 		}}
 }
 
@@ -121,7 +121,7 @@ func linkPage(table string) exportPage {
 func pageKey(cols ...string) string { return strings.Join(cols, "\x00") }
 
 // EachRecord reads kind's page after after (keyset: its columns).
-func (t seamTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
+func (t opsTx) EachRecord(kind, after string, limit int, fn func(string, *aimemoryv1.ExportRecord) error) error {
 	page, ok := exportPages[kind]
 	if !ok {
 		return fmt.Errorf("export: no record kind %q", kind)
@@ -268,38 +268,6 @@ func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error
 	}
 	return out, rows.Err()
 }
-
-func (t seamTx) PutArchived(a *storage.Archived) error {
-	raw, err := encodeMemory(a.Memory)
-	if err != nil {
-		return err
-	}
-	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO archived (id, archived_at, reason, original_tier, original_expires_at, record) VALUES ($1, $2, $3, $4, $5, $6)`,
-		a.Memory.GetId(), a.ArchivedAt, a.Reason, a.OriginalTier, a.OriginalExpiresAt, raw)
-	return err
-}
-
-// PutVersion keeps the row's own time and reason only where they are not
-// the usual ones (its key time, superseded).
-func (t seamTx) PutVersion(a *storage.Archived) error {
-	raw, err := encodeMemory(a.Memory)
-	if err != nil {
-		return err
-	}
-	var rowAt *int64
-	var reason *string
-	if a.ArchivedAt != a.VersionAt {
-		rowAt = &a.ArchivedAt
-	}
-	if a.Reason != storage.ArchiveReasonSuperseded {
-		reason = &a.Reason
-	}
-	_, err = t.w.tx.Exec(t.w.ctx, `INSERT INTO versions (id, archived_at, original_tier, original_expires_at, record, row_archived_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		a.Memory.GetId(), a.VersionAt, a.OriginalTier, a.OriginalExpiresAt, raw, rowAt, reason)
-	return err
-}
-
-func (t seamTx) PutArchivedLink(l *aimemoryv1.Link) error { return t.w.writeLink(archivedLinks, l) }
 
 // ErrBackupUnsupported: Backup copies a bbolt file; a PostgreSQL database
 // is backed up with its own tools.

@@ -14,7 +14,7 @@ import (
 // Transfer service re-seals them for the importing engine's key before
 // they get here.
 
-func (t seamTx) Subscription(id string) (*storage.Subscription, error) {
+func (t opsTx) subscription(id string) (*storage.Subscription, error) {
 	var raw []byte
 	err := t.w.tx.QueryRow(t.w.ctx, `SELECT record FROM subscriptions WHERE id = $1`, id).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -27,10 +27,10 @@ func (t seamTx) Subscription(id string) (*storage.Subscription, error) {
 	return sub, json.Unmarshal(raw, sub)
 }
 
-// AddSubscription writes sub with its delivery counters; it receives the
+// addSubscription writes sub with its delivery counters; it receives the
 // events logged after its transaction's own (logEvents, startImported). A
 // sealed secret needs this database's seal key bound (sealkey.go).
-func (t seamTx) AddSubscription(sub *storage.Subscription) error {
+func (t opsTx) addSubscription(sub *storage.Subscription) error {
 	if len(sub.SealedSecret) > 0 {
 		if err := t.w.s.sealKeyErr(); err != nil {
 			return ops.Refuse(err)

@@ -16,7 +16,7 @@ import (
 // Archived is the archive row of id; storage.ErrNotFound when there is none.
 func (s *Store) Archived(ctx context.Context, id string) (*storage.Archived, error) {
 	return read(ctx, s, func(t seam.Tx) (*storage.Archived, error) {
-		a, err := t.Archived(id)
+		a, err := ops.Archived(t, id)
 		if err == nil && a == nil {
 			err = fmt.Errorf("%w in archive: %s", storage.ErrNotFound, id)
 		}
@@ -48,7 +48,7 @@ func (s *Store) GetArchived(ctx context.Context, req *aimemoryv1.GetArchivedRequ
 					}
 				}
 			}
-			a, err := t.Archived(id)
+			a, err := ops.Archived(t, id)
 			if err != nil {
 				return nil, err
 			}
@@ -77,7 +77,7 @@ func anyNamespace(t seam.Tx, id string) (string, error) {
 	if m, err := t.Get(id); err != nil || m != nil {
 		return m.GetNamespace(), err
 	}
-	a, err := t.Archived(id)
+	a, err := ops.Archived(t, id)
 	if err != nil || a == nil {
 		return "", err
 	}
@@ -149,11 +149,32 @@ func (s *Store) PurgeArchive(ctx context.Context, req *aimemoryv1.PurgeArchiveRe
 		if err != nil {
 			return nil, err
 		}
-		if err := t.DeleteArchived(rows); err != nil {
-			return nil, err
-		}
-		return resp, t.DeleteVersions(versions)
+		return resp, purge(t, rows, versions)
 	})
+}
+
+// purge deletes the archive rows of ids with the archived links touching
+// them (an end gone for good takes its links), and the versions vs.
+func purge(t seam.Tx, ids []string, vs []*storage.Archived) error {
+	out, in, err := t.Links(ids, aimemoryv1.Direction_DIRECTION_BOTH, "", true)
+	if err != nil {
+		return err
+	}
+	keys := make([]ops.Key, 0, len(ids)+len(vs))
+	for _, ls := range [2]map[string][]*aimemoryv1.Link{out, in} {
+		for _, links := range ls {
+			for _, l := range links {
+				keys = append(keys, ops.LinkRecordKey(ops.KindArchivedLink, l))
+			}
+		}
+	}
+	for _, id := range ids {
+		keys = append(keys, ops.Key{Kind: ops.KindArchived, ID: id})
+	}
+	for _, v := range vs {
+		keys = append(keys, ops.Key{Kind: ops.KindVersion, ID: v.Memory.GetId(), At: v.VersionAt})
+	}
+	return t.DeleteRecords(keys...)
 }
 
 // selectPurge is what req purges (the ids of archive rows, and versions)
@@ -182,7 +203,7 @@ func selectPurge(ctx context.Context, t seam.Tx, req *aimemoryv1.PurgeArchiveReq
 		}
 	} else {
 		for _, id := range rules.Dedupe(append([]string(nil), req.GetIds()...)) {
-			a, err := t.Archived(id)
+			a, err := ops.Archived(t, id)
 			if err != nil {
 				return nil, nil, nil, err
 			}

@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
@@ -60,7 +61,7 @@ func auditLast(t seam.Tx) (*aimemoryv1.AuditRecord, error) {
 	if h.Seq == 0 {
 		return nil, nil
 	}
-	last, found, err := t.AuditAt(h.Seq)
+	last, found, err := auditAt(t, h.Seq)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +69,34 @@ func auditLast(t seam.Tx) (*aimemoryv1.AuditRecord, error) {
 		return nil, &audit.HeadError{Seq: h.Seq, Problem: "is missing or not the record audit_head names"}
 	}
 	return last, nil
+}
+
+// auditAt is the record under seq, the first of a scan from it: found
+// false when there is none, r nil when it does not decode. Only a scan
+// from the start may meet keys the log cannot read first (seq 0, which
+// verification reports); it passes them over.
+func auditAt(t seam.Tx, seq uint64) (r *aimemoryv1.AuditRecord, found bool, err error) {
+	if seq == 0 {
+		return nil, false, nil
+	}
+	limit := 1
+	if seq == 1 {
+		limit = 0
+	}
+	stop := errors.New("stop")
+	err = t.EachAudit(seq-1, limit, func(s uint64, rec *aimemoryv1.AuditRecord) error {
+		if s == 0 {
+			return nil
+		}
+		if s == seq {
+			r, found = rec, true
+		}
+		return stop
+	})
+	if errors.Is(err, stop) {
+		err = nil
+	}
+	return r, found, err
 }
 
 // ListAudit returns up to limit records, newest first, optionally of one agent.
@@ -81,7 +110,7 @@ func (s *Store) ListAudit(ctx context.Context, agentID string, limit int) ([]*ai
 // AuditRecordAt is the record stored under seq; nil when there is none.
 func (s *Store) AuditRecordAt(ctx context.Context, seq uint64) (*aimemoryv1.AuditRecord, error) {
 	return read(ctx, s, func(t seam.Tx) (*aimemoryv1.AuditRecord, error) {
-		r, found, err := t.AuditAt(seq)
+		r, found, err := auditAt(t, seq)
 		if err == nil && found && r == nil {
 			err = fmt.Errorf("audit record %d: unreadable", seq)
 		}
@@ -151,7 +180,7 @@ func (s *Store) ImportAudit(ctx context.Context, records []*aimemoryv1.AuditReco
 				results[i] = refused("audit record: seq and hash must be set")
 				continue
 			}
-			have, found, err := t.AuditAt(r.GetSeq())
+			have, found, err := auditAt(t, r.GetSeq())
 			switch {
 			case err != nil:
 				return nil, err

@@ -41,7 +41,7 @@ func (s *Store) ClearStandard(ctx context.Context, req *aimemoryv1.ClearStandard
 		if err := ops.MayClearStandard(t, ns, row); err != nil {
 			return nil, err
 		}
-		return &aimemoryv1.ClearStandardResponse{Cleared: true}, t.DeleteStandard(ns)
+		return &aimemoryv1.ClearStandardResponse{Cleared: true}, t.DeleteRecords(ops.Key{Kind: ops.KindStandard, ID: ns})
 	})
 }
 

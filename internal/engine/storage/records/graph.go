@@ -29,7 +29,7 @@ func (s *Store) PutLink(ctx context.Context, req *aimemoryv1.PutLinkRequest) (*a
 	unchanged := false
 	err = s.b.Read(ctx, func(t seam.Tx) error {
 		var err error
-		if current, err = t.ReadLink(req.GetSourceId(), req.GetTargetId(), rel); err != nil || current == nil {
+		if current, err = ops.ReadLink(t, req.GetSourceId(), req.GetTargetId(), rel); err != nil || current == nil {
 			return err
 		}
 		src, err := t.Get(current.SourceId)

@@ -85,6 +85,6 @@ func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPa
 		seam.Tx.Wrote,
 		func(t seam.Tx, pe *storage.PendingError) (string, error) {
 			p := storage.NewPendingAction(t.Context(), pe, payload, t.Now(), t.View().Governance())
-			return p.Id, t.PutPending(p)
+			return p.Id, t.PutRecord(ops.PendingRecord(p))
 		})
 }

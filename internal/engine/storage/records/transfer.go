@@ -297,7 +297,7 @@ func (im *importer) ImportLink(l *aimemoryv1.Link) (string, error) {
 			return "", ops.Refusef("link %s -%s-> %s: memory %s is not there (import memories first)", l.GetSourceId(), l.GetRelation(), l.GetTargetId(), id)
 		}
 	}
-	old, err := im.t.ReadLink(l.GetSourceId(), l.GetTargetId(), l.GetRelation())
+	old, err := ops.ReadLink(im.t, l.GetSourceId(), l.GetTargetId(), l.GetRelation())
 	if err != nil {
 		return "", err
 	}
@@ -307,7 +307,7 @@ func (im *importer) ImportLink(l *aimemoryv1.Link) (string, error) {
 		}
 		return "", ops.Refusef("link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	return "created", im.t.WriteLink(l)
+	return "created", im.t.PutRecord(ops.LinkRecord(ops.KindLink, l))
 }
 
 // ImportEntity gives a live memory the alias rows it was exported with;
@@ -358,7 +358,7 @@ func archivedRow(what string, a *aimemoryv1.ArchivedMemory) (*storage.Archived, 
 	if err := rules.ValidImported(m); err != nil {
 		return nil, ops.Refuse(err)
 	}
-	return &storage.Archived{Memory: m, ArchivedAt: a.GetArchivedAt(), Reason: a.GetReason(), OriginalTier: a.GetOriginalTier(), OriginalExpiresAt: a.GetOriginalExpiresAt()}, nil
+	return ops.ArchivedOf(a), nil
 }
 
 // sameArchived: a stored row and an imported one are the same record.
@@ -378,12 +378,12 @@ func (im *importer) ImportArchived(in *aimemoryv1.ArchivedMemory) (string, error
 	} else if live != nil {
 		return "", ops.Refusef("archived memory %s is also a live memory here", id)
 	}
-	old, err := im.t.Archived(id)
+	old, err := ops.Archived(im.t, id)
 	switch {
 	case err != nil:
 		return "", err
 	case old == nil:
-		return "created", im.t.PutArchived(a)
+		return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Archived{Archived: in}})
 	case sameArchived(old, a):
 		return "unchanged", nil
 	}
@@ -399,7 +399,7 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	}
 	archivedEnd := false
 	for _, id := range []string{l.GetSourceId(), l.GetTargetId()} {
-		a, err := im.t.Archived(id)
+		a, err := ops.Archived(im.t, id)
 		if err != nil {
 			return "", err
 		}
@@ -416,20 +416,16 @@ func (im *importer) ImportArchivedLink(l *aimemoryv1.Link) (string, error) {
 	if !archivedEnd {
 		return "", ops.Refusef("archived link %s -%s-> %s: both ends are live here; the archive keeps only links with an archived end", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 	}
-	kept, _, err := im.t.Links([]string{l.GetSourceId()}, aimemoryv1.Direction_DIRECTION_OUT, l.GetRelation(), true)
-	if err != nil {
+	old, err := im.t.Record(ops.LinkRecordKey(ops.KindArchivedLink, l))
+	switch {
+	case err != nil:
 		return "", err
+	case old == nil:
+		return "created", im.t.PutRecord(ops.LinkRecord(ops.KindArchivedLink, l))
+	case proto.Equal(old.GetArchivedLink(), l):
+		return "unchanged", nil
 	}
-	for _, old := range kept[l.GetSourceId()] {
-		if old.GetTargetId() != l.GetTargetId() {
-			continue
-		}
-		if proto.Equal(old, l) {
-			return "unchanged", nil
-		}
-		return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
-	}
-	return "created", im.t.PutArchivedLink(l)
+	return "", ops.Refusef("archived link %s -%s-> %s exists with other validity; import does not overwrite", l.GetSourceId(), l.GetRelation(), l.GetTargetId())
 }
 
 // ImportVersion writes a superseded version under its place among its
@@ -444,13 +440,12 @@ func (im *importer) ImportVersion(v *aimemoryv1.SupersededVersion) (string, erro
 	if v.GetAt() <= 0 {
 		return "", ops.Refusef("version of %s: at must be set", id)
 	}
-	old, err := im.t.Version(id, v.GetAt())
+	old, err := ops.Version(im.t, id, v.GetAt())
 	switch {
 	case err != nil:
 		return "", err
 	case old == nil:
-		a.VersionAt = v.GetAt()
-		return "created", im.t.PutVersion(a)
+		return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Version{Version: v}})
 	case sameArchived(old, a):
 		return "unchanged", nil
 	}
@@ -474,7 +469,7 @@ func (im *importer) ImportStandard(st *aimemoryv1.Standard) (string, error) {
 		}
 		return "", ops.Refusef("namespace %s has another standard here; import does not overwrite", record.Quote(st.GetNamespace()))
 	}
-	return "created", im.t.PutStandard(st)
+	return "created", im.t.PutRecord(ops.StandardRecord(st))
 }
 
 // ImportPending writes an approval queue entry, decided or not. A pending
@@ -483,11 +478,11 @@ func (im *importer) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 	if err := ops.ImportPendingRule(p); err != nil {
 		return "", ops.Refuse(err)
 	}
-	old, err := im.t.Pending(p.GetId())
+	old, err := ops.Pending(im.t, p.GetId())
 	var none *storage.PendingNotFoundError
 	switch {
 	case errors.As(err, &none):
-		return "created", im.t.PutPending(p)
+		return "created", im.t.PutRecord(ops.PendingRecord(p))
 	case err != nil:
 		return "", err
 	case proto.Equal(old, p):
@@ -498,7 +493,7 @@ func (im *importer) ImportPending(p *aimemoryv1.PendingAction) (string, error) {
 
 // ImportSubscription writes a webhook subscription with its secret as the
 // caller (the Transfer service) sealed it for this store. It receives the
-// events logged after the import's own (Tx.AddSubscription), with no
+// events logged after the import's own (PutRecord), with no
 // delivery history. One of the same id, target and filters is unchanged
 // whatever its sealed bytes (each sealing draws a fresh nonce).
 func (im *importer) ImportSubscription(in *aimemoryv1.WebhookSubscription) (string, error) {
@@ -506,12 +501,12 @@ func (im *importer) ImportSubscription(in *aimemoryv1.WebhookSubscription) (stri
 	if err != nil {
 		return "", err
 	}
-	old, err := im.t.Subscription(sub.ID)
+	old, err := im.t.Record(ops.Key{Kind: ops.KindSubscription, ID: sub.ID})
 	if err != nil {
 		return "", err
 	}
 	if old != nil {
-		return ops.ImportOverExisting(old, sub)
+		return ops.ImportOverExisting(ops.SubscriptionOf(old.GetSubscription()), sub)
 	}
-	return "created", im.t.AddSubscription(sub)
+	return "created", im.t.PutRecord(&aimemoryv1.ExportRecord{Record: &aimemoryv1.ExportRecord_Subscription{Subscription: in}})
 }

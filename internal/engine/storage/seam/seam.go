@@ -62,8 +62,9 @@ type Backend interface {
 }
 
 // Tx is one transaction of a backend: the union of what the steps of
-// package ops need (ops.Tx, ArchiveTx, LinkTx, EntityTx, GovRecords), plus
-// what records' own shells read and write.
+// package ops need (ops.Tx with its generic ops.Records, ArchiveTx,
+// LinkTx, EntityTx, GovRecords), plus the indexes, the audit log and the
+// batch reads records' own shells use.
 type Tx interface {
 	ops.ArchiveTx
 	ops.LinkTx
@@ -79,12 +80,6 @@ type Tx interface {
 	ArchiveRows(reason string, before int64, fn func(*storage.Archived) error) error
 	// VersionCounts is how many superseded versions each of ids has.
 	VersionCounts(ids []string) (map[string]uint32, error)
-	// DeleteArchived removes the archive rows of ids and the archived
-	// links touching them, for good (an end gone for good takes its links).
-	DeleteArchived(ids []string) error
-	// DeleteVersions removes superseded versions by their keys (id and
-	// VersionAt, not the row's own time).
-	DeleteVersions(vs []*storage.Archived) error
 	// Links is the links of relation ("" = any) with an end in ids, live
 	// or (archived) kept in the archive: out[id] those from id by (target,
 	// relation), in[id] those to id by (source, relation); dir OUT or IN
@@ -114,8 +109,6 @@ type Tx interface {
 	// Expired is every live memory whose expiry is at or before Now,
 	// soonest first, then by id.
 	Expired() ([]*aimemoryv1.Memory, error)
-	// DeleteStandard removes ns's standard row (none: nothing).
-	DeleteStandard(ns string) error
 	// EachTitled visits the live memories of namespace whose title begins
 	// with prefix, in title byte order. fn may write in the same transaction.
 	EachTitled(namespace, prefix string, fn func(*aimemoryv1.Memory) error) error
@@ -123,9 +116,7 @@ type Tx interface {
 	// (ops.Governed refuses to queue a write already made).
 	Wrote() bool
 
-	// The audit log, by seq. AuditAt is the record under seq: found false
-	// when there is none, r nil when it does not decode.
-	AuditAt(seq uint64) (r *aimemoryv1.AuditRecord, found bool, err error)
+	// The audit log, by seq.
 	// EachAudit visits the log's records after seq after, in seq order, at
 	// most limit (0: all); r is nil when the stored record does not decode.
 	EachAudit(after uint64, limit int, fn func(seq uint64, r *aimemoryv1.AuditRecord) error) error
@@ -139,30 +130,11 @@ type Tx interface {
 	// to r when r is further.
 	PutAudit(r *aimemoryv1.AuditRecord) error
 
-	// EachRecord visits the records of kind (ops.ExportKinds) as stored,
-	// in key order, after the one whose key is after ("": from the first),
-	// at most limit; key, the backend's, resumes after r. An entity is all
-	// its alias rows.
-	EachRecord(kind, after string, limit int, fn func(key string, r *aimemoryv1.ExportRecord) error) error
-
 	// What Import writes records with, as stored, whoever asks (only
 	// hosts reach it). Memories is the live memories among ids.
 	Memories(ids []string) (map[string]*aimemoryv1.Memory, error)
 	// TitleOwners is the id holding each of keys that is taken.
 	TitleOwners(keys []NSTitle) (map[NSTitle]string, error)
-	// PutArchived writes a new archive row as it is (no links move).
-	PutArchived(a *storage.Archived) error
-	// PutVersion writes a new superseded version of a's memory, keyed by
-	// a.VersionAt.
-	PutVersion(a *storage.Archived) error
-	// PutArchivedLink writes a new link kept in the archive.
-	PutArchivedLink(l *aimemoryv1.Link) error
-	// Subscription is webhook subscription id; nil when there is none.
-	Subscription(id string) (*storage.Subscription, error)
-	// AddSubscription writes a new subscription that receives the events
-	// logged after this transaction's own; a refusal (ops.ImportRefusal)
-	// when the backend cannot keep its sealed secret.
-	AddSubscription(sub *storage.Subscription) error
 }
 
 // NSTitle is a title in its namespace, which one memory holds at most.

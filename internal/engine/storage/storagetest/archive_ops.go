@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -101,6 +102,31 @@ func testPurgeByVersionKey(t *testing.T, o Opener) {
 		}
 		check(t, s)
 	}
+}
+
+// testPurgeTakesArchivedLinks: purging an archive row deletes the links
+// kept in the archive with it as an end, whichever side, and no other.
+func testPurgeTakesArchivedLinks(t *testing.T, o Opener) {
+	ctx := Operator()
+	s, _ := o.open(t, storage.Options{})
+	a, b, c, d := Store(t, s, Mem("A", "x")), Store(t, s, Mem("B", "x")), Store(t, s, Mem("C", "x")), Store(t, s, Mem("D", "x"))
+	link(t, s, a.Id, b.Id)
+	link(t, s, c.Id, a.Id)
+	link(t, s, b.Id, d.Id)
+	archiveAll(t, s, a, b, d)
+	if r, err := s.PurgeArchive(ctx, &aimemoryv1.PurgeArchiveRequest{Ids: []string{a.Id}}); err != nil || r.Purged != 1 {
+		t.Fatalf("purge = %v, %v", r, err)
+	}
+	var kept []string
+	for _, r := range ExportAll(t, s) {
+		if l := r.GetArchivedLink(); l != nil {
+			kept = append(kept, l.SourceId+">"+l.TargetId)
+		}
+	}
+	if want := []string{b.Id + ">" + d.Id}; !slices.Equal(kept, want) {
+		t.Errorf("archived links after purging A = %v, want %v", kept, want)
+	}
+	check(t, s)
 }
 
 // testRestoreVersionAndMerge: a superseded version can be restored over

@@ -92,6 +92,7 @@ var conformanceTests = []conformanceTest{
 	{"SupersededVersions", testSupersededVersions},
 	{"ArchiveListStatsPurge", testArchiveListStatsPurge},
 	{"PurgeByVersionKey", testPurgeByVersionKey},
+	{"PurgeTakesArchivedLinks", testPurgeTakesArchivedLinks},
 	{"RestoreVersionAndMerge", testRestoreVersionAndMerge},
 	{"Promote", testPromote},
 	{"Consolidate", testConsolidate},

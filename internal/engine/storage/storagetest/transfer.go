@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,16 @@ func testExportImportEveryKind(t *testing.T, o Opener) {
 				t.Errorf("import (%s): record %d: %q", round, i, got)
 			}
 		}
+	}
+	// An archived link of other validity is refused, not overwritten.
+	i := slices.IndexFunc(recs, func(r *aimemoryv1.ExportRecord) bool { return r.GetArchivedLink() != nil })
+	if i < 0 {
+		t.Fatal("export has no archived link")
+	}
+	changed := proto.Clone(recs[i]).(*aimemoryv1.ExportRecord)
+	changed.GetArchivedLink().ValidUntil++
+	if got := Outcomes(t, dst, []*aimemoryv1.ExportRecord{changed})[0]; !strings.Contains(got, "exists with other validity") {
+		t.Errorf("import of a changed archived link: %q", got)
 	}
 	again := ExportAll(t, dst)
 	if len(again) != len(recs) {
