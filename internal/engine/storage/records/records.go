@@ -4,8 +4,8 @@
 // backend's transaction, run the step of package ops in it, answer), so a
 // rule is written once whichever backend holds the records.
 //
-// Not every method has moved here yet: those in seam.Unmoved still pass
-// through to the backend, RPC-shaped, and are to move the same way.
+// The queries in seam.Native pass through to the backend, which answers
+// them from its own indexes.
 package records
 
 import (
@@ -20,13 +20,13 @@ import (
 
 // Store is storage.Backend over one backend's seam.
 type Store struct {
-	seam.Unmoved // still the backend's own: passed through
-	b            seam.Backend
-	seen         ops.LastSeen // the agent registry's last-seen times, noted since the last flush
+	seam.Native // the backend's own: passed through
+	b           seam.Backend
+	seen        ops.LastSeen // the agent registry's last-seen times, noted since the last flush
 }
 
 // New is the engine's storage over b.
-func New(b seam.Backend) *Store { return &Store{Unmoved: b, b: b} }
+func New(b seam.Backend) *Store { return &Store{Native: b, b: b} }
 
 var _ storage.Backend = (*Store)(nil)
 

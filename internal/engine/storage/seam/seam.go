@@ -1,8 +1,8 @@
 // Package seam is what a storage backend implements: transactions over
 // its records (Backend.Read, Backend.Write, each running a function with
 // the backend's Tx), what cannot go through a transaction (closing, the
-// schema version, a backup, tailing the event log, the clock), and, until
-// they move above the seam, the RPC-shaped methods listed in Unmoved.
+// schema version, a backup, tailing the event log, the clock), and the
+// queries it answers natively (Native).
 //
 // The rules of an operation are written once, above the seam: package
 // records implements storage.Backend over a Backend, running the steps of
@@ -11,7 +11,7 @@
 // through records.New (its conformance test); optionally the storage
 // capabilities the engine asks for with storage.As (Capabilities,
 // Leadership, DeliveryWaker, SealKeyBinder, ErrorTranslator).
-// Unmoved says what is left to move, and what stays for a reason.
+// Native says which queries stay the backend's own, and why.
 package seam
 
 import (
@@ -58,7 +58,7 @@ type Backend interface {
 	SchemaVersion() uint32
 	Close() error
 
-	Unmoved
+	Native
 }
 
 // Tx is one transaction of a backend: the union of what the steps of
@@ -140,11 +140,9 @@ type Tx interface {
 // NSTitle is a title in its namespace, which one memory holds at most.
 type NSTitle struct{ Namespace, Title string }
 
-// Unmoved is the part of storage.Backend each backend still implements
-// RPC-shaped itself; records passes these through. Each is to move above
-// the seam as the ones before did: its shell into records, what it needs
-// of the records into Tx (issue 25), unless its two versions differ for a
-// reason a record-by-record Tx would lose:
+// Native is the part of storage.Backend each backend answers itself;
+// records passes these through. Each stays below the seam because its two
+// versions differ for a reason a record-by-record Tx would lose:
 //
 //   - ListMemories, SearchMemories, Stats, CountNamespaces, storage.Corpus,
 //     storage.Vectors (Nearest): answered from the in-memory index and
@@ -158,7 +156,7 @@ type NSTitle struct{ Namespace, Title string }
 //     superseded version, the archive's largest part, would be decoded.
 //   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
 //     SKIP LOCKED across engines; bbolt under its one writer.
-type Unmoved interface {
+type Native interface {
 	// Memories, but StoreMemory, GetMemories, ShortIDs, TouchMemories,
 	// UpdateMemory, DeleteMemories and CollectGarbage.
 	ListMemories(context.Context, *aimemoryv1.ListMemoriesRequest) (*aimemoryv1.ListMemoriesResponse, error)

@@ -91,7 +91,7 @@ func meta(j string) func(*aimemoryv1.Memory) {
 }
 
 // Storer is the part of a Backend, or of a backend below the seam
-// (seam.Unmoved), that Store needs.
+// (seam.Native), that Store needs.
 type Storer interface {
 	StoreMemory(context.Context, *aimemoryv1.StoreMemoryRequest) (*aimemoryv1.StoreMemoryResponse, error)
 }
