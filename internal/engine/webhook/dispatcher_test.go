@@ -609,7 +609,7 @@ func TestNarrowedGrantStopsDelivery(t *testing.T) {
 	if err := r.st.PutSubscription(storagetest.Operator(), sub); err != nil {
 		t.Fatal(err)
 	}
-	grants := webhook.NewGrants(r.st, nil)
+	grants := webhook.NewGrants(records.New(r.st), nil)
 	if err := grants.Load(storagetest.Operator()); err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,8 @@ func (t opsTx) DeleteRecords(keys ...ops.Key) error {
 			err = t.w.tx.Bucket(bucketVersions).Delete(versionKey(k.ID, k.At))
 		case ops.KindStandard:
 			err = t.w.tx.Bucket(bucketStandards).Delete([]byte(k.ID))
+		case ops.KindSubscription:
+			err = deleteSubscription(t.w.tx, k.ID)
 		default:
 			err = fmt.Errorf("delete record: kind %q is deleted by its own method", k.Kind)
 		}

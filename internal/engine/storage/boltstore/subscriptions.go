@@ -33,65 +33,17 @@ func (s *Store) PutSubscription(ctx context.Context, sub *storage.Subscription) 
 	})
 }
 
-// DeleteSubscription removes a subscription of owner's, its queue and its dead letters.
-func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool, error) {
-	removed := false
-	err := s.write(ctx, func(w *writeTx) error {
-		removed = false
-		subs := w.tx.Bucket(bucketSubs)
-		sub, err := decodeSub(subs.Get([]byte(id)))
-		if err != nil || sub == nil {
-			return err
-		}
-		if sub.CreatedBy != owner {
-			return nil // another identity's: as if there were none
-		}
-		if err := subs.Delete([]byte(id)); err != nil {
-			return err
-		}
-		if err := deleteWhere(w.tx.Bucket(bucketWebhookQueue), func(k []byte) bool { return queueSub(k) == id }); err != nil {
-			return err
-		}
-		prefix := append([]byte(id), 0)
-		if err := deleteWhere(w.tx.Bucket(bucketWebhookDead), func(k []byte) bool { return bytes.HasPrefix(k, prefix) }); err != nil {
-			return err
-		}
-		removed = true
-		return nil
-	})
-	return removed, err
-}
-
-// NarrowGrants narrows principal's subscriptions' grants to what presented covers.
-func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (int, error) {
-	n := 0
-	err := s.write(ctx, func(w *writeTx) error {
-		n = 0
-		subs := w.tx.Bucket(bucketSubs)
-		var changed []*storage.Subscription
-		err := subs.ForEach(func(_, v []byte) error {
-			sub, err := decodeSub(v)
-			if err == nil && sub.CreatedBy == principal && sub.Narrow(presented) {
-				changed = append(changed, sub)
-			}
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for _, sub := range changed {
-			raw, err := json.Marshal(sub)
-			if err != nil {
-				return err
-			}
-			if err := subs.Put([]byte(sub.ID), raw); err != nil {
-				return err
-			}
-		}
-		n = len(changed)
-		return nil
-	})
-	return n, err
+// deleteSubscription deletes subscription id, its queue and its dead
+// letters (DeleteRecords).
+func deleteSubscription(tx *bolt.Tx, id string) error {
+	if err := tx.Bucket(bucketSubs).Delete([]byte(id)); err != nil {
+		return err
+	}
+	if err := deleteWhere(tx.Bucket(bucketWebhookQueue), func(k []byte) bool { return queueSub(k) == id }); err != nil {
+		return err
+	}
+	prefix := append([]byte(id), 0)
+	return deleteWhere(tx.Bucket(bucketWebhookDead), func(k []byte) bool { return bytes.HasPrefix(k, prefix) })
 }
 
 // deleteWhere deletes the keys of b that match.

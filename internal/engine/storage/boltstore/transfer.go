@@ -173,17 +173,29 @@ func (t seamTx) TitleOwners(keys []seam.NSTitle) (map[seam.NSTitle]string, error
 	return out, nil
 }
 
-// addSubscription writes sub; logEvents sets its FromSeq past this
-// write's own events (startImported) once they are numbered.
+// addSubscription writes sub; a new one's FromSeq logEvents sets past
+// this write's own events (startImported) once they are numbered, an
+// existing one keeps its start point and counters (its queue is apart).
 func (t opsTx) addSubscription(sub *storage.Subscription) error {
-	raw, err := json.Marshal(sub)
+	b := t.w.tx.Bucket(bucketSubs)
+	old, err := decodeSub(b.Get([]byte(sub.ID)))
 	if err != nil {
 		return err
 	}
-	if err := t.w.tx.Bucket(bucketSubs).Put([]byte(sub.ID), raw); err != nil {
+	c := *sub
+	if old != nil {
+		c.FromSeq, c.Dispatched, c.Failed = old.FromSeq, old.Dispatched, old.Failed
+	}
+	raw, err := json.Marshal(&c)
+	if err != nil {
 		return err
 	}
-	t.w.importedSubs = append(t.w.importedSubs, sub.ID)
+	if err := b.Put([]byte(sub.ID), raw); err != nil {
+		return err
+	}
+	if old == nil {
+		t.w.importedSubs = append(t.w.importedSubs, sub.ID)
+	}
 	return nil
 }
 

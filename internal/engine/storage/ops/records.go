@@ -26,12 +26,14 @@ type Records interface {
 	// memory (Tx.Put) and an entity (AddAlias), whose writes keep indexes
 	// of their own. A subscription is written new, with no delivery
 	// history, receiving the events logged after this transaction's own; a
-	// refusal (ImportRefusal) when the backend cannot keep its sealed secret.
+	// refusal (ImportRefusal) when the backend cannot keep its sealed
+	// secret. Over an existing one it keeps its start point and delivery
+	// history, and writes that matched events against the old one retry.
 	PutRecord(r *aimemoryv1.ExportRecord) error
 	// DeleteRecords deletes the record of each key (none: nothing), of the
-	// kinds PutRecord writes but a pending action and a subscription
-	// (storage.Subscriptions deletes those); nothing else goes with it (an
-	// archive row's links are the caller's).
+	// kinds PutRecord writes but a pending action; nothing else goes with
+	// it (an archive row's links are the caller's) but a subscription's
+	// delivery queue and dead letters.
 	DeleteRecords(keys ...Key) error
 }
 

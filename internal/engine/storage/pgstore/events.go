@@ -81,7 +81,7 @@ func (w *writeTx) logEvents() error {
 	}
 	if len(w.importedSubs) > 0 {
 		// A change of subscriptions: bump the version (taking the lock).
-		if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
+		if err := bumpSubs(w); err != nil {
 			return err
 		}
 	}

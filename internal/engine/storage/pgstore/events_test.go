@@ -316,13 +316,13 @@ func TestDeliveryLifecycle(t *testing.T) {
 	if err != nil || len(subs) != 1 || subs[0].Dispatched != 1 || subs[0].Failed != 2 || subs[0].FromSeq != 1 {
 		t.Fatalf("subscriptions %+v, %v", subs, err)
 	}
-	if ok, err := s.DeleteSubscription(ctx, "sub1", "ai:mallory"); ok || err != nil { // as a missing one
+	if ok, err := records.New(s).DeleteSubscription(ctx, "sub1", "ai:mallory"); ok || err != nil { // as a missing one
 		t.Fatalf("delete by another: %v, %v", ok, err)
 	}
-	if ok, err := s.DeleteSubscription(ctx, "sub1", "ai:alice"); !ok || err != nil {
+	if ok, err := records.New(s).DeleteSubscription(ctx, "sub1", "ai:alice"); !ok || err != nil {
 		t.Fatalf("delete: %v, %v", ok, err)
 	}
-	if ok, err := s.DeleteSubscription(ctx, "sub1", "ai:alice"); ok || err != nil {
+	if ok, err := records.New(s).DeleteSubscription(ctx, "sub1", "ai:alice"); ok || err != nil {
 		t.Fatalf("delete again: %v, %v", ok, err)
 	}
 	var left int

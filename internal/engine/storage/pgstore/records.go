@@ -126,6 +126,11 @@ func (t opsTx) DeleteRecords(keys ...ops.Key) error {
 			_, err = t.w.tx.Exec(t.w.ctx, `DELETE FROM versions WHERE (id, archived_at) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`, ids, ats)
 		case ops.KindStandard:
 			_, err = t.w.tx.Exec(t.w.ctx, `DELETE FROM standards WHERE namespace = ANY($1)`, ids)
+		case ops.KindSubscription:
+			// Its deliveries and dead letters go by the foreign keys' cascade.
+			if err = bumpSubs(t.w); err == nil {
+				_, err = t.w.tx.Exec(t.w.ctx, `DELETE FROM subscriptions WHERE id = ANY($1)`, ids)
+			}
 		default:
 			err = fmt.Errorf("delete record: kind %q is deleted by its own method", kind)
 		}

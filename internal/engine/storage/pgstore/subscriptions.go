@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"slices"
 	"time"
 
@@ -68,9 +67,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub *storage.Subscription) 
 		}
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		// Updating the lock row waits for writes holding it and fails
-		// those that read the subscriptions before this one (events.go).
-		if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
+		if err := bumpSubs(w); err != nil {
 			return err
 		}
 		from, err := takenSeq(w.ctx, w.tx)
@@ -95,73 +92,6 @@ func (s *Store) PutSubscription(ctx context.Context, sub *storage.Subscription) 
 		sub.FromSeq = from
 		return nil
 	})
-}
-
-// DeleteSubscription removes a subscription of owner's, its queue and its
-// dead letters (by the foreign keys' cascade).
-func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool, error) {
-	removed := false
-	err := s.write(ctx, func(w *writeTx) error {
-		removed = false
-		var raw []byte
-		err := w.tx.QueryRow(w.ctx, `SELECT record FROM subscriptions WHERE id = $1`, id).Scan(&raw)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		sub := &storage.Subscription{}
-		if err := json.Unmarshal(raw, sub); err != nil {
-			return err
-		}
-		if sub.CreatedBy != owner {
-			return nil // another identity's: as if there were none
-		}
-		if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
-			return err
-		}
-		if _, err := w.tx.Exec(w.ctx, `DELETE FROM subscriptions WHERE id = $1`, id); err != nil {
-			return err
-		}
-		removed = true
-		return nil
-	})
-	return removed, err
-}
-
-// NarrowGrants narrows principal's subscriptions' grants to what presented
-// covers; the lock row is updated as by PutSubscription, so a write that
-// matched events against the old grant is retried.
-func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (int, error) {
-	n := 0
-	err := s.write(ctx, func(w *writeTx) error {
-		n = 0
-		subs, err := loadSubs(w.ctx, w.tx)
-		if err != nil {
-			return err
-		}
-		for _, sub := range subs {
-			if sub.CreatedBy != principal || !sub.Narrow(presented) {
-				continue
-			}
-			if n == 0 {
-				if _, err := w.tx.Exec(w.ctx, `UPDATE event_lock SET subs_version = subs_version + 1 WHERE id = 1`); err != nil {
-					return err
-				}
-			}
-			raw, err := json.Marshal(sub)
-			if err != nil {
-				return err
-			}
-			if _, err := w.tx.Exec(w.ctx, `UPDATE subscriptions SET record = $2 WHERE id = $1`, sub.ID, raw); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	return n, err
 }
 
 // ListSubscriptions lists every subscription with its counters, newest first.

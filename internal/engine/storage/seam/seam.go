@@ -154,8 +154,12 @@ type NSTitle struct{ Namespace, Title string }
 //     versions of a full grant are counted without decoding one (bbolt
 //     sums row lengths, PostgreSQL counts in SQL); over ArchiveRows every
 //     superseded version, the archive's largest part, would be decoded.
-//   - storage.Subscriptions: PostgreSQL claims deliveries with leases and
-//     SKIP LOCKED across engines; bbolt under its one writer.
+//   - storage.Subscriptions but DeleteSubscription and NarrowGrants:
+//     PostgreSQL claims deliveries with leases and SKIP LOCKED across
+//     engines, bbolt under its one writer; PutSubscription returns the
+//     start point (FromSeq) the backend takes in its transaction, which a
+//     record does not carry; ListSubscriptions reads the counters
+//     PostgreSQL keeps apart (subscription_stats).
 type Native interface {
 	// Memories, but StoreMemory, GetMemories, ShortIDs, TouchMemories,
 	// UpdateMemory, DeleteMemories and CollectGarbage.
@@ -175,5 +179,11 @@ type Native interface {
 	// Archived, GetArchived, ListArchived and PurgeArchive.
 	ArchiveStats(context.Context) (*aimemoryv1.ArchiveStatsResponse, error)
 
-	storage.Subscriptions
+	// Subscriptions, but DeleteSubscription and NarrowGrants.
+	PutSubscription(context.Context, *storage.Subscription) error
+	ListSubscriptions(context.Context) ([]*storage.Subscription, error)
+	DeliveryState(ctx context.Context, id string, max int) (storage.DeliveryState, error)
+	DueDeliveries(ctx context.Context, now int64, limit int, full func(subscriptionID string) bool,
+		busy func(subscriptionID string, seq uint64) bool) (due []*storage.Delivery, next int64, err error)
+	SettleDelivery(ctx context.Context, queuedAt int64, d *storage.Delivery, o storage.Outcome) error
 }

@@ -162,6 +162,16 @@ func testDeliveryOutcomes(t *testing.T, o Opener) {
 	if err != nil || len(subs) != 1 || subs[0].Dispatched != 1 || subs[0].Failed != 3 {
 		t.Fatalf("subscriptions %+v, %v", subs, err)
 	}
+	// Narrowing its grant rewrites it keeping its queue, dead letters and counters.
+	if n, err := s.NarrowGrants(ctx, "ai:alice", "team-a"); n != 1 || err != nil {
+		t.Fatalf("narrow: %d, %v", n, err)
+	}
+	if st, err := s.DeliveryState(ctx, "s1", 10); err != nil || st.Pending != 1 || st.DeadCount != 2 || st.Dispatched != 1 || st.Failed != 3 {
+		t.Fatalf("state after narrowing: %+v, %v", st, err)
+	}
+	if subs, err := s.ListSubscriptions(ctx); err != nil || len(subs) != 1 || subs[0].Scope != "team-a" || subs[0].Dispatched != 1 || subs[0].Failed != 3 {
+		t.Fatalf("subscriptions after narrowing %+v, %v", subs, err)
+	}
 	// Another's subscription is as a missing one.
 	if ok, err := s.DeleteSubscription(ctx, "s1", "ai:mallory"); ok || err != nil {
 		t.Fatalf("delete by another: %v, %v", ok, err)
@@ -260,10 +270,12 @@ func testInbox(t *testing.T, o Opener) {
 
 // testNarrowGrants: a principal's later, narrower grant narrows the grant
 // its subscriptions record; a wider one changes nothing; another
-// principal's subscriptions are untouched; and matching follows it.
+// principal's subscriptions are untouched; each keeps its start point;
+// and matching follows it.
 func testNarrowGrants(t *testing.T, o Opener) {
 	ctx := Operator()
 	s, _ := o.open(t, storage.Options{})
+	Store(t, s, Mem("before", "x")) // the subscriptions start after it: FromSeq 1
 	for _, sub := range []*storage.Subscription{
 		{ID: "a1", URL: "https://a.example/1", Events: []string{"*"}, CreatedBy: "ai:alice", Family: "core", Scope: "team-a team-c"},
 		{ID: "a2", URL: "https://a.example/2", Events: []string{"*"}, CreatedBy: "ai:alice", Family: "core", Scope: "team-c/x"},
@@ -282,6 +294,9 @@ func testNarrowGrants(t *testing.T, o Opener) {
 		var out []string
 		for _, sub := range subs {
 			out = append(out, sub.ID+"="+sub.Scope)
+			if sub.FromSeq != 1 {
+				t.Errorf("%s: FromSeq %d, want 1", sub.ID, sub.FromSeq)
+			}
 		}
 		slices.Sort(out)
 		return strings.Join(out, ",")
