@@ -43,7 +43,7 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 
-	f := &stdioFront{h: h, w: &lineWriter{w: out, h: h}, slots: make(chan struct{}, maxInFlight), work: make(chan func())}
+	f := &stdioFront{h: h, w: &lineWriter{w: out, h: h}, slots: make(chan struct{}, maxInFlight)}
 	go f.forwardNotifications(ctx, sess)
 	readErr := make(chan error, 1)
 	go func() { readErr <- f.read(ctx, in) }()
@@ -67,7 +67,6 @@ type stdioFront struct {
 	h        *Host
 	w        *lineWriter
 	slots    chan struct{}
-	work     chan func() // to an idle worker (see worker)
 	inFlight sync.WaitGroup
 	barrier  chan struct{} // closed when the latest barrier message is done; reader-owned
 	released atomic.Int64  // when memory was last returned to the OS (unix ns)
@@ -185,7 +184,7 @@ func (f *stdioFront) dispatch(ctx context.Context, line []byte) bool {
 	})
 }
 
-// spawn runs fn on a worker goroutine once a slot is free; false if ctx
+// spawn runs fn on its own goroutine once a slot is free; false if ctx
 // ended first. A panic becomes an internal-error answer to id.
 func (f *stdioFront) spawn(ctx context.Context, id json.RawMessage, fn func()) bool {
 	select {
@@ -214,26 +213,8 @@ func (f *stdioFront) spawn(ctx context.Context, id json.RawMessage, fn func()) b
 		}()
 		fn()
 	}
-	select {
-	case f.work <- task:
-	default: // none idle: start one (the slots still bound the calls)
-		go f.worker(ctx, task)
-	}
+	go task()
 	return true
-}
-
-// worker runs tasks until ctx ends. Workers are reused because a call on
-// a fresh goroutine grew its small stack several times on the way through
-// gRPC (copystack was about a tenth of the host's CPU per call).
-func (f *stdioFront) worker(ctx context.Context, task func()) {
-	for {
-		task()
-		select {
-		case task = <-f.work:
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 func (f *stdioFront) waitAtMost(d time.Duration) {
