@@ -55,8 +55,8 @@ func TestBackupPausedLetsWritersGrowTheFile(t *testing.T) {
 		}
 	case <-done:
 		t.Fatal("the backup ended while its reader was stopped")
-	case <-time.After(deadline):
-		t.Fatalf("writes growing the file did not commit within %s while the backup was paused", deadline)
+	case <-time.After(testwait.Deadline):
+		t.Fatalf("writes growing the file did not commit within %s while the backup was paused", testwait.Deadline)
 	}
 	release()
 	if err := testwait.Recv(t, done, "the resumed backup to end"); err != nil {

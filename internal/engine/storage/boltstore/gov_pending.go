@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -20,23 +19,6 @@ import (
 // marks it approved, so it executes exactly once however many approvers
 // race (the writer lock orders their transactions, and the second finds
 // it decided).
-
-// writeGoverned is write for a request the policy may queue: when fn's
-// authorization answers "approve", the pending action is recorded instead
-// (fn must authorize before it writes anything, as every op does), the
-// transaction commits it, and the caller gets the *storage.PendingError
-// with its id.
-func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
-	return ops.Governed(func(step func(*writeTx) error) error { return s.write(ctx, step) }, fn,
-		func(w *writeTx) bool { return len(w.changes) > 0 || len(w.events) > 0 },
-		func(w *writeTx, pe *storage.PendingError) (string, error) { return w.queuePending(pe, payload) })
-}
-
-// queuePending records a pending action for the write pe describes.
-func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
-	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
-	return p.Id, w.putPending(p)
-}
 
 func pendingTimeKey(at int64, id string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), id...)

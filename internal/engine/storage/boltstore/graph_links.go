@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/ai-memory/ai-memory/internal/engine/storage/rules"
@@ -23,26 +22,9 @@ func relationOK(f *rules.LinkFilter, key []byte) bool {
 	return bytes.HasSuffix(key, []byte(f.Relation)) && len(key) > len(f.Relation) && key[len(key)-len(f.Relation)-1] == 0
 }
 
-func readLink(tx *bolt.Tx, source, target, relation string) (*aimemoryv1.Link, error) {
-	raw := tx.Bucket(bucketLinksOut).Get(linkKey(source, target, relation))
-	if raw == nil {
-		return nil, nil
-	}
-	return decodeLink(raw)
-}
-
-// nodeSummary is what graph results show of memory id. It reads only the
-// record's id, title and namespace fields (protowire), not its content:
-// a traversal level summarises hundreds of memories.
-func nodeSummary(mems *bolt.Bucket, id string) (*aimemoryv1.NodeSummary, error) {
-	row := mems.Get([]byte(id))
-	if row == nil {
-		return nil, fmt.Errorf("link names missing memory %s", id)
-	}
-	return liveSummary(id, row)
-}
-
-// liveSummary is nodeSummary of memory id's live row (term list, record).
+// liveSummary is what graph results show of memory id, from its live row
+// (term list, record): only the record's id, title and namespace fields
+// are read (protowire), not its content, for a level summarises hundreds.
 func liveSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 	_, raw, err := splitLive(row)
 	if err != nil {
@@ -51,7 +33,7 @@ func liveSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 	return summarize(id, raw)
 }
 
-// archivedSummary is nodeSummary of memory id's archive row.
+// archivedSummary is liveSummary of memory id's archive row.
 func archivedSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 	_, rec, err := splitArchived(row)
 	if err != nil {
@@ -60,7 +42,7 @@ func archivedSummary(id string, row []byte) (*aimemoryv1.NodeSummary, error) {
 	return summarize(id, rec)
 }
 
-// summarize is nodeSummary of memory id's record raw.
+// summarize is the summary of memory id from its encoded record raw.
 func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 	n := &aimemoryv1.NodeSummary{Id: id}
 	found := 0
@@ -92,7 +74,7 @@ func summarize(id string, raw []byte) (*aimemoryv1.NodeSummary, error) {
 	return n, nil
 }
 
-// Field numbers of Memory that nodeSummary reads.
+// Field numbers of Memory that summarize reads.
 var (
 	memoryFieldNamespace = (&aimemoryv1.Memory{}).ProtoReflect().Descriptor().Fields().ByName("namespace").Number()
 	memoryFieldTitle     = (&aimemoryv1.Memory{}).ProtoReflect().Descriptor().Fields().ByName("title").Number()

@@ -70,16 +70,11 @@ func deleteLinks(tx *bolt.Tx, id string) error {
 	return nil
 }
 
-// linksOf appends the links of id in the given direction to dst, skipping
-// ones already in seen (keyed by their links_out key; nil when the caller
-// asks one direction of distinct ids, where no link can come twice) and,
-// with a filter, those it rejects (a kept link may come back as its view
-// at valid_at).
-func linksOf(tx *bolt.Tx, id string, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
-	return collectLinks(tx.Bucket(bucketLinksOut), tx.Bucket(bucketLinksIn), id, dir, f, seen, dst)
-}
-
-// collectLinks is linksOf over the two link buckets, opened once per request.
+// collectLinks appends the links of id in the given direction to dst, from
+// the two link buckets (opened once per request), skipping ones already in
+// seen (keyed by their links_out key; nil when no link can come twice) and,
+// with a filter, those it rejects (a kept link may come back as its view at
+// valid_at).
 func collectLinks(out, in *bolt.Bucket, id string, dir aimemoryv1.Direction, f *rules.LinkFilter, seen map[string]bool, dst []*aimemoryv1.Link) ([]*aimemoryv1.Link, error) {
 	keep := func(k, raw []byte) error {
 		if !relationOK(f, k) {

@@ -130,11 +130,6 @@ func archivedRow(tx *bolt.Tx, id string) (*storage.Archived, error) {
 	return decodeArchived(raw)
 }
 
-func archivedMessage(a *storage.Archived) *aimemoryv1.ArchivedMemory { return ops.ArchivedMessage(a) }
-
-// ref is what bulk answers show of m.
-func ref(m *aimemoryv1.Memory) *aimemoryv1.MemoryRef { return ops.Ref(m) }
-
 // The archive lifecycle's view of this backend (ops.ArchiveTx).
 
 // Versions is id's superseded versions, oldest first (seam.Tx).

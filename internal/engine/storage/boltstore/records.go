@@ -50,7 +50,7 @@ func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
 	return nil, nil
 }
 
-// PutRecord writes r under its key, replacing any (ops.RecordWriter).
+// PutRecord writes r under its key, replacing any (ops.Records).
 func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {
 	switch k := r.GetRecord().(type) {
 	case *aimemoryv1.ExportRecord_Link:
@@ -79,7 +79,7 @@ func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {
 	return fmt.Errorf("put record: %T is written by its own method", r.GetRecord())
 }
 
-// DeleteRecords deletes the record of each key (ops.RecordWriter).
+// DeleteRecords deletes the record of each key (ops.Records).
 func (t opsTx) DeleteRecords(keys ...ops.Key) error {
 	for _, k := range keys {
 		var err error

@@ -67,9 +67,6 @@ func pausedExport(t *testing.T, s *Store, at int) *exportRun {
 	return r
 }
 
-// deadline bounds a wait that would otherwise hang on a regression.
-const deadline = time.Minute
-
 // growPastItsMapping imports large memories until the file is past twice
 // its size now, and so past its mapping too (bbolt maps the next power of
 // two): bbolt had to remap it, which waits for every open read
@@ -124,8 +121,8 @@ func TestExportPausedLetsWritersGrowTheFile(t *testing.T) {
 		}
 	case <-run.done:
 		t.Fatal("the export ended while its consumer was stopped")
-	case <-time.After(deadline):
-		t.Fatalf("writes growing the file did not commit within %s while the export was paused", deadline)
+	case <-time.After(testwait.Deadline):
+		t.Fatalf("writes growing the file did not commit within %s while the export was paused", testwait.Deadline)
 	}
 	run.Resume()
 	if err := testwait.Recv(t, run.done, "the resumed export to end"); err != nil {

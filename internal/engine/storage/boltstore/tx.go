@@ -66,9 +66,6 @@ type writeReq struct {
 	err  error
 	lead bool          // set before done is signalled: this caller commits the next batch
 	done chan struct{} // signalled when written (or failed); first, for a leader, to lead
-	// alone: the write must run first in its batch (Import numbers its
-	// events from the log's sequence as it finds it).
-	alone bool
 }
 
 // write runs fn in a bbolt read-write transaction, fsynced on commit, then
@@ -83,11 +80,6 @@ type writeReq struct {
 // start its results afresh and never change its inputs.
 func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1)})
-}
-
-// writeFirst is write for a fn that must lead its batch (writeReq.alone).
-func (s *Store) writeFirst(ctx context.Context, fn func(w *writeTx) error) error {
-	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan struct{}, 1), alone: true})
 }
 
 func (s *Store) enqueue(r *writeReq) error {
@@ -115,12 +107,6 @@ func (s *Store) enqueue(r *writeReq) error {
 func (s *Store) commitNext() {
 	s.queueMu.Lock()
 	n := min(len(s.queue), maxBatch)
-	for i := 1; i < n; i++ {
-		if s.queue[i].alone { // it leads the next batch instead
-			n = i
-			break
-		}
-	}
 	batch := slices.Clone(s.queue[:n])
 	s.queue = slices.Delete(s.queue, 0, n)
 	s.queueMu.Unlock()
@@ -259,9 +245,6 @@ func (w *writeTx) authorize(write storage.Write) error {
 	write.View = govView{tx: w.tx, cfg: w.s.gov}
 	return storage.Authorize(w.ctx, w.s.policy, write)
 }
-
-// principal is who the write is for (stamped as created_by/updated_by).
-func (w *writeTx) principal() string { return storage.Principal(w.ctx) }
 
 // put writes m (replacing old, nil for a new memory) with every index entry
 // that depends on it, and records the event type for after the commit.

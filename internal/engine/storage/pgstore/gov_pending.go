@@ -13,7 +13,7 @@ import (
 )
 
 // Pending actions, as boltstore's: a queued write is recorded in the
-// transaction of the policy's answer (writeGoverned), and approving it
+// transaction of the policy's answer (records.writeGoverned), and approving it
 // runs the request, as its requester, inside the transaction that marks
 // it approved (ops.Approve). Racing approvers, on one engine or several,
 // queue on the pending row's lock (getPending); the later transaction is

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -65,21 +64,6 @@ func (v govView) RegisteredOthers(principal string) (int, error) {
 }
 
 func (v govView) Governance() *governance.Config { return v.w.s.gov }
-
-// writeGoverned is write for a request the policy may queue: when fn's
-// authorization answers "approve", the pending action is recorded instead
-// (ops.Governed, the rule boltstore follows too).
-func (s *Store) writeGoverned(ctx context.Context, payload *aimemoryv1.PendingPayload, fn func(w *writeTx) error) error {
-	return ops.Governed(func(step func(*writeTx) error) error { return s.write(ctx, step) }, fn,
-		func(w *writeTx) bool { return len(w.changes) > 0 || len(w.events) > 0 },
-		func(w *writeTx, pe *storage.PendingError) (string, error) { return w.queuePending(pe, payload) })
-}
-
-// queuePending records a pending action for the write pe describes.
-func (w *writeTx) queuePending(pe *storage.PendingError, payload *aimemoryv1.PendingPayload) (string, error) {
-	p := storage.NewPendingAction(w.ctx, pe, payload, w.now, w.s.gov)
-	return p.Id, w.putPending(p)
-}
 
 // putStandard writes ns's standard row (the rules are ops.SetStandard,
 // ops.MayGovern). Every write reads it inside its transaction (govView),

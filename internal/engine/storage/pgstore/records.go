@@ -48,7 +48,7 @@ func (t opsTx) Record(k ops.Key) (*aimemoryv1.ExportRecord, error) {
 	return nil, fmt.Errorf("read record: kind %q is read by its own method", k.Kind)
 }
 
-// PutRecord writes r under its key, replacing any (ops.RecordWriter).
+// PutRecord writes r under its key, replacing any (ops.Records).
 func (t opsTx) PutRecord(r *aimemoryv1.ExportRecord) error {
 	switch k := r.GetRecord().(type) {
 	case *aimemoryv1.ExportRecord_Link:
@@ -100,7 +100,7 @@ func (t opsTx) putVersion(a *storage.Archived, at int64) error {
 	return err
 }
 
-// DeleteRecords deletes the record of each key (ops.RecordWriter): one
+// DeleteRecords deletes the record of each key (ops.Records): one
 // statement per kind.
 func (t opsTx) DeleteRecords(keys ...ops.Key) error {
 	byKind := map[string][]ops.Key{}

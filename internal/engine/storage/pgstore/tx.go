@@ -182,9 +182,6 @@ func (w *writeTx) authorize(write storage.Write) error {
 	return storage.Authorize(w.ctx, w.s.policy, write)
 }
 
-// principal is who the write is for (stamped as created_by/updated_by).
-func (w *writeTx) principal() string { return storage.Principal(w.ctx) }
-
 // put writes m (replacing old, nil for a new memory) with its term list,
 // and records the index change and the event for after the commit.
 func (w *writeTx) put(old, m *aimemoryv1.Memory, event string) error {

@@ -16,26 +16,21 @@ import (
 // identity's is as if there were none. Its queue and dead letters go with
 // it (DeleteRecords).
 func (s *Store) DeleteSubscription(ctx context.Context, id, owner string) (bool, error) {
-	removed := false
-	err := s.b.Write(ctx, func(t seam.Tx) error {
-		removed = false
+	return written(ctx, s, func(t seam.Tx) (bool, error) {
 		k := ops.Key{Kind: ops.KindSubscription, ID: id}
 		r, err := t.Record(k)
 		if err != nil || r == nil || r.GetSubscription().GetCreatedBy() != owner {
-			return err
+			return false, err
 		}
-		removed = true
-		return t.DeleteRecords(k)
+		return true, t.DeleteRecords(k)
 	})
-	return removed, err
 }
 
 // NarrowGrants narrows principal's subscriptions' grants to what presented
 // covers (Subscription.Narrow); each is rewritten keeping its start point
 // and delivery history (PutRecord over an existing one).
 func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (int, error) {
-	n := 0
-	err := s.b.Write(ctx, func(t seam.Tx) error {
+	return written(ctx, s, func(t seam.Tx) (int, error) {
 		var changed []*storage.Subscription
 		if err := t.EachRecord(ops.KindSubscription, "", 0, func(_ string, r *aimemoryv1.ExportRecord) error {
 			if sub := ops.SubscriptionOf(r.GetSubscription()); sub.CreatedBy == principal && sub.Narrow(presented) {
@@ -43,15 +38,13 @@ func (s *Store) NarrowGrants(ctx context.Context, principal, presented string) (
 			}
 			return nil
 		}); err != nil {
-			return err
+			return 0, err
 		}
-		n = len(changed)
 		for _, sub := range changed {
 			if err := t.PutRecord(ops.ExportedSubscription(sub)); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		return nil
+		return len(changed), nil
 	})
-	return n, err
 }
